@@ -1,0 +1,47 @@
+// The deployment manifest (.strato/strato_manifest.json, and strato_manifest.json at the artifact root):
+// the spec's fields plus what the platform and the worker runtime need. Shared by build, platform and deploy.
+
+export interface ManifestFunction {
+  name: string;
+  /** Dotted module name, importable from the artifact root. */
+  module: string;
+  is_async: boolean;
+  is_class: boolean;
+  is_generator: boolean;
+  /** Parameter names in order (for building `input` and sample calls). */
+  params: string[];
+}
+
+export interface ManifestResource {
+  is_load_balanced: boolean;
+  imageName: string;
+  workersMin: number;
+  workersMax: number;
+  /** GPU endpoints only: comma-separated GPU group ids or model names, `any` for any GPU. */
+  gpuIds?: string;
+  env: Record<string, string>;
+  functions: ManifestFunction[];
+  // Beyond the spec: what the runtime and the platform need.
+  /** The generated handler file at the artifact root, e.g. `handler_gpu_hello.py`. */
+  handler_file: string;
+  cpu?: string;
+  gpu_count: number;
+  /** Server-side execution limit and client timeout; absent means the defaults (600 s server, 60 s client). */
+  execution_timeout_ms?: number;
+  idle_timeout: number;
+  max_concurrency: number;
+  dependencies: string[];
+  /** Project-relative file that declares the endpoint. */
+  source_file: string;
+}
+
+export interface Manifest {
+  version: 1;
+  project_name: string;
+  /** sha256 hex of the packaged source files (see fingerprint.ts). */
+  source_fingerprint: string;
+  python_version: string;
+  resources: Record<string, ManifestResource>;
+  /** Load-balanced endpoints only: `"<METHOD> <path>"` -> function name. */
+  routes: Record<string, Record<string, string>>;
+}

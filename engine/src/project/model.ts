@@ -1,0 +1,195 @@
+// The project model: what engine/src/project extracts from Python source and every other part consumes
+// (build, dev server, language server, tree views). Positions are 0-based, like LSP.
+
+export interface Position {
+  line: number;
+  character: number;
+}
+export interface Range {
+  start: Position;
+  end: Position;
+}
+
+export type Severity = 'error' | 'warning' | 'information' | 'hint';
+
+/** Stable rule codes; the same code and message reach the CLI, the Problems panel and the API. */
+export type RuleCode =
+  | 'syntax-error'
+  | 'duplicate-endpoint-name'
+  | 'gpu-and-cpu'
+  | 'unknown-gpu'
+  | 'unknown-cpu'
+  | 'invalid-workers'
+  | 'invalid-dependencies'
+  | 'out-of-range'
+  | 'invalid-env'
+  | 'invalid-type'
+  | 'not-literal'
+  | 'route-path-slash'
+  | 'route-path-reserved'
+  | 'unknown-method'
+  | 'duplicate-route'
+  | 'lb-no-routes'
+  | 'duplicate-queue-function'
+  | 'top-level-import'
+  | 'invalid-endpoint-name'
+  | 'unknown-parameter';
+
+export interface RelatedInfo {
+  file: string;
+  range: Range;
+  message: string;
+}
+
+/** Data a quick fix needs; `kind` names the fix. */
+export type FixData =
+  | { kind: 'keep-gpu-or-cpu'; gpuArg: Range; cpuArg: Range }
+  | { kind: 'swap-workers'; range: Range; replacement: string }
+  | { kind: 'replace-value'; range: Range; replacement: string }
+  | { kind: 'add-slash'; range: Range; replacement: string }
+  | { kind: 'move-import'; importRange: Range; statement: string; packages: string[] }
+  | { kind: 'rename-endpoint'; range: Range; suggestion: string };
+
+export interface Diagnostic {
+  code: RuleCode;
+  severity: Severity;
+  /** One sentence: what is wrong and how to fix it. */
+  message: string;
+  /** Project-relative POSIX path. */
+  file: string;
+  range: Range;
+  related?: RelatedInfo[];
+  fix?: FixData;
+}
+
+export type ConfigSource = 'literal' | 'enum' | 'constant';
+
+/** A decorator argument whose value could be evaluated statically. */
+export interface ConfigValue {
+  /** JSON value: string, number, boolean, null, array or object of those. Enum members become their string value. */
+  value: unknown;
+  /** Range of the whole `key=value` argument. */
+  argRange: Range;
+  /** Range of the value expression. */
+  valueRange: Range;
+  source: ConfigSource;
+  /** Source text of the value expression. */
+  text: string;
+}
+
+/** A decorator argument that could not be evaluated (call, name bound to a non-literal, ...). */
+export interface DynamicValue {
+  argRange: Range;
+  valueRange: Range;
+  text: string;
+}
+
+export type ParamKind = 'positional' | 'keyword-only' | 'var-positional' | 'var-keyword';
+
+export interface ParamInfo {
+  name: string;
+  kind: ParamKind;
+  annotation?: string;
+  /** Source text of the default value, when there is one. */
+  default?: string;
+}
+
+export interface FunctionInfo {
+  name: string;
+  isAsync: boolean;
+  isClass: boolean;
+  /** True when the body contains `yield` (a streaming handler). */
+  isGenerator: boolean;
+  params: ParamInfo[];
+  /** For a class: its public methods (name not starting with `_`). */
+  methods?: FunctionInfo[];
+  docstring?: string;
+  /** First line of the docstring, trimmed. */
+  summary?: string;
+  /** The whole definition including decorators. */
+  range: Range;
+  nameRange: Range;
+}
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+export interface RouteInfo {
+  method: HttpMethod;
+  path: string;
+  /** Range of the path string literal. */
+  pathRange: Range;
+  /** Range of the whole decorator. */
+  range: Range;
+  function: FunctionInfo;
+}
+
+export type EndpointKind = 'queue' | 'lb';
+
+/** Configuration after defaults; what the manifest and the platform use. */
+export interface EndpointConfig {
+  gpu?: string[];
+  cpu?: string;
+  workersMin: number;
+  workersMax: number;
+  dependencies: string[];
+  executionTimeoutMs?: number;
+  idleTimeout: number;
+  env: Record<string, string>;
+  gpuCount: number;
+  maxConcurrency: number;
+}
+
+export interface EndpointSpec {
+  name: string;
+  kind: EndpointKind;
+  /** Project-relative POSIX path of the file that declares it. */
+  file: string;
+  /** Dotted module name of that file (`workers/gpu_infer.py` -> `workers.gpu_infer`). */
+  module: string;
+  /** Range of the `name=` value (or the decorator / assignment when the name is implicit). */
+  nameRange: Range;
+  /** The `Endpoint(...)` call. */
+  callRange: Range;
+  /** For load-balanced endpoints: the module-level variable (`api` in `api = Endpoint(...)`). */
+  variable?: string;
+  /** Every keyword argument that could be evaluated, by parameter name. */
+  args: Record<string, ConfigValue>;
+  /** Keyword arguments that could not be evaluated statically, by parameter name. */
+  dynamicArgs: Record<string, DynamicValue>;
+  config: EndpointConfig;
+  /** Queue-based: the decorated function(s) or class. Load-balanced: the route functions. */
+  functions: FunctionInfo[];
+  routes: RouteInfo[];
+}
+
+export interface ImportInfo {
+  /** `import a.b as c` -> module `a.b`; `from a.b import c` -> module `a.b`. Relative imports keep their dots. */
+  module: string;
+  /** Names bound by the statement (`c`, or `a` for `import a.b`). */
+  names: string[];
+  /** The first segment of the module: what a package install provides. Empty for relative imports. */
+  topLevel: string;
+  range: Range;
+  /** The statement's source text. */
+  text: string;
+}
+
+export interface FileModel {
+  file: string;
+  module: string;
+  endpoints: EndpointSpec[];
+  /** Module-level imports. */
+  imports: ImportInfo[];
+  /** Diagnostics that need only this file. */
+  diagnostics: Diagnostic[];
+  /** True when the file mentions `Endpoint` from strato at all (cheap filter for the index). */
+  usesStrato: boolean;
+}
+
+export interface ProjectModel {
+  root: string;
+  files: FileModel[];
+  endpoints: EndpointSpec[];
+  /** File diagnostics plus cross-file ones (duplicate endpoint names). */
+  diagnostics: Diagnostic[];
+}

@@ -1,0 +1,51 @@
+// Bundles the three entry points (CLI, language server, VS Code extension) into dist/ and copies the
+// files they load at run time: the tree-sitter WebAssembly parsers and the Python package `strato`.
+import * as esbuild from 'esbuild';
+import { cpSync, mkdirSync, rmSync, chmodSync, existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+
+const require = createRequire(import.meta.url);
+const watch = process.argv.includes('--watch');
+const dist = path.resolve('dist');
+mkdirSync(dist, { recursive: true });
+
+const entries = [
+  { in: 'engine/src/cli/main.ts', out: 'cli', banner: '#!/usr/bin/env node' },
+  { in: 'server/src/main.ts', out: 'server' },
+  { in: 'client/src/extension.ts', out: 'extension' },
+].filter((e) => existsSync(e.in));
+
+const common = {
+  bundle: true,
+  platform: 'node',
+  target: 'node20',
+  format: 'cjs',
+  sourcemap: 'linked',
+  logLevel: 'warning',
+  external: ['vscode'],
+  loader: { '.wasm': 'file' },
+};
+
+for (const e of entries) {
+  const opts = { ...common, entryPoints: [e.in], outfile: path.join(dist, `${e.out}.js`) };
+  if (e.banner) opts.banner = { js: e.banner };
+  if (watch) await (await esbuild.context(opts)).watch();
+  else await esbuild.build(opts);
+}
+if (existsSync(path.join(dist, 'cli.js'))) chmodSync(path.join(dist, 'cli.js'), 0o755);
+
+// Files loaded from disk at run time, next to the bundles.
+cpSync(require.resolve('web-tree-sitter/tree-sitter.wasm'), path.join(dist, 'tree-sitter.wasm'));
+cpSync(require.resolve('tree-sitter-python/tree-sitter-python.wasm'), path.join(dist, 'tree-sitter-python.wasm'));
+rmSync(path.join(dist, 'python'), { recursive: true, force: true });
+cpSync('engine/python', path.join(dist, 'python'), {
+  recursive: true,
+  filter: (src) => !src.includes('__pycache__') && !src.endsWith('.pyc'),
+});
+// PGlite loads its WebAssembly and data bundle from beside its own module.
+const pgliteDir = path.dirname(require.resolve('@electric-sql/pglite'));
+for (const f of ['pglite.wasm', 'pglite.data']) {
+  if (existsSync(path.join(pgliteDir, f))) cpSync(path.join(pgliteDir, f), path.join(dist, f));
+}
+if (!watch) console.log(`built ${entries.map((e) => `dist/${e.out}.js`).join(', ')}`);
