@@ -1,0 +1,9 @@
+// Registers every `strato` subcommand, in the order `strato --help` lists them. Each command lives in its own
+// module that exports `register(program)` and keeps argument parsing and terminal output only.
+import type { Command } from 'commander';
+
+const commands: Array<(program: Command) => void> = [];
+
+export function registerCommands(program: Command): void {
+  for (const register of commands) register(program);
+}

@@ -1,0 +1,45 @@
+// The `strato` command: parses arguments with commander and hands each command to its module in commands/.
+// Errors that users can act on are printed as one message (no stack trace) with a non-zero exit status.
+import { Command } from 'commander';
+import { registerCommands } from './commands';
+import { UserError } from '../util/errors';
+
+async function main(argv: string[]): Promise<number> {
+  const program = new Command('strato')
+    .description('Strato: serverless GPU/CPU endpoints from decorated Python functions')
+    .version(require('../../../package.json').version, '-V, --version')
+    .showHelpAfterError('(run with --help for usage)')
+    .exitOverride();
+  registerCommands(program);
+  try {
+    await program.parseAsync(argv);
+    return typeof process.exitCode === 'number' ? process.exitCode : 0;
+  } catch (err) {
+    return reportError(err);
+  }
+}
+
+function reportError(err: unknown): number {
+  const e = err as { code?: string; exitCode?: number; message?: string };
+  if (typeof e.code === 'string' && e.code.startsWith('commander.')) {
+    // commander already printed help, version or the usage error.
+    return e.exitCode ?? 1;
+  }
+  if (err instanceof UserError) {
+    process.stderr.write(`error: ${err.message}\n`);
+    return err.exitCode;
+  }
+  process.stderr.write(`error: ${e.message ?? String(err)}\n`);
+  if (process.env.STRATO_DEBUG) process.stderr.write(`${(err as Error).stack ?? ''}\n`);
+  else process.stderr.write('(set STRATO_DEBUG=1 to see the stack trace, and please report this as a bug)\n');
+  return 1;
+}
+
+main(process.argv).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (err) => {
+    process.exitCode = reportError(err);
+  },
+);
