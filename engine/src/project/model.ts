@@ -47,7 +47,15 @@ export type FixData =
   | { kind: 'swap-workers'; range: Range; replacement: string }
   | { kind: 'replace-value'; range: Range; replacement: string }
   | { kind: 'add-slash'; range: Range; replacement: string }
-  | { kind: 'move-import'; importRange: Range; statement: string; packages: string[] }
+  | {
+      kind: 'move-import';
+      /** The whole import line(s) to delete. */
+      importRange: Range;
+      statement: string;
+      packages: string[];
+      /** Where to insert the statement: the first line of each function body that uses it, ready to apply. */
+      targets: Array<{ position: Position; text: string }>;
+    }
   | { kind: 'rename-endpoint'; range: Range; suggestion: string };
 
 export interface Diagnostic {

@@ -1,0 +1,97 @@
+// The GPU and CPU catalog and the endpoint parameter table, as typed data (catalog.json is the source; the
+// Python package's catalog.py is generated from it). Used by the validation rules, hovers and completion.
+import data from './catalog.json';
+
+export interface GpuGroup {
+  id: string;
+  enum: string;
+  memoryGb: number;
+  models: string[];
+  description: string;
+}
+export interface GpuType {
+  id: string;
+  enum: string;
+  memoryGb: number;
+  group: string;
+}
+export interface CpuShape {
+  id: string;
+  enum: string;
+  family: string;
+  vcpus: number;
+  memoryGb: number;
+  description: string;
+}
+export interface ParameterDoc {
+  name: string;
+  type: string;
+  default: string;
+  doc: string;
+  min?: number;
+  max?: number;
+}
+
+export const gpuGroups: readonly GpuGroup[] = data.gpuGroups;
+export const gpuTypes: readonly GpuType[] = data.gpuTypes;
+export const cpuShapes: readonly CpuShape[] = data.cpuShapes;
+export const parameters: readonly ParameterDoc[] = data.parameters;
+export const limits = data.limits;
+export const excludedPackages: readonly string[] = data.excludedPackages;
+
+export const HTTP_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
+
+/** Python enum class name -> member name -> value, as the Python package defines them. */
+export const enumClasses: Record<string, Record<string, string>> = {
+  GpuGroup: Object.fromEntries(gpuGroups.map((g) => [g.enum, g.id])),
+  GpuType: Object.fromEntries(gpuTypes.map((g) => [g.enum, g.id])),
+  CpuInstanceType: Object.fromEntries(cpuShapes.map((c) => [c.enum, c.id])),
+};
+
+export function findGpu(value: string): { group?: GpuGroup; type?: GpuType } | undefined {
+  const group = gpuGroups.find((g) => g.id === value);
+  if (group) return { group };
+  const type = gpuTypes.find((t) => t.id === value);
+  if (type) return { type, group: gpuGroups.find((g) => g.id === type.group) };
+  return undefined;
+}
+
+export function findCpu(value: string): CpuShape | undefined {
+  return cpuShapes.find((c) => c.id === value);
+}
+
+export function parameterDoc(name: string): ParameterDoc | undefined {
+  return parameters.find((p) => p.name === name);
+}
+
+/** The closest candidate by edit distance (case-insensitive), when it is close enough to be a likely typo. */
+export function didYouMean(value: string, candidates: readonly string[]): string | undefined {
+  const v = value.toLowerCase();
+  let best: string | undefined;
+  let bestScore = Infinity;
+  for (const c of candidates) {
+    const d = editDistance(v, c.toLowerCase());
+    if (d < bestScore) {
+      bestScore = d;
+      best = c;
+    }
+  }
+  if (best === undefined) return undefined;
+  const threshold = Math.max(2, Math.floor(Math.max(value.length, best.length) / 3));
+  return bestScore <= threshold ? best : undefined;
+}
+
+function editDistance(a: string, b: string): number {
+  const prev = new Array<number>(b.length + 1);
+  for (let j = 0; j <= b.length; j++) prev[j] = j;
+  for (let i = 1; i <= a.length; i++) {
+    let diag = prev[0];
+    prev[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const tmp = prev[j];
+      prev[j] = Math.min(prev[j] + 1, prev[j - 1] + 1, diag + (a[i - 1] === b[j - 1] ? 0 : 1));
+      diag = tmp;
+    }
+  }
+  return prev[b.length];
+}

@@ -1,0 +1,282 @@
+// Analysis of one Python file: finds `@Endpoint(...)` functions and classes, load-balanced endpoint objects
+// and their routes, module-level imports, and reports every single-file rule. Works on any text, even broken.
+import type { Parser, SyntaxNode, Tree } from './parser';
+import type { ConfigValue, DynamicValue, EndpointSpec, FileModel, HttpMethod, ImportInfo, Position, RouteInfo } from './model';
+import { evaluate, type EvalScope } from './values';
+import { children, functionInfo, rangeOf, walk } from './syntax';
+import { DiagnosticSink, ENDPOINT_NAME, isKnownParameter, validateEndpointArgs, type EndpointArgs } from './rules';
+import { checkTopLevelImports } from './imports';
+import { didYouMean, enumClasses, HTTP_METHODS } from '../catalog';
+
+export interface AnalyzeOptions {
+  /** Top-level module names of the project itself (files and packages at the root), never "third-party". */
+  localModules?: ReadonlySet<string>;
+}
+
+export function moduleNameOf(file: string): string {
+  const noExt = file.replace(/\\/g, '/').replace(/\.pyi?$/, '');
+  return noExt.replace(/\/__init__$/, '').split('/').join('.');
+}
+
+export function analyzeText(parser: Parser, file: string, text: string, options: AnalyzeOptions = {}): FileModel {
+  const tree = parser.parse(text);
+  if (!tree) throw new Error(`tree-sitter could not parse ${file}`);
+  try {
+    return analyzeTree(file, tree, text, options);
+  } finally {
+    tree.delete();
+  }
+}
+
+const STRATO_ENUMS = Object.keys(enumClasses);
+
+export function analyzeTree(file: string, tree: Tree, text: string, options: AnalyzeOptions = {}): FileModel {
+  const sink = new DiagnosticSink(file);
+  const root = tree.rootNode;
+  const model: FileModel = { file, module: moduleNameOf(file), endpoints: [], imports: [], diagnostics: sink.items, usesStrato: false };
+  // Every way of importing Endpoint names the module, so a file without the word needs no further look.
+  const mentionsStrato = text.includes('strato');
+  if (root.hasError) reportSyntaxErrors(root, sink);
+  if (!mentionsStrato) return model;
+
+  const scope: EvalScope = { constants: new Map(), enumAliases: new Map(), moduleAliases: new Set() };
+  const endpointNames = new Set<string>();
+  const statements = children(root);
+  for (const stmt of statements) {
+    if (stmt.type === 'import_statement' || stmt.type === 'import_from_statement' || stmt.type === 'future_import_statement') {
+      model.imports.push(readImport(stmt, scope, endpointNames));
+    }
+  }
+  model.usesStrato = endpointNames.size > 0 || scope.moduleAliases.size > 0;
+  if (!model.usesStrato) return model;
+
+  const isEndpointCallee = (fn: SyntaxNode | null): boolean => {
+    if (!fn) return false;
+    if (fn.type === 'identifier') return endpointNames.has(fn.text);
+    if (fn.type === 'attribute') {
+      const obj = fn.childForFieldName('object');
+      return fn.childForFieldName('attribute')?.text === 'Endpoint' && obj?.type === 'identifier' && scope.moduleAliases.has(obj.text);
+    }
+    return false;
+  };
+
+  // First pass: constants and load-balanced endpoint objects (`api = Endpoint(...)`).
+  const lbByVar = new Map<string, EndpointSpec>();
+  for (const stmt of statements) {
+    const assign = stmt.type === 'expression_statement' ? stmt.namedChildren[0] : null;
+    if (assign?.type !== 'assignment') continue;
+    const left = assign.childForFieldName('left');
+    const right = assign.childForFieldName('right');
+    if (left?.type !== 'identifier' || !right) continue;
+    if (right.type === 'call' && isEndpointCallee(right.childForFieldName('function'))) {
+      const ep = endpointFromCall(right, 'lb', left.text, model, scope, sink);
+      ep.variable = left.text;
+      lbByVar.set(left.text, ep);
+      model.endpoints.push(ep);
+    } else {
+      scope.constants.set(left.text, right);
+    }
+  }
+
+  // Second pass: decorated functions and classes.
+  for (const stmt of statements) {
+    if (stmt.type !== 'decorated_definition') continue;
+    const def = stmt.childForFieldName('definition');
+    if (!def) continue;
+    for (const dec of children(stmt).filter((c) => c.type === 'decorator')) {
+      const expr = dec.namedChildren.find((c) => c && c.type !== 'comment');
+      if (!expr) continue;
+      if (expr.type === 'call' && isEndpointCallee(expr.childForFieldName('function'))) {
+        const fn = functionInfo(def, stmt);
+        const ep = endpointFromCall(expr, 'queue', fn.name, model, scope, sink);
+        ep.functions.push(fn);
+        model.endpoints.push(ep);
+      } else if (isEndpointCallee(expr)) {
+        sink.add('invalid-type', 'Endpoint must be called: write @Endpoint(name="...", ...) with parentheses.', rangeOf(dec));
+      } else if (expr.type === 'call') {
+        readRoute(expr, dec, def, stmt, lbByVar, sink);
+      }
+    }
+  }
+
+  for (const ep of lbByVar.values()) checkRoutes(ep, sink);
+  if (model.endpoints.length) checkTopLevelImports(model, root, options.localModules, sink);
+  sink.items.sort(byPosition);
+  return model;
+}
+
+function byPosition(a: { range: { start: Position } }, b: { range: { start: Position } }): number {
+  return a.range.start.line - b.range.start.line || a.range.start.character - b.range.start.character;
+}
+
+function readImport(stmt: SyntaxNode, scope: EvalScope, endpointNames: Set<string>): ImportInfo {
+  const info: ImportInfo = { module: '', names: [], topLevel: '', range: rangeOf(stmt), text: stmt.text };
+  if (stmt.type === 'future_import_statement') {
+    info.module = info.topLevel = '__future__';
+    return info;
+  }
+  if (stmt.type === 'import_statement') {
+    const modules: string[] = [];
+    for (const c of children(stmt)) {
+      const dotted = c.type === 'aliased_import' ? c.childForFieldName('name') : c;
+      const alias = c.type === 'aliased_import' ? c.childForFieldName('alias')?.text : undefined;
+      if (!dotted) continue;
+      modules.push(dotted.text);
+      const bound = alias ?? dotted.text.split('.')[0];
+      info.names.push(bound);
+      if (dotted.text.split('.')[0] === 'strato' && (alias === undefined || dotted.text === 'strato')) scope.moduleAliases.add(bound);
+    }
+    info.module = modules.join(', ');
+    info.topLevel = modules[0]?.split('.')[0] ?? '';
+    return info;
+  }
+  // import_from_statement
+  const moduleNode = stmt.childForFieldName('module_name');
+  info.module = moduleNode?.text ?? '';
+  info.topLevel = info.module.startsWith('.') ? '' : info.module.split('.')[0];
+  const fromStrato = info.topLevel === 'strato';
+  for (const c of children(stmt)) {
+    if (moduleNode && c.id === moduleNode.id) continue;
+    if (c.type === 'wildcard_import') {
+      info.names.push('*');
+      if (fromStrato) {
+        endpointNames.add('Endpoint');
+        for (const e of STRATO_ENUMS) scope.enumAliases.set(e, e);
+      }
+      continue;
+    }
+    const nameNode = c.type === 'aliased_import' ? c.childForFieldName('name') : c;
+    const alias = c.type === 'aliased_import' ? c.childForFieldName('alias')?.text : undefined;
+    if (!nameNode || (nameNode.type !== 'dotted_name' && nameNode.type !== 'identifier')) continue;
+    const bound = alias ?? nameNode.text;
+    info.names.push(bound);
+    if (fromStrato && nameNode.text === 'Endpoint') endpointNames.add(bound);
+    if (fromStrato && STRATO_ENUMS.includes(nameNode.text)) scope.enumAliases.set(bound, nameNode.text);
+  }
+  return info;
+}
+
+function endpointFromCall(call: SyntaxNode, kind: 'queue' | 'lb', defaultName: string, model: FileModel, scope: EvalScope, sink: DiagnosticSink): EndpointSpec {
+  const a: EndpointArgs = { args: {}, dynamicArgs: {}, unknownEnums: [], unknownParams: [] };
+  const argList = call.childForFieldName('arguments');
+  let positional = 0;
+  for (const arg of argList ? children(argList) : []) {
+    if (arg.type === 'comment') continue;
+    let key: string;
+    let valueNode: SyntaxNode | null;
+    if (arg.type === 'keyword_argument') {
+      key = arg.childForFieldName('name')?.text ?? '';
+      valueNode = arg.childForFieldName('value');
+    } else if (arg.type === 'list_splat' || arg.type === 'dictionary_splat') {
+      sink.add('not-literal', 'Endpoint arguments must be written out as name=value: the build reads them without running your code, so *args and **kwargs cannot be used.', rangeOf(arg));
+      continue;
+    } else {
+      if (positional++ > 0) {
+        sink.add('invalid-type', 'Endpoint takes only name as a positional argument: pass the others as keywords, e.g. gpu=GpuGroup.ADA_24.', rangeOf(arg));
+        continue;
+      }
+      key = 'name';
+      valueNode = arg;
+    }
+    if (!valueNode) continue;
+    if (!isKnownParameter(key)) {
+      a.unknownParams.push({ name: key, range: rangeOf(arg.type === 'keyword_argument' ? arg.childForFieldName('name')! : arg) });
+      continue;
+    }
+    const r = evaluate(valueNode, scope);
+    if (r.ok) {
+      a.args[key] = { value: r.value, argRange: rangeOf(arg), valueRange: rangeOf(valueNode), source: r.source, text: valueNode.text } satisfies ConfigValue;
+    } else if (r.reason === 'unknown-enum') {
+      a.unknownEnums.push({ param: key, range: rangeOf(r.node), enumClass: r.enumClass!, member: r.member! });
+    } else {
+      a.dynamicArgs[key] = { argRange: rangeOf(arg), valueRange: rangeOf(valueNode), text: valueNode.text } satisfies DynamicValue;
+    }
+  }
+  const config = validateEndpointArgs(a, sink);
+  const nameArg = a.args.name;
+  let name = defaultName;
+  if (nameArg && typeof nameArg.value === 'string') name = nameArg.value;
+  else if (nameArg && nameArg.value !== null) sink.add('invalid-endpoint-name', `name must be a string, got ${nameArg.text}.`, nameArg.valueRange);
+  const nameRange = nameArg?.valueRange ?? rangeOf(call);
+  if (nameArg && typeof nameArg.value === 'string' && !ENDPOINT_NAME.test(nameArg.value)) {
+    const cleaned = nameArg.value.replace(/[^A-Za-z0-9_-]+/g, '-').replace(/^[-_]+/, '').slice(0, 63);
+    sink.add('invalid-endpoint-name', `"${nameArg.value}" cannot be an endpoint name: use 1 to 63 letters, digits, '-' or '_', starting with a letter or digit${cleaned ? `, e.g. "${cleaned}"` : ''}.`, nameRange, {
+      fix: cleaned && ENDPOINT_NAME.test(cleaned) && nameArg.source === 'literal' ? { kind: 'rename-endpoint', range: nameRange, suggestion: cleaned } : undefined,
+    });
+  }
+  return { name, kind, file: model.file, module: model.module, nameRange, callRange: rangeOf(call), args: a.args, dynamicArgs: a.dynamicArgs, config, functions: [], routes: [] };
+}
+
+function readRoute(call: SyntaxNode, dec: SyntaxNode, def: SyntaxNode, stmt: SyntaxNode, lbByVar: Map<string, EndpointSpec>, sink: DiagnosticSink): void {
+  const fn = call.childForFieldName('function');
+  if (fn?.type !== 'attribute') return;
+  const obj = fn.childForFieldName('object');
+  const attr = fn.childForFieldName('attribute');
+  if (obj?.type !== 'identifier' || !attr) return;
+  const ep = lbByVar.get(obj.text);
+  if (!ep) return;
+  const method = attr.text.toUpperCase();
+  const args = call.childForFieldName('arguments');
+  const pathNode = args ? children(args).find((c) => c.type !== 'comment' && c.type !== 'keyword_argument') ?? children(args).find((c) => c.type === 'keyword_argument' && c.childForFieldName('name')?.text === 'path')?.childForFieldName('value') ?? null : null;
+  if (!(HTTP_METHODS as readonly string[]).includes(method) || attr.text !== attr.text.toLowerCase()) {
+    const guess = didYouMean(attr.text.toLowerCase(), HTTP_METHODS.map((m) => m.toLowerCase()));
+    sink.add('unknown-method', `${obj.text}.${attr.text} is not a route method: use ${HTTP_METHODS.map((m) => `.${m.toLowerCase()}`).join(', ')}${guess ? ` (did you mean .${guess}?)` : ''}.`, rangeOf(attr), {
+      fix: guess ? { kind: 'replace-value', range: rangeOf(attr), replacement: guess } : undefined,
+    });
+    return;
+  }
+  const route: RouteInfo = { method: method as HttpMethod, path: '', pathRange: pathNode ? rangeOf(pathNode) : rangeOf(call), range: rangeOf(dec), function: functionInfo(def, stmt) };
+  const r = pathNode?.type === 'string' ? evaluate(pathNode, { constants: new Map(), enumAliases: new Map(), moduleAliases: new Set() }) : undefined;
+  if (!r || !r.ok || typeof r.value !== 'string') {
+    sink.add('not-literal', `the route path must be a string literal such as "/process".`, route.pathRange);
+    return;
+  }
+  route.path = r.value;
+  if (!route.path.startsWith('/')) {
+    sink.add('route-path-slash', `path must start with '/', got: ${route.path}; write "/${route.path}".`, route.pathRange, {
+      fix: { kind: 'add-slash', range: route.pathRange, replacement: JSON.stringify('/' + route.path) },
+    });
+  } else if (route.path === '/ping' || route.path === '/ping/') {
+    sink.add('route-path-reserved', `path '/ping' is reserved for the platform's health check: choose another path, e.g. "/health".`, route.pathRange);
+  }
+  ep.routes.push(route);
+  if (!ep.functions.some((f) => f.name === route.function.name)) ep.functions.push(route.function);
+}
+
+function checkRoutes(ep: EndpointSpec, sink: DiagnosticSink): void {
+  if (ep.routes.length === 0) {
+    sink.add('lb-no-routes', `load-balanced endpoint "${ep.name}" has no routes: add one with @${ep.variable}.post("/path") (or .get, .put, .patch, .delete) on a function.`, ep.callRange);
+    return;
+  }
+  const seen = new Map<string, RouteInfo>();
+  for (const r of ep.routes) {
+    if (!r.path) continue;
+    const key = `${r.method} ${r.path}`;
+    const first = seen.get(key);
+    if (first) {
+      sink.add('duplicate-route', `duplicate route: ${key} (already registered to '${first.function.name}'); change the path or the method.`, r.pathRange, {
+        related: [{ file: sink.file, range: first.pathRange, message: `${key} is first declared here` }],
+      });
+    } else seen.set(key, r);
+  }
+}
+
+function reportSyntaxErrors(root: SyntaxNode, sink: DiagnosticSink): void {
+  let count = 0;
+  walk(root, (n) => {
+    if (count >= 10) return false;
+    if (n.isMissing) {
+      count++;
+      sink.add('syntax-error', `syntax error: missing ${n.type}; complete the statement.`, rangeOf(n));
+      return false;
+    }
+    if (n.type === 'ERROR') {
+      count++;
+      const firstLine = n.text.split('\n')[0].slice(0, 40);
+      sink.add('syntax-error', `syntax error near "${firstLine}"; check the brackets, quotes, colons and indentation.`, rangeOf(n));
+      return false;
+    }
+    return n.hasError;
+  });
+}
+

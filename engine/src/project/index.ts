@@ -1,0 +1,9 @@
+// Public face of project analysis: Python source -> ProjectModel and diagnostics. One analysis for all.
+export * from './model';
+export { analyzeText, analyzeTree, moduleNameOf, type AnalyzeOptions } from './analyze';
+export { combine, duplicateNames, loadProject, type LoadOptions } from './project';
+export { listProjectFiles, localModulesOf, createIgnore, BUILTIN_IGNORES, SECRET_PATTERNS, type ProjectFiles } from './ignore';
+export { createPythonParser, loadPython, Parser, type SyntaxNode, type Tree } from './parser';
+export { isThirdParty } from './imports';
+export { ENDPOINT_NAME } from './rules';
+export { formatDiagnostic } from './format';

@@ -1,0 +1,86 @@
+// The project model: every worker file analysed, plus the rules that span files (duplicate endpoint names).
+// Used by the build (files on disk) and the language server (open documents override disk).
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import type { Diagnostic, EndpointSpec, FileModel, ProjectModel } from './model';
+import { analyzeText } from './analyze';
+import { createPythonParser } from './parser';
+import { listProjectFiles, localModulesOf } from './ignore';
+
+const MAX_FILE_BYTES = 2 * 1024 * 1024;
+
+/** Cross-file rules over already analysed files; returns the project's full diagnostics. */
+export function combine(root: string, files: FileModel[]): ProjectModel {
+  const endpoints = files.flatMap((f) => f.endpoints);
+  const diagnostics: Diagnostic[] = files.flatMap((f) => f.diagnostics);
+  diagnostics.push(...duplicateNames(endpoints));
+  return { root, files, endpoints, diagnostics };
+}
+
+export function duplicateNames(endpoints: readonly EndpointSpec[]): Diagnostic[] {
+  const byName = new Map<string, EndpointSpec[]>();
+  for (const ep of endpoints) {
+    const list = byName.get(ep.name);
+    if (list) list.push(ep);
+    else byName.set(ep.name, [ep]);
+  }
+  const taken = new Set(byName.keys());
+  const out: Diagnostic[] = [];
+  for (const [name, list] of byName) {
+    if (list.length < 2) continue;
+    const allQueue = list.every((e) => e.kind === 'queue');
+    let n = 2;
+    for (const ep of list) {
+      while (taken.has(`${name}-${n}`)) n++;
+      const suggestion = `${name}-${n}`;
+      taken.add(suggestion);
+      const others = list.filter((o) => o !== ep);
+      const where = others.map((o) => `${o.file}:${o.nameRange.start.line + 1}`).join(', ');
+      out.push({
+        code: allQueue ? 'duplicate-queue-function' : 'duplicate-endpoint-name',
+        severity: 'error',
+        message: allQueue
+          ? `two queue-based functions are named "${name}" (also at ${where}): each function needs its own endpoint name, e.g. "${suggestion}".`
+          : `endpoint name "${name}" is declared more than once (also at ${where}): give each endpoint a unique name, e.g. "${suggestion}".`,
+        file: ep.file,
+        range: ep.nameRange,
+        related: others.map((o) => ({ file: o.file, range: o.nameRange, message: `"${name}" is also declared here` })),
+        fix: ep.args.name?.source === 'literal' ? { kind: 'rename-endpoint', range: ep.nameRange, suggestion } : undefined,
+      });
+    }
+  }
+  return out;
+}
+
+export interface LoadOptions {
+  /** Text that overrides the file on disk (editor buffers), by project-relative path. */
+  overrides?: ReadonlyMap<string, string>;
+}
+
+/** Discovers (ignore rules applied), reads and analyses every Python file under `root`. */
+export async function loadProject(root: string, options: LoadOptions = {}): Promise<ProjectModel> {
+  const parser = await createPythonParser();
+  try {
+    const { files, pythonFiles } = listProjectFiles(root);
+    const localModules = localModulesOf(files);
+    const models: FileModel[] = [];
+    for (const rel of pythonFiles) {
+      const text = options.overrides?.get(rel) ?? readSource(path.join(root, rel));
+      if (text === undefined) continue;
+      models.push(analyzeText(parser, rel, text, { localModules }));
+    }
+    return combine(root, models);
+  } finally {
+    parser.delete();
+  }
+}
+
+function readSource(file: string): string | undefined {
+  try {
+    const buf = readFileSync(file);
+    if (buf.length > MAX_FILE_BYTES || buf.includes(0)) return undefined; // generated or binary: not a worker file
+    return buf.toString('utf8');
+  } catch {
+    return undefined;
+  }
+}

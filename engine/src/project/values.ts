@@ -1,0 +1,173 @@
+// Static evaluation of decorator argument expressions: literals, catalog enum members and module-level
+// constants bound to literals. Anything else is "dynamic" and reported where the build needs the value.
+import type { SyntaxNode } from './parser';
+import type { ConfigSource } from './model';
+import { enumClasses } from '../catalog';
+
+export interface EvalScope {
+  /** Module-level `NAME = <expr>` bindings (the last one wins, as at import time). */
+  constants: Map<string, SyntaxNode>;
+  /** Local alias -> enum class name (`from strato import GpuGroup as G` -> G: GpuGroup). */
+  enumAliases: Map<string, string>;
+  /** Local names bound to the `strato` module (`import strato`, `import strato as s`). */
+  moduleAliases: Set<string>;
+}
+
+export type EvalResult =
+  | { ok: true; value: unknown; source: ConfigSource }
+  | { ok: false; node: SyntaxNode; reason: 'dynamic' | 'unknown-enum'; enumClass?: string; member?: string };
+
+const dynamic = (node: SyntaxNode): EvalResult => ({ ok: false, node, reason: 'dynamic' });
+
+export function evaluate(node: SyntaxNode, scope: EvalScope, seen: Set<string> = new Set()): EvalResult {
+  switch (node.type) {
+    case 'string':
+      return evalString(node);
+    case 'concatenated_string': {
+      let out = '';
+      for (const part of node.namedChildren) {
+        const r = part ? evalString(part) : undefined;
+        if (!r || !r.ok) return dynamic(node);
+        out += r.value as string;
+      }
+      return { ok: true, value: out, source: 'literal' };
+    }
+    case 'integer': {
+      const text = node.text.replace(/_/g, '').toLowerCase();
+      const v = text.startsWith('0x') || text.startsWith('0o') || text.startsWith('0b') ? Number(text) : Number.parseInt(text, 10);
+      return Number.isFinite(v) ? { ok: true, value: v, source: 'literal' } : dynamic(node);
+    }
+    case 'float': {
+      const v = Number(node.text.replace(/_/g, ''));
+      return Number.isFinite(v) ? { ok: true, value: v, source: 'literal' } : dynamic(node);
+    }
+    case 'true':
+      return { ok: true, value: true, source: 'literal' };
+    case 'false':
+      return { ok: true, value: false, source: 'literal' };
+    case 'none':
+      return { ok: true, value: null, source: 'literal' };
+    case 'parenthesized_expression': {
+      const inner = node.namedChildren.find((c) => c && c.type !== 'comment');
+      return inner ? evaluate(inner, scope, seen) : dynamic(node);
+    }
+    case 'unary_operator': {
+      const arg = node.childForFieldName('argument');
+      const op = node.childForFieldName('operator')?.text ?? node.child(0)?.text;
+      if (!arg) return dynamic(node);
+      const r = evaluate(arg, scope, seen);
+      if (!r.ok || typeof r.value !== 'number') return r.ok ? dynamic(node) : r;
+      return { ok: true, value: op === '-' ? -r.value : r.value, source: r.source };
+    }
+    case 'binary_operator':
+      return evalArithmetic(node, scope, seen);
+    case 'list':
+    case 'tuple':
+    case 'set':
+      return evalSequence(node, scope, seen);
+    case 'dictionary':
+      return evalDict(node, scope, seen);
+    case 'attribute':
+      return evalEnumMember(node, scope);
+    case 'identifier': {
+      const bound = scope.constants.get(node.text);
+      if (!bound || seen.has(node.text)) return dynamic(node);
+      seen.add(node.text);
+      const r = evaluate(bound, scope, seen);
+      seen.delete(node.text);
+      return r.ok ? { ok: true, value: r.value, source: 'constant' } : dynamic(node);
+    }
+    default:
+      return dynamic(node);
+  }
+}
+
+function evalString(node: SyntaxNode): EvalResult {
+  if (node.type !== 'string') return dynamic(node);
+  const start = node.children.find((c) => c?.type === 'string_start')?.text ?? '"';
+  const prefix = start.replace(/['"]/g, '').toLowerCase();
+  if (prefix.includes('f') || prefix.includes('b')) return dynamic(node);
+  const raw = prefix.includes('r');
+  let out = '';
+  for (const c of node.children) {
+    if (!c) continue;
+    if (c.type === 'string_content') out += c.text;
+    else if (c.type === 'escape_sequence') out += raw ? c.text : unescape(c.text);
+    else if (c.type === 'interpolation') return dynamic(node);
+  }
+  return { ok: true, value: out, source: 'literal' };
+}
+
+const SIMPLE_ESCAPES: Record<string, string> = { n: '\n', t: '\t', r: '\r', '\\': '\\', "'": "'", '"': '"', '0': '\0', a: '\x07', b: '\b', f: '\f', v: '\v' };
+
+function unescape(seq: string): string {
+  const body = seq.slice(1);
+  if (body[0] in SIMPLE_ESCAPES && body.length === 1) return SIMPLE_ESCAPES[body[0]];
+  if (/^(x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8})$/.test(body)) return String.fromCodePoint(parseInt(body.slice(1), 16));
+  if (/^[0-7]{1,3}$/.test(body)) return String.fromCodePoint(parseInt(body, 8));
+  if (body === '\n') return '';
+  return seq;
+}
+
+function evalArithmetic(node: SyntaxNode, scope: EvalScope, seen: Set<string>): EvalResult {
+  const left = node.childForFieldName('left');
+  const right = node.childForFieldName('right');
+  const op = node.childForFieldName('operator')?.text;
+  if (!left || !right || !op) return dynamic(node);
+  const a = evaluate(left, scope, seen);
+  const b = evaluate(right, scope, seen);
+  if (!a.ok || !b.ok) return dynamic(node);
+  const source: ConfigSource = a.source === 'literal' && b.source === 'literal' ? 'literal' : 'constant';
+  if (typeof a.value === 'string' && typeof b.value === 'string' && op === '+') return { ok: true, value: a.value + b.value, source };
+  if (typeof a.value !== 'number' || typeof b.value !== 'number') return dynamic(node);
+  const x = a.value;
+  const y = b.value;
+  const result = op === '+' ? x + y : op === '-' ? x - y : op === '*' ? x * y : op === '//' && y !== 0 ? Math.floor(x / y) : op === '**' ? x ** y : undefined;
+  return result === undefined || !Number.isFinite(result) ? dynamic(node) : { ok: true, value: result, source };
+}
+
+function evalSequence(node: SyntaxNode, scope: EvalScope, seen: Set<string>): EvalResult {
+  const out: unknown[] = [];
+  let source: ConfigSource = 'literal';
+  for (const child of node.namedChildren) {
+    if (!child || child.type === 'comment') continue;
+    const r = evaluate(child, scope, seen);
+    if (!r.ok) return r.reason === 'unknown-enum' ? r : dynamic(node);
+    if (r.source !== 'literal') source = r.source;
+    out.push(r.value);
+  }
+  return { ok: true, value: out, source };
+}
+
+function evalDict(node: SyntaxNode, scope: EvalScope, seen: Set<string>): EvalResult {
+  const out: Record<string, unknown> = {};
+  let source: ConfigSource = 'literal';
+  for (const pair of node.namedChildren) {
+    if (!pair || pair.type === 'comment') continue;
+    if (pair.type !== 'pair') return dynamic(node);
+    const k = pair.childForFieldName('key');
+    const v = pair.childForFieldName('value');
+    if (!k || !v) return dynamic(node);
+    const kr = evaluate(k, scope, seen);
+    const vr = evaluate(v, scope, seen);
+    if (!kr.ok || !vr.ok) return dynamic(node);
+    // Non-string keys are kept as their JSON text so that the env rule can name them.
+    out[typeof kr.value === 'string' ? kr.value : `\u0000${JSON.stringify(kr.value)}`] = vr.value;
+    if (kr.source !== 'literal' || vr.source !== 'literal') source = 'constant';
+  }
+  return { ok: true, value: out, source };
+}
+
+/** `GpuGroup.ADA_24`, `strato.GpuGroup.ADA_24`, `G.ADA_24` (alias), and `.value` of those. */
+function evalEnumMember(node: SyntaxNode, scope: EvalScope): EvalResult {
+  const parts = node.text.replace(/\s+/g, '').split('.');
+  if (parts[parts.length - 1] === 'value') parts.pop();
+  let cls: string | undefined;
+  if (parts.length === 2) cls = scope.enumAliases.get(parts[0]);
+  else if (parts.length === 3 && scope.moduleAliases.has(parts[0]) && parts[1] in enumClasses) cls = parts[1];
+  if (!cls) return dynamic(node);
+  const member = parts[parts.length - 1];
+  const value = enumClasses[cls][member];
+  if (value === undefined) return { ok: false, node, reason: 'unknown-enum', enumClass: cls, member };
+  return { ok: true, value, source: 'enum' };
+}
