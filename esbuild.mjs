@@ -25,11 +25,15 @@ const common = {
   logLevel: 'warning',
   external: ['vscode'],
   loader: { '.wasm': 'file' },
+  // ESM dependencies (web-tree-sitter, PGlite) locate their .wasm files from import.meta.url: in the CommonJS
+  // bundle that is the bundle's own file, beside which the .wasm files are copied.
+  define: { 'import.meta.url': '__strato_import_meta_url' },
+  banner: { js: "var __strato_import_meta_url = require('url').pathToFileURL(__filename).href;" },
 };
 
 for (const e of entries) {
   const opts = { ...common, entryPoints: [e.in], outfile: path.join(dist, `${e.out}.js`) };
-  if (e.banner) opts.banner = { js: e.banner };
+  if (e.banner) opts.banner = { js: `${e.banner}\n${common.banner.js}` };
   if (watch) await (await esbuild.context(opts)).watch();
   else await esbuild.build(opts);
 }

@@ -70,7 +70,8 @@ export function didYouMean(value: string, candidates: readonly string[]): string
   let best: string | undefined;
   let bestScore = Infinity;
   for (const c of candidates) {
-    const d = editDistance(v, c.toLowerCase());
+    // Ties go to a candidate that extends what was typed (AMPERE_8 -> AMPERE_80, not AMPERE_48).
+    const d = editDistance(v, c.toLowerCase()) - (c.toLowerCase().startsWith(v) ? 0.5 : 0);
     if (d < bestScore) {
       bestScore = d;
       best = c;

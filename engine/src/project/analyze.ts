@@ -79,6 +79,7 @@ export function analyzeTree(file: string, tree: Tree, text: string, options: Ana
   }
 
   // Second pass: decorated functions and classes.
+  const routeAttempts = new Set<string>();
   for (const stmt of statements) {
     if (stmt.type !== 'decorated_definition') continue;
     const def = stmt.childForFieldName('definition');
@@ -94,12 +95,13 @@ export function analyzeTree(file: string, tree: Tree, text: string, options: Ana
       } else if (isEndpointCallee(expr)) {
         sink.add('invalid-type', 'Endpoint must be called: write @Endpoint(name="...", ...) with parentheses.', rangeOf(dec));
       } else if (expr.type === 'call') {
-        readRoute(expr, dec, def, stmt, lbByVar, sink);
+        const target = readRoute(expr, dec, def, stmt, lbByVar, sink);
+        if (target) routeAttempts.add(target);
       }
     }
   }
 
-  for (const ep of lbByVar.values()) checkRoutes(ep, sink);
+  for (const [variable, ep] of lbByVar) checkRoutes(ep, routeAttempts.has(variable), sink);
   if (model.endpoints.length) checkTopLevelImports(model, root, options.localModules, sink);
   sink.items.sort(byPosition);
   return model;
@@ -207,14 +209,15 @@ function endpointFromCall(call: SyntaxNode, kind: 'queue' | 'lb', defaultName: s
   return { name, kind, file: model.file, module: model.module, nameRange, callRange: rangeOf(call), args: a.args, dynamicArgs: a.dynamicArgs, config, functions: [], routes: [] };
 }
 
-function readRoute(call: SyntaxNode, dec: SyntaxNode, def: SyntaxNode, stmt: SyntaxNode, lbByVar: Map<string, EndpointSpec>, sink: DiagnosticSink): void {
+/** Reads `@api.<method>("/path")`; returns the endpoint variable when the decorator targets one. */
+function readRoute(call: SyntaxNode, dec: SyntaxNode, def: SyntaxNode, stmt: SyntaxNode, lbByVar: Map<string, EndpointSpec>, sink: DiagnosticSink): string | undefined {
   const fn = call.childForFieldName('function');
-  if (fn?.type !== 'attribute') return;
+  if (fn?.type !== 'attribute') return undefined;
   const obj = fn.childForFieldName('object');
   const attr = fn.childForFieldName('attribute');
-  if (obj?.type !== 'identifier' || !attr) return;
+  if (obj?.type !== 'identifier' || !attr) return undefined;
   const ep = lbByVar.get(obj.text);
-  if (!ep) return;
+  if (!ep) return undefined;
   const method = attr.text.toUpperCase();
   const args = call.childForFieldName('arguments');
   const pathNode = args ? children(args).find((c) => c.type !== 'comment' && c.type !== 'keyword_argument') ?? children(args).find((c) => c.type === 'keyword_argument' && c.childForFieldName('name')?.text === 'path')?.childForFieldName('value') ?? null : null;
@@ -223,13 +226,13 @@ function readRoute(call: SyntaxNode, dec: SyntaxNode, def: SyntaxNode, stmt: Syn
     sink.add('unknown-method', `${obj.text}.${attr.text} is not a route method: use ${HTTP_METHODS.map((m) => `.${m.toLowerCase()}`).join(', ')}${guess ? ` (did you mean .${guess}?)` : ''}.`, rangeOf(attr), {
       fix: guess ? { kind: 'replace-value', range: rangeOf(attr), replacement: guess } : undefined,
     });
-    return;
+    return obj.text;
   }
   const route: RouteInfo = { method: method as HttpMethod, path: '', pathRange: pathNode ? rangeOf(pathNode) : rangeOf(call), range: rangeOf(dec), function: functionInfo(def, stmt) };
   const r = pathNode?.type === 'string' ? evaluate(pathNode, { constants: new Map(), enumAliases: new Map(), moduleAliases: new Set() }) : undefined;
   if (!r || !r.ok || typeof r.value !== 'string') {
     sink.add('not-literal', `the route path must be a string literal such as "/process".`, route.pathRange);
-    return;
+    return obj.text;
   }
   route.path = r.value;
   if (!route.path.startsWith('/')) {
@@ -241,10 +244,11 @@ function readRoute(call: SyntaxNode, dec: SyntaxNode, def: SyntaxNode, stmt: Syn
   }
   ep.routes.push(route);
   if (!ep.functions.some((f) => f.name === route.function.name)) ep.functions.push(route.function);
+  return obj.text;
 }
 
-function checkRoutes(ep: EndpointSpec, sink: DiagnosticSink): void {
-  if (ep.routes.length === 0) {
+function checkRoutes(ep: EndpointSpec, attempted: boolean, sink: DiagnosticSink): void {
+  if (ep.routes.length === 0 && !attempted) {
     sink.add('lb-no-routes', `load-balanced endpoint "${ep.name}" has no routes: add one with @${ep.variable}.post("/path") (or .get, .put, .patch, .delete) on a function.`, ep.callRange);
     return;
   }

@@ -1,8 +1,10 @@
 // Registers every `strato` subcommand, in the order `strato --help` lists them. Each command lives in its own
 // module that exports `register(program)` and keeps argument parsing and terminal output only.
 import type { Command } from 'commander';
+import { register as init } from './init';
+import { register as build } from './build';
 
-const commands: Array<(program: Command) => void> = [];
+const commands: Array<(program: Command) => void> = [init, build];
 
 export function registerCommands(program: Command): void {
   for (const register of commands) register(program);

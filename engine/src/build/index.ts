@@ -1,0 +1,134 @@
+// `strato build`: project model -> refuse on errors -> manifest -> handlers -> dependencies -> artifact.
+// Everything lands in .strato/ (strato_manifest.json, artifact.tar.gz); .strato/.build/ is the work folder.
+import { cpSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { formatDiagnostic, listProjectFiles, loadProject, type Diagnostic, type ProjectModel } from '../project';
+import { UserError } from '../util/errors';
+import { pythonExecutable, pythonPackageRoot } from '../util/paths';
+import { checkArtifactSize, packArtifact } from './artifact';
+import { mergeRequirements, pipInstall, readRequirementsFile, removeExcludedPackages } from './dependencies';
+import { sourceFingerprint } from './fingerprint';
+import { generateHandlers } from './handlers';
+import { createManifest, DEFAULT_PYTHON_VERSION, type Manifest } from './manifest';
+
+export { createManifest, handlerFileName, type Manifest } from './manifest';
+export { sourceFingerprint } from './fingerprint';
+export { formatSize } from './artifact';
+
+export interface BuildOptions {
+  /** More packages never to install (besides the base image's). */
+  exclude?: string[];
+  keepBuild?: boolean;
+  pythonVersion?: string;
+  /** Progress messages (pip's "Collecting ..." lines and the build steps). */
+  onProgress?: (message: string) => void;
+  /** Diagnostics that do not stop the build (warnings). */
+  onWarning?: (d: Diagnostic) => void;
+}
+
+export interface BuildResult {
+  projectName: string;
+  manifest: Manifest;
+  model: ProjectModel;
+  artifactPath: string;
+  manifestPath: string;
+  sizeBytes: number;
+  /** Packaged source files (project-relative). */
+  files: string[];
+  /** Installed requirement lines. */
+  dependencies: string[];
+  excluded: string[];
+  durationMs: number;
+}
+
+export class BuildRefused extends UserError {
+  constructor(readonly diagnostics: Diagnostic[]) {
+    super(`${diagnostics.map(formatDiagnostic).join('\n')}\nbuild refused: ${diagnostics.length} error${diagnostics.length === 1 ? '' : 's'} in the endpoint configuration; fix ${diagnostics.length === 1 ? 'it' : 'them'} and build again.`);
+  }
+}
+
+export const STRATO_DIR = '.strato';
+
+export async function buildProject(root: string, options: BuildOptions = {}): Promise<BuildResult> {
+  const started = performance.now();
+  const progress = options.onProgress ?? (() => {});
+  const projectRoot = path.resolve(root);
+  const projectName = path.basename(projectRoot);
+  const pythonVersion = options.pythonVersion ?? process.env.STRATO_PYTHON_VERSION ?? DEFAULT_PYTHON_VERSION;
+
+  progress('analysing the project');
+  const model = await loadProject(projectRoot);
+  const errors = model.diagnostics.filter((d) => d.severity === 'error');
+  for (const w of model.diagnostics.filter((d) => d.severity === 'warning')) options.onWarning?.(w);
+  if (errors.length) throw new BuildRefused(errors);
+  if (model.endpoints.length === 0) {
+    throw new UserError(
+      `no @Endpoint function found in ${projectName}: check the decorator syntax (from strato import Endpoint, then @Endpoint(name="...") on a function, or api = Endpoint(...) with @api.post("/path") routes), the .gitignore, and the built-in ignore patterns (tests/, test_*.py, *_test.py, docs/, venv/, .venv/, build/, dist/).`,
+    );
+  }
+
+  const { files } = listProjectFiles(projectRoot);
+  const fingerprint = sourceFingerprint(projectRoot, files);
+  const manifest = createManifest(model, projectName, fingerprint, pythonVersion);
+
+  const outDir = path.join(projectRoot, STRATO_DIR);
+  const buildDir = path.join(outDir, '.build');
+  rmSync(buildDir, { recursive: true, force: true });
+  mkdirSync(path.join(buildDir, 'deps'), { recursive: true });
+  try {
+    progress(`packaging ${files.length} files`);
+    for (const rel of files) cpSync(path.join(projectRoot, rel), path.join(buildDir, rel));
+    for (const h of generateHandlers(manifest)) writeFileSync(path.join(buildDir, h.path), h.content);
+    const manifestText = JSON.stringify(manifest, null, 2) + '\n';
+    writeFileSync(path.join(buildDir, 'strato_manifest.json'), manifestText);
+
+    const reqs = mergeRequirements(
+      readRequirementsFile(path.join(projectRoot, 'requirements.txt')),
+      model.endpoints.flatMap((e) => e.config.dependencies),
+      options.exclude ?? [],
+    );
+    writeFileSync(path.join(buildDir, 'requirements.txt'), reqs.install.join('\n') + (reqs.install.length ? '\n' : ''));
+    if (reqs.install.length) {
+      progress(`installing ${reqs.install.length} dependenc${reqs.install.length === 1 ? 'y' : 'ies'} for Linux x86_64, Python ${pythonVersion}`);
+      await pipInstall({
+        python: pythonExecutable(),
+        pythonVersion,
+        target: path.join(buildDir, 'deps'),
+        requirementsFile: path.join(buildDir, 'requirements.txt'),
+        onLine: (l) => {
+          if (/^(Collecting|Downloading|Processing|Installing|Successfully)/.test(l)) progress(l);
+        },
+      });
+      removeExcludedPackages(path.join(buildDir, 'deps'), reqs.excludeSet);
+    }
+    // The runtime the handlers import; a user's own copy of strato in the requirements is replaced.
+    rmSync(path.join(buildDir, 'deps', 'strato'), { recursive: true, force: true });
+    cpSync(path.join(pythonPackageRoot(), 'strato'), path.join(buildDir, 'deps', 'strato'), {
+      recursive: true,
+      filter: (src) => !src.includes('__pycache__'),
+    });
+
+    progress('writing the artifact');
+    const artifactPath = path.join(outDir, 'artifact.tar.gz');
+    const entries = [...new Set([...files.map((f) => f.split('/')[0]), ...generateHandlers(manifest).map((h) => h.path), 'strato_manifest.json', 'requirements.txt', 'deps'])].sort();
+    const sizeBytes = await packArtifact(buildDir, entries, artifactPath);
+    checkArtifactSize(sizeBytes);
+    const manifestPath = path.join(outDir, 'strato_manifest.json');
+    writeFileSync(manifestPath, manifestText);
+    return {
+      projectName,
+      manifest,
+      model,
+      artifactPath,
+      manifestPath,
+      sizeBytes,
+      files,
+      dependencies: reqs.install,
+      excluded: reqs.excluded,
+      durationMs: performance.now() - started,
+    };
+  } finally {
+    if (!options.keepBuild) rmSync(buildDir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,61 @@
+// The deployment manifest built from the project model: the spec's fields per endpoint plus what the
+// platform and the worker runtime need (handler file, limits, function shapes).
+import type { EndpointSpec, FunctionInfo, ProjectModel } from '../project';
+import type { Manifest, ManifestFunction, ManifestResource } from './manifestTypes';
+
+export type { Manifest, ManifestFunction, ManifestResource } from './manifestTypes';
+
+export const DEFAULT_PYTHON_VERSION = '3.11';
+
+export function handlerFileName(endpoint: string): string {
+  return `handler_${endpoint.replace(/[^A-Za-z0-9_]/g, '_')}.py`;
+}
+
+export function imageName(ep: EndpointSpec, pythonVersion: string): string {
+  return `strato/worker-${ep.config.cpu ? 'cpu' : 'gpu'}:py${pythonVersion}`;
+}
+
+function manifestFunction(fn: FunctionInfo, module: string): ManifestFunction {
+  return {
+    name: fn.name,
+    module,
+    is_async: fn.isAsync,
+    is_class: fn.isClass,
+    is_generator: fn.isGenerator,
+    params: fn.params.filter((p) => p.kind === 'positional' || p.kind === 'keyword-only').map((p) => p.name),
+  };
+}
+
+export function resourceOf(ep: EndpointSpec, pythonVersion: string): ManifestResource {
+  const c = ep.config;
+  const resource: ManifestResource = {
+    is_load_balanced: ep.kind === 'lb',
+    imageName: imageName(ep, pythonVersion),
+    workersMin: c.workersMin,
+    workersMax: c.workersMax,
+    env: { ...c.env },
+    functions: ep.functions.map((f) => manifestFunction(f, ep.module)),
+    handler_file: handlerFileName(ep.name),
+    gpu_count: c.gpuCount,
+    idle_timeout: c.idleTimeout,
+    max_concurrency: c.maxConcurrency,
+    dependencies: [...c.dependencies],
+    source_file: ep.file,
+  };
+  if (!c.cpu) resource.gpuIds = (c.gpu ?? ['any']).join(',');
+  else resource.cpu = c.cpu;
+  if (c.executionTimeoutMs !== undefined) resource.execution_timeout_ms = c.executionTimeoutMs;
+  return resource;
+}
+
+export function createManifest(model: ProjectModel, projectName: string, fingerprint: string, pythonVersion = DEFAULT_PYTHON_VERSION): Manifest {
+  const manifest: Manifest = { version: 1, project_name: projectName, source_fingerprint: fingerprint, python_version: pythonVersion, resources: {}, routes: {} };
+  const endpoints = [...model.endpoints].sort((a, b) => a.name.localeCompare(b.name));
+  for (const ep of endpoints) {
+    manifest.resources[ep.name] = resourceOf(ep, pythonVersion);
+    if (ep.kind === 'lb') {
+      manifest.routes[ep.name] = Object.fromEntries(ep.routes.map((r) => [`${r.method} ${r.path}`, r.function.name]));
+    }
+  }
+  return manifest;
+}

@@ -1,0 +1,208 @@
+// Every validation rule: a case that triggers it (code, message, position) and one that must not.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { analyzeFiles, analyzeSource, codes, HEADER } from '../helpers/analysis';
+
+const queue = (args: string, body = '    return {}') => `${HEADER}\n@Endpoint(${args})\ndef fn(x: int = 1):\n${body}\n`;
+
+async function diagnose(src: string) {
+  return (await analyzeSource(src)).diagnostics;
+}
+
+test('a clean queue endpoint has no diagnostics and the expected config', async () => {
+  const m = await analyzeSource(queue('name="a", gpu=GpuGroup.ADA_24, workers=(1, 3), idle_timeout=30, dependencies=["requests>=2.31", "pillow[webp]==10.*"], env={"K": "v"}, gpu_count=2, max_concurrency=4, execution_timeout_ms=120000'));
+  assert.deepEqual(m.diagnostics, []);
+  assert.equal(m.endpoints.length, 1);
+  assert.deepEqual(m.endpoints[0].config, {
+    gpu: ['ADA_24'], workersMin: 1, workersMax: 3, idleTimeout: 30, dependencies: ['requests>=2.31', 'pillow[webp]==10.*'], env: { K: 'v' }, gpuCount: 2, maxConcurrency: 4, executionTimeoutMs: 120000,
+  });
+});
+
+test('gpu and cpu together are reported on both arguments with a keep-one fix', async () => {
+  const d = await diagnose(queue('name="a", gpu="ADA_24", cpu="cpu3c-1-2"'));
+  assert.deepEqual(codes(d), ['gpu-and-cpu', 'gpu-and-cpu']);
+  assert.match(d[0].message, /mutually exclusive/);
+  assert.equal(d[0].fix?.kind, 'keep-gpu-or-cpu');
+  assert.deepEqual(codes(await diagnose(queue('name="a", cpu="cpu3c-1-2"'))), []);
+});
+
+test('an unknown GPU string gets a did-you-mean and a replace fix; known groups and models pass', async () => {
+  const d = await diagnose(queue('name="a", gpu="ADA_42"'));
+  assert.deepEqual(codes(d), ['unknown-gpu']);
+  assert.match(d[0].message, /did you mean "ADA_24"\?/);
+  assert.deepEqual(d[0].fix, { kind: 'replace-value', range: d[0].range, replacement: '"ADA_24"' });
+  assert.deepEqual(d[0].range.start, { line: 2, character: 24 });
+  assert.deepEqual(codes(await diagnose(queue('name="a", gpu=["NVIDIA H200", GpuType.NVIDIA_L4, "any"]'))), []);
+});
+
+test('an unknown enum member is reported with the closest member', async () => {
+  const d = await diagnose(queue('name="a", gpu=GpuGroup.AMPERE_8'));
+  assert.deepEqual(codes(d), ['unknown-gpu']);
+  assert.match(d[0].message, /GpuGroup\.AMPERE_8 does not exist: did you mean GpuGroup\.AMPERE_80\?/);
+  const c = await diagnose(queue('name="a", cpu=CpuInstanceType.CPU3C_1_3'));
+  assert.deepEqual(codes(c), ['unknown-cpu']);
+});
+
+test('an unknown CPU shape gets a suggestion; every catalog shape passes', async () => {
+  const d = await diagnose(queue('name="a", cpu="cpu3c-2-5"'));
+  assert.deepEqual(codes(d), ['unknown-cpu']);
+  assert.match(d[0].message, /did you mean "cpu3c-2-4"/);
+  assert.deepEqual(codes(await diagnose(queue('name="a", cpu=CpuInstanceType.CPU5C_8_16'))), []);
+});
+
+test('workers: bad shape, negative, min > max (with swap fix), int form', async () => {
+  assert.deepEqual(codes(await diagnose(queue('name="a", workers=(1, 2, 3)'))), ['invalid-workers']);
+  assert.deepEqual(codes(await diagnose(queue('name="a", workers="3"'))), ['invalid-workers']);
+  const neg = await diagnose(queue('name="a", workers=(-1, 2)'));
+  assert.match(neg[0].message, /workers cannot be negative: \(-1, 2\)/);
+  const rev = await diagnose(queue('name="a", workers=(5, 2)'));
+  assert.match(rev[0].message, /workers min \(5\) cannot exceed max \(2\)/);
+  assert.deepEqual(rev[0].fix, { kind: 'swap-workers', range: rev[0].range, replacement: '(2, 5)' });
+  const m = await analyzeSource(queue('name="a", workers=4'));
+  assert.deepEqual([m.diagnostics.length, m.endpoints[0].config.workersMin, m.endpoints[0].config.workersMax], [0, 0, 4]);
+  const dflt = await analyzeSource(queue('name="a"'));
+  assert.deepEqual([dflt.endpoints[0].config.workersMin, dflt.endpoints[0].config.workersMax, dflt.endpoints[0].config.gpu], [0, 1, ['any']]);
+});
+
+test('dependencies must be a list of valid requirement strings', async () => {
+  assert.deepEqual(codes(await diagnose(queue('name="a", dependencies="requests"'))), ['invalid-dependencies']);
+  const d = await diagnose(queue('name="a", dependencies=["ok", "not valid!"]'));
+  assert.deepEqual(codes(d), ['invalid-dependencies']);
+  assert.match(d[0].message, /"not valid!" is not a valid requirement/);
+  assert.deepEqual(codes(await diagnose(queue('name="a", dependencies=["transformers>=4.40,<5", "torch; python_version>\'3.9\'", "pkg @ https://x/y.whl"]'))), []);
+});
+
+test('numeric parameters out of range or of the wrong type', async () => {
+  for (const arg of ['execution_timeout_ms=0', 'idle_timeout=0', 'idle_timeout=4000', 'gpu_count=0', 'max_concurrency=0']) {
+    assert.deepEqual(codes(await diagnose(queue(`name="a", ${arg}`))), ['out-of-range'], arg);
+  }
+  assert.match((await diagnose(queue('name="a", idle_timeout=0')))[0].message, /idle timeout must be between 1 and 3600 seconds/);
+  assert.deepEqual(codes(await diagnose(queue('name="a", max_concurrency="2"'))), ['invalid-type']);
+  assert.deepEqual(codes(await diagnose(queue('name="a", idle_timeout=3600, gpu_count=1, max_concurrency=1, execution_timeout_ms=5 * 60 * 1000'))), []);
+});
+
+test('env must be a dict of strings with valid names', async () => {
+  assert.deepEqual(codes(await diagnose(queue('name="a", env=["A"]'))), ['invalid-env']);
+  assert.deepEqual(codes(await diagnose(queue('name="a", env={"A": 1}'))), ['invalid-env']);
+  assert.deepEqual(codes(await diagnose(queue('name="a", env={"1A": "x"}'))), ['invalid-env']);
+  assert.deepEqual(codes(await diagnose(queue('name="a", env={"A_1": "x", "B": "y"}'))), []);
+});
+
+test('values that are not literals are reported where the build needs them; constants and enums are fine', async () => {
+  const d = await diagnose(queue('name=make_name(), gpu=os.environ["GPU"]'));
+  assert.deepEqual(codes(d), ['not-literal', 'not-literal']);
+  assert.match(d[0].message, /must be a literal value/);
+  const ok = await analyzeSource(`${HEADER}NAME = "svc"\nG = GpuGroup.AMPERE_80\nW = (0, 2)\n@Endpoint(name=NAME, gpu=G, workers=W)\ndef f():\n    pass\n`);
+  assert.deepEqual(ok.diagnostics, []);
+  assert.equal(ok.endpoints[0].name, 'svc');
+  assert.deepEqual(ok.endpoints[0].config.gpu, ['AMPERE_80']);
+});
+
+test('unknown parameters are errors with a suggestion', async () => {
+  const d = await diagnose(queue('name="a", worker=(0, 1)'));
+  assert.deepEqual(codes(d), ['unknown-parameter']);
+  assert.match(d[0].message, /did you mean 'workers'/);
+});
+
+test('endpoint names must be valid; the function name is the default', async () => {
+  const d = await diagnose(queue('name="my endpoint!"'));
+  assert.deepEqual(codes(d), ['invalid-endpoint-name']);
+  assert.equal(d[0].fix?.kind, 'rename-endpoint');
+  const m = await analyzeSource(queue('gpu="any"'));
+  assert.deepEqual([m.diagnostics.length, m.endpoints[0].name], [0, 'fn']);
+  assert.deepEqual(codes(await diagnose(queue('name="ok-name_2"'))), []);
+});
+
+const lb = (routes: string, decl = 'api = Endpoint(name="svc", cpu="cpu3c-1-2", workers=(1, 2))') => `${HEADER}${decl}\n${routes}`;
+
+test('routes: missing slash (with fix), reserved /ping, unknown method, duplicate route', async () => {
+  const slash = await diagnose(lb('@api.post("process")\ndef p(text: str):\n    return text\n'));
+  assert.deepEqual(codes(slash), ['route-path-slash']);
+  assert.match(slash[0].message, /path must start with '\/', got: process/);
+  assert.deepEqual(slash[0].fix, { kind: 'add-slash', range: slash[0].range, replacement: '"/process"' });
+  assert.deepEqual(codes(await diagnose(lb('@api.get("/ping")\ndef p():\n    return 1\n'))), ['route-path-reserved']);
+  const method = await diagnose(lb('@api.pots("/x")\ndef p():\n    return 1\n'));
+  assert.deepEqual(codes(method), ['unknown-method']);
+  assert.match(method[0].message, /did you mean \.post/);
+  const dup = await diagnose(lb('@api.post("/x")\ndef a():\n    return 1\n@api.post("/x")\ndef b():\n    return 2\n'));
+  assert.deepEqual(codes(dup), ['duplicate-route']);
+  assert.match(dup[0].message, /duplicate route: POST \/x \(already registered to 'a'\)/);
+  assert.equal(dup[0].related?.length, 1);
+  const ok = await analyzeSource(lb('@api.post("/x")\ndef a(text: str):\n    return 1\n@api.get("/x")\ndef b():\n    return 2\n@api.delete("/items/{id}")\nasync def c(id: str):\n    return 3\n'));
+  assert.deepEqual(ok.diagnostics, []);
+  assert.deepEqual(ok.endpoints[0].routes.map((r) => `${r.method} ${r.path} ${r.function.name}`), ['POST /x a', 'GET /x b', 'DELETE /items/{id} c']);
+  assert.equal(ok.endpoints[0].kind, 'lb');
+  assert.equal(ok.endpoints[0].variable, 'api');
+});
+
+test('a load-balanced endpoint with no routes is an error', async () => {
+  const d = await diagnose(lb(''));
+  assert.deepEqual(codes(d), ['lb-no-routes']);
+  assert.match(d[0].message, /has no routes: add one with @api\.post/);
+});
+
+test('duplicate endpoint names across files are reported at both places with related information', async () => {
+  const p = await analyzeFiles({
+    'a.py': queue('name="same"'),
+    'b.py': lb('@api.get("/h")\ndef h():\n    return 1\n', 'api = Endpoint(name="same", cpu="cpu3c-1-2")'),
+  });
+  const d = p.diagnostics.filter((x) => x.code === 'duplicate-endpoint-name');
+  assert.deepEqual(d.map((x) => x.file).sort(), ['a.py', 'b.py']);
+  assert.equal(d.find((x) => x.file === 'a.py')?.related?.[0].file, 'b.py');
+  assert.equal(d.find((x) => x.file === 'b.py')?.related?.[0].file, 'a.py');
+  assert.equal(d[0].fix?.kind, 'rename-endpoint');
+  const other = await analyzeFiles({ 'a.py': queue('name="one"'), 'b.py': queue('name="two"') });
+  assert.deepEqual(other.diagnostics, []);
+});
+
+test('two queue functions under one name are their own rule', async () => {
+  const p = await analyzeFiles({ 'a.py': queue('name="same"'), 'b.py': queue('name="same"').replace('def fn', 'def other') });
+  assert.deepEqual(codes(p.diagnostics), ['duplicate-queue-function', 'duplicate-queue-function']);
+  assert.match(p.diagnostics[0].message, /two queue-based functions are named "same"/);
+});
+
+test('a third-party import at the top of a worker file is a warning with a move fix; stdlib, local and strato are fine', async () => {
+  const src = `import numpy as np\nimport os, json\nfrom . import helpers\nimport mylib\n${HEADER}\n@Endpoint(name="a")\ndef f(x: int):\n    """Doc."""\n    return np.zeros(x)\n`;
+  const m = await analyzeSource(src, 'worker.py', ['mylib']);
+  assert.deepEqual(codes(m.diagnostics), ['top-level-import']);
+  const d = m.diagnostics[0];
+  assert.equal(d.severity, 'warning');
+  assert.match(d.message, /'numpy' is a third-party package imported at the top/);
+  assert.equal(d.fix?.kind, 'move-import');
+  if (d.fix?.kind === 'move-import') assert.deepEqual(d.fix.targets, [{ position: { line: 9, character: 4 }, text: 'import numpy as np\n    ' }]);
+  // A file without endpoints may import what it likes.
+  assert.deepEqual(codes((await analyzeSource('import numpy\nx = 1\n')).diagnostics), []);
+});
+
+test('Endpoint is recognised under any alias and through the module; other Endpoints are not', async () => {
+  const a = await analyzeSource('from strato import Endpoint as E\n@E(name="a")\nasync def f():\n    pass\n');
+  assert.deepEqual([a.endpoints.length, a.endpoints[0].functions[0].isAsync], [1, true]);
+  const b = await analyzeSource('import strato\n@strato.Endpoint(name="b", gpu=strato.GpuGroup.ADA_24)\nclass M:\n    def predict(self, x):\n        return x\n');
+  assert.deepEqual([b.endpoints.length, b.endpoints[0].functions[0].isClass, b.endpoints[0].config.gpu], [1, true, ['ADA_24']]);
+  assert.deepEqual(b.endpoints[0].functions[0].methods?.map((m) => m.params.map((p) => p.name)), [['x']]);
+  const c = await analyzeSource('from other import Endpoint\n@Endpoint(name="c")\ndef f():\n    pass\n');
+  assert.equal(c.endpoints.length, 0);
+});
+
+test('functions: parameters, defaults, annotations, docstring summary, generators', async () => {
+  const m = await analyzeSource(`${HEADER}@Endpoint(name="g")\ndef gen(prompt: str, n: int = 3, *args, k=None, **kw):\n    """Stream tokens.\n\n    Longer text."""\n    for i in range(n):\n        yield i\n`);
+  const f = m.endpoints[0].functions[0];
+  assert.equal(f.isGenerator, true);
+  assert.equal(f.summary, 'Stream tokens.');
+  assert.deepEqual(f.params, [
+    { name: 'prompt', kind: 'positional', annotation: 'str' },
+    { name: 'n', kind: 'positional', annotation: 'int', default: '3' },
+    { name: 'args', kind: 'var-positional' },
+    { name: 'k', kind: 'keyword-only', annotation: undefined, default: 'None' },
+    { name: 'kw', kind: 'var-keyword' },
+  ]);
+});
+
+test('syntax errors are reported and never stop the analysis of the rest', async () => {
+  const m = await analyzeSource(`${HEADER}@Endpoint(name="ok")\ndef f():\n    return 1\n\ndef broken(:\n    pass\n`);
+  assert.ok(m.diagnostics.some((d) => d.code === 'syntax-error'));
+  assert.equal(m.endpoints.length, 1);
+  for (const junk of ['\u0000\u0001\u0002', '@Endpoint(', 'from strato import Endpoint\n@Endpoint(name=', 'x'.repeat(100000), '"""']) {
+    await analyzeSource(junk); // must not throw
+  }
+});
