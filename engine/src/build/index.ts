@@ -45,6 +45,7 @@ export interface BuildResult {
 export class BuildRefused extends UserError {
   constructor(readonly diagnostics: Diagnostic[]) {
     super(`${diagnostics.map(formatDiagnostic).join('\n')}\nbuild refused: ${diagnostics.length} error${diagnostics.length === 1 ? '' : 's'} in the endpoint configuration; fix ${diagnostics.length === 1 ? 'it' : 'them'} and build again.`);
+    this.preformatted = true;
   }
 }
 

@@ -26,7 +26,7 @@ function reportError(err: unknown): number {
     return e.exitCode ?? 1;
   }
   if (err instanceof UserError) {
-    process.stderr.write(`error: ${err.message}\n`);
+    process.stderr.write(err.preformatted ? `${err.message}\n` : `error: ${err.message}\n`);
     return err.exitCode;
   }
   process.stderr.write(`error: ${e.message ?? String(err)}\n`);

@@ -1,0 +1,177 @@
+// `strato build` end to end on real files with a real pip: manifest, artifact contents, dependencies
+// (merged, excluded, transitive exclusion), ignore rules and secrets, and every error path.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { runCli } from '../helpers/cli';
+import { buildWheel } from '../helpers/wheels';
+import { sourceFingerprint } from '../../engine/src/build';
+import { checkArtifactSize } from '../../engine/src/build/artifact';
+import { mergeRequirements } from '../../engine/src/build/dependencies';
+
+let tmp: string;
+let wheels: string;
+before(() => {
+  tmp = mkdtempSync(path.join(os.tmpdir(), 'strato-build-'));
+  wheels = path.join(tmp, 'wheels');
+  buildWheel(tmp, wheels, 'tinyfmt', '1.2.0', ['numpy']);
+  buildWheel(tmp, wheels, 'numpy', '9.9.9'); // a stand-in: must never reach the artifact, even as a transitive dependency
+  buildWheel(tmp, wheels, 'tinyextra', '0.1.0');
+});
+after(() => rmSync(tmp, { recursive: true, force: true }));
+
+const pipEnv = () => ({ PIP_FIND_LINKS: wheels, PIP_NO_INDEX: '1', PIP_CONFIG_FILE: '/dev/null' });
+
+async function initProject(name: string): Promise<string> {
+  const r = await runCli(['init', name], { cwd: tmp });
+  assert.equal(r.code, 0, r.stderr);
+  return path.join(tmp, name);
+}
+
+function listTar(file: string): string[] {
+  return execFileSync('tar', ['tzf', file], { encoding: 'utf8' }).split('\n').filter(Boolean).map((l) => l.replace(/\/$/, ''));
+}
+
+test('the init template builds: manifest with exactly the spec fields, handlers, sources, runtime, summary line', async () => {
+  const dir = await initProject('tpl');
+  const r = await runCli(['build'], { cwd: dir });
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stdout, /built tpl {2}3 endpoints, \d+ files, 0 deps, [\d.]+ KB in \d+ ms/);
+  const manifest = JSON.parse(readFileSync(path.join(dir, '.strato/strato_manifest.json'), 'utf8'));
+  assert.equal(manifest.version, 1);
+  assert.equal(manifest.project_name, 'tpl');
+  assert.match(manifest.source_fingerprint, /^[0-9a-f]{64}$/);
+  assert.deepEqual(Object.keys(manifest.resources).sort(), ['cpu-stats', 'gpu-hello', 'lb-api']);
+  const gpu = manifest.resources['gpu-hello'];
+  assert.equal(gpu.is_load_balanced, false);
+  assert.equal(gpu.gpuIds, 'ADA_24');
+  assert.deepEqual([gpu.workersMin, gpu.workersMax], [0, 3]);
+  assert.deepEqual(gpu.functions.map((f: { name: string; module: string }) => [f.name, f.module]), [['gpu_hello', 'gpu_worker']]);
+  assert.equal(typeof gpu.imageName, 'string');
+  assert.deepEqual(gpu.env, {});
+  const lb = manifest.resources['lb-api'];
+  assert.equal(lb.is_load_balanced, true);
+  assert.equal(lb.gpuIds, undefined, 'CPU endpoints carry no gpuIds');
+  assert.deepEqual(manifest.routes, { 'lb-api': { 'POST /process': 'process', 'GET /health': 'health' } });
+  const entries = listTar(path.join(dir, '.strato/artifact.tar.gz'));
+  for (const f of ['strato_manifest.json', 'requirements.txt', 'handler_gpu_hello.py', 'handler_cpu_stats.py', 'handler_lb_api.py', 'gpu_worker.py', 'lb_worker.py', 'cpu_worker.py', 'deps/strato/__init__.py', 'README.md']) {
+    assert.ok(entries.includes(f), `artifact lacks ${f}`);
+  }
+  assert.ok(!entries.some((e) => e.startsWith('.strato')), 'the work folder is not packaged');
+  assert.ok(!existsSync(path.join(dir, '.strato/.build')), '.strato/.build is removed');
+  const extracted = path.join(tmp, 'tpl-x');
+  mkdirSync(extracted);
+  execFileSync('tar', ['xzf', path.join(dir, '.strato/artifact.tar.gz'), '-C', extracted]);
+  assert.match(readFileSync(path.join(extracted, 'handler_gpu_hello.py'), 'utf8'), /from strato\.runtime import serve\nserve\("gpu-hello"\)/);
+  assert.deepEqual(JSON.parse(readFileSync(path.join(extracted, 'strato_manifest.json'), 'utf8')), manifest);
+});
+
+test('the fingerprint covers the packaged sources: a source change changes it, an ignored file does not', async () => {
+  const dir = await initProject('fp');
+  const files = ['gpu_worker.py', 'cpu_worker.py'];
+  const before1 = sourceFingerprint(dir, files);
+  assert.equal(sourceFingerprint(dir, [...files].reverse()), before1, 'order-independent');
+  writeFileSync(path.join(dir, 'cpu_worker.py'), readFileSync(path.join(dir, 'cpu_worker.py'), 'utf8') + '\n# changed\n');
+  assert.notEqual(sourceFingerprint(dir, files), before1);
+  const r1 = await runCli(['build'], { cwd: dir });
+  const fp1 = JSON.parse(readFileSync(path.join(dir, '.strato/strato_manifest.json'), 'utf8')).source_fingerprint;
+  mkdirSync(path.join(dir, 'tests'));
+  writeFileSync(path.join(dir, 'tests', 'test_x.py'), 'assert True\n');
+  const r2 = await runCli(['build'], { cwd: dir });
+  const fp2 = JSON.parse(readFileSync(path.join(dir, '.strato/strato_manifest.json'), 'utf8')).source_fingerprint;
+  assert.equal(r1.code + r2.code, 0);
+  assert.equal(fp2, fp1);
+});
+
+test('dependencies: requirements.txt and dependencies=[...] merged, installed with pip; base-image packages dropped even when transitive; --exclude', async () => {
+  const dir = await initProject('deps');
+  writeFileSync(path.join(dir, 'requirements.txt'), '# shared\ntinyfmt==1.2.0\ntorch>=2\n');
+  writeFileSync(path.join(dir, 'extra_worker.py'), 'from strato import Endpoint\n\n@Endpoint(name="extra", cpu="cpu3c-1-2", dependencies=["tinyextra", "numpy"])\ndef extra(x: int = 1):\n    import tinyextra\n    return tinyextra.hello()\n');
+  const r = await runCli(['build', '--keep-build'], { cwd: dir, env: pipEnv() });
+  assert.equal(r.code, 0, r.stderr + r.stdout);
+  assert.match(r.stdout, /2 deps/);
+  assert.match(r.stdout, /not installed \(in the base image or --exclude\): torch, numpy/);
+  const deps = path.join(dir, '.strato/.build/deps');
+  assert.ok(existsSync(path.join(deps, 'tinyfmt/__init__.py')));
+  assert.ok(existsSync(path.join(deps, 'tinyextra/__init__.py')));
+  assert.ok(!existsSync(path.join(deps, 'numpy')), 'a transitive numpy is removed');
+  assert.equal(readFileSync(path.join(dir, '.strato/.build/requirements.txt'), 'utf8'), 'tinyfmt==1.2.0\ntinyextra\n');
+  const entries = listTar(path.join(dir, '.strato/artifact.tar.gz'));
+  assert.ok(entries.includes('deps/tinyfmt/__init__.py'));
+  assert.ok(!entries.some((e) => e.startsWith('deps/numpy')));
+
+  const ex = await runCli(['build', '--exclude', 'tinyextra'], { cwd: dir, env: pipEnv() });
+  assert.equal(ex.code, 0, ex.stderr);
+  assert.ok(!listTar(path.join(dir, '.strato/artifact.tar.gz')).some((e) => e.startsWith('deps/tinyextra')));
+});
+
+test('a failed install shows pip\'s reason in one block and how to fix it', async () => {
+  const dir = await initProject('badpip');
+  writeFileSync(path.join(dir, 'requirements.txt'), 'no-such-package-xyz==1.0\n');
+  const r = await runCli(['build'], { cwd: dir, env: pipEnv() });
+  assert.equal(r.code, 1);
+  assert.match(r.stderr, /dependency installation failed/);
+  assert.match(r.stderr, /\| ERROR: .*no-such-package-xyz/);
+  assert.match(r.stderr, /PIP_INDEX_URL or PIP_FIND_LINKS/);
+  assert.doesNotMatch(r.stderr, /at .*\.js:\d+/, 'no stack trace');
+});
+
+test('a configuration error refuses the build with file:line:col for each error', async () => {
+  const dir = await initProject('refused');
+  writeFileSync(path.join(dir, 'gpu_worker.py'), 'from strato import Endpoint\n\n@Endpoint(name="g", gpu="ADA_24", cpu="cpu3c-1-2", workers=(3, 1))\ndef g():\n    return 1\n');
+  const r = await runCli(['build'], { cwd: dir });
+  assert.equal(r.code, 1);
+  assert.match(r.stderr, /^gpu_worker\.py:3:21: error: gpu and cpu are mutually exclusive/m);
+  assert.match(r.stderr, /gpu_worker\.py:3:\d+: error: workers min \(3\) cannot exceed max \(1\)/);
+  assert.match(r.stderr, /build refused: 3 errors/);
+  assert.ok(!existsSync(path.join(dir, '.strato/artifact.tar.gz')));
+});
+
+test('no endpoint found: the error names the decorator syntax, the ignore files and the built-in patterns', async () => {
+  const dir = path.join(tmp, 'empty');
+  mkdirSync(path.join(dir, 'tests'), { recursive: true });
+  writeFileSync(path.join(dir, 'main.py'), 'print("hi")\n');
+  writeFileSync(path.join(dir, 'tests', 'w.py'), 'from strato import Endpoint\n@Endpoint(name="x")\ndef f():\n    pass\n');
+  const r = await runCli(['build'], { cwd: dir });
+  assert.equal(r.code, 1);
+  assert.match(r.stderr, /no @Endpoint function found in empty: check the decorator syntax/);
+  assert.match(r.stderr, /\.gitignore/);
+  assert.match(r.stderr, /built-in ignore patterns \(tests\//);
+});
+
+test('secrets are never packaged; .gitignore is honoured', async () => {
+  const dir = await initProject('secrets');
+  writeFileSync(path.join(dir, '.env'), 'STRATO_API_KEY=secret\n');
+  writeFileSync(path.join(dir, '.env.local'), 'X=1\n');
+  writeFileSync(path.join(dir, 'server.pem'), 'KEY\n');
+  writeFileSync(path.join(dir, '.gitignore'), '!.env\nlocal_data/\n');
+  mkdirSync(path.join(dir, 'local_data'));
+  writeFileSync(path.join(dir, 'local_data', 'big.bin'), 'x');
+  const r = await runCli(['build'], { cwd: dir });
+  assert.equal(r.code, 0, r.stderr);
+  const entries = listTar(path.join(dir, '.strato/artifact.tar.gz'));
+  for (const secret of ['.env', '.env.local', 'server.pem', 'local_data/big.bin']) assert.ok(!entries.includes(secret), `${secret} was packaged`);
+  assert.ok(entries.includes('.env.example'));
+});
+
+test('warnings do not stop the build and are printed with file:line', async () => {
+  const dir = await initProject('warn');
+  writeFileSync(path.join(dir, 'cpu_worker.py'), 'import requests\nfrom strato import Endpoint\n\n@Endpoint(name="c", cpu="cpu3c-1-2")\ndef c():\n    return requests.__name__\n');
+  const r = await runCli(['build'], { cwd: dir });
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stderr, /cpu_worker\.py:1:1: warning: 'requests' is a third-party package/);
+});
+
+test('the deployment size limit is 1500 MB and its error suggests --exclude', () => {
+  assert.doesNotThrow(() => checkArtifactSize(1500 * 1024 * 1024));
+  assert.throws(() => checkArtifactSize(1600 * 1024 * 1024), /Archive exceeds limit \(1600 MB \/ 1500 MB\).*--exclude/);
+});
+
+test('requirements merge keeps first-seen order, drops duplicates, comments and the base image packages', () => {
+  const m = mergeRequirements(['a==1', 'Torch', 'b'], ['b', 'c>=2', 'numpy==1.26', 'Triton'], ['C']);
+  assert.deepEqual(m.install, ['a==1', 'b']);
+  assert.deepEqual(m.excluded, ['torch', 'c', 'numpy', 'triton']);
+});
