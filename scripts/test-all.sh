@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# The whole test suite on a fresh machine: installs what the tests need (Debian packages, npm packages),
+# builds the bundles, then runs every test with node's built-in runner.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need_apt=()
+/usr/bin/python3 -c 'import setuptools, wheel' 2>/dev/null || need_apt+=(python3-setuptools python3-wheel)
+/usr/bin/python3 -m pip --version >/dev/null 2>&1 || need_apt+=(python3-pip)
+command -v python3 >/dev/null 2>&1 || need_apt+=(python3)
+if [ ${#need_apt[@]} -gt 0 ]; then
+  echo "installing Debian packages: ${need_apt[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq && apt-get install -y -qq --no-install-recommends "${need_apt[@]}"
+fi
+
+npm ci --no-audit --no-fund
+npm run build
+npm run typecheck
+npm test
