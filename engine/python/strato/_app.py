@@ -1,0 +1,142 @@
+# The endpoint as the manifest describes it: finds strato_manifest.json beside the handler file, imports the
+# endpoint's functions, and turns a job's input into a call of the function or of a method of the class.
+import importlib
+import json
+import os
+import sys
+
+from ._invoke import json_type, user_traceback
+
+MANIFEST = "strato_manifest.json"
+_CO_ASYNC = 0x80 | 0x200  # CO_COROUTINE | CO_ASYNC_GENERATOR
+
+
+class SetupError(Exception):
+    """The artifact or the endpoint's code cannot be served; the message says what to fix. detail: a traceback."""
+
+    def __init__(self, message, detail=None):
+        super().__init__(message)
+        self.detail = detail
+
+
+def find_manifest(handler_file):
+    places = [os.path.dirname(os.path.abspath(handler_file))] if handler_file else []
+    places.append(os.getcwd())
+    for place in places:
+        path = os.path.join(place, MANIFEST)
+        if os.path.isfile(path):
+            return path
+    raise SetupError(f"{MANIFEST} not found beside the handler or in the current directory "
+                     f"({', '.join(dict.fromkeys(places))}): run the handler from a built artifact (strato build)")
+
+
+def load_endpoint(name, handler_file):
+    """(resource, routes, root) of endpoint `name`; root (the artifact root) is put on sys.path."""
+    path = find_manifest(handler_file)
+    try:
+        with open(path, encoding="utf-8") as f:
+            manifest = json.load(f)
+    except (OSError, ValueError) as e:
+        raise SetupError(f"cannot read {path}: {e}") from None
+    resources = manifest.get("resources") or {}
+    resource = resources.get(name)
+    if resource is None:
+        raise SetupError(f"endpoint {name!r} is not in {path} (it has: {', '.join(resources) or 'none'}); "
+                         "rebuild the artifact")
+    root = os.path.dirname(path)
+    if root not in sys.path:
+        sys.path.insert(0, root)
+    return resource, (manifest.get("routes") or {}).get(name, {}), root
+
+
+def import_function(module, name):
+    """The user's function or class, without the @Endpoint wrapper (the wrapper only forwards the call)."""
+    try:
+        mod = importlib.import_module(module)
+    except Exception as e:
+        raise SetupError(f"importing module {module!r} failed: {type(e).__name__}: {e}", user_traceback(e)) from None
+    obj = getattr(mod, name, None)
+    if obj is None:
+        raise SetupError(f"module {module!r} has no {name!r}: rebuild the artifact after renaming functions")
+    from .endpoint import Endpoint
+
+    if isinstance(getattr(obj, "endpoint", None), Endpoint) and hasattr(obj, "__wrapped__"):
+        obj = obj.__wrapped__
+    return obj
+
+
+def _is_async(fn):
+    fn = getattr(fn, "__func__", fn)
+    return bool(getattr(getattr(fn, "__code__", None), "co_flags", 0) & _CO_ASYNC)
+
+
+def public_methods(cls):
+    from .endpoint import Endpoint
+
+    names = {}
+    for klass in reversed(cls.__mro__[:-1]):  # without object; subclasses override
+        for key, value in vars(klass).items():
+            # Nested classes and the `endpoint` attribute the decorator sets are not methods.
+            if key.startswith("_") or isinstance(value, (type, Endpoint)):
+                continue
+            if callable(value) or isinstance(value, (staticmethod, classmethod)):
+                names[key] = True
+    return list(names)
+
+
+class Target:
+    """What a queue job's input is applied to: the function, or a method of the class instantiated once."""
+
+    def __init__(self, obj):
+        self.fn = self.methods = None
+        if isinstance(obj, type):
+            self.label = f"class {obj.__name__}"
+            names = public_methods(obj)
+            if not names:
+                raise SetupError(f"{self.label} has no public method to call: define one (its name not starting "
+                                 "with '_')")
+            try:
+                instance = obj()
+            except Exception as e:
+                raise SetupError(f"creating the instance of {self.label} failed: {type(e).__name__}: {e}",
+                                 user_traceback(e)) from None
+            self.methods = {n: getattr(instance, n) for n in names}
+        else:
+            self.label = f"{getattr(obj, '__name__', 'the function')}()"
+            self.fn = obj
+
+    @property
+    def is_async(self):
+        return any(_is_async(f) for f in ([self.fn] if self.fn else self.methods.values()))
+
+    def __call__(self, job_input):
+        if not isinstance(job_input, dict):
+            raise TypeError(f"input must be a JSON object whose keys are the arguments of {self.label}, "
+                            f"got {json_type(job_input)}")
+        if self.fn is not None:
+            return self.fn(**job_input)
+        if len(self.methods) == 1:
+            ((name, method),) = self.methods.items()
+            if job_input.get("method") == name:
+                job_input = {k: v for k, v in job_input.items() if k != "method"}
+            return method(**job_input)
+        name = job_input.get("method")
+        choices = ", ".join(repr(n) for n in sorted(self.methods))
+        if name is None:
+            raise ValueError(f'input needs "method" to pick the method of {self.label} to call: one of {choices}')
+        method = self.methods.get(name) if isinstance(name, str) else None
+        if method is None:
+            raise ValueError(f"unknown method {name!r} of {self.label}: use one of {choices}")
+        return method(**{k: v for k, v in job_input.items() if k != "method"})
+
+
+def route_table(resource, routes):
+    """{"METHOD /path": function} of a load-balanced endpoint, functions imported from their modules."""
+    modules = {f["name"]: f["module"] for f in resource.get("functions", [])}
+    table = {}
+    for key, fn_name in routes.items():
+        if fn_name not in modules:
+            raise SetupError(f"route {key} names {fn_name!r}, which is not among the endpoint's functions in "
+                             f"{MANIFEST}: rebuild the artifact")
+        table[key] = import_function(modules[fn_name], fn_name)
+    return table

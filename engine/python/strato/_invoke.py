@@ -1,0 +1,201 @@
+# Turns a call of user code into a job outcome: awaits coroutines on a shared event loop, streams generators
+# chunk by chunk, maps exceptions and {"error": ...} results to error text. Shared by the worker and local server.
+import json
+import queue
+import threading
+from types import AsyncGeneratorType, CoroutineType, GeneratorType
+
+from . import _log as log
+
+_loop = None
+_loop_lock = threading.Lock()
+_END = object()
+
+
+def event_loop():
+    """The process's one asyncio loop, run by a daemon thread and started on first use: async user code
+    shares it (clients, caches), and sync-only endpoints never import asyncio."""
+    global _loop
+    with _loop_lock:
+        if _loop is None:
+            import asyncio
+
+            loop = asyncio.new_event_loop()
+            started = threading.Event()
+
+            def run():
+                asyncio.set_event_loop(loop)
+                loop.call_soon(started.set)
+                loop.run_forever()
+
+            threading.Thread(target=run, name="strato-asyncio", daemon=True).start()
+            started.wait()
+            _loop = loop
+    return _loop
+
+
+class Run:
+    """One execution, cancellable from another thread (heartbeat answer, stream answer, local cancel)."""
+
+    __slots__ = ("id", "cancelled", "future")
+
+    def __init__(self, job_id):
+        self.id = job_id
+        self.cancelled = False
+        self.future = None  # the concurrent future of the coroutine being awaited, if any
+
+    def cancel(self):
+        # Async work is cancelled for real; a sync call cannot be interrupted, so its result is dropped.
+        self.cancelled = True
+        future = self.future
+        if future is not None:
+            future.cancel()
+
+    def _watch(self, future):
+        self.future = future
+        if self.cancelled:  # cancel() ran before the future existed
+            future.cancel()
+
+
+class Cancelled(Exception):
+    pass
+
+
+class Outcome:
+    __slots__ = ("output", "error", "traceback", "cancelled")
+
+    def __init__(self, output=None, error=None, traceback=None, cancelled=False):
+        self.output = output
+        self.error = error
+        self.traceback = traceback
+        self.cancelled = cancelled
+
+
+def error_text(exc):
+    message = str(exc)
+    return f"{type(exc).__name__}: {message}" if message else type(exc).__name__
+
+
+def user_traceback(exc):
+    """The traceback from the first frame of user code on: the runtime's and asyncio's own frames only hide it.
+    Just the exception line when no user code ran (a missing argument, an input that is not an object)."""
+    import os
+    import traceback
+
+    stdlib = os.path.dirname(os.__file__)
+    internal = (os.path.dirname(__file__), os.path.join(stdlib, "asyncio"), os.path.join(stdlib, "concurrent"),
+                os.path.join(stdlib, "importlib"), "<frozen importlib")
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_frame.f_code.co_filename.startswith(internal):
+        tb = tb.tb_next
+    return "".join(traceback.format_exception(type(exc), exc, tb))
+
+
+def json_type(value):
+    return {dict: "an object", list: "an array", str: "a string", bool: "a boolean", type(None): "null"}.get(
+        type(value), "a number" if isinstance(value, (int, float)) else type(value).__name__)
+
+
+def execute(call, run, on_chunk=None, any_error_key=False):
+    """Runs call() (user code) to an Outcome. on_chunk(value) receives each streamed value and returns False
+    when the consumer cancelled the job. A returned dict with a single "error" key fails the job; with
+    any_error_key, any dict holding "error" does (the reference SDK's rule for hand-written handlers)."""
+    try:
+        output = settle(call(), run, on_chunk)
+    except Cancelled:
+        return Outcome(cancelled=True)
+    except (Exception, SystemExit) as exc:  # the user's code failed: the job's result, not the runtime's
+        if run.cancelled:
+            return Outcome(cancelled=True)
+        return Outcome(error=error_text(exc), traceback=user_traceback(exc))
+    if run.cancelled:
+        return Outcome(cancelled=True)
+    if type(output) is dict and "error" in output and (any_error_key or len(output) == 1):
+        error = output["error"]
+        return Outcome(error=error if isinstance(error, str) else json.dumps(error, default=str))
+    return Outcome(output=output)
+
+
+def settle(result, run=None, on_chunk=None):
+    """The final value of a call's result: coroutines awaited, generators drained into the list of values."""
+    run = run or Run(None)
+    if isinstance(result, GeneratorType):
+        return _drain(result, run, on_chunk)
+    if isinstance(result, AsyncGeneratorType):
+        return _drain_async(result, run, on_chunk)
+    if hasattr(result, "__await__"):
+        return _await(result, run)
+    return result
+
+
+def _submit(coro, run):
+    import asyncio  # already imported by event_loop()
+
+    future = asyncio.run_coroutine_threadsafe(coro, event_loop())
+    run._watch(future)
+    return future
+
+
+def _await(awaitable, run):
+    async def wait():
+        return await awaitable
+
+    future = _submit(awaitable if isinstance(awaitable, CoroutineType) else wait(), run)
+    try:
+        return future.result()
+    except BaseException:
+        if run.cancelled:
+            raise Cancelled() from None
+        if future.cancelled():
+            # The coroutine cancelled itself (asyncio.CancelledError escaped): a failure, not our cancel.
+            raise RuntimeError("the coroutine was cancelled from inside (asyncio.CancelledError)") from None
+        raise
+
+
+def _drain(gen, run, on_chunk):
+    values = []
+    try:
+        for value in gen:
+            if run.cancelled:
+                raise Cancelled()
+            values.append(value)
+            if on_chunk is not None and on_chunk(value) is False:
+                run.cancel()
+                raise Cancelled()
+    finally:
+        gen.close()
+    return values
+
+
+def _drain_async(agen, run, on_chunk):
+    # The generator runs as one task on the loop (so its context and cancellation behave as in asyncio);
+    # values cross to this thread through a queue, where they are streamed.
+    values_q = queue.SimpleQueue()
+
+    async def pump():
+        async for value in agen:
+            values_q.put(value)
+
+    future = _submit(pump(), run)
+    future.add_done_callback(lambda _: values_q.put(_END))
+    values = []
+    while True:
+        value = values_q.get()
+        if value is _END:
+            break
+        values.append(value)
+        if on_chunk is not None and on_chunk(value) is False:
+            run.cancel()
+            raise Cancelled()
+    if run.cancelled:
+        raise Cancelled()
+    if future.cancelled():
+        raise RuntimeError("the async generator was cancelled from inside (asyncio.CancelledError)")
+    future.result()  # re-raises the generator's exception
+    return values
+
+
+def log_failure(job_id, outcome):
+    log.error(f"job {job_id} failed: {outcome.error}")
+    if outcome.traceback and outcome.traceback.startswith("Traceback"):
+        log.error(outcome.traceback.rstrip())

@@ -1,0 +1,206 @@
+# The platform worker of a queue-based endpoint (docs/worker-protocol.md): long-polls `take`, runs up to
+# STRATO_MAX_CONCURRENCY jobs at once, posts `stream` and `done` (chaining the next job), stops on SIGTERM.
+import queue
+import threading
+import time
+
+from . import _log as log
+from ._http import HttpError
+from ._invoke import Run, execute, log_failure
+from ._platform import GRACE_S, Contact, Stopper, post_ready, start_heartbeat
+
+TAKE_WAIT_MS = 20000
+
+
+class QueueWorker:
+    """Threads: one poller (the only long-poll), one heartbeat, and one slot thread per job in progress, each
+    with its own keep-alive connection. A slot that finishes a job asks `done` for the next one (take: 1), so
+    under load jobs flow without long-polls or thread hand-offs; sync user code runs right in the slot thread,
+    async code on the shared event loop."""
+
+    def __init__(self, settings, make_call, any_error_key=False):
+        self.settings = settings
+        self.make_call = make_call  # job dict -> result of the user's code (value, coroutine, generator...)
+        self.any_error_key = any_error_key
+        self.capacity = settings.max_concurrency
+        self.cv = threading.Condition(threading.Lock())
+        self.runs = {}  # job id -> Run: jobs holding a slot
+        self.reserved = 0  # slots kept while their `done` asks for a next job
+        self.idle = 0  # slot threads waiting for a job
+        self.pending = queue.SimpleQueue()  # jobs handed to slot threads
+        self.stopping = False
+        self.stopper = Stopper()
+        self.contact = Contact(self.stopper)
+
+    # Main thread: ready, start the threads, wait for a stop, end the process.
+    def run(self):
+        post_ready(self.settings, self.contact)
+        if self.stopper.code is None:
+            start_heartbeat(self.settings, self.contact, self._in_progress, self.cancel)
+            threading.Thread(target=self._poll, name="strato-poll", daemon=True).start()
+            log.info(f"worker {self.settings.worker_id} ready: up to {self.capacity} job(s) at once")
+        graceful = self.stopper.wait()
+        with self.cv:
+            self.stopping = True
+            self.cv.notify_all()
+            if graceful:
+                log.info(f"stopping: finishing {len(self.runs)} running job(s), taking no new ones")
+                deadline = time.monotonic() + GRACE_S
+                while (self.runs or self.reserved) and time.monotonic() < deadline:
+                    self.cv.wait(deadline - time.monotonic())
+        self.stopper.end_process()
+
+    def _in_progress(self):
+        with self.cv:
+            return list(self.runs)
+
+    def cancel(self, job_id):
+        with self.cv:
+            run = self.runs.pop(job_id, None)
+            self.cv.notify_all()  # its slot is free for the poller at once, even if sync code keeps running
+        if run is not None:
+            run.cancel()
+            log.info(f"job {job_id} cancelled by the platform")
+
+    # Poller: the single long-poll, asking for as many jobs as there are free slots.
+    def _poll(self):
+        conn = self.settings.connect(timeout=TAKE_WAIT_MS / 1000 + 15)
+        backoff = 0.05
+        while True:
+            with self.cv:
+                while not self.stopping and len(self.runs) + self.reserved >= self.capacity:
+                    self.cv.wait()
+                if self.stopping:
+                    return
+                free = self.capacity - len(self.runs) - self.reserved
+            body = {"workerId": self.settings.worker_id, "max": free, "waitMs": TAKE_WAIT_MS}
+            try:
+                response = conn.post("take", body)
+            except HttpError as e:
+                self.contact.failed("take", e)
+                time.sleep(backoff)
+                backoff = min(backoff * 2, 1.0)
+                continue
+            if self.contact.unwanted(response, "take"):
+                return
+            if response.status != 200:
+                # 429: the platform sheds load; anything else: wait and ask again.
+                self.contact.failed("take", f"HTTP {response.status} {response.text[:200]}")
+                time.sleep(1.0 if response.status == 429 else backoff)
+                backoff = min(backoff * 2, 1.0)
+                continue
+            self.contact.ok()
+            backoff = 0.05
+            for job in (response.data or {}).get("jobs") or []:
+                self._accept(job)
+
+    def _accept(self, job):
+        if not _well_formed(job):
+            return
+        with self.cv:
+            if self.stopping:
+                log.warn(f"job {job.get('id')} not started: the worker is stopping")
+                return
+            self.runs[job["id"]] = Run(job["id"])
+            wake_idle = self.idle > 0
+            if wake_idle:
+                self.idle -= 1  # claimed here, so that two jobs never count on the same idle thread
+        self.pending.put(job)
+        if not wake_idle:
+            threading.Thread(target=self._slot, name="strato-slot", daemon=True).start()
+
+    # Slot threads: run a job, report it, run the next one `done` returned; then wait for the poller.
+    def _slot(self):
+        conn = self.settings.connect()
+        while True:
+            job = self.pending.get()
+            while job is not None:
+                job = self._run(conn, job)
+            with self.cv:
+                self.idle += 1
+
+    def _run(self, conn, job):
+        job_id = job["id"]
+        with self.cv:
+            run = self.runs.get(job_id)
+        if run is None:  # cancelled before it started
+            return None
+        started = time.monotonic()
+        index = [0]
+
+        def on_chunk(value):
+            chunk = {"output": value, "metrics": {"stream_index": index[0]}}
+            index[0] += 1
+            try:
+                response = self._post(conn, "stream", {"workerId": self.settings.worker_id, "jobId": job_id,
+                                                       "chunks": [chunk]})
+            except (TypeError, ValueError) as e:  # raised before anything was sent: fails the job
+                raise TypeError(f"a streamed value is not JSON serializable: {e}") from None
+            return not (response is not None and (response.data or {}).get("cancelled"))
+
+        outcome = execute(lambda: self.make_call(job), run, on_chunk, self.any_error_key)
+        with self.cv:
+            owned = self.runs.get(job_id) is run
+            if owned:
+                del self.runs[job_id]
+                self.reserved += 1  # keep the slot while `done` asks for the next job
+            take = 0 if self.stopping else 1
+            self.cv.notify_all()
+        if not owned or outcome.cancelled:
+            if owned:
+                self._release(())
+            log.info(f"job {job_id} cancelled after {(time.monotonic() - started) * 1000:.0f} ms: result dropped")
+            return None
+        body = {"workerId": self.settings.worker_id, "jobId": job_id, "take": take}
+        if outcome.error is None:
+            body["output"] = outcome.output
+        else:
+            body["error"] = outcome.error
+            log_failure(job_id, outcome)
+        try:
+            response = self._post(conn, "done", body)
+        except (TypeError, ValueError) as e:
+            del body["output"]
+            body["error"] = f"TypeError: the output is not JSON serializable: {e}"
+            log.error(f"job {job_id} failed: {body['error']}")
+            response = self._post(conn, "done", body)
+        log.debug(f"job {job_id} done in {(time.monotonic() - started) * 1000:.1f} ms")
+        jobs = ((response.data or {}).get("jobs") or []) if response is not None and response.status == 200 else []
+        return self._release(jobs)
+
+    def _release(self, jobs):
+        """Gives back the slot reserved for `done`; the first chained job runs in this thread, extra ones
+        (a platform handing out more than asked) go through the usual hand-off."""
+        with self.cv:
+            self.reserved -= 1
+            self.cv.notify_all()
+            first = None
+            if jobs and not self.stopping and _well_formed(jobs[0]):
+                first = jobs[0]
+                self.runs[first["id"]] = Run(first["id"])
+        for extra in jobs[1:]:
+            self._accept(extra)
+        return first
+
+    def _post(self, conn, what, body):
+        """POSTs one protocol call; None when it got no usable answer (the failure is logged). A body that is
+        not JSON serializable raises TypeError or ValueError before anything is sent."""
+        try:
+            response = conn.post(what, body)
+        except HttpError as e:
+            self.contact.failed(what, e)
+            return None
+        if self.contact.unwanted(response, what):
+            return None
+        if response.status != 200:
+            log.warn(f"{what} for job {body.get('jobId')} answered HTTP {response.status}: {response.text[:200]}")
+            return None
+        self.contact.ok()
+        return response
+
+
+def _well_formed(job):
+    if isinstance(job, dict) and isinstance(job.get("id"), str):
+        return True
+    log.error(f"the platform sent a malformed job (no string id), skipped: {job!r:.200}")
+    return False

@@ -1,0 +1,101 @@
+# Entry point of the generated handler files (docs/worker-protocol.md): serve(endpoint) reads the manifest beside
+# the handler, imports the endpoint's code and runs it as a platform worker, or locally without a platform.
+import os
+import sys
+
+from . import _log as log
+from ._app import SetupError, Target, import_function, load_endpoint, route_table
+
+__all__ = ["serve"]
+
+
+def caller_file(depth=2):
+    """The file that called the public entry point (the handler), else the main script."""
+    try:
+        return sys._getframe(depth).f_globals.get("__file__") or sys.argv[0]
+    except ValueError:
+        return sys.argv[0]
+
+
+def serve(endpoint_name):
+    """Serves endpoint `endpoint_name` of the manifest: a platform worker when STRATO_WORKER_TOKEN is set,
+    else the local handler test server (--rp_serve_api, --test_input, test_input.json)."""
+    handler_file = caller_file()
+    try:
+        _serve(endpoint_name, handler_file)
+    except SetupError as e:
+        exit_setup_error(e)
+
+
+def exit_setup_error(e):
+    if e.detail:
+        log.error(e.detail.rstrip())
+    log.error(str(e))
+    sys.exit(1)
+
+
+def _serve(name, handler_file):
+    resource, routes, _ = load_endpoint(name, handler_file)
+    as_worker = bool(os.environ.get("STRATO_WORKER_TOKEN"))
+    if resource.get("is_load_balanced"):
+        table = route_table(resource, routes)
+        if not table:
+            raise SetupError(f"load-balanced endpoint {name!r} has no routes in the manifest: rebuild the artifact")
+        return run_lb_worker(table) if as_worker else run_lb_local(table, name)
+    functions = resource.get("functions") or []
+    if len(functions) != 1:
+        raise SetupError(f"queue-based endpoint {name!r} must have one function or class in the manifest, it has "
+                         f"{len(functions)}: rebuild the artifact")
+    target = Target(import_function(functions[0]["module"], functions[0]["name"]))
+    call_job = lambda job: target(job["input"])  # noqa: E731
+    if as_worker:
+        from ._platform import Settings
+        from ._worker import QueueWorker
+
+        settings = Settings(os.environ, resource.get("max_concurrency") or 1)
+        if target.is_async:
+            from ._invoke import event_loop
+
+            event_loop()  # before `ready`, so that the first job does not pay for starting it
+        QueueWorker(settings, call_job).run()
+    else:
+        from . import _local
+
+        _local.main(call_job, handler_file)
+
+
+def run_lb_worker(table):
+    from ._lb import start_server
+    from ._platform import GRACE_S, Contact, Settings, Stopper, post_ready, start_heartbeat
+
+    settings = Settings(os.environ)
+    stopper = Stopper()
+    contact = Contact(stopper)
+    try:
+        server = start_server(table, "127.0.0.1", settings.lb_port)
+    except OSError as e:
+        raise SetupError(f"cannot listen on 127.0.0.1:{settings.lb_port}: {e.strerror or e}") from None
+    post_ready(settings, contact, server.server_port)
+    if stopper.code is None:
+        start_heartbeat(settings, contact, lambda: [], lambda job_id: None)
+        log.info(f"worker {settings.worker_id} ready on 127.0.0.1:{server.server_port}: {', '.join(table)}")
+    if stopper.wait():  # SIGTERM: answer the requests in progress, accept no more
+        server.shutdown()
+        server.wait_idle(GRACE_S)
+    stopper.end_process()
+
+
+def run_lb_local(table, name):
+    from . import _local
+    from ._lb import start_server
+
+    flags = _local.parse_flags(sys.argv)
+    log.set_level(flags.rp_log_level or ("DEBUG" if flags.rp_debugger else "INFO"))
+    try:
+        server = start_server(table, flags.rp_api_host, flags.rp_api_port)
+    except OSError as e:
+        raise SetupError(f"cannot listen on {flags.rp_api_host}:{flags.rp_api_port}: {e.strerror or e}; "
+                         "pick another port with --rp_api_port") from None
+    log.info(f"load-balanced endpoint {name!r} on http://{flags.rp_api_host}:{server.server_port}: "
+             f"{', '.join(table)}, GET /ping")
+    _local.wait_for_interrupt()

@@ -1,0 +1,183 @@
+// The Endpoint decorator of the Python package, run in a real interpreter: configuration errors (one sentence,
+// ValueError), decorated functions and classes staying plain Python, route declarations, and the generated catalog.
+import { after, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { ROOT, killAll, removeTempDirs, runPython, tempDir, writeFiles } from './helpers';
+
+after(() => {
+  killAll();
+  removeTempDirs();
+});
+
+/** Runs each snippet in a fresh namespace; the result is the ValueError message, or null when none was raised. */
+async function errorsOf(snippets: string[]): Promise<(string | null)[]> {
+  const script = `
+import json, sys
+results = []
+for code in json.load(open(sys.argv[1])):
+    try:
+        exec("from strato import *\\n" + code, {})
+        results.append(None)
+    except ValueError as e:
+        results.append(str(e))
+print(json.dumps(results))
+`;
+  const dir = tempDir();
+  writeFiles(dir, { 'cases.json': JSON.stringify(snippets), 'run.py': script });
+  const r = await runPython([path.join(dir, 'run.py'), path.join(dir, 'cases.json')]);
+  assert.equal(r.code, 0, r.stderr);
+  return JSON.parse(r.stdout);
+}
+
+async function check(cases: [string, string | null][]): Promise<void> {
+  const got = await errorsOf(cases.map(([code]) => code));
+  cases.forEach(([code, expected], i) => assert.equal(got[i], expected, code));
+}
+
+describe('Endpoint configuration', () => {
+  test('valid configurations are accepted', async () => {
+    await check([
+      ['Endpoint("a")', null],
+      ['Endpoint("a", gpu=GpuGroup.ADA_24, workers=3, idle_timeout=3600, gpu_count=8)', null],
+      ['Endpoint("a", gpu=[GpuGroup.AMPERE_80, GpuType.NVIDIA_H200, "NVIDIA L4"], workers=(1, 5))', null],
+      ['Endpoint("a", cpu=CpuInstanceType.CPU5C_8_16, env={"K": "v"}, dependencies=["requests"])', null],
+      ['Endpoint("a", cpu="cpu3g-2-8", execution_timeout_ms=120000, max_concurrency=10)', null],
+      ['Endpoint(name="a-b_1", gpu="any", workers=[0, 0])', null],
+    ]);
+  });
+
+  test('each invalid parameter raises ValueError with one clear sentence', async () => {
+    await check([
+      ['Endpoint("a", gpu=GpuGroup.ADA_24, cpu=CpuInstanceType.CPU3C_1_2)', 'gpu and cpu are mutually exclusive. specify one or neither.'],
+      ['Endpoint("a", workers=(3, 1))', 'workers min (3) cannot exceed max (1)'],
+      ['Endpoint("a", workers=(-1, 2))', 'workers cannot be negative: (-1, 2)'],
+      ['Endpoint("a", workers=-2)', 'workers cannot be negative: (0, -2)'],
+      ['Endpoint("a", workers="3")', "workers must be an int or a (min, max) pair of ints, got: '3'"],
+      ['Endpoint("a", workers=(0, 101))', 'workers max (101) cannot exceed 100'],
+      ['Endpoint("a", idle_timeout=0)', 'idle timeout must be between 1 and 3600 seconds, got: 0'],
+      ['Endpoint("a", idle_timeout=3601)', 'idle timeout must be between 1 and 3600 seconds, got: 3601'],
+      ['Endpoint("a", gpu_count=0)', 'gpu_count must be >= 1, got: 0'],
+      ['Endpoint("a", max_concurrency=0)', 'max_concurrency must be >= 1, got: 0'],
+      ['Endpoint("a", max_concurrency=1.5)', 'max_concurrency must be an int, got: 1.5'],
+      ['Endpoint("a", execution_timeout_ms=0)', 'execution_timeout_ms must be > 0 (milliseconds), got: 0'],
+      ['Endpoint("a", env={"K": 1})', "env value of 'K' must be a str, got: 1"],
+      ['Endpoint("a", env=["K=v"])', "env must be a dict of str to str, got: ['K=v']"],
+      ['Endpoint("a", dependencies="numpy")', "dependencies must be a list of package names (non-empty strings), got: 'numpy'"],
+      ['Endpoint("a", gpu="RTX 9999")', "unknown gpu 'RTX 9999': use a GpuGroup (such as GpuGroup.ADA_24) or a GpuType model name (such as 'NVIDIA H200')"],
+      ['Endpoint("a", cpu="cpu9-1-1")', "unknown cpu instance type 'cpu9-1-1': use a CpuInstanceType such as CpuInstanceType.CPU3C_2_4 ('cpu3c-2-4')"],
+      ['Endpoint("bad name")', "invalid endpoint name 'bad name': use letters, digits, '-' and '_', at most 63 characters, starting with a letter or digit"],
+    ]);
+  });
+
+  test('a second function on one queue endpoint, or routes mixed with a function, is refused', async () => {
+    await check([
+      ['e = Endpoint("a")\n@e\ndef f(): pass\n@e\ndef g(): pass', "endpoint 'a' already serves 'f': a queue-based endpoint has one function or class; give 'g' its own Endpoint(name=...)"],
+      ['e = Endpoint("a")\n@e.get("/x")\ndef f(): pass\n@e\ndef g(): pass', "endpoint 'a' has routes (GET /x): a load-balanced endpoint cannot also decorate a function; give the function its own Endpoint(...)"],
+    ]);
+  });
+});
+
+describe('decorated code stays plain Python', () => {
+  test('sync, async and generator functions and classes are called as before and expose .endpoint', async () => {
+    const r = await runPython(['-c', `
+import asyncio, inspect
+from strato import Endpoint, GpuGroup
+
+@Endpoint(name="add", gpu=GpuGroup.ADA_24, workers=(0, 2))
+def add(a, b=1):
+    """Adds."""
+    return a + b
+
+@Endpoint(cpu="cpu3c-1-2")
+async def double(x):
+    return 2 * x
+
+@Endpoint()
+def count(n):
+    yield from range(n)
+
+@Endpoint(name="model")
+class Model:
+    def __init__(self, k=3):
+        self.k = k
+    def predict(self, x):
+        return x * self.k
+
+assert add(2) == 3 and add(2, b=5) == 7
+assert add.__name__ == "add" and add.__doc__ == "Adds." and add.__wrapped__(1, 1) == 2
+assert add.endpoint.name == "add" and add.endpoint.workers == (0, 2) and add.endpoint.gpu == ["ADA_24"]
+assert inspect.iscoroutinefunction(double) and asyncio.run(double(4)) == 8
+assert double.endpoint.name == "double" and double.endpoint.cpu == "cpu3c-1-2" and double.endpoint.gpu is None
+assert inspect.isgeneratorfunction(count) and list(count(3)) == [0, 1, 2]
+m = Model(k=2)
+assert isinstance(m, Model) and m.predict(5) == 10 and Model.endpoint.name == "model"
+print("ok")
+`]);
+    assert.equal(r.stdout.trim(), 'ok', r.stderr);
+  });
+});
+
+describe('load-balanced routes', () => {
+  test('route decorators return the function unchanged and record "METHOD /path"', async () => {
+    const r = await runPython(['-c', `
+from strato import Endpoint
+api = Endpoint(name="api", cpu="cpu3c-1-2", workers=(1, 3))
+
+def process(text):
+    return text
+
+assert api.post("/process")(process) is process
+@api.get("/items/{item_id}")
+def item(item_id): return item_id
+@api.put("/p")
+def p(): pass
+@api.patch("/p")
+def pa(): pass
+@api.delete("/p")
+def d(): pass
+assert list(api.routes) == ["POST /process", "GET /items/{item_id}", "PUT /p", "PATCH /p", "DELETE /p"]
+assert api.is_load_balanced and item(4) == 4
+print("ok")
+`]);
+    assert.equal(r.stdout.trim(), 'ok', r.stderr);
+  });
+
+  test('bad paths and duplicate routes are refused with the reference messages', async () => {
+    await check([
+      ['api = Endpoint("api")\n@api.post("process")\ndef f(): pass', "path must start with '/', got: process"],
+      ['api = Endpoint("api")\n@api.get("/ping")\ndef f(): pass', "path '/ping' is reserved"],
+      ['api = Endpoint("api")\n@api.post("/x")\ndef fn(): pass\n@api.post("/x")\ndef other(): pass', "duplicate route: POST /x (already registered to 'fn')"],
+      ['api = Endpoint("api")\n@api.post("/x")\ndef fn(): pass\n@api.get("/x")\ndef other(): pass', null],
+      ['api = Endpoint("api")\n@api.get("/items/{1x}")\ndef f(): pass', 'path parameter {1x} in /items/{1x} must be a Python identifier'],
+    ]);
+  });
+});
+
+describe('catalog', () => {
+  test('strato/catalog.py is what scripts/gen-python-catalog.mjs generates from catalog.json', () => {
+    const r = spawnSync(process.execPath, [path.join(ROOT, 'scripts', 'gen-python-catalog.mjs'), '--stdout'], { encoding: 'utf8' });
+    assert.equal(r.status, 0, r.stderr);
+    const committed = readFileSync(path.join(ROOT, 'engine', 'python', 'strato', 'catalog.py'), 'utf8');
+    assert.equal(committed, r.stdout, 'catalog.py is out of date: run node scripts/gen-python-catalog.mjs');
+  });
+
+  test('the enums hold every catalog entry with its string value', async () => {
+    const catalog = JSON.parse(readFileSync(path.join(ROOT, 'engine', 'src', 'catalog', 'catalog.json'), 'utf8'));
+    const r = await runPython(['-c', `
+import json
+from strato import GpuGroup, GpuType, CpuInstanceType
+print(json.dumps({"g": {m.name: m.value for m in GpuGroup}, "t": {m.name: m.value for m in GpuType},
+                  "c": {m.name: m.value for m in CpuInstanceType}, "s": str(GpuGroup.ANY), "f": f"{CpuInstanceType.CPU3C_1_2}"}))
+`]);
+    const got = JSON.parse(r.stdout);
+    const pairs = (list: { enum: string; id: string }[]) => Object.fromEntries(list.map((e) => [e.enum, e.id]));
+    assert.deepEqual(got.g, pairs(catalog.gpuGroups));
+    assert.deepEqual(got.t, pairs(catalog.gpuTypes));
+    assert.deepEqual(got.c, pairs(catalog.cpuShapes));
+    assert.equal(got.g.ANY, 'any');
+    assert.deepEqual([got.s, got.f], ['any', 'cpu3c-1-2']);
+  });
+});

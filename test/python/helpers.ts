@@ -1,0 +1,278 @@
+// Shared pieces of the Python package tests: a real interpreter with engine/python on its path, artifact-like
+// temp folders (worker file, strato_manifest.json, handler_<name>.py), and a fake platform speaking the protocol.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+
+export const ROOT = path.resolve(__dirname, '..', '..');
+export const PYTHON = process.env.STRATO_PYTHON || 'python3';
+export const PYTHONPATH = path.join(ROOT, 'engine', 'python');
+
+export function pythonEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, PYTHONPATH, PYTHONDONTWRITEBYTECODE: '1', ...extra };
+  for (const key of Object.keys(env)) if (key.startsWith('STRATO_') && !(key in extra)) delete env[key];
+  return env;
+}
+
+export interface Proc {
+  child: ChildProcess;
+  stdout(): string;
+  stderr(): string;
+  /** Resolves with the exit code (or the signal name) once the process ended. */
+  exited: Promise<number | string>;
+}
+
+const running = new Set<ChildProcess>();
+
+export function startPython(args: string[], opts: { cwd?: string; env?: Record<string, string> } = {}): Proc {
+  const child = spawn(PYTHON, args, { cwd: opts.cwd, env: pythonEnv(opts.env), stdio: ['ignore', 'pipe', 'pipe'] });
+  running.add(child);
+  let out = '';
+  let err = '';
+  child.stdout!.on('data', (d) => (out += d));
+  child.stderr!.on('data', (d) => (err += d));
+  const exited = new Promise<number | string>((resolve) =>
+    child.on('close', (code, signal) => {
+      running.delete(child);
+      resolve(code ?? signal ?? -1);
+    }),
+  );
+  return { child, stdout: () => out, stderr: () => err, exited };
+}
+
+/** Runs python to completion (with a time limit) and returns its exit code and output. */
+export async function runPython(
+  args: string[],
+  opts: { cwd?: string; env?: Record<string, string>; timeoutMs?: number } = {},
+): Promise<{ code: number | string; stdout: string; stderr: string }> {
+  const p = startPython(args, opts);
+  const timer = setTimeout(() => p.child.kill('SIGKILL'), opts.timeoutMs ?? 15000);
+  const code = await p.exited;
+  clearTimeout(timer);
+  return { code, stdout: p.stdout(), stderr: p.stderr() };
+}
+
+export function killAll(): void {
+  for (const child of running) child.kill('SIGKILL');
+}
+
+/** Polls until check() returns a truthy value; fails with `what` after timeoutMs. */
+export async function waitFor<T>(check: () => T | undefined | false, what: string, timeoutMs = 10000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = check();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+export function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout;
+  return Promise.race([
+    promise.finally(() => clearTimeout(timer)),
+    new Promise<T>((_, reject) => (timer = setTimeout(() => reject(new Error(`timed out: ${what}`)), ms))),
+  ]);
+}
+
+const tempDirs: string[] = [];
+
+export function tempDir(prefix = 'strato-py-'): string {
+  const dir = mkdtempSync(path.join(os.tmpdir(), prefix));
+  tempDirs.push(dir);
+  return dir;
+}
+
+export function removeTempDirs(): void {
+  for (const dir of tempDirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+}
+
+export function writeFiles(dir: string, files: Record<string, string>): void {
+  for (const [name, content] of Object.entries(files)) {
+    mkdirSync(path.dirname(path.join(dir, name)), { recursive: true });
+    writeFileSync(path.join(dir, name), content);
+  }
+}
+
+export interface EndpointDef {
+  module: string;
+  functions: string[];
+  loadBalanced?: boolean;
+  routes?: Record<string, string>;
+  maxConcurrency?: number;
+}
+
+/** An artifact-like folder: the given source files, strato_manifest.json and handler_<name>.py per endpoint. */
+export function makeArtifact(files: Record<string, string>, endpoints: Record<string, EndpointDef>): string {
+  const dir = tempDir();
+  const resources: Record<string, unknown> = {};
+  const routes: Record<string, Record<string, string>> = {};
+  const handlers: Record<string, string> = {};
+  for (const [name, ep] of Object.entries(endpoints)) {
+    const handler = `handler_${name.replace(/[^A-Za-z0-9_]/g, '_')}.py`;
+    resources[name] = {
+      is_load_balanced: !!ep.loadBalanced,
+      imageName: 'strato/worker-cpu:py3.11',
+      workersMin: 0,
+      workersMax: 1,
+      cpu: 'cpu3c-1-2',
+      env: {},
+      functions: ep.functions.map((f) => ({ name: f, module: ep.module, is_async: false, is_class: false, is_generator: false, params: [] })),
+      handler_file: handler,
+      gpu_count: 1,
+      idle_timeout: 60,
+      max_concurrency: ep.maxConcurrency ?? 1,
+      dependencies: [],
+      source_file: `${ep.module.replace(/\./g, '/')}.py`,
+    };
+    if (ep.routes) routes[name] = ep.routes;
+    handlers[handler] = `from strato.runtime import serve\nserve(${JSON.stringify(name)})\n`;
+  }
+  const manifest = { version: 1, project_name: 'test', source_fingerprint: '0'.repeat(64), python_version: '3.11', resources, routes };
+  writeFiles(dir, { ...files, ...handlers, 'strato_manifest.json': JSON.stringify(manifest, null, 2) });
+  return dir;
+}
+
+export interface FakeJob {
+  id: string;
+  input: unknown;
+}
+
+export interface Done {
+  jobId: string;
+  output?: unknown;
+  error?: string;
+  at: number;
+}
+
+/** A fake platform node: /_worker/<endpoint>/{take,done,stream,heartbeat,ready} as docs/worker-protocol.md says. */
+export class FakePlatform {
+  readonly token = 'test-token';
+  readonly endpointId = 'ep-test';
+  server = http.createServer((req, res) => this.handle(req, res));
+  queue: FakeJob[] = [];
+  done: Done[] = [];
+  streams: { jobId: string; chunks: { output: unknown; metrics: Record<string, unknown> }[] }[] = [];
+  heartbeats: { workerId: string; jobs: string[]; at: number }[] = [];
+  ready: { workerId: string; port?: number; at: number }[] = [];
+  takes: { max: number; waitMs: number }[] = [];
+  /** Job id -> time it was handed to the worker. */
+  handedOut = new Map<string, number>();
+  /** Jobs handed out and not yet done, and its high-water mark. */
+  inFlight = 0;
+  maxInFlight = 0;
+  /** Called with each done (for latency measurements). */
+  onDone?: (done: Done) => void;
+  private doneById = new Map<string, Done>();
+  /** Ids to list in the next heartbeat answer. */
+  cancelNext: string[] = [];
+  /** Ids whose stream answer says cancelled. */
+  streamCancelled = new Set<string>();
+  /** Status to answer take with instead of serving jobs (401, 404, 429...). */
+  takeStatus = 200;
+  private waiters: (() => void)[] = [];
+  private held = new Set<http.ServerResponse>();
+
+  async start(): Promise<string> {
+    await new Promise<void>((r) => this.server.listen(0, '127.0.0.1', r));
+    return this.url;
+  }
+
+  get url(): string {
+    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+  }
+
+  /** The environment the platform gives a worker. */
+  workerEnv(extra: Record<string, string> = {}): Record<string, string> {
+    return {
+      STRATO_PLATFORM_URL: this.url,
+      STRATO_WORKER_TOKEN: this.token,
+      STRATO_WORKER_ID: 'w-1',
+      STRATO_ENDPOINT_ID: this.endpointId,
+      STRATO_HEARTBEAT_MS: '100',
+      ...extra,
+    };
+  }
+
+  enqueue(...jobs: FakeJob[]): void {
+    this.queue.push(...jobs);
+    for (const wake of this.waiters.splice(0)) wake();
+  }
+
+  doneOf(id: string): Done | undefined {
+    return this.doneById.get(id);
+  }
+
+  async stop(): Promise<void> {
+    for (const res of this.held) res.destroy();
+    this.server.closeAllConnections();
+    await new Promise<void>((r) => this.server.close(() => r()));
+  }
+
+  private hand(max: number): FakeJob[] {
+    const jobs = this.queue.splice(0, Math.max(0, max));
+    for (const j of jobs) this.handedOut.set(j.id, Date.now());
+    this.inFlight += jobs.length;
+    this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
+    return jobs;
+  }
+
+  private handle(req: http.IncomingMessage, res: http.ServerResponse): void {
+    let raw = '';
+    req.on('data', (d) => (raw += d));
+    req.on('end', () => {
+      const send = (status: number, body: unknown) => {
+        res.writeHead(status, { 'content-type': 'application/json' });
+        res.end(JSON.stringify(body));
+      };
+      const prefix = `/_worker/${this.endpointId}/`;
+      if (req.headers.authorization !== `Bearer ${this.token}`) return send(401, { error: 'bad token' });
+      if (req.method !== 'POST' || !req.url?.startsWith(prefix)) return send(404, { error: 'no such route' });
+      const body = JSON.parse(raw || '{}');
+      switch (req.url.slice(prefix.length)) {
+        case 'ready':
+          this.ready.push({ workerId: body.workerId, port: body.port, at: Date.now() });
+          return send(200, {});
+        case 'heartbeat': {
+          this.heartbeats.push({ workerId: body.workerId, jobs: body.jobs, at: Date.now() });
+          const cancel = this.cancelNext.filter((id) => body.jobs.includes(id));
+          this.cancelNext = this.cancelNext.filter((id) => !cancel.includes(id));
+          return send(200, { cancel });
+        }
+        case 'stream':
+          this.streams.push({ jobId: body.jobId, chunks: body.chunks });
+          return send(200, { cancelled: this.streamCancelled.has(body.jobId) });
+        case 'done': {
+          const done = { jobId: body.jobId, output: body.output, error: body.error, at: Date.now() };
+          this.done.push(done);
+          this.doneById.set(done.jobId, done);
+          this.inFlight -= 1;
+          this.onDone?.(done);
+          return send(200, { jobs: this.hand(body.take ?? 0) });
+        }
+        case 'take': {
+          this.takes.push({ max: body.max, waitMs: body.waitMs });
+          if (this.takeStatus !== 200) return send(this.takeStatus, { error: 'not wanted' });
+          let timer: NodeJS.Timeout | undefined;
+          const answer = () => {
+            this.held.delete(res);
+            clearTimeout(timer);
+            send(200, { jobs: this.hand(body.max) });
+          };
+          if (this.queue.length > 0) return answer();
+          this.held.add(res);
+          timer = setTimeout(answer, Math.min(body.waitMs, 2000));
+          this.waiters.push(() => {
+            if (!res.writableEnded) answer();
+          });
+          return;
+        }
+        default:
+          return send(404, { error: 'unknown call' });
+      }
+    });
+  }
+}

@@ -1,0 +1,179 @@
+// The load-balanced side of the Python runtime: the route server a platform worker runs (ready with its port,
+// /ping, path/query/body arguments, status tuples, error shapes) and the same server run locally without a platform.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import net from 'node:net';
+import { FakePlatform, killAll, makeArtifact, removeTempDirs, startPython, waitFor, withTimeout, type Proc } from './helpers';
+
+const API = `
+import asyncio
+from strato import Endpoint, CpuInstanceType
+
+api = Endpoint(name="api", cpu=CpuInstanceType.CPU3C_2_4, workers=(1, 3))
+
+@api.post("/process")
+def process(text: str, upper: bool = False):
+    return {"text": text.upper() if upper else text}
+
+@api.get("/health")
+def health():
+    return {"ok": True}
+
+@api.get("/items/{item_id}")
+def get_item(item_id: int, q: str = "", flag: bool = False):
+    return {"item_id": item_id, "q": q, "flag": flag}
+
+@api.delete("/items/{item_id}")
+async def delete_item(item_id: int):
+    await asyncio.sleep(0.001)
+    return None
+
+@api.post("/boom")
+def boom():
+    raise RuntimeError("exploded")
+
+@api.put("/things")
+def create_thing(name: str):
+    return {"name": name}, 201
+
+class HTTPError(Exception):
+    def __init__(self, status_code, detail):
+        super().__init__(detail)
+        self.status_code = status_code
+        self.detail = detail
+
+@api.get("/teapot")
+def teapot():
+    raise HTTPError(418, "short and stout")
+`;
+
+const ROUTES = {
+  'POST /process': 'process',
+  'GET /health': 'health',
+  'GET /items/{item_id}': 'get_item',
+  'DELETE /items/{item_id}': 'delete_item',
+  'POST /boom': 'boom',
+  'PUT /things': 'create_thing',
+  'GET /teapot': 'teapot',
+};
+
+let dir: string;
+let platform: FakePlatform;
+let worker: Proc;
+let base: string;
+
+async function call(method: string, path: string, body?: string, url = base) {
+  const res = await fetch(url + path, { method, body, headers: body ? { 'content-type': 'application/json' } : {} });
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the assertions check the shape
+  return { status: res.status, body: (await res.json()) as any, headers: res.headers };
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const srv = net.createServer().listen(0, '127.0.0.1', () => {
+      const port = (srv.address() as net.AddressInfo).port;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+before(async () => {
+  dir = makeArtifact({ 'lb_worker.py': API }, { api: { module: 'lb_worker', functions: Object.values(ROUTES), loadBalanced: true, routes: ROUTES } });
+  platform = new FakePlatform();
+  await platform.start();
+  worker = startPython(['handler_api.py'], { cwd: dir, env: platform.workerEnv({ STRATO_LB_PORT: '0' }) });
+  await waitFor(() => platform.ready[0]?.port, `ready with a port\n${worker.stderr()}`);
+  base = `http://127.0.0.1:${platform.ready[0].port}`;
+});
+after(async () => {
+  killAll();
+  await platform.stop();
+  removeTempDirs();
+});
+
+describe('load-balanced worker', () => {
+  test('posts ready with the port it listens on, and heartbeats', async () => {
+    assert.ok(platform.ready[0].port! > 0);
+    await waitFor(() => platform.heartbeats.length > 0, 'a heartbeat');
+    assert.deepEqual(platform.heartbeats[0].jobs, []);
+  });
+
+  test('GET /ping answers healthy', async () => {
+    assert.deepEqual(await call('GET', '/ping').then((r) => [r.status, r.body]), [200, { status: 'healthy' }]);
+  });
+
+  test('JSON body fields are the arguments of a POST route', async () => {
+    const r = await call('POST', '/process', JSON.stringify({ text: 'hi', upper: true }));
+    assert.deepEqual([r.status, r.body], [200, { text: 'HI' }]);
+    assert.equal(r.headers.get('content-type'), 'application/json');
+  });
+
+  test('path and query parameters are arguments, converted by annotation', async () => {
+    const r = await call('GET', '/items/7?q=abc&flag=true');
+    assert.deepEqual(r.body, { item_id: 7, q: 'abc', flag: true });
+    assert.deepEqual((await call('GET', '/health')).body, { ok: true });
+  });
+
+  test('an async route runs to completion; None answers null', async () => {
+    const r = await call('DELETE', '/items/3');
+    assert.deepEqual([r.status, r.body], [200, null]);
+  });
+
+  test('a (body, status) tuple sets the status', async () => {
+    const r = await call('PUT', '/things', JSON.stringify({ name: 'x' }));
+    assert.deepEqual([r.status, r.body], [201, { name: 'x' }]);
+  });
+
+  test('unknown path 404 and wrong method 405, as {error, detail}', async () => {
+    const missing = await call('GET', '/nope');
+    assert.equal(missing.status, 404);
+    assert.equal(missing.body.error, 'not found');
+    assert.match(missing.body.detail, /no route matches GET \/nope/);
+    const wrong = await call('GET', '/process');
+    assert.equal(wrong.status, 405);
+    assert.deepEqual(Object.keys(wrong.body).sort(), ['detail', 'error']);
+    assert.equal(wrong.headers.get('allow'), 'POST');
+    assert.equal((await call('POST', '/ping')).status, 405);
+  });
+
+  test('bad JSON, a missing argument, an unknown field or a bad path value are 400', async () => {
+    const bad = await call('POST', '/process', '{"text": ');
+    assert.deepEqual([bad.status, bad.body.error], [400, 'invalid JSON body']);
+    const missing = await call('POST', '/process', '{}');
+    assert.deepEqual([missing.status, missing.body.error], [400, 'missing argument']);
+    assert.match(missing.body.detail, /process\(\) missing required argument\(s\): 'text'/);
+    const extra = await call('POST', '/process', '{"text": "a", "colour": 1}');
+    assert.deepEqual([extra.status, extra.body.error], [400, 'unexpected argument']);
+    const notInt = await call('GET', '/items/abc');
+    assert.deepEqual([notInt.status, notInt.body.detail], [400, "item_id must be int, got: 'abc'"]);
+    const notObject = await call('POST', '/process', '[1]');
+    assert.equal(notObject.status, 400);
+  });
+
+  test('an exception is a 500 whose detail is the exception text, never a stack trace', async () => {
+    const r = await call('POST', '/boom');
+    assert.deepEqual([r.status, r.body], [500, { error: 'internal server error', detail: 'RuntimeError: exploded' }]);
+    await waitFor(() => /RuntimeError: exploded/.test(worker.stderr()), 'the traceback in the worker log');
+  });
+
+  test('an exception with status_code answers that status', async () => {
+    const r = await call('GET', '/teapot');
+    assert.deepEqual([r.status, r.body.detail], [418, 'short and stout']);
+  });
+
+  test('the same routes run locally without a platform (python handler_api.py --rp_api_port N)', async () => {
+    const port = await freePort();
+    const local = startPython(['handler_api.py', '--rp_api_port', String(port), '--rp_api_host', '127.0.0.1'], { cwd: dir });
+    await waitFor(() => /load-balanced endpoint 'api' on/.test(local.stderr()) || local.child.exitCode !== null, 'local server');
+    const url = `http://127.0.0.1:${port}`;
+    assert.deepEqual((await call('POST', '/process', '{"text": "x"}', url)).body, { text: 'x' });
+    assert.deepEqual((await call('GET', '/ping', undefined, url)).body, { status: 'healthy' });
+    local.child.kill('SIGTERM');
+    assert.equal(await withTimeout(local.exited, 10000, 'local server exit'), 0);
+  });
+
+  test('SIGTERM stops the worker with status 0', async () => {
+    worker.child.kill('SIGTERM');
+    assert.equal(await withTimeout(worker.exited, 10000, 'worker exit'), 0);
+  });
+});

@@ -1,0 +1,231 @@
+// The local handler test server and one-shot runs of a built handler (python handler_x.py ...): --test_input,
+// test_input.json, --rp_serve_api with /runsync, /run, /status, /stream, concurrency (main.py) and input errors.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { copyFileSync, rmSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { killAll, makeArtifact, removeTempDirs, runPython, startPython, waitFor, type Proc } from './helpers';
+
+const WORKER = `
+import asyncio, time
+from strato import Endpoint
+
+@Endpoint(name="hello")
+def hello(name: str, sleep_ms: int = 0):
+    start = time.time()
+    time.sleep(sleep_ms / 1000)
+    if name == "boom":
+        raise ValueError("boom!")
+    return {"greeting": f"hello {name}", "start": start, "end": time.time()}
+
+@Endpoint(name="count")
+async def count(n: int, delay_ms: int = 0):
+    for i in range(n):
+        await asyncio.sleep(delay_ms / 1000)
+        yield {"i": i}
+`;
+
+let dir: string;
+const servers: Proc[] = [];
+
+before(() => {
+  dir = makeArtifact({ 'worker.py': WORKER }, { hello: { module: 'worker', functions: ['hello'] }, count: { module: 'worker', functions: ['count'] } });
+});
+after(() => {
+  killAll();
+  removeTempDirs();
+});
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const srv = net.createServer().listen(0, '127.0.0.1', () => {
+      const port = (srv.address() as net.AddressInfo).port;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+async function serveApi(file: string, extra: string[] = []): Promise<string> {
+  const port = await freePort();
+  const p = startPython([file, '--rp_serve_api', '--rp_api_host', '127.0.0.1', '--rp_api_port', String(port), ...extra], { cwd: dir });
+  servers.push(p);
+  await waitFor(() => /local test server on/.test(p.stderr()) || p.child.exitCode !== null, 'the local test server');
+  assert.equal(p.child.exitCode, null, p.stderr());
+  return `http://127.0.0.1:${port}`;
+}
+
+async function post(url: string, body: string | object, method = 'POST') {
+  const res = await fetch(url, { method, body: method === 'GET' ? undefined : typeof body === 'string' ? body : JSON.stringify(body) });
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the assertions check the shape
+  return { status: res.status, body: (await res.json()) as any };
+}
+
+describe('one-shot runs', () => {
+  test('--test_input runs the function once and prints the job as JSON on stdout', async () => {
+    const r = await runPython(['handler_hello.py', '--test_input', '{"input": {"name": "ada"}}'], { cwd: dir });
+    assert.equal(r.code, 0, r.stderr);
+    const job = JSON.parse(r.stdout);
+    assert.equal(job.status, 'COMPLETED');
+    assert.equal(job.output.greeting, 'hello ada');
+    assert.match(job.id, /^test-/);
+    assert.equal(typeof job.executionTime, 'number');
+    assert.match(r.stderr, /^strato INFO  /m);
+  });
+
+  test('test_input.json beside the handler is used without flags; --test_input takes precedence', async () => {
+    writeFileSync(path.join(dir, 'test_input.json'), JSON.stringify({ input: { name: 'file' } }));
+    try {
+      const fromFile = await runPython(['handler_hello.py'], { cwd: dir });
+      assert.equal(JSON.parse(fromFile.stdout).output.greeting, 'hello file');
+      const fromFlag = await runPython([path.join(dir, 'handler_hello.py'), '--test_input', '{"input": {"name": "flag"}}']);
+      assert.equal(JSON.parse(fromFlag.stdout).output.greeting, 'hello flag');
+    } finally {
+      rmSync(path.join(dir, 'test_input.json'));
+    }
+  });
+
+  test('with no test input at all, a message says how to test', async () => {
+    const r = await runPython(['handler_hello.py'], { cwd: dir });
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, /nothing to run: pass --test_input .*test_input\.json.*--rp_serve_api/);
+  });
+
+  test('bad JSON or a missing "input" key is a clear error, never a traceback', async () => {
+    const bad = await runPython(['handler_hello.py', '--test_input', '{"input": {'], { cwd: dir });
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /--test_input: the test input is not valid JSON/);
+    assert.doesNotMatch(bad.stderr, /Traceback/);
+    const shape = await runPython(['handler_hello.py', '--test_input', '{"name": "x"}'], { cwd: dir });
+    assert.equal(shape.code, 2);
+    assert.match(shape.stderr, /must be a JSON object with an "input" key/);
+  });
+
+  test('a failing function prints a FAILED job and exits 1; --rp_debugger adds the traceback', async () => {
+    const r = await runPython(['handler_hello.py', '--test_input', '{"input": {"name": "boom"}}'], { cwd: dir });
+    assert.equal(r.code, 1);
+    const job = JSON.parse(r.stdout);
+    assert.deepEqual([job.status, job.error, job.traceback], ['FAILED', 'ValueError: boom!', undefined]);
+    const debug = await runPython(['handler_hello.py', '--rp_debugger', '--test_input', '{"input": {"name": "boom"}}'], { cwd: dir });
+    assert.match(JSON.parse(debug.stdout).traceback, /worker\.py", line \d+, in hello/);
+  });
+
+  test('--rp_log_level ERROR keeps info lines out of the log', async () => {
+    const r = await runPython(['handler_hello.py', '--rp_log_level', 'ERROR', '--test_input', '{"input": {"name": "q"}}'], { cwd: dir });
+    assert.equal(r.code, 0);
+    assert.equal(r.stderr, '');
+  });
+
+  test('--rp_api_concurrency above 1 needs the file to be named main.py', async () => {
+    const r = await runPython(['handler_hello.py', '--rp_serve_api', '--rp_api_concurrency', '2'], { cwd: dir });
+    assert.equal(r.code, 2);
+    assert.match(r.stderr, /--rp_api_concurrency 2 needs the handler file to be named main\.py \(it is handler_hello\.py\)/);
+  });
+});
+
+describe('local test server (--rp_serve_api)', () => {
+  let url: string;
+  before(async () => {
+    url = await serveApi('handler_hello.py');
+  });
+  after(() => {
+    for (const p of servers) p.child.kill('SIGKILL');
+  });
+
+  test('POST /runsync runs the function and answers the job', async () => {
+    const r = await post(`${url}/runsync`, { input: { name: 'sync' } });
+    assert.equal(r.status, 200);
+    assert.equal(r.body.status, 'COMPLETED');
+    assert.equal(r.body.output.greeting, 'hello sync');
+    assert.ok(Number.isInteger(r.body.delayTime) && Number.isInteger(r.body.executionTime));
+    const failed = await post(`${url}/runsync`, { input: { name: 'boom' } });
+    assert.deepEqual([failed.body.status, failed.body.error], ['FAILED', 'ValueError: boom!']);
+    const missing = await post(`${url}/runsync`, { input: {} });
+    assert.equal(missing.body.error, "TypeError: hello() missing 1 required positional argument: 'name'");
+  });
+
+  test('bad bodies are 400 with a sentence saying what to send', async () => {
+    const bad = await post(`${url}/runsync`, '{"input": ');
+    assert.equal(bad.status, 400);
+    assert.match(bad.body.error, /not valid JSON.*send \{"input"/);
+    const noInput = await post(`${url}/run`, { name: 'x' });
+    assert.equal(noInput.status, 400);
+    assert.match(noInput.body.error, /"input" key/);
+    assert.equal((await post(`${url}/nowhere`, {})).status, 404);
+  });
+
+  test('POST /run answers IN_PROGRESS with a test- id, and the job can be followed with /status', async () => {
+    const r = await post(`${url}/run`, { input: { name: 'later', sleep_ms: 50 } });
+    assert.equal(r.body.status, 'IN_PROGRESS');
+    assert.match(r.body.id, /^test-[0-9a-f-]{36}$/);
+    // GET and POST both work (the reference's /status is POST-only).
+    let job: { status: string; output?: { greeting: string } } = { status: '' };
+    for (let i = 0; i < 200 && job.status !== 'COMPLETED'; i++) {
+      job = (await post(`${url}/status/${r.body.id}`, '', i % 2 ? 'POST' : 'GET')).body;
+      if (job.status !== 'COMPLETED') await new Promise((res) => setTimeout(res, 20));
+    }
+    assert.equal(job.output?.greeting, 'hello later');
+    assert.equal((await post(`${url}/status/test-unknown`, '', 'GET')).status, 404);
+  });
+
+  test('/stream of a function that does not stream gives one chunk with its output, then []', async () => {
+    const r = await post(`${url}/run`, { input: { name: 'chunk' } });
+    // /stream waits for the job's first chunk, which a non-streaming job produces when it completes.
+    const chunks = (await post(`${url}/stream/${r.body.id}`, '', 'GET')).body;
+    assert.equal(chunks.length, 1);
+    assert.equal(chunks[0].output.greeting, 'hello chunk');
+    assert.equal(chunks[0].metrics.stream_index, 0);
+    assert.deepEqual((await post(`${url}/stream/${r.body.id}`, '', 'POST')).body, []);
+  });
+});
+
+describe('local test server: streaming and concurrency', () => {
+  after(() => {
+    for (const p of servers) p.child.kill('SIGKILL');
+  });
+
+  test('/stream returns the chunks produced since the previous call, then [] once done', async () => {
+    const url = await serveApi('handler_count.py');
+    const r = await post(`${url}/run`, { input: { n: 5, delay_ms: 30 } });
+    const seen: unknown[] = [];
+    for (let i = 0; i < 50; i++) {
+      const chunks = (await post(`${url}/stream/${r.body.id}`, '', 'GET')).body as { output: unknown }[];
+      if (chunks.length === 0) break;
+      seen.push(...chunks.map((c) => c.output));
+    }
+    assert.deepEqual(seen, [0, 1, 2, 3, 4].map((i) => ({ i })));
+    const job = (await post(`${url}/status/${r.body.id}`, '', 'GET')).body;
+    assert.deepEqual(job.output, seen);
+  });
+
+  test('POST /cancel stops a running job; its status is CANCELLED', async () => {
+    const url = await serveApi('handler_count.py');
+    const r = await post(`${url}/run`, { input: { n: 100, delay_ms: 50 } });
+    await post(`${url}/stream/${r.body.id}`, '', 'GET');
+    const cancelled = await post(`${url}/cancel/${r.body.id}`, '');
+    assert.equal(cancelled.body.status, 'CANCELLED');
+    assert.equal((await post(`${url}/status/${r.body.id}`, '', 'GET')).body.status, 'CANCELLED');
+    assert.equal((await post(`${url}/cancel/${r.body.id}`, '', 'GET')).status, 405);
+  });
+
+  test('with main.py and --rp_api_concurrency 2, two jobs really run at once', async () => {
+    copyFileSync(path.join(dir, 'handler_hello.py'), path.join(dir, 'main.py'));
+    const url = await serveApi('main.py', ['--rp_api_concurrency', '2']);
+    const [a, b] = await Promise.all([
+      post(`${url}/runsync`, { input: { name: 'a', sleep_ms: 300 } }),
+      post(`${url}/runsync`, { input: { name: 'b', sleep_ms: 300 } }),
+    ]);
+    const [x, y] = [a.body.output, b.body.output].sort((p, q) => p.start - q.start);
+    assert.ok(y.start < x.end, `the second job started (${y.start}) after the first ended (${x.end})`);
+  });
+
+  test('with one worker (the default), jobs run one after the other', async () => {
+    const url = await serveApi('handler_hello.py');
+    const [a, b] = await Promise.all([
+      post(`${url}/runsync`, { input: { name: 'a', sleep_ms: 100 } }),
+      post(`${url}/runsync`, { input: { name: 'b', sleep_ms: 100 } }),
+    ]);
+    const [x, y] = [a.body.output, b.body.output].sort((p, q) => p.start - q.start);
+    assert.ok(y.start >= x.end);
+  });
+});
