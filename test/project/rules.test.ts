@@ -206,3 +206,9 @@ test('syntax errors are reported and never stop the analysis of the rest', async
     await analyzeSource(junk); // must not throw
   }
 });
+
+test('a keyword argument given twice is an error (Python refuses it at import)', async () => {
+  const d = await diagnose(queue('name="a", workers=(0, 1), workers=(0, 2)'));
+  assert.deepEqual(codes(d), ['duplicate-argument']);
+  assert.match(d[0].message, /workers is given more than once/);
+});

@@ -25,6 +25,8 @@ export interface BuildOptions {
   onProgress?: (message: string) => void;
   /** Diagnostics that do not stop the build (warnings). */
   onWarning?: (d: Diagnostic) => void;
+  /** An analysis of the project made just before (the dev server has one); saves analysing twice. */
+  model?: ProjectModel;
 }
 
 export interface BuildResult {
@@ -59,7 +61,7 @@ export async function buildProject(root: string, options: BuildOptions = {}): Pr
   const pythonVersion = options.pythonVersion ?? process.env.STRATO_PYTHON_VERSION ?? DEFAULT_PYTHON_VERSION;
 
   progress('analysing the project');
-  const model = await loadProject(projectRoot);
+  const model = options.model ?? (await loadProject(projectRoot));
   const errors = model.diagnostics.filter((d) => d.severity === 'error');
   for (const w of model.diagnostics.filter((d) => d.severity === 'warning')) options.onWarning?.(w);
   if (errors.length) throw new BuildRefused(errors);

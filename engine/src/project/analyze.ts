@@ -162,6 +162,7 @@ function endpointFromCall(call: SyntaxNode, kind: 'queue' | 'lb', defaultName: s
   const a: EndpointArgs = { args: {}, dynamicArgs: {}, unknownEnums: [], unknownParams: [] };
   const argList = call.childForFieldName('arguments');
   let positional = 0;
+  const seenKeys = new Set<string>();
   for (const arg of argList ? children(argList) : []) {
     if (arg.type === 'comment') continue;
     let key: string;
@@ -181,6 +182,11 @@ function endpointFromCall(call: SyntaxNode, kind: 'queue' | 'lb', defaultName: s
       valueNode = arg;
     }
     if (!valueNode) continue;
+    if (seenKeys.has(key)) {
+      sink.add('duplicate-argument', `${key} is given more than once (Python refuses a repeated keyword argument): keep one.`, rangeOf(arg));
+      continue;
+    }
+    seenKeys.add(key);
     if (!isKnownParameter(key)) {
       a.unknownParams.push({ name: key, range: rangeOf(arg.type === 'keyword_argument' ? arg.childForFieldName('name')! : arg) });
       continue;

@@ -13,10 +13,23 @@ export function isThirdParty(imp: ImportInfo, localModules?: ReadonlySet<string>
   return !STDLIB_MODULES.has(imp.topLevel) && !ALWAYS_FINE.has(imp.topLevel) && !(localModules?.has(imp.topLevel) ?? false);
 }
 
+/** A top-level statement, with the node reads and texts the rule needs made once (each read crosses into WebAssembly). */
+interface TopLevel {
+  stmt: SyntaxNode;
+  row: number;
+  def: SyntaxNode | null;
+  body: SyntaxNode | null;
+  bodyText: string;
+  /** Decorators and signature of a definition; the whole statement otherwise. */
+  head: string;
+  checksHead: boolean;
+}
+
 export function checkTopLevelImports(model: FileModel, root: SyntaxNode, localModules: ReadonlySet<string> | undefined, sink: DiagnosticSink): void {
-  const definitions = children(root);
-  for (const imp of model.imports) {
-    if (!isThirdParty(imp, localModules)) continue;
+  const thirdParty = model.imports.filter((imp) => isThirdParty(imp, localModules));
+  if (!thirdParty.length) return;
+  const definitions = children(root).map(topLevel);
+  for (const imp of thirdParty) {
     const names = imp.names.filter((n) => n !== '*');
     const packages = [imp.topLevel];
     const targets = names.length ? insertionTargets(definitions, names, imp) : [];
@@ -28,40 +41,52 @@ export function checkTopLevelImports(model: FileModel, root: SyntaxNode, localMo
   }
 }
 
+function topLevel(stmt: SyntaxNode): TopLevel {
+  const def = defOf(stmt);
+  const body = def?.childForFieldName('body') ?? null;
+  const text = stmt.text;
+  // Decorators and signatures run at import time too; other statements count unless they are imports or comments.
+  const head = def && body ? text.slice(0, body.startIndex - stmt.startIndex) : text;
+  const checksHead = def !== null || (stmt.type !== 'import_statement' && stmt.type !== 'import_from_statement' && stmt.type !== 'comment');
+  return { stmt, row: stmt.startPosition.row, def, body, bodyText: body?.text ?? '', head, checksHead };
+}
+
 function lineRange(imp: ImportInfo): ImportInfo['range'] {
   return { start: { line: imp.range.start.line, character: 0 }, end: { line: imp.range.end.line + 1, character: 0 } };
 }
 
-function mentions(node: SyntaxNode, name: string): boolean {
-  return new RegExp(`(^|[^A-Za-z0-9_.])${name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\b`).test(node.text);
+const mentionPatterns = new Map<string, RegExp>();
+
+function mentions(text: string, name: string): boolean {
+  let re = mentionPatterns.get(name);
+  if (!re) {
+    if (mentionPatterns.size > 1000) mentionPatterns.clear();
+    re = new RegExp(`(^|[^A-Za-z0-9_.])${name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\b`);
+    mentionPatterns.set(name, re);
+  }
+  return re.test(text);
 }
 
 function defOf(stmt: SyntaxNode): SyntaxNode | null {
   return stmt.type === 'decorated_definition' ? stmt.childForFieldName('definition') : stmt.type === 'function_definition' || stmt.type === 'class_definition' ? stmt : null;
 }
 
-function usedAtModuleLevel(definitions: SyntaxNode[], name: string, imp: ImportInfo): boolean {
-  return definitions.some((stmt) => {
-    if (stmt.startPosition.row === imp.range.start.line) return false;
-    const def = defOf(stmt);
-    if (!def) return stmt.type !== 'import_statement' && stmt.type !== 'import_from_statement' && stmt.type !== 'comment' && mentions(stmt, name);
-    // Decorators and signatures run at import time too.
-    const body = def.childForFieldName('body');
-    const head = body ? stmt.text.slice(0, body.startIndex - stmt.startIndex) : stmt.text;
-    return new RegExp(`(^|[^A-Za-z0-9_.])${name}\\b`).test(head);
-  });
+function usedAtModuleLevel(definitions: TopLevel[], name: string, imp: ImportInfo): boolean {
+  return definitions.some((t) => t.row !== imp.range.start.line && t.checksHead && mentions(t.head, name));
 }
 
-function insertionTargets(definitions: SyntaxNode[], names: string[], imp: ImportInfo): Array<{ position: Position; text: string }> {
+function insertionTargets(definitions: TopLevel[], names: string[], imp: ImportInfo): Array<{ position: Position; text: string }> {
   const out: Array<{ position: Position; text: string }> = [];
   const statement = imp.text.replace(/\s*\n\s*/g, ' ');
-  const visit = (def: SyntaxNode) => {
-    const body = def.childForFieldName('body');
-    if (!body || !names.some((n) => mentions(body, n))) return;
+  const visit = (def: SyntaxNode, body: SyntaxNode | null, bodyText: string) => {
+    if (!body || !names.some((n) => mentions(bodyText, n))) return;
     if (def.type === 'class_definition') {
       for (const s of children(body)) {
         const inner = defOf(s);
-        if (inner?.type === 'function_definition') visit(inner);
+        if (inner?.type === 'function_definition') {
+          const innerBody = inner.childForFieldName('body');
+          visit(inner, innerBody, innerBody?.text ?? '');
+        }
       }
       return;
     }
@@ -74,10 +99,7 @@ function insertionTargets(definitions: SyntaxNode[], names: string[], imp: Impor
     else if (isDoc) out.push({ position: { line: first.endPosition.row, character: first.endPosition.column }, text: `\n${indent}${statement}` });
     else out.push({ position: { line: first.startPosition.row, character: first.startPosition.column }, text: `${statement}\n${indent}` });
   };
-  for (const stmt of definitions) {
-    const def = defOf(stmt);
-    if (def) visit(def);
-  }
+  for (const t of definitions) if (t.def) visit(t.def, t.body, t.bodyText);
   return out;
 }
 

@@ -33,7 +33,8 @@ export type RuleCode =
   | 'duplicate-queue-function'
   | 'top-level-import'
   | 'invalid-endpoint-name'
-  | 'unknown-parameter';
+  | 'unknown-parameter'
+  | 'duplicate-argument';
 
 export interface RelatedInfo {
   file: string;
@@ -117,6 +118,8 @@ export interface FunctionInfo {
   /** The whole definition including decorators. */
   range: Range;
   nameRange: Range;
+  /** `from m import a, b` statements inside the body: how an endpoint calls another endpoint's function. */
+  bodyImports: Array<{ module: string; names: string[] }>;
 }
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';

@@ -17,6 +17,8 @@ export function combine(root: string, files: FileModel[]): ProjectModel {
   return { root, files, endpoints, diagnostics };
 }
 
+const MAX_LISTED = 10;
+
 export function duplicateNames(endpoints: readonly EndpointSpec[]): Diagnostic[] {
   const byName = new Map<string, EndpointSpec[]>();
   for (const ep of endpoints) {
@@ -34,8 +36,11 @@ export function duplicateNames(endpoints: readonly EndpointSpec[]): Diagnostic[]
       while (taken.has(`${name}-${n}`)) n++;
       const suggestion = `${name}-${n}`;
       taken.add(suggestion);
-      const others = list.filter((o) => o !== ep);
-      const where = others.map((o) => `${o.file}:${o.nameRange.start.line + 1}`).join(', ');
+      // Listing every other place for each one would grow with the square of the count: name a few.
+      const others: EndpointSpec[] = [];
+      for (let i = 0; i < list.length && others.length < MAX_LISTED; i++) if (list[i] !== ep) others.push(list[i]);
+      const more = list.length - 1 - others.length;
+      const where = others.map((o) => `${o.file}:${o.nameRange.start.line + 1}`).join(', ') + (more > 0 ? ` and ${more} more` : '');
       out.push({
         code: allQueue ? 'duplicate-queue-function' : 'duplicate-endpoint-name',
         severity: 'error',

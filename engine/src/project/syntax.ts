@@ -129,6 +129,7 @@ export function functionInfo(def: SyntaxNode, outer: SyntaxNode = def): Function
     summary: docstring?.split('\n')[0].trim() || undefined,
     range: rangeOf(outer),
     nameRange: rangeOf(nameNode),
+    bodyImports: body && body.text.includes('import') ? bodyImportsOf(body) : [],
   };
   if (info.isClass && body) {
     info.methods = [];
@@ -145,4 +146,20 @@ export function functionInfo(def: SyntaxNode, outer: SyntaxNode = def): Function
     if (init) info.params = paramsOf(init.childForFieldName('parameters')).slice(1);
   }
   return info;
+}
+
+function bodyImportsOf(body: SyntaxNode): FunctionInfo['bodyImports'] {
+  const out: FunctionInfo['bodyImports'] = [];
+  walk(body, (n) => {
+    if (n.type !== 'import_from_statement') return n.type !== 'string';
+    const moduleNode = n.childForFieldName('module_name');
+    if (!moduleNode) return false;
+    const names = children(n)
+      .filter((c) => c.id !== moduleNode.id)
+      .map((c) => (c.type === 'aliased_import' ? c.childForFieldName('name')?.text : c.text) ?? '')
+      .filter(Boolean);
+    out.push({ module: moduleNode.text, names });
+    return false;
+  });
+  return out;
 }

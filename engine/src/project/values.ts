@@ -19,7 +19,21 @@ export type EvalResult =
 
 const dynamic = (node: SyntaxNode): EvalResult => ({ ok: false, node, reason: 'dynamic' });
 
+/** Deeper nesting (of brackets, operators or constants naming constants) is not evaluated: it would overflow the stack. */
+const MAX_DEPTH = 100;
+let depth = 0;
+
 export function evaluate(node: SyntaxNode, scope: EvalScope, seen: Set<string> = new Set()): EvalResult {
+  if (depth >= MAX_DEPTH) return dynamic(node);
+  depth++;
+  try {
+    return evaluateNode(node, scope, seen);
+  } finally {
+    depth--;
+  }
+}
+
+function evaluateNode(node: SyntaxNode, scope: EvalScope, seen: Set<string>): EvalResult {
   switch (node.type) {
     case 'string':
       return evalString(node);

@@ -1,0 +1,40 @@
+// Code lenses above each endpoint function and each route: "Run" and "Deploy". The server only describes them;
+// the client executes the commands (ids and argument shape in protocol.ts).
+import type { CodeLens, Range } from 'vscode-languageserver/node';
+import type { EndpointSpec, FunctionInfo, RouteInfo } from '../../engine/src/project';
+import { Commands, type EndpointCommandArgs } from './protocol';
+import type { IndexedFile, WorkspaceIndex } from './workspaceIndex';
+
+export function codeLenses(index: WorkspaceIndex, f: IndexedFile): CodeLens[] {
+  if (!f.inProject) return []; // the build leaves this file out: nothing to run or deploy
+  const lenses: CodeLens[] = [];
+  for (const ep of index.model(f).endpoints) {
+    if (ep.kind === 'queue') {
+      for (const fn of ep.functions) lenses.push(...pair(`Run ${ep.name}`, ep, lineOf(fn.range), args(f, ep, fn)));
+    } else {
+      for (const r of ep.routes) lenses.push(...pair(`Run ${r.method} ${r.path}`, ep, lineOf(r.range), args(f, ep, r.function, r)));
+    }
+  }
+  return lenses;
+}
+
+function pair(runTitle: string, ep: EndpointSpec, range: Range, a: EndpointCommandArgs): CodeLens[] {
+  return [
+    { range, command: { title: `▶ ${runTitle}`, command: Commands.runEndpoint, arguments: [a] } },
+    { range, command: { title: `Deploy ${ep.name}`, command: Commands.deployEndpoint, arguments: [a] } },
+  ];
+}
+
+function args(f: IndexedFile, ep: EndpointSpec, fn: FunctionInfo, route?: RouteInfo): EndpointCommandArgs {
+  const a: EndpointCommandArgs = { endpoint: ep.name, function: fn.name, file: f.rel, uri: f.uri, kind: ep.kind };
+  if (route) {
+    a.method = route.method;
+    a.path = route.path;
+  }
+  return a;
+}
+
+/** The lens sits on the first line of the definition (its first decorator). */
+function lineOf(range: Range): Range {
+  return { start: { line: range.start.line, character: 0 }, end: { line: range.start.line, character: 0 } };
+}

@@ -1,0 +1,63 @@
+// Hover: the meaning, type, default and limits of an `Endpoint` parameter, and what a GPU or CPU value is
+// (models, memory, vCPUs), whether written as a string in gpu=/cpu= or as a catalog enum member anywhere.
+import { MarkupKind, type Hover, type Position } from 'vscode-languageserver/node';
+import { enumClasses, parameterDoc } from '../../engine/src/catalog';
+import { cpuMarkdown, gpuMarkdown, hardwareMarkdown, parameterMarkdown } from './catalogDocs';
+import { cursorContext, dottedAt, endpointCall, identifierAt, statementStart } from './cursorContext';
+import { enumClassOf, isEndpointCallee, stratoNames, usesStrato } from './stratoNames';
+import type { IndexedFile, WorkspaceIndex } from './workspaceIndex';
+
+export function hover(index: WorkspaceIndex, f: IndexedFile, position: Position): Hover | null {
+  const open = f.open;
+  const tree = open?.syntaxTree();
+  if (!open || !tree) return null;
+  const names = stratoNames(index.model(f));
+  if (!usesStrato(names)) return null;
+  const doc = open.textDocument;
+  const text = open.text;
+  const offset = doc.offsetAt(position);
+  const answer = (value: string, start: number, end: number): Hover => ({
+    contents: { kind: MarkupKind.Markdown, value },
+    range: { start: doc.positionAt(start), end: doc.positionAt(end) },
+  });
+  const isEndpoint = (callee: string) => isEndpointCallee(callee, names);
+
+  const dotted = dottedAt(text, offset);
+  if (dotted) {
+    const cut = dotted.text.lastIndexOf('.');
+    const cls = enumClassOf(dotted.text.slice(0, cut), names);
+    const value = cls ? enumClasses[cls][dotted.text.slice(cut + 1)] : undefined;
+    const md = value !== undefined ? hardwareMarkdown(value) : undefined;
+    if (md) return answer(md, dotted.start, dotted.end);
+  }
+
+  const start = statementStart(tree, text, offset);
+  const ctx = cursorContext(text, start, offset);
+  if (ctx.comment) return null;
+  if (ctx.string) {
+    const call = endpointCall(ctx, isEndpoint);
+    const keyword = call?.frame.keyword;
+    if (keyword !== 'gpu' && keyword !== 'cpu') return null;
+    const { contentStart, quote, prefix } = ctx.string;
+    const close = closingQuote(text, offset, quote);
+    if (close === -1) return null;
+    const md = keyword === 'gpu' ? gpuMarkdown(text.slice(contentStart, close)) : cpuMarkdown(text.slice(contentStart, close));
+    return md ? answer(md, contentStart - quote.length - prefix.length, close + quote.length) : null;
+  }
+
+  const word = identifierAt(text, offset);
+  if (!word) return null;
+  const call = endpointCall(cursorContext(text, start, word.start), isEndpoint);
+  if (!call || call.nested !== 0 || !call.frame.argStart || !/^[ \t]*=(?!=)/.test(text.slice(word.end, word.end + 80))) return null;
+  const p = parameterDoc(word.text);
+  return p ? answer(parameterMarkdown(p), word.start, word.end) : null;
+}
+
+function closingQuote(text: string, from: number, quote: string): number {
+  for (let i = from; i < text.length; i++) {
+    if (text[i] === '\\') i++;
+    else if (text.startsWith(quote, i)) return i;
+    else if (quote.length === 1 && text[i] === '\n') return -1;
+  }
+  return -1;
+}

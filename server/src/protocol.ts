@@ -1,0 +1,41 @@
+// What the language server and the VS Code extension agree on: command ids carried by code lenses and the shape
+// of their argument. Dependency-free (types only from the engine model), so that client/ can import it as is.
+import type { EndpointKind, HttpMethod } from '../../engine/src/project/model';
+
+/** Commands the code lenses carry. The client executes them; the server never registers them. */
+export const Commands = {
+  runEndpoint: 'strato.runEndpoint',
+  deployEndpoint: 'strato.deployEndpoint',
+} as const;
+export type EndpointCommand = (typeof Commands)[keyof typeof Commands];
+
+/** The single argument of `strato.runEndpoint` and `strato.deployEndpoint`. */
+export interface EndpointCommandArgs {
+  /** Endpoint name (the `name=` of `Endpoint(...)`). */
+  endpoint: string;
+  /** The decorated function or class; for a route, the route's function. */
+  function: string;
+  /** Workspace-relative POSIX path of the file that declares it. */
+  file: string;
+  /** The file's URI as the client knows it. */
+  uri: string;
+  kind: EndpointKind;
+  /** Load-balanced routes only. */
+  method?: HttpMethod;
+  path?: string;
+}
+
+/** Guards a command argument that arrives through the untyped command API. */
+export function isEndpointCommandArgs(value: unknown): value is EndpointCommandArgs {
+  if (typeof value !== 'object' || value === null) return false;
+  const v = value as Record<string, unknown>;
+  const str = (k: string) => typeof v[k] === 'string';
+  return str('endpoint') && str('function') && str('file') && str('uri') && (v.kind === 'queue' || v.kind === 'lb') &&
+    (v.method === undefined || str('method')) && (v.path === undefined || str('path'));
+}
+
+/** `source` of every diagnostic the server reports, and the identifier of its pull diagnostics. */
+export const DIAGNOSTIC_SOURCE = 'strato';
+
+/** The language id of the documents the server handles. */
+export const LANGUAGE_ID = 'python';

@@ -1,0 +1,152 @@
+// One Python file's analysis: closed files are parsed once and dropped; an open document keeps its tree-sitter
+// tree, which every edit updates in place (tree.edit) so that the next parse reuses all unchanged subtrees.
+import { TextDocument, type TextDocumentContentChangeEvent } from 'vscode-languageserver-textdocument';
+import { analyzeTree, moduleNameOf, type AnalyzeOptions, type FileModel, type Parser, type Tree } from '../../engine/src/project';
+
+/** Larger files are generated or data, not worker files (the build skips them the same way). */
+export const MAX_SOURCE_CHARS = 2 * 1024 * 1024;
+/** A parse that takes longer is abandoned: the file then gets no analysis rather than a frozen editor. */
+const PARSE_BUDGET_MS = 750;
+
+export function emptyModel(file: string): FileModel {
+  return { file, module: moduleNameOf(file), endpoints: [], imports: [], diagnostics: [], usesStrato: false };
+}
+
+/** True when the text cannot be a worker file (too large, or binary). */
+export function isUnanalysable(text: string): boolean {
+  return text.length > MAX_SOURCE_CHARS || text.includes('\u0000');
+}
+
+/** Parses with a time budget; null when the budget ran out. */
+export function parseBounded(parser: Parser, text: string, oldTree?: Tree): Tree | null {
+  const deadline = performance.now() + PARSE_BUDGET_MS;
+  // The typings declare a void callback, but returning true cancels the parse (web-tree-sitter 0.25).
+  const progressCallback = (() => performance.now() > deadline) as unknown as () => void;
+  return parser.parse(text, oldTree ?? null, { progressCallback });
+}
+
+/** Analyses text that is not kept open: parse, analyse, free the tree. */
+export function analyzeSource(parser: Parser, file: string, text: string, options: AnalyzeOptions): FileModel {
+  if (isUnanalysable(text)) return emptyModel(file);
+  const tree = parseBounded(parser, text);
+  if (!tree) return emptyModel(file);
+  try {
+    return analyzeTree(file, tree, text, options);
+  } finally {
+    tree.delete();
+  }
+}
+
+/** An open document: its text, version and an incrementally maintained tree. */
+export class OpenDocument {
+  private document: TextDocument;
+  private tree: Tree | undefined;
+  /** The tree has pending edits that the next parse must take into account. */
+  private treeStale = true;
+
+  constructor(
+    private readonly parser: Parser,
+    readonly uri: string,
+    text: string,
+    version: number,
+  ) {
+    this.document = TextDocument.create(uri, 'python', version, text);
+  }
+
+  get text(): string {
+    return this.document.getText();
+  }
+  get version(): number {
+    return this.document.version;
+  }
+  get textDocument(): TextDocument {
+    return this.document;
+  }
+
+  /** Applies LSP content changes in order; each range refers to the text as left by the previous change. */
+  applyChanges(changes: readonly TextDocumentContentChangeEvent[], version: number): void {
+    for (const change of changes) {
+      if (!('range' in change) || !change.range) {
+        this.document = TextDocument.update(this.document, [{ text: change.text }], version);
+        this.dropTree();
+        continue;
+      }
+      const doc = this.document;
+      const startIndex = doc.offsetAt(change.range.start);
+      const oldEndIndex = Math.max(startIndex, doc.offsetAt(change.range.end));
+      const oldText = doc.getText();
+      const range = { start: doc.positionAt(startIndex), end: doc.positionAt(oldEndIndex) };
+      this.document = TextDocument.update(doc, [{ range, text: change.text }], version);
+      if (this.tree) {
+        const newEndIndex = startIndex + change.text.length;
+        // Points as tree-sitter counts them (only '\n' ends a row), which differs from LSP for a lone '\r'.
+        const startPosition = pointAt(oldText, startIndex);
+        this.tree.edit({
+          startIndex,
+          oldEndIndex,
+          newEndIndex,
+          startPosition,
+          oldEndPosition: pointAfter(oldText, startIndex, oldEndIndex, startPosition),
+          newEndPosition: pointAfter(change.text, 0, change.text.length, startPosition),
+        });
+      }
+      this.treeStale = true;
+    }
+    // A version-only update (no changes) still records the client's version.
+    if (changes.length === 0) this.document = TextDocument.update(this.document, [], version);
+  }
+
+  /** The current tree, parsed incrementally when edits are pending; undefined when the text cannot be parsed. */
+  syntaxTree(): Tree | undefined {
+    if (!this.treeStale) return this.tree;
+    const old = this.tree;
+    const text = this.text;
+    const next = isUnanalysable(text) ? null : parseBounded(this.parser, text, old);
+    old?.delete();
+    // After a failed parse the tree stays undefined until the next edit, which then parses from scratch.
+    this.tree = next ?? undefined;
+    this.treeStale = false;
+    return this.tree;
+  }
+
+  analyze(file: string, options: AnalyzeOptions): FileModel {
+    const tree = this.syntaxTree();
+    return tree ? analyzeTree(file, tree, this.text, options) : emptyModel(file);
+  }
+
+  dispose(): void {
+    this.dropTree();
+  }
+
+  private dropTree(): void {
+    this.tree?.delete();
+    this.tree = undefined;
+    this.treeStale = true;
+  }
+}
+
+interface Point {
+  row: number;
+  column: number;
+}
+
+function pointAt(text: string, index: number): Point {
+  let row = 0;
+  let lineStart = 0;
+  for (let i = text.indexOf('\n'); i !== -1 && i < index; i = text.indexOf('\n', i + 1)) {
+    row++;
+    lineStart = i + 1;
+  }
+  return { row, column: index - lineStart };
+}
+
+/** The point reached from `from` (at point `at`) after the text up to `to`. */
+function pointAfter(text: string, from: number, to: number, at: Point): Point {
+  let { row, column } = at;
+  let lineStart = from;
+  for (let i = text.indexOf('\n', from); i !== -1 && i < to; i = text.indexOf('\n', i + 1)) {
+    row++;
+    lineStart = i + 1;
+  }
+  return { row, column: lineStart === from ? column + (to - from) : to - lineStart };
+}
