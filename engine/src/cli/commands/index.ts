@@ -3,8 +3,9 @@
 import type { Command } from 'commander';
 import { register as init } from './init';
 import { register as build } from './build';
+import { register as platform } from './platform';
 
-const commands: Array<(program: Command) => void> = [init, build];
+const commands: Array<(program: Command) => void> = [init, build, platform];
 
 export function registerCommands(program: Command): void {
   for (const register of commands) register(program);

@@ -1,0 +1,57 @@
+// Where clients send requests and with which key. Base URL: STRATO_API_URL, else the local platform (started
+// on demand). Key: STRATO_API_KEY from the environment, else from the project's .env, else (local platform
+// only) its key file.
+import fs from 'node:fs';
+import path from 'node:path';
+import { UserError } from '../util/errors';
+import { ensureLocalPlatform } from '../platform/daemon';
+import { defaultPlatformDir, readKeyFile } from '../platform/paths';
+import type { ApiTarget } from './http';
+
+export interface ResolveOptions {
+  /** Directory whose .env is read (default: the current directory). */
+  projectDir?: string;
+  env?: NodeJS.ProcessEnv;
+}
+
+export interface ApiConfig extends ApiTarget {
+  /** Which platform: one named by STRATO_API_URL, or the local one. */
+  source: 'STRATO_API_URL' | 'local';
+}
+
+/** KEY=VALUE lines of a .env file (quotes stripped, `export ` allowed, comments ignored). */
+export function readDotEnv(file: string): Record<string, string> {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch {
+    return {};
+  }
+  const out: Record<string, string> = {};
+  for (const raw of text.split(/\r?\n/)) {
+    const m = /^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*?)\s*$/.exec(raw);
+    if (!m) continue;
+    let v = m[2];
+    if (/^(['"]).*\1$/.test(v)) v = v.slice(1, -1);
+    else v = v.replace(/\s+#.*$/, '');
+    out[m[1]] = v;
+  }
+  return out;
+}
+
+export async function resolveApiConfig(o: ResolveOptions = {}): Promise<ApiConfig> {
+  const env = o.env ?? process.env;
+  const dotEnv = readDotEnv(path.join(o.projectDir ?? process.cwd(), '.env'));
+  const explicitKey = env.STRATO_API_KEY || dotEnv.STRATO_API_KEY || undefined;
+  const remote = (env.STRATO_API_URL || dotEnv.STRATO_API_URL || '').trim().replace(/\/+$/, '');
+  if (remote) {
+    if (!/^https?:\/\//.test(remote)) throw new UserError(`STRATO_API_URL must start with http:// or https://, got "${remote}"`);
+    if (!explicitKey)
+      throw new UserError(`STRATO_API_URL is set (${remote}) but STRATO_API_KEY is not; set it in the environment or in .env`);
+    return { baseUrl: remote, apiKey: explicitKey, source: 'STRATO_API_URL' };
+  }
+  const local = await ensureLocalPlatform(defaultPlatformDir(env));
+  const apiKey = explicitKey ?? readKeyFile(local.keyFile);
+  if (!apiKey) throw new UserError(`the local platform has no key file at ${local.keyFile}; restart it with \`strato platform start\``);
+  return { baseUrl: local.url, apiKey, source: 'local' };
+}

@@ -1,0 +1,250 @@
+// Typed client of the control plane (GraphQL at {base_url}/graphql): apps, environments, build upload
+// (request a location, PUT the artifact, finalize with the manifest), deploy, endpoints (save, delete, list,
+// look up by name within an app and environment).
+import fs from 'node:fs';
+import type { Manifest } from '../build/manifestTypes';
+import { UserError } from '../util/errors';
+import { errorText, send, type ApiTarget } from './http';
+
+export interface App {
+  id: string;
+  name: string;
+  createdAt: number;
+  environments: Environment[];
+}
+
+export interface Environment {
+  id: string;
+  name: string;
+  appId: string;
+  createdAt: number;
+  activeBuildId: string | null;
+}
+
+export interface Build {
+  id: string;
+  appId: string;
+  createdAt: number;
+  size: number;
+  sha256: string;
+  projectName: string | null;
+  sourceFingerprint: string | null;
+}
+
+export type EndpointType = 'QUEUE' | 'LOAD_BALANCED';
+
+export interface Endpoint {
+  id: string;
+  name: string;
+  type: EndpointType;
+  appId: string;
+  environmentId: string;
+  buildId: string;
+  /** Queue: `{base}/v2/<id>` (append /run, /runsync). Load-balanced: `{base}/lb/<id>` (append the route). */
+  url: string;
+  routes: Array<{ method: string; path: string; function: string }>;
+  workersMin: number;
+  workersMax: number;
+  idleTimeout: number;
+  maxConcurrency: number;
+  executionTimeoutMs: number;
+  declaredExecutionTimeoutMs: number | null;
+  gpuIds: string | null;
+  gpuCount: number;
+  cpu: string | null;
+  env: Record<string, string>;
+  sourceFingerprint: string;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface EndpointHealth {
+  idle: number;
+  running: number;
+  initializing: number;
+  inQueue: number;
+  inProgress: number;
+  lastError: string | null;
+  /** Set when the endpoint asks for hardware this machine lacks (a GPU on a machine without one). */
+  hardwareNote: string | null;
+}
+
+export interface EndpointInput {
+  environmentId: string;
+  /** The endpoint's name in the build's manifest. */
+  name: string;
+  /** Defaults to the environment's active build. */
+  buildId?: string;
+  workersMin?: number;
+  workersMax?: number;
+  idleTimeout?: number;
+  maxConcurrency?: number;
+  executionTimeoutMs?: number;
+  /** Merged over the manifest's env. */
+  env?: Record<string, string>;
+}
+
+/** A GraphQL error of the control plane, with its code (BAD_REQUEST, NOT_FOUND, CONFLICT, ...). */
+export class ControlPlaneError extends UserError {
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'ControlPlaneError';
+  }
+}
+
+const ENV = 'id name appId createdAt activeBuild { id }';
+const APP = `id name createdAt environments { ${ENV} }`;
+const BUILD = 'id appId createdAt size sha256 projectName sourceFingerprint';
+const ENDPOINT = `id name type appId environmentId buildId url routes { method path function } workersMin workersMax
+  idleTimeout maxConcurrency executionTimeoutMs declaredExecutionTimeoutMs gpuIds gpuCount cpu env { name value }
+  sourceFingerprint createdAt updatedAt`;
+
+type RawEnv = Omit<Environment, 'activeBuildId'> & { activeBuild: { id: string } | null };
+type RawApp = Omit<App, 'environments'> & { environments: RawEnv[] };
+type RawEndpoint = Omit<Endpoint, 'env'> & { env: Array<{ name: string; value: string }> };
+
+const env = (e: RawEnv): Environment => ({
+  id: e.id,
+  name: e.name,
+  appId: e.appId,
+  createdAt: e.createdAt,
+  activeBuildId: e.activeBuild?.id ?? null,
+});
+const app = (a: RawApp): App => ({ ...a, environments: a.environments.map(env) });
+const endpoint = (e: RawEndpoint): Endpoint => ({ ...e, env: Object.fromEntries(e.env.map((v) => [v.name, v.value])) });
+
+export class ControlPlaneClient {
+  constructor(readonly target: ApiTarget) {}
+
+  /** Runs one GraphQL operation; the first error becomes a ControlPlaneError. */
+  async query<T>(query: string, variables: Record<string, unknown> = {}): Promise<T> {
+    const r = await send(this.target, 'POST', '/graphql', { body: { query, variables } });
+    const body = (r.body ?? {}) as { data?: T; errors?: Array<{ message: string; extensions?: { code?: string } }> };
+    if (body.errors?.length) {
+      const e = body.errors[0];
+      throw new ControlPlaneError(e.extensions?.code ?? 'ERROR', `the control plane refused the request: ${e.message}`);
+    }
+    if (r.status !== 200 || !body.data) {
+      throw new ControlPlaneError('HTTP', `the control plane answered HTTP ${r.status}: ${errorText(r.body)}`);
+    }
+    return body.data;
+  }
+
+  async listApps(): Promise<App[]> {
+    return (await this.query<{ apps: RawApp[] }>(`{ apps { ${APP} } }`)).apps.map(app);
+  }
+
+  async findApp(name: string): Promise<App | null> {
+    const d = await this.query<{ app: RawApp | null }>(`query($n: String) { app(name: $n) { ${APP} } }`, { n: name });
+    return d.app ? app(d.app) : null;
+  }
+
+  async createApp(name: string): Promise<App> {
+    const d = await this.query<{ createApp: RawApp }>(`mutation($n: String!) { createApp(name: $n) { ${APP} } }`, { n: name });
+    return app(d.createApp);
+  }
+
+  async deleteApp(id: string): Promise<void> {
+    await this.query(`mutation($id: ID!) { deleteApp(id: $id) }`, { id });
+  }
+
+  async createEnvironment(appId: string, name: string): Promise<Environment> {
+    const d = await this.query<{ createEnvironment: RawEnv }>(
+      `mutation($a: ID!, $n: String!) { createEnvironment(appId: $a, name: $n) { ${ENV} } }`,
+      { a: appId, n: name },
+    );
+    return env(d.createEnvironment);
+  }
+
+  async deleteEnvironment(id: string): Promise<void> {
+    await this.query(`mutation($id: ID!) { deleteEnvironment(id: $id) }`, { id });
+  }
+
+  /** Uploads an artifact (tar.gz) and registers it as a build of the app, with its manifest. */
+  async uploadBuild(appId: string, artifactPath: string, manifest?: Manifest | string): Promise<Build> {
+    const size = fs.statSync(artifactPath).size;
+    const up = await this.query<{ requestBuildUpload: { uploadId: string; url: string } }>(
+      `mutation($a: ID!, $s: Float!) { requestBuildUpload(appId: $a, size: $s) { uploadId url } }`,
+      { a: appId, s: size },
+    );
+    const { uploadId, url } = up.requestBuildUpload;
+    const path = url.startsWith(this.target.baseUrl) ? url.slice(this.target.baseUrl.length) : new URL(url).pathname;
+    const put = await send(this.target, 'PUT', path, {
+      raw: fs.createReadStream(artifactPath),
+      headers: { 'content-type': 'application/gzip', 'content-length': String(size) },
+      timeoutMs: 30 * 60_000,
+    });
+    if (put.status !== 200) throw new UserError(`uploading ${artifactPath} failed (HTTP ${put.status}): ${errorText(put.body)}`);
+    const m = manifest === undefined ? null : typeof manifest === 'string' ? manifest : JSON.stringify(manifest);
+    const d = await this.query<{ finalizeBuild: Build }>(
+      `mutation($a: ID!, $u: ID!, $m: String) { finalizeBuild(appId: $a, uploadId: $u, manifest: $m) { ${BUILD} } }`,
+      { a: appId, u: uploadId, m },
+    );
+    return d.finalizeBuild;
+  }
+
+  async deployBuild(environmentId: string, buildId: string): Promise<Environment> {
+    const d = await this.query<{ deployBuild: RawEnv }>(
+      `mutation($e: ID!, $b: ID!) { deployBuild(environmentId: $e, buildId: $b) { ${ENV} } }`,
+      { e: environmentId, b: buildId },
+    );
+    return env(d.deployBuild);
+  }
+
+  /** Creates the endpoint, or updates the one with the same name in the environment. */
+  async saveEndpoint(input: EndpointInput): Promise<Endpoint> {
+    const vars = {
+      ...input,
+      env: input.env ? Object.entries(input.env).map(([name, value]) => ({ name, value })) : undefined,
+    };
+    const d = await this.query<{ saveEndpoint: RawEndpoint }>(
+      `mutation($i: EndpointInput!) { saveEndpoint(input: $i) { ${ENDPOINT} } }`,
+      { i: vars },
+    );
+    return endpoint(d.saveEndpoint);
+  }
+
+  async deleteEndpoint(id: string): Promise<void> {
+    await this.query(`mutation($id: ID!) { deleteEndpoint(id: $id) }`, { id });
+  }
+
+  async listEndpoints(environmentId?: string): Promise<Endpoint[]> {
+    const d = await this.query<{ endpoints: RawEndpoint[] }>(
+      `query($e: ID) { endpoints(environmentId: $e) { ${ENDPOINT} } }`,
+      { e: environmentId ?? null },
+    );
+    return d.endpoints.map(endpoint);
+  }
+
+  async getEndpoint(id: string): Promise<Endpoint | null> {
+    const d = await this.query<{ endpoint: RawEndpoint | null }>(`query($id: ID!) { endpoint(id: $id) { ${ENDPOINT} } }`, { id });
+    return d.endpoint ? endpoint(d.endpoint) : null;
+  }
+
+  /** The endpoint named `name` in environment `environment` of app `app` (all by name). */
+  async findEndpoint(appName: string, environment: string, name: string): Promise<Endpoint | null> {
+    const d = await this.query<{ endpointByName: RawEndpoint | null }>(
+      `query($a: String!, $e: String!, $n: String!) { endpointByName(app: $a, environment: $e, name: $n) { ${ENDPOINT} } }`,
+      { a: appName, e: environment, n: name },
+    );
+    return d.endpointByName ? endpoint(d.endpointByName) : null;
+  }
+
+  async endpointHealth(id: string): Promise<EndpointHealth | null> {
+    const d = await this.query<{ endpoint: { health: EndpointHealth } | null }>(
+      `query($id: ID!) { endpoint(id: $id) { health { idle running initializing inQueue inProgress lastError hardwareNote } } }`,
+      { id },
+    );
+    return d.endpoint?.health ?? null;
+  }
+
+  async platformInfo(): Promise<{ version: string; baseUrl: string; instanceId: string }> {
+    const d = await this.query<{ platform: { version: string; baseUrl: string; instanceId: string } }>(
+      '{ platform { version baseUrl instanceId } }',
+    );
+    return d.platform;
+  }
+}

@@ -1,0 +1,140 @@
+// `strato platform serve|start|stop|status`: the embedded serverless platform in the foreground, or as the
+// background process clients use when STRATO_API_URL is unset. Argument parsing and terminal output only.
+import { Command, Option } from 'commander';
+import { UserError } from '../../util/errors';
+import { daemonStatus, startDaemon, stopDaemon } from '../../platform/daemon';
+import { DEFAULT_PORT } from '../../platform/options';
+import { defaultPlatformDir, platformLayout } from '../../platform/paths';
+import { startPlatform, type RunningPlatform } from '../../platform/platform';
+
+interface ServeFlags {
+  host: string;
+  port?: string;
+  dataDir?: string;
+  apiKey?: string;
+  python?: string;
+  publicUrl?: string;
+  daemon?: boolean;
+  heartbeatMs?: string;
+  groupCommitMs?: string;
+}
+
+function intFlag(name: string, v: string | undefined, min = 0): number | undefined {
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < min) throw new UserError(`${name} must be an integer >= ${min}, got "${v}"`);
+  return n;
+}
+
+async function serve(f: ServeFlags): Promise<void> {
+  const explicitPort = intFlag('--port', f.port);
+  if (explicitPort !== undefined && explicitPort > 65535) throw new UserError(`--port must be at most 65535`);
+  const dataDir = f.dataDir ?? defaultPlatformDir();
+  const base = {
+    host: f.host,
+    dataDir,
+    apiKey: f.apiKey ?? process.env.STRATO_PLATFORM_API_KEY ?? undefined,
+    python: f.python,
+    publicUrl: f.publicUrl,
+    heartbeatMs: intFlag('--heartbeat-ms', f.heartbeatMs, 10),
+    groupCommitMs: intFlag('--group-commit-ms', f.groupCommitMs),
+  };
+  let platform: RunningPlatform;
+  try {
+    platform = await startPlatform({ ...base, port: explicitPort ?? DEFAULT_PORT });
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code !== 'EADDRINUSE') throw e;
+    if (explicitPort !== undefined)
+      throw new UserError(`port ${explicitPort} on ${f.host} is in use; pick another with --port (0 picks a free one)`);
+    platform = await startPlatform({ ...base, port: 0 }); // the default port is taken: any free one will do
+  }
+  const l = platformLayout(dataDir);
+  const out = (s: string) => process.stdout.write(`${s}\n`);
+  out(`Strato platform ${f.daemon ? '(background) ' : ''}listening on ${platform.url}`);
+  out(`  data dir: ${platform.dataDir}`);
+  out(base.apiKey ? '  API key: the one given with --api-key' : `  API key: in ${l.keyFile} (clients on this machine read it there)`);
+  out(`  queue endpoints: ${platform.url}/v2/<endpoint_id>/runsync   load-balanced: ${platform.url}/lb/<endpoint_id>/<route>`);
+  await new Promise<void>((resolve) => {
+    let stopping = false;
+    const stop = (sig: string) => {
+      if (stopping) {
+        process.stderr.write(`${sig} again: exiting now\n`);
+        process.exit(130);
+      }
+      stopping = true;
+      out(`${sig}: stopping workers and committing the last writes...`);
+      platform.close().then(resolve, (e: unknown) => {
+        process.stderr.write(`error while stopping: ${(e as Error).message}\n`);
+        resolve();
+      });
+    };
+    process.on('SIGINT', () => stop('SIGINT'));
+    process.on('SIGTERM', () => stop('SIGTERM'));
+  });
+  out('stopped');
+}
+
+export function register(program: Command): void {
+  const platform = program
+    .command('platform')
+    .description('run the embedded serverless platform (jobs API, load-balanced endpoints, workers) on this machine');
+
+  platform
+    .command('serve')
+    .description('run the platform in the foreground (Ctrl+C stops it)')
+    .option('--host <host>', 'interface to listen on', '127.0.0.1')
+    .option('--port <port>', `port to listen on (default ${DEFAULT_PORT}, or a free one when it is taken)`)
+    .option('--data-dir <dir>', 'database, builds, logs and key (default: the user data dir)')
+    .option('--api-key <key>', 'account key (default: generated at first start and kept in the data dir)')
+    .option('--python <path>', 'Python interpreter for workers (default: $STRATO_PYTHON or python3)')
+    .option('--public-url <url>', 'base URL clients should use, when a proxy sits in front')
+    .addOption(new Option('--daemon').hideHelp())
+    .addOption(new Option('--heartbeat-ms <ms>').hideHelp())
+    .addOption(new Option('--group-commit-ms <ms>').hideHelp())
+    .action((f: ServeFlags) => serve(f));
+
+  platform
+    .command('start')
+    .description('start the platform in the background (state in the user data dir)')
+    .option('--host <host>', 'interface to listen on')
+    .option('--port <port>', `port to listen on (default ${DEFAULT_PORT}, or a free one when it is taken)`)
+    .option('--api-key <key>', 'account key (default: the one in the data dir, generated at first start)')
+    .option('--python <path>', 'Python interpreter for workers')
+    .action(async (f: { host?: string; port?: string; apiKey?: string; python?: string }) => {
+      const before = await daemonStatus();
+      const s = before.running ? before : await startDaemon({ host: f.host, port: intFlag('--port', f.port), apiKey: f.apiKey, python: f.python });
+      process.stdout.write(
+        `${before.running ? 'already running' : 'started'}: ${s.state?.url} (pid ${s.state?.pid})\n` +
+          `  key file: ${s.keyFile}\n  log: ${s.logFile}\n`,
+      );
+    });
+
+  platform
+    .command('stop')
+    .description('stop the background platform (its workers stop; queued jobs are kept)')
+    .action(async () => {
+      const r = await stopDaemon();
+      process.stdout.write(r.stopped ? `stopped (pid ${r.pid})\n` : 'not running\n');
+    });
+
+  platform
+    .command('status')
+    .description('show whether the background platform runs, and where')
+    .option('--json', 'print the status as JSON')
+    .action(async (f: { json?: boolean }) => {
+      const s = await daemonStatus();
+      if (f.json) {
+        process.stdout.write(`${JSON.stringify(s, null, 2)}\n`);
+      } else if (s.running && s.state) {
+        const up = Math.round((Date.now() - s.state.startedAt) / 1000);
+        process.stdout.write(
+          `running: ${s.state.url} (pid ${s.state.pid}, up ${up} s, version ${s.state.version})\n` +
+            `  data dir: ${s.dataDir}\n  key file: ${s.keyFile}\n  log: ${s.logFile}\n`,
+        );
+      } else {
+        process.stdout.write(`not running (data dir: ${s.dataDir}); start it with \`strato platform start\`\n`);
+      }
+      if (!s.running) process.exitCode = 3;
+    });
+}

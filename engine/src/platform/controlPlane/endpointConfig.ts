@@ -1,0 +1,100 @@
+// What an endpoint runs and how: resolved once when the endpoint is saved, from its build's manifest resource
+// and the overrides given to `saveEndpoint`. The platform's scheduler, job engine and router read only this.
+import type { Manifest, ManifestResource } from '../../build/manifestTypes';
+import { limits } from '../options';
+
+export type EndpointKind = 'QUEUE' | 'LOAD_BALANCED';
+
+export interface EndpointRoute {
+  method: string;
+  path: string;
+  function: string;
+}
+
+export interface EndpointConfig {
+  kind: EndpointKind;
+  /** Generated handler at the artifact root, e.g. `handler_gpu_hello.py`. */
+  handlerFile: string;
+  workersMin: number;
+  workersMax: number;
+  /** Seconds a worker above the minimum stays idle before it stops. */
+  idleTimeout: number;
+  maxConcurrency: number;
+  /** Server-side execution limit in ms (decisions.md: 600 s when the endpoint sets none). */
+  executionTimeoutMs: number;
+  /** As declared; absent means the 60 s client default. */
+  declaredExecutionTimeoutMs?: number;
+  env: Record<string, string>;
+  gpuIds?: string;
+  gpuCount: number;
+  cpu?: string;
+  /** The queue function is a generator: it streams its own chunks. */
+  streaming: boolean;
+  /** The handler is async: cancelling its task stops it. A sync handler is stopped by stopping its worker. */
+  asyncHandler: boolean;
+  routes: EndpointRoute[];
+  sourceFingerprint: string;
+}
+
+/** Overrides a client may send with `saveEndpoint`; everything else comes from the manifest. */
+export interface EndpointOverrides {
+  workersMin?: number;
+  workersMax?: number;
+  idleTimeout?: number;
+  maxConcurrency?: number;
+  executionTimeoutMs?: number;
+  /** Merged over the manifest's `env` (configure step: app context, service discovery, secrets). */
+  env?: Record<string, string>;
+}
+
+export function resolveConfig(manifest: Manifest, name: string, o: EndpointOverrides = {}): EndpointConfig {
+  const r: ManifestResource | undefined = manifest.resources?.[name];
+  if (!r) {
+    const names = Object.keys(manifest.resources ?? {});
+    throw new Error(
+      `the build has no endpoint named "${name}" (its manifest declares ${names.length ? names.join(', ') : 'none'}); ` +
+        'rebuild and deploy the project, or use one of those names',
+    );
+  }
+  const routes = Object.entries(manifest.routes?.[name] ?? {}).map(([key, fn]) => {
+    const [method, ...rest] = key.split(' ');
+    return { method: method.toUpperCase(), path: rest.join(' '), function: fn };
+  });
+  const declared = o.executionTimeoutMs ?? r.execution_timeout_ms;
+  const cfg: EndpointConfig = {
+    kind: r.is_load_balanced ? 'LOAD_BALANCED' : 'QUEUE',
+    handlerFile: r.handler_file || `handler_${name.replace(/[^A-Za-z0-9_]/g, '_')}.py`,
+    workersMin: o.workersMin ?? r.workersMin ?? 0,
+    workersMax: o.workersMax ?? r.workersMax ?? 1,
+    idleTimeout: o.idleTimeout ?? r.idle_timeout ?? 60,
+    maxConcurrency: o.maxConcurrency ?? r.max_concurrency ?? 1,
+    executionTimeoutMs: declared && declared > 0 ? declared : limits.defaultExecutionLimitMs,
+    declaredExecutionTimeoutMs: declared && declared > 0 ? declared : undefined,
+    env: { ...(r.env ?? {}), ...(o.env ?? {}) },
+    gpuIds: r.gpuIds,
+    gpuCount: r.gpu_count ?? 1,
+    cpu: r.cpu,
+    streaming: (r.functions ?? []).some((f) => f.is_generator),
+    asyncHandler: (r.functions ?? []).length > 0 && (r.functions ?? []).every((f) => f.is_async),
+    routes,
+    sourceFingerprint: manifest.source_fingerprint ?? '',
+  };
+  const bad = validateConfig(cfg);
+  if (bad) throw new Error(`endpoint "${name}": ${bad}`);
+  return cfg;
+}
+
+function validateConfig(c: EndpointConfig): string | null {
+  const int = (v: number) => Number.isInteger(v);
+  if (!int(c.workersMin) || !int(c.workersMax) || c.workersMin < 0 || c.workersMax < 0)
+    return `workers must be whole numbers >= 0, got (${c.workersMin}, ${c.workersMax})`;
+  if (c.workersMin > c.workersMax) return `workers min (${c.workersMin}) cannot exceed max (${c.workersMax})`;
+  if (c.workersMax > limits.workersMaxUpperBound)
+    return `workers max (${c.workersMax}) is above the limit of ${limits.workersMaxUpperBound}`;
+  if (!int(c.maxConcurrency) || c.maxConcurrency < 1) return 'max_concurrency must be >= 1';
+  if (!(c.idleTimeout >= 1 && c.idleTimeout <= 3600)) return 'idle timeout must be between 1 and 3600 seconds';
+  if (!int(c.executionTimeoutMs) || c.executionTimeoutMs <= 0) return 'execution_timeout_ms must be an integer > 0';
+  for (const [k, v] of Object.entries(c.env))
+    if (typeof v !== 'string') return `env ${k} must be a string`;
+  return null;
+}

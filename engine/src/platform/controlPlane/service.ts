@@ -1,0 +1,262 @@
+// The control plane's records (apps, environments, builds, endpoints) held in memory and written through to
+// the store. Endpoint changes are announced to listeners: the scheduler rolls or stops workers, the job engine
+// drops the jobs of a deleted endpoint.
+import { randomBytes, randomUUID } from 'node:crypto';
+import type { Manifest } from '../../build/manifestTypes';
+import type { Clock } from '../clock';
+import { badRequest, conflict, notFound } from '../errors';
+import type { AppRow, BuildRow, EndpointRow, EnvironmentRow, PlatformStore } from '../store/types';
+import type { Artifacts } from './artifacts';
+import { resolveConfig, type EndpointConfig, type EndpointOverrides } from './endpointConfig';
+
+export interface DeployedEndpoint {
+  id: string;
+  name: string;
+  appId: string;
+  environmentId: string;
+  buildId: string;
+  config: EndpointConfig;
+  /** Changes whenever the endpoint is saved: workers of an older revision are replaced. */
+  revision: number;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export type EndpointEvent = { type: 'saved' | 'deleted'; endpoint: DeployedEndpoint };
+
+export interface SaveEndpointInput extends EndpointOverrides {
+  environmentId: string;
+  name: string;
+  /** Defaults to the environment's active build. */
+  buildId?: string;
+}
+
+const NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$/;
+
+function checkName(kind: string, name: string): void {
+  if (!NAME.test(name))
+    throw badRequest(`${kind} name "${name}" is not valid: use 1-63 letters, digits, '-', '_' or '.'`);
+}
+
+/** Endpoint ids look like the reference product's: 14 lowercase letters and digits. */
+function endpointId(): string {
+  const alphabet = 'abcdefghijklmnopqrstuvwxyz0123456789';
+  return [...randomBytes(14)].map((b) => alphabet[b % 36]).join('');
+}
+
+export class ControlPlane {
+  private apps = new Map<string, AppRow>();
+  private envs = new Map<string, EnvironmentRow>();
+  private builds = new Map<string, BuildRow>();
+  private endpoints = new Map<string, DeployedEndpoint>();
+  private listeners: Array<(e: EndpointEvent) => void> = [];
+
+  private constructor(
+    private readonly store: PlatformStore,
+    readonly artifacts: Artifacts,
+    private readonly clock: Clock,
+  ) {}
+
+  static async load(store: PlatformStore, artifacts: Artifacts, clock: Clock): Promise<ControlPlane> {
+    const cp = new ControlPlane(store, artifacts, clock);
+    for (const a of await store.listApps()) cp.apps.set(a.id, a);
+    for (const e of await store.listEnvironments()) cp.envs.set(e.id, e);
+    for (const b of await store.listBuilds()) cp.builds.set(b.id, b);
+    for (const r of await store.listEndpoints()) cp.endpoints.set(r.id, fromRow(r));
+    return cp;
+  }
+
+  onEndpointChange(l: (e: EndpointEvent) => void): void {
+    this.listeners.push(l);
+  }
+
+  listApps(): AppRow[] {
+    return [...this.apps.values()];
+  }
+  app(id: string): AppRow | undefined {
+    return this.apps.get(id);
+  }
+  appByName(name: string): AppRow | undefined {
+    return this.listApps().find((a) => a.name === name);
+  }
+  mustApp(id: string): AppRow {
+    const a = this.apps.get(id);
+    if (!a) throw notFound(`app ${id} does not exist; list apps to find its id`);
+    return a;
+  }
+
+  async createApp(name: string): Promise<AppRow> {
+    checkName('app', name);
+    if (this.appByName(name)) throw conflict(`an app named "${name}" already exists; look it up instead`);
+    const row: AppRow = { id: `app_${randomUUID().replace(/-/g, '').slice(0, 20)}`, name, created_at: this.clock.now() };
+    await this.store.insertApp(row);
+    this.apps.set(row.id, row);
+    return row;
+  }
+
+  async deleteApp(id: string): Promise<void> {
+    this.mustApp(id);
+    for (const env of this.environmentsOf(id)) await this.deleteEnvironment(env.id);
+    await this.store.deleteApp(id);
+    this.apps.delete(id);
+    for (const b of this.buildsOf(id)) {
+      this.builds.delete(b.id);
+      this.artifacts.removeBuild(b.id);
+    }
+  }
+
+  environmentsOf(appId: string): EnvironmentRow[] {
+    return [...this.envs.values()].filter((e) => e.app_id === appId);
+  }
+  environment(id: string): EnvironmentRow | undefined {
+    return this.envs.get(id);
+  }
+  mustEnvironment(id: string): EnvironmentRow {
+    const e = this.envs.get(id);
+    if (!e) throw notFound(`environment ${id} does not exist; list the app's environments to find its id`);
+    return e;
+  }
+
+  async createEnvironment(appId: string, name: string): Promise<EnvironmentRow> {
+    this.mustApp(appId);
+    checkName('environment', name);
+    if (this.environmentsOf(appId).some((e) => e.name === name))
+      throw conflict(`the app already has an environment named "${name}"`);
+    const row: EnvironmentRow = {
+      id: `env_${randomUUID().replace(/-/g, '').slice(0, 20)}`,
+      app_id: appId,
+      name,
+      active_build_id: null,
+      created_at: this.clock.now(),
+    };
+    await this.store.insertEnvironment(row);
+    this.envs.set(row.id, row);
+    return row;
+  }
+
+  async deleteEnvironment(id: string): Promise<void> {
+    this.mustEnvironment(id);
+    for (const ep of this.endpointsOf(id)) await this.deleteEndpoint(ep.id);
+    await this.store.deleteEnvironment(id);
+    this.envs.delete(id);
+  }
+
+  buildsOf(appId: string): BuildRow[] {
+    return [...this.builds.values()].filter((b) => b.app_id === appId);
+  }
+  build(id: string): BuildRow | undefined {
+    return this.builds.get(id);
+  }
+
+  /** Stores the uploaded artifact as a build with its manifest (given, else the one inside the artifact). */
+  async finalizeBuild(appId: string, uploadId: string, manifestText?: string | null): Promise<BuildRow> {
+    this.mustApp(appId);
+    const id = `bld_${randomUUID().replace(/-/g, '').slice(0, 20)}`;
+    const got = await this.artifacts.finalize(uploadId, appId, id);
+    const text = manifestText ?? got.manifestText;
+    if (!text) throw badRequest('the artifact has no strato_manifest.json and no manifest was given; rebuild it');
+    parseManifest(text);
+    const row: BuildRow = { id, app_id: appId, created_at: this.clock.now(), size: got.size, sha256: got.sha256, manifest: text };
+    await this.store.insertBuild(row);
+    this.builds.set(id, row);
+    return row;
+  }
+
+  async deployBuild(environmentId: string, buildId: string): Promise<EnvironmentRow> {
+    const env = this.mustEnvironment(environmentId);
+    const build = this.builds.get(buildId);
+    if (!build || build.app_id !== env.app_id) throw notFound(`build ${buildId} does not exist in this app; upload it first`);
+    await this.store.setActiveBuild(environmentId, buildId);
+    env.active_build_id = buildId;
+    return env;
+  }
+
+  listEndpoints(): DeployedEndpoint[] {
+    return [...this.endpoints.values()];
+  }
+  endpoint(id: string): DeployedEndpoint | undefined {
+    return this.endpoints.get(id);
+  }
+  endpointsOf(environmentId: string): DeployedEndpoint[] {
+    return this.listEndpoints().filter((e) => e.environmentId === environmentId);
+  }
+
+  /** Creates the endpoint, or updates the one with this name in the environment (rolling its workers). */
+  async saveEndpoint(input: SaveEndpointInput): Promise<DeployedEndpoint> {
+    const env = this.mustEnvironment(input.environmentId);
+    const buildId = input.buildId ?? env.active_build_id;
+    if (!buildId) throw badRequest('the environment has no deployed build; deploy a build first or pass buildId');
+    const build = this.builds.get(buildId);
+    if (!build || build.app_id !== env.app_id) throw notFound(`build ${buildId} does not exist in this app`);
+    let config: EndpointConfig;
+    try {
+      config = resolveConfig(parseManifest(build.manifest), input.name, input);
+    } catch (e) {
+      throw badRequest((e as Error).message);
+    }
+    const existing = this.endpointsOf(env.id).find((e) => e.name === input.name);
+    const now = this.clock.now();
+    const ep: DeployedEndpoint = {
+      id: existing?.id ?? endpointId(),
+      name: input.name,
+      appId: env.app_id,
+      environmentId: env.id,
+      buildId,
+      config,
+      revision: Math.max(now, (existing?.revision ?? 0) + 1),
+      createdAt: existing?.createdAt ?? now,
+      updatedAt: now,
+    };
+    await this.store.saveEndpoint(toRow(ep));
+    this.endpoints.set(ep.id, ep);
+    for (const l of this.listeners) l({ type: 'saved', endpoint: ep });
+    return ep;
+  }
+
+  async deleteEndpoint(id: string): Promise<void> {
+    const ep = this.endpoints.get(id);
+    if (!ep) throw notFound(`endpoint ${id} does not exist`);
+    await this.store.deleteEndpoint(id);
+    this.endpoints.delete(id);
+    for (const l of this.listeners) l({ type: 'deleted', endpoint: ep });
+  }
+}
+
+export function parseManifest(text: string): Manifest {
+  let m: Manifest;
+  try {
+    m = JSON.parse(text) as Manifest;
+  } catch (e) {
+    throw badRequest(`the manifest is not valid JSON (${(e as Error).message}); rebuild the project`);
+  }
+  if (!m || typeof m !== 'object' || typeof m.resources !== 'object' || m.resources === null)
+    throw badRequest('the manifest has no "resources" map; rebuild the project with strato build');
+  return m;
+}
+
+function toRow(e: DeployedEndpoint): EndpointRow {
+  return {
+    id: e.id,
+    app_id: e.appId,
+    environment_id: e.environmentId,
+    name: e.name,
+    build_id: e.buildId,
+    config: JSON.stringify(e.config),
+    created_at: e.createdAt,
+    updated_at: e.revision,
+  };
+}
+
+function fromRow(r: EndpointRow): DeployedEndpoint {
+  return {
+    id: r.id,
+    name: r.name,
+    appId: r.app_id,
+    environmentId: r.environment_id,
+    buildId: r.build_id,
+    config: JSON.parse(r.config) as EndpointConfig,
+    revision: Number(r.updated_at),
+    createdAt: Number(r.created_at),
+    updatedAt: Number(r.updated_at),
+  };
+}

@@ -1,0 +1,54 @@
+// POST {base_url}/graphql: checks the key, runs the operation against the control plane schema, and reports
+// errors with `extensions.code` (BAD_REQUEST, NOT_FOUND, CONFLICT, ...) so clients can act on them.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { buildSchema, graphql, type GraphQLError } from 'graphql';
+import { UNAUTHORIZED_MESSAGE, type KeyChecker } from '../auth';
+import { PlatformError } from '../errors';
+import { readBody, sendJson } from '../http';
+import { rootValue, type GraphqlContext } from './resolvers';
+import { typeDefs } from './schema';
+
+const schema = buildSchema(typeDefs);
+
+export function graphqlHandler(keys: KeyChecker, ctx: () => GraphqlContext, log: (l: string) => void) {
+  return async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (!keys.check(req)) {
+      return sendJson(res, 401, { errors: [{ message: UNAUTHORIZED_MESSAGE, extensions: { code: 'UNAUTHENTICATED' } }] });
+    }
+    if (req.method !== 'POST') {
+      return sendJson(res, 405, { errors: [{ message: 'send GraphQL operations with POST', extensions: { code: 'BAD_REQUEST' } }] });
+    }
+    let body: { query?: unknown; variables?: unknown; operationName?: unknown };
+    try {
+      body = JSON.parse((await readBody(req, 64 * 1024 * 1024, 'GraphQL requests')).toString('utf8')) as typeof body;
+    } catch (e) {
+      const message = e instanceof PlatformError ? e.message : `the request is not valid JSON: ${(e as Error).message}`;
+      return sendJson(res, 400, { errors: [{ message, extensions: { code: 'BAD_REQUEST' } }] });
+    }
+    if (typeof body.query !== 'string') {
+      return sendJson(res, 400, { errors: [{ message: 'the request needs a "query" string', extensions: { code: 'BAD_REQUEST' } }] });
+    }
+    const c = ctx();
+    const result = await graphql({
+      schema,
+      source: body.query,
+      rootValue: rootValue(c),
+      contextValue: c,
+      variableValues: (body.variables ?? undefined) as Record<string, unknown> | undefined,
+      operationName: typeof body.operationName === 'string' ? body.operationName : undefined,
+    });
+    const errors = result.errors?.map((e) => formatError(e, log));
+    sendJson(res, 200, errors ? { data: result.data ?? null, errors } : { data: result.data });
+  };
+}
+
+function formatError(e: GraphQLError, log: (l: string) => void) {
+  const orig = e.originalError;
+  let code = 'BAD_REQUEST'; // validation and parse errors have no original error
+  if (orig instanceof PlatformError) code = orig.code;
+  else if (orig) {
+    code = 'INTERNAL';
+    log(`strato platform: GraphQL resolver failed: ${orig.stack ?? orig.message}`);
+  }
+  return { message: e.message, path: e.path, locations: e.locations, extensions: { code } };
+}

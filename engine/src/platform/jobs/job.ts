@@ -1,0 +1,132 @@
+// A job in memory: the stored row plus what only lives while the platform runs (stream chunks and cursor,
+// waiters). JSON documents (input, output) stay text from request to response; nothing re-encodes them.
+import type { JobKind, JobRow, JobStateRow, JobStatus } from '../store/types';
+import type { StoreState, StoredJob } from '../store/jobWriter';
+
+export type { JobKind, JobStatus };
+
+/** A job whose worker was lost (hung, platform restart) runs again at most this many times in all. */
+export const MAX_ATTEMPTS = 3;
+
+export const TERMINAL: ReadonlySet<JobStatus> = new Set(['COMPLETED', 'FAILED', 'CANCELLED', 'TIMED_OUT']);
+
+export class Job implements StoredJob {
+  storeState: StoreState = 'new';
+  status: JobStatus = 'IN_QUEUE';
+  output: string | null = null;
+  error: string | null = null;
+  queuedAt: number;
+  startedAt: number | null = null;
+  endedAt: number | null = null;
+  expiresAt: number | null = null;
+  ttlSet = false;
+  attempts = 0;
+  retries = 0;
+  workerId: string | null = null;
+  /** Serialized chunks (`{"output":..,"metrics":{..}}`) produced by the current attempt. */
+  chunks: string[] = [];
+  /** Index of the next chunk `/stream` hands out. */
+  streamCursor = 0;
+  /** Chunks produced by the current attempt (the next `stream_index`). */
+  streamedCount = 0;
+  /** Real time the current attempt was handed to its worker. */
+  handedAt: number | null = null;
+  /** Resolved on every state change and new chunk (runsync and stream long-polls). */
+  private listeners = new Set<() => void>();
+  /** Heartbeats from the owning worker that did not list this job (lost hand-over detection). */
+  missedHeartbeats = 0;
+
+  constructor(
+    readonly id: string,
+    readonly endpointId: string,
+    readonly kind: JobKind,
+    readonly input: string,
+    readonly createdAt: number,
+    public retentionMs: number,
+  ) {
+    this.queuedAt = createdAt;
+  }
+
+  static fromRow(r: JobRow): Job {
+    const j = new Job(r.id, r.endpoint_id, r.kind, r.input, Number(r.created_at), Number(r.retention_ms));
+    j.storeState = 'stored';
+    j.status = r.status;
+    j.output = r.output;
+    j.error = r.error;
+    j.queuedAt = Number(r.queued_at);
+    j.startedAt = r.started_at === null ? null : Number(r.started_at);
+    j.endedAt = r.ended_at === null ? null : Number(r.ended_at);
+    j.expiresAt = r.expires_at === null ? null : Number(r.expires_at);
+    j.ttlSet = r.ttl_set;
+    j.attempts = r.attempts;
+    j.retries = r.retries;
+    j.workerId = r.worker_id;
+    return j;
+  }
+
+  get ended(): boolean {
+    return TERMINAL.has(this.status);
+  }
+
+  expired(now: number): boolean {
+    return this.expiresAt !== null && now >= this.expiresAt;
+  }
+
+  toRow(): JobRow {
+    return {
+      ...this.toStateRow(),
+      endpoint_id: this.endpointId,
+      kind: this.kind,
+      input: this.input,
+      created_at: this.createdAt,
+    };
+  }
+
+  toStateRow(): JobStateRow {
+    return {
+      id: this.id,
+      status: this.status,
+      output: this.output,
+      error: this.error,
+      queued_at: this.queuedAt,
+      started_at: this.startedAt,
+      ended_at: this.endedAt,
+      expires_at: this.expiresAt,
+      ttl_set: this.ttlSet,
+      retention_ms: this.retentionMs,
+      attempts: this.attempts,
+      retries: this.retries,
+      worker_id: this.workerId,
+    };
+  }
+
+  /** Waits for the next change (state or chunk), at most `ms`. */
+  nextChange(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.listeners.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.listeners.add(done);
+    });
+  }
+
+  notify(): void {
+    for (const l of [...this.listeners]) l();
+  }
+
+  /** The job object of the jobs API, in the reference product's key order. */
+  toJson(): string {
+    let s = '{';
+    if (this.startedAt !== null) s += `"delayTime":${Math.max(0, this.startedAt - this.queuedAt)},`;
+    if (this.endedAt !== null && this.startedAt !== null)
+      s += `"executionTime":${Math.max(0, this.endedAt - this.startedAt)},`;
+    if (this.error !== null) s += `"error":${JSON.stringify(this.error)},`;
+    s += `"id":${JSON.stringify(this.id)},`;
+    if (this.output !== null) s += `"output":${this.output},`;
+    s += `"status":"${this.status}"}`;
+    return s;
+  }
+}

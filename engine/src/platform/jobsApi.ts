@@ -1,0 +1,147 @@
+// The jobs API of queue-based endpoints: every route under `/v2/<endpoint_id>/`, with the states, limits and
+// error bodies of decisions.md. `/run` answers once the job is durable (its group commit is done); `/runsync`
+// answers with the result as soon as the job ends, or with the job as it is (durable) when `wait` elapses.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { UNAUTHORIZED_MESSAGE, type KeyChecker } from './auth';
+import type { ControlPlane } from './controlPlane/service';
+import { PlatformError } from './errors';
+import { pathOf, queryParams, readBody, sendError, sendJson, sendRaw } from './http';
+import type { Job } from './jobs/job';
+import type { JobEngine } from './jobs/jobEngine';
+import { limits } from './options';
+import type { JobWriter } from './store/jobWriter';
+
+export interface WorkerCounts {
+  idle: number;
+  running: number;
+  initializing: number;
+}
+
+export interface JobsApiDeps {
+  keys: KeyChecker;
+  cp: ControlPlane;
+  engine: JobEngine;
+  writer: JobWriter;
+  workerCounts(endpointId: string): WorkerCounts;
+  streamWaitMs: number;
+  log(line: string): void;
+}
+
+type Route = 'run' | 'runsync' | 'status' | 'stream' | 'cancel' | 'retry' | 'purge-queue' | 'health';
+const METHOD: Record<Route, 'GET' | 'POST'> = {
+  run: 'POST',
+  runsync: 'POST',
+  status: 'GET',
+  stream: 'GET',
+  cancel: 'POST',
+  retry: 'POST',
+  'purge-queue': 'POST',
+  health: 'GET',
+};
+const WITH_JOB = new Set<Route>(['status', 'stream', 'cancel', 'retry']);
+
+export function jobsApi(d: JobsApiDeps) {
+  return async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = req.url ?? '/';
+    const parts = pathOf(url).split('/'); // ['', 'v2', endpointId, route, jobId?]
+    if (!d.keys.check(req)) return sendError(res, 401, UNAUTHORIZED_MESSAGE);
+    const endpointId = decodeURIComponent(parts[2] ?? '');
+    const route = parts[3] as Route;
+    const ep = d.cp.endpoint(endpointId);
+    if (!ep) return sendError(res, 404, `endpoint ${endpointId} does not exist; check the endpoint id in the URL`);
+    if (ep.config.kind !== 'QUEUE')
+      return sendError(res, 404, `endpoint ${endpointId} is load-balanced: call its routes under /lb/${endpointId}/`);
+    if (!(route in METHOD) || parts.length !== (WITH_JOB.has(route) ? 5 : 4) || (WITH_JOB.has(route) && !parts[4])) {
+      return sendError(res, 404, `no such route ${pathOf(url)}; see the jobs API: run, runsync, status/<id>, stream/<id>, cancel/<id>, retry/<id>, purge-queue, health`);
+    }
+    if (req.method !== METHOD[route]) {
+      return sendError(res, 404, `${route} takes ${METHOD[route]}, not ${req.method}`);
+    }
+    try {
+      if (route === 'run' || route === 'runsync') return await submit(d, req, res, endpointId, route);
+      if (route === 'purge-queue') return sendJson(res, 200, { removed: d.engine.purge(endpointId), status: 'completed' });
+      if (route === 'health') return sendJson(res, 200, health(d, endpointId));
+      const jobId = decodeURIComponent(parts[4]);
+      const job = d.engine.get(endpointId, jobId);
+      if (!job)
+        return sendError(res, 404, `job ${jobId} does not exist on this endpoint or its results have expired`);
+      if (route === 'status') return status(d, req, res, job);
+      if (route === 'stream') {
+        const chunks = await d.engine.takeChunks(job, d.streamWaitMs);
+        return sendRaw(res, 200, `[${chunks.join(',')}]`);
+      }
+      if (route === 'cancel') {
+        if (d.engine.cancel(job) === 'finished')
+          return sendError(res, 409, `job ${job.id} already ended (${job.status}); only queued or running jobs can be cancelled`);
+        return sendJson(res, 200, { id: job.id, status: 'CANCELLED' });
+      }
+      if (d.engine.retry(job) === 'not-retryable')
+        return sendError(res, 409, `job ${job.id} is ${job.status}; only FAILED or TIMED_OUT jobs can be retried`);
+      await d.writer.durable();
+      return sendJson(res, 200, { id: job.id, status: 'IN_QUEUE' });
+    } catch (e) {
+      if (e instanceof PlatformError) return sendError(res, e.status, e.message);
+      d.log(`strato platform: ${req.method} ${url} failed: ${(e as Error).stack ?? String(e)}`);
+      return sendError(res, 500, `the platform failed to handle this request (${(e as Error).message}); see the platform log`);
+    }
+  };
+}
+
+async function submit(d: JobsApiDeps, req: IncomingMessage, res: ServerResponse, endpointId: string, route: 'run' | 'runsync'): Promise<void> {
+  let waitMs = limits.waitDefaultMs;
+  const q = queryParams(req.url ?? '');
+  const waitGiven = q.has('wait');
+  if (route === 'runsync' && waitGiven) {
+    const w = q.get('wait') ?? '';
+    waitMs = /^\d+$/.test(w) ? Number(w) : NaN;
+    if (!(waitMs >= limits.waitMinMs && waitMs <= limits.waitMaxMs))
+      return sendError(res, 400, `wait must be an integer number of ms from ${limits.waitMinMs} to ${limits.waitMaxMs}, got "${w}"`);
+  }
+  const limit = route === 'run' ? limits.runBodyBytes : limits.runsyncBodyBytes;
+  const body = await readBody(req, limit, `/${route}`);
+  const input = extractInput(body);
+  if (typeof input !== 'string') return sendError(res, 400, input.error);
+  const job = d.engine.submit(endpointId, input, route, waitGiven);
+  if (!job)
+    return sendError(res, 429, `endpoint ${endpointId} has too many queued jobs; retry later or raise its workers max`);
+  if (route === 'run') {
+    await d.writer.durable();
+    return sendRaw(res, 200, `{"id":"${job.id}","status":"IN_QUEUE"}`);
+  }
+  await d.engine.waitForEnd(job, waitMs);
+  // A finished job's output is in this answer; one that is still waiting must be durable before its id is given.
+  if (!job.ended) await d.writer.durable();
+  return sendRaw(res, 200, job.toJson());
+}
+
+/** The JSON text of `input`, or why the body is not acceptable. */
+function extractInput(body: Buffer): string | { error: string } {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body.toString('utf8'));
+  } catch (e) {
+    return { error: `the body is not valid JSON (${(e as Error).message}); send {"input": {...}}` };
+  }
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed) || !('input' in parsed))
+    return { error: 'the body must be a JSON object with an "input" field: {"input": {...}}' };
+  const input = (parsed as { input: unknown }).input;
+  if (!input || typeof input !== 'object' || Array.isArray(input))
+    return { error: '"input" must be a JSON object whose fields are the function\'s arguments' };
+  return JSON.stringify(input);
+}
+
+function status(d: JobsApiDeps, req: IncomingMessage, res: ServerResponse, job: Job): void {
+  const q = queryParams(req.url ?? '');
+  if (q.has('ttl')) {
+    const t = q.get('ttl') ?? '';
+    const ttl = /^\d+$/.test(t) ? Number(t) : NaN;
+    if (!(ttl >= 1 && ttl <= 7 * 24 * 3600 * 1000))
+      return sendError(res, 400, `ttl must be an integer number of ms from 1 to 604800000, got "${t}"`);
+    d.engine.setTtl(job, ttl);
+  }
+  sendRaw(res, 200, job.toJson());
+}
+
+function health(d: JobsApiDeps, endpointId: string) {
+  return { jobs: d.engine.counts(endpointId), workers: d.workerCounts(endpointId) };
+}

@@ -1,0 +1,47 @@
+// One platform per data dir: two processes opening the same embedded database would corrupt it. The lock file
+// holds the owner's pid; a lock left by a dead process (SIGKILL, power loss) is taken over.
+import fs from 'node:fs';
+import { UserError } from '../util/errors';
+import { pidAlive } from './paths';
+
+export interface DataDirLock {
+  release(): void;
+}
+
+export function acquireLock(file: string): DataDirLock {
+  for (let attempt = 0; attempt < 3; attempt++) {
+    try {
+      const fd = fs.openSync(file, 'wx', 0o600);
+      fs.writeSync(fd, String(process.pid));
+      fs.closeSync(fd);
+      return {
+        release: () => {
+          try {
+            if (fs.readFileSync(file, 'utf8').trim() === String(process.pid)) fs.rmSync(file, { force: true });
+          } catch {
+            /* already gone */
+          }
+        },
+      };
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+      const owner = Number.parseInt(safeRead(file), 10);
+      if (Number.isInteger(owner) && owner !== process.pid && pidAlive(owner)) {
+        throw new UserError(
+          `another Strato platform (pid ${owner}) is using the data dir of ${file.replace(/[/\\][^/\\]*$/, '')}; ` +
+            'stop it with `strato platform stop` (or kill that process) or pass a different --data-dir',
+        );
+      }
+      fs.rmSync(file, { force: true }); // stale: its owner is gone
+    }
+  }
+  throw new UserError(`could not take the platform lock ${file}; remove it if no platform is running`);
+}
+
+function safeRead(file: string): string {
+  try {
+    return fs.readFileSync(file, 'utf8');
+  } catch {
+    return '';
+  }
+}

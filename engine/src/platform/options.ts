@@ -1,0 +1,98 @@
+// Everything a platform instance can be told at start, with the defaults from the catalog's `limits`.
+// Tests shorten windows and timers here; `strato platform serve` maps its flags onto the same options.
+import catalog from '../catalog/catalog.json';
+import { Clock, systemClock } from './clock';
+
+export interface RetentionWindows {
+  /** `/run` jobs: kept this long after they end. */
+  runMs: number;
+  /** `/runsync` jobs without `wait`. */
+  runsyncMs: number;
+  /** `/runsync` jobs with `wait`. */
+  runsyncWaitMs: number;
+}
+
+export interface PlatformOptions {
+  /** Interface to listen on; loopback unless told otherwise. */
+  host?: string;
+  /** 0 picks a free port. */
+  port?: number;
+  /** Holds the database, artifacts, unpacked builds, worker logs, key and state files. */
+  dataDir: string;
+  /** The account key; without it the key file in the data dir is used, created at first start. */
+  apiKey?: string;
+  /** Python interpreter for workers: STRATO_PYTHON, else `python3`. */
+  python?: string;
+  /** Base URL clients should use when it differs from the listening address (a proxy in front). */
+  publicUrl?: string;
+  clock?: Clock;
+  retention?: Partial<RetentionWindows>;
+  /** Worker heartbeat period sent to workers (STRATO_HEARTBEAT_MS). */
+  heartbeatMs?: number;
+  /** How long `/stream` waits for a new chunk while the job runs. */
+  streamWaitMs?: number;
+  /** A worker that is not ready after this long is killed (its imports hang). */
+  workerStartTimeoutMs?: number;
+  /** Grace between SIGTERM and SIGKILL when stopping a worker. */
+  workerStopGraceMs?: number;
+  /** Longest wait before a commit someone waits for (`/run` accepting a job), in ms. */
+  groupCommitMs?: number;
+  /** Longest wait before committing transitions nobody waits for (started, completed...), in ms. */
+  lazyCommitMs?: number;
+  /** Jobs waiting in one endpoint's queue before `/run` answers 429. */
+  maxQueuedPerEndpoint?: number;
+  /** Write the state file (pid, URL) that clients use to find the local platform. */
+  writeStateFile?: boolean;
+  /** Where diagnostics go (default: stderr). */
+  log?: (line: string) => void;
+}
+
+export interface ResolvedOptions {
+  host: string;
+  port: number;
+  dataDir: string;
+  apiKey?: string;
+  python: string;
+  publicUrl?: string;
+  clock: Clock;
+  retention: RetentionWindows;
+  heartbeatMs: number;
+  streamWaitMs: number;
+  workerStartTimeoutMs: number;
+  workerStopGraceMs: number;
+  groupCommitMs: number;
+  lazyCommitMs: number;
+  maxQueuedPerEndpoint: number;
+  writeStateFile: boolean;
+  log: (line: string) => void;
+}
+
+export const limits = catalog.limits;
+
+export const DEFAULT_PORT = 7450;
+
+export function resolveOptions(o: PlatformOptions): ResolvedOptions {
+  return {
+    host: o.host ?? '127.0.0.1',
+    port: o.port ?? DEFAULT_PORT,
+    dataDir: o.dataDir,
+    apiKey: o.apiKey,
+    python: o.python ?? process.env.STRATO_PYTHON ?? 'python3',
+    publicUrl: o.publicUrl,
+    clock: o.clock ?? systemClock,
+    retention: {
+      runMs: o.retention?.runMs ?? limits.runRetentionMs,
+      runsyncMs: o.retention?.runsyncMs ?? limits.runsyncRetentionMs,
+      runsyncWaitMs: o.retention?.runsyncWaitMs ?? limits.runsyncWaitRetentionMs,
+    },
+    heartbeatMs: o.heartbeatMs ?? 1000,
+    streamWaitMs: o.streamWaitMs ?? 3000,
+    workerStartTimeoutMs: o.workerStartTimeoutMs ?? 300_000,
+    workerStopGraceMs: o.workerStopGraceMs ?? 5000,
+    groupCommitMs: o.groupCommitMs ?? 2,
+    lazyCommitMs: o.lazyCommitMs ?? 20,
+    maxQueuedPerEndpoint: o.maxQueuedPerEndpoint ?? 200_000,
+    writeStateFile: o.writeStateFile ?? true,
+    log: o.log ?? ((line) => process.stderr.write(`${line}\n`)),
+  };
+}

@@ -1,0 +1,186 @@
+// Starts one platform node: the store (PGlite in the data dir), the control plane, the job engine with its
+// write-behind writer, the scheduler and supervisor of worker processes, and the HTTP server; `close()` stops
+// workers (their jobs return to the queue), flushes the last group commit and releases the data dir.
+import fs from 'node:fs';
+import { KeyChecker } from './auth';
+import { Artifacts } from './controlPlane/artifacts';
+import { ControlPlane } from './controlPlane/service';
+import { graphqlHandler } from './graphql/handler';
+import type { EndpointHealthView } from './graphql/resolvers';
+import { jobsApi } from './jobsApi';
+import { Dispatcher } from './jobs/dispatch';
+import { JobEngine } from './jobs/jobEngine';
+import { LbRouter } from './lbRouter';
+import { acquireLock } from './lock';
+import { resolveOptions, type PlatformOptions } from './options';
+import { ensureLayout, loadOrCreateKey, platformLayout, userDataRoot, writeState } from './paths';
+import { createServer, listen } from './server';
+import { JobWriter } from './store/jobWriter';
+import { defaultTemplateDir, openPglite } from './store/pglite';
+import { SqlStore } from './store/sqlStore';
+import { workerApi } from './workerApi';
+import { Scheduler } from './workers/scheduler';
+import { Supervisor } from './workers/supervisor';
+import { GpuAllocator, detectGpus } from './workers/gpus';
+
+export const PLATFORM_VERSION: string = (require('../../../package.json') as { version: string }).version;
+
+export interface RunningPlatform {
+  /** Base URL for clients ({base_url}). */
+  url: string;
+  port: number;
+  apiKey: string;
+  dataDir: string;
+  /** Job writer figures (group commits), for the bench. */
+  stats(): { flushes: number; rows: number; failures: number; jobsInMemory: number };
+  close(): Promise<void>;
+}
+
+export async function startPlatform(options: PlatformOptions & { pgliteTemplateDir?: string }): Promise<RunningPlatform> {
+  const o = resolveOptions(options);
+  const layout = platformLayout(o.dataDir);
+  ensureLayout(layout);
+  const lock = acquireLock(layout.lockFile);
+  try {
+    const apiKey = o.apiKey ?? loadOrCreateKey(layout.keyFile);
+    const keys = new KeyChecker(apiKey);
+    const driver = await openPglite(layout.db, {
+      templateDir: options.pgliteTemplateDir ?? defaultTemplateDir(userDataRoot()),
+      log: o.log,
+    });
+    const store = await SqlStore.open(driver);
+    const artifacts = new Artifacts(layout);
+    const cp = await ControlPlane.load(store, artifacts, o.clock);
+    const writer = new JobWriter(store, o.groupCommitMs, o.lazyCommitMs, (e) =>
+      o.log(`strato platform: the job store could not commit (${e.message}); retrying`),
+    );
+    let port = o.port;
+    const workerUrl = () => {
+      const h = o.host === '0.0.0.0' || o.host === '::' ? '127.0.0.1' : o.host;
+      return `http://${h.includes(':') ? `[${h}]` : h}:${port}`;
+    };
+
+    // The parts reference each other through these late-bound hooks.
+    let scheduler: Scheduler | null = null;
+    let dispatch: Dispatcher | null = null;
+    const engine = new JobEngine({
+      clock: o.clock,
+      writer,
+      retention: o.retention,
+      maxQueuedPerEndpoint: o.maxQueuedPerEndpoint,
+      hasEndpoint: (id) => cp.endpoint(id)?.config.kind === 'QUEUE',
+      onDemand: (id) => {
+        dispatch?.wake(id);
+        scheduler?.demand(id);
+      },
+      onWorkerFreed: (w, abandoned) => scheduler?.freed(w, abandoned),
+    });
+    dispatch = new Dispatcher(engine, {
+      executionTimeoutMs: (id) => cp.endpoint(id)?.config.executionTimeoutMs ?? 600_000,
+      streams: (id) => cp.endpoint(id)?.config.streaming ?? false,
+      heartbeatMs: o.heartbeatMs,
+      cancelGraceMs: Math.max(5000, 5 * o.heartbeatMs),
+    });
+    const gpus = new GpuAllocator(detectGpus());
+    const supervisor = new Supervisor({
+      gpus,
+      python: o.python,
+      platformUrl: workerUrl,
+      heartbeatMs: o.heartbeatMs,
+      stopGraceMs: o.workerStopGraceMs,
+      logsDir: layout.logs,
+      buildDir: (id) => artifacts.buildDir(id),
+      context: (ep) => ({
+        app: cp.app(ep.appId)?.name ?? '',
+        env: cp.environment(ep.environmentId)?.name ?? '',
+      }),
+      onExit: (w, code, signal, was) => scheduler?.exited(w, code, signal, was),
+      log: o.log,
+    });
+    let lb: LbRouter | null = null;
+    scheduler = new Scheduler({
+      cp,
+      engine,
+      dispatch,
+      supervisor,
+      heartbeatMs: o.heartbeatMs,
+      startTimeoutMs: o.workerStartTimeoutMs,
+      lbPending: (id) => lb?.pendingOf(id) ?? 0,
+      log: o.log,
+    });
+    const sched = scheduler;
+    lb = new LbRouter({ keys, cp, scheduler: sched, coldStartWaitMs: Math.min(o.workerStartTimeoutMs, 120_000) });
+    cp.onEndpointChange((ev) => {
+      if (ev.type === 'deleted') engine.dropEndpoint(ev.endpoint.id);
+      sched.demand(ev.endpoint.id);
+    });
+
+    const loaded = engine.load(await store.loadJobs());
+    if (loaded.queued + loaded.rerun > 0)
+      o.log(`strato platform: ${loaded.queued} queued jobs restored (${loaded.rerun} of them were running and run again)`);
+
+    let baseUrl = '';
+    const health = (id: string): EndpointHealthView => {
+      const c = engine.counts(id);
+      const ep = cp.endpoint(id);
+      const hardwareNote = ep && !ep.config.cpu ? gpus.note(ep.config.gpuIds) : null;
+      return { ...sched.counts(id), inQueue: c.inQueue, inProgress: c.inProgress, lastError: sched.lastError(id), hardwareNote };
+    };
+    const server = createServer({
+      keys,
+      graphql: graphqlHandler(keys, () => ({ cp, baseUrl, version: PLATFORM_VERSION, health }), o.log),
+      jobs: jobsApi({ keys, cp, engine, writer, workerCounts: (id) => sched.counts(id), streamWaitMs: o.streamWaitMs, log: o.log }),
+      lb: (req, res) => lb!.handle(req, res),
+      worker: workerApi({ engine, dispatch, scheduler: sched, log: o.log }),
+      upload: (id, req) => artifacts.receive(id, req),
+      info: () => ({ version: PLATFORM_VERSION, instanceId: 'u1' }),
+      log: o.log,
+    });
+    const addr = await listen(server, o.host, o.port);
+    port = addr.port;
+    // A wildcard address is not one clients can call: local clients use loopback, remote ones --public-url.
+    const host = o.host === '0.0.0.0' || o.host === '::' ? '127.0.0.1' : o.host;
+    baseUrl = (o.publicUrl ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`).replace(/\/+$/, '');
+    sched.start();
+    const sweeper = setInterval(() => engine.sweep(), 5000);
+    sweeper.unref();
+    if (o.writeStateFile) {
+      writeState(layout.stateFile, {
+        pid: process.pid,
+        url: baseUrl,
+        host: o.host,
+        port,
+        startedAt: Date.now(),
+        version: PLATFORM_VERSION,
+        dataDir: layout.root,
+      });
+    }
+
+    let closing: Promise<void> | null = null;
+    return {
+      url: baseUrl,
+      port,
+      apiKey,
+      dataDir: layout.root,
+      stats: () => ({ ...writer.stats, jobsInMemory: engine.jobs.size }),
+      close: () =>
+        (closing ??= (async () => {
+          clearInterval(sweeper);
+          await sched.close(o.workerStopGraceMs);
+          await new Promise<void>((r) => {
+            server.close(() => r());
+            server.closeAllConnections();
+          });
+          lb?.close();
+          await writer.close();
+          await store.close();
+          supervisor.close();
+          if (o.writeStateFile) fs.rmSync(layout.stateFile, { force: true });
+          lock.release();
+        })()),
+    };
+  } catch (e) {
+    lock.release();
+    throw e;
+  }
+}

@@ -1,0 +1,62 @@
+// The platform's HTTP server (node:http): routes each request by its first path segment to the control plane
+// (/graphql, /_uploads), the jobs API (/v2), load-balanced endpoints (/lb), or the worker protocol (/_worker).
+import http, { type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { UNAUTHORIZED_MESSAGE, type KeyChecker } from './auth';
+import { PlatformError } from './errors';
+import { sendError, sendJson } from './http';
+
+type Handler = (req: IncomingMessage, res: ServerResponse) => Promise<void> | void;
+
+export interface Routes {
+  keys: KeyChecker;
+  graphql: Handler;
+  jobs: Handler;
+  lb: Handler;
+  worker: Handler;
+  upload(uploadId: string, req: IncomingMessage): Promise<unknown>;
+  info(): Record<string, unknown>;
+  log(line: string): void;
+}
+
+export function createServer(r: Routes): http.Server {
+  const server = http.createServer({ keepAliveTimeout: 65_000, requestTimeout: 0 }, (req, res) => {
+    route(r, req, res).catch((e: unknown) => {
+      r.log(`strato platform: ${req.method} ${req.url} failed: ${(e as Error).stack ?? String(e)}`);
+      sendError(res, 500, `the platform failed to handle this request (${(e as Error).message}); see its log`);
+    });
+  });
+  server.headersTimeout = 60_000;
+  return server;
+}
+
+async function route(r: Routes, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const url = req.url ?? '/';
+  if (url.startsWith('/v2/')) return r.jobs(req, res);
+  if (url.startsWith('/_worker/')) return r.worker(req, res);
+  if (url.startsWith('/lb/')) return r.lb(req, res);
+  if (url === '/graphql' || url.startsWith('/graphql?')) return r.graphql(req, res);
+  if (url.startsWith('/_uploads/')) {
+    if (!r.keys.check(req)) return sendError(res, 401, UNAUTHORIZED_MESSAGE);
+    if (req.method !== 'PUT') return sendError(res, 404, 'upload the artifact with PUT');
+    try {
+      return sendJson(res, 200, await r.upload(decodeURIComponent(url.slice('/_uploads/'.length).split('?')[0]), req));
+    } catch (e) {
+      if (e instanceof PlatformError) return sendError(res, e.status, e.message);
+      throw e;
+    }
+  }
+  if (url === '/healthz' || url === '/') return sendJson(res, 200, { status: 'ok', ...r.info() });
+  return sendError(res, 404, `no route ${url}: the platform serves /graphql, /v2/<endpoint_id>/..., /lb/<endpoint_id>/...`);
+}
+
+export function listen(server: http.Server, host: string, port: number): Promise<AddressInfo> {
+  return new Promise((resolve, reject) => {
+    const onError = (e: Error) => reject(e);
+    server.once('error', onError);
+    server.listen(port, host, () => {
+      server.off('error', onError);
+      resolve(server.address() as AddressInfo);
+    });
+  });
+}

@@ -1,0 +1,143 @@
+// Write-behind group commit for jobs. Every state change marks the job dirty; a flush writes every dirty job
+// in one transaction. Two speeds: when a caller must not answer before a job is durable (`/run`) it awaits
+// `durable()`, which commits within `eagerMs`; transitions nobody waits for are committed within `lazyMs`
+// (or with the next eager commit), so a busy platform spends its time on requests, not on commits.
+import type { JobBatch, JobRow, JobStateRow, PlatformStore } from './types';
+
+export type StoreState = 'new' | 'flushing' | 'stored' | 'gone';
+
+/** What the writer needs from a job: its rows and a place to remember whether it is in the database. */
+export interface StoredJob {
+  readonly id: string;
+  storeState: StoreState;
+  toRow(): JobRow;
+  toStateRow(): JobStateRow;
+}
+
+interface Waiter {
+  resolve: () => void;
+  reject: (e: Error) => void;
+}
+
+export class JobWriter {
+  private dirty = new Set<StoredJob>();
+  private deletes = new Set<string>();
+  private waiters: Waiter[] = [];
+  private timer: NodeJS.Timeout | null = null;
+  private timerDue = 0;
+  private inFlight: Promise<void> | null = null;
+  private closed = false;
+  /** Rows written and flushes done, for diagnostics and the bench. */
+  readonly stats = { flushes: 0, rows: 0, failures: 0 };
+
+  constructor(
+    private readonly store: PlatformStore,
+    private readonly eagerMs: number,
+    private readonly lazyMs: number,
+    private readonly onError: (e: Error) => void,
+  ) {}
+
+  /** The job was created or changed: write it in the next group commit. */
+  changed(job: StoredJob): void {
+    if (job.storeState === 'gone') return;
+    this.dirty.add(job);
+    this.schedule(this.lazyMs);
+  }
+
+  /** The job is gone (expired, purged, its endpoint deleted). */
+  removed(job: StoredJob): void {
+    this.dirty.delete(job);
+    if (job.storeState !== 'new' && job.storeState !== 'gone') this.deletes.add(job.id);
+    job.storeState = 'gone';
+    this.schedule(this.lazyMs);
+  }
+
+  /** Resolves once everything marked so far is committed; rejects when that commit fails. */
+  durable(): Promise<void> {
+    if (this.dirty.size === 0 && this.deletes.size === 0 && !this.inFlight) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      this.waiters.push({ resolve, reject });
+      this.schedule(this.eagerMs);
+    });
+  }
+
+  /** Writes everything pending now and waits for it (shutdown, tests). */
+  async flush(): Promise<void> {
+    while (this.inFlight || this.dirty.size > 0 || this.deletes.size > 0 || this.waiters.length > 0) {
+      if (this.timer) {
+        clearTimeout(this.timer);
+        this.timer = null;
+      }
+      if (this.inFlight) await this.inFlight.catch(() => undefined);
+      else await this.runFlush().catch(() => undefined);
+      if (this.failing) break;
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.flush();
+    this.closed = true;
+  }
+
+  private failing = false;
+
+  private schedule(delay: number): void {
+    if (this.inFlight || this.closed) return; // the flush in flight schedules the next one when it ends
+    const due = Date.now() + delay;
+    if (this.timer) {
+      if (this.timerDue <= due) return;
+      clearTimeout(this.timer);
+    }
+    this.timerDue = due;
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      void this.runFlush().catch(() => undefined);
+    }, delay);
+  }
+
+  private runFlush(): Promise<void> {
+    const jobs = [...this.dirty];
+    const deletes = [...this.deletes];
+    const waiters = this.waiters;
+    this.dirty = new Set();
+    this.deletes = new Set();
+    this.waiters = [];
+    const batch: JobBatch = { inserts: [], updates: [], deletes };
+    const inserted: StoredJob[] = [];
+    for (const job of jobs) {
+      if (job.storeState === 'stored') batch.updates.push(job.toStateRow());
+      else if (job.storeState === 'new') {
+        batch.inserts.push(job.toRow());
+        job.storeState = 'flushing';
+        inserted.push(job);
+      } else if (job.storeState === 'flushing') batch.updates.push(job.toStateRow()); // after a failed flush
+    }
+    const run = (async () => {
+      try {
+        await this.store.writeJobs(batch);
+        this.failing = false;
+        this.stats.flushes++;
+        this.stats.rows += batch.inserts.length + batch.updates.length + deletes.length;
+        for (const j of inserted) if (j.storeState === 'flushing') j.storeState = 'stored';
+        for (const w of waiters) w.resolve();
+      } catch (err) {
+        const e = err instanceof Error ? err : new Error(String(err));
+        this.failing = true;
+        this.stats.failures++;
+        for (const j of inserted) if (j.storeState === 'flushing') j.storeState = 'new';
+        for (const j of jobs) if (j.storeState !== 'gone') this.dirty.add(j);
+        for (const id of deletes) this.deletes.add(id);
+        for (const w of waiters) w.reject(e);
+        this.onError(e);
+        throw e;
+      } finally {
+        this.inFlight = null;
+        if (this.failing) this.schedule(1000);
+        else if (this.waiters.length > 0) this.schedule(0); // someone waits: the next group commit at once
+        else if (this.dirty.size > 0 || this.deletes.size > 0) this.schedule(this.lazyMs);
+      }
+    })();
+    this.inFlight = run;
+    return run;
+  }
+}

@@ -1,0 +1,150 @@
+// PlatformStore over any SqlDriver. Control-plane writes are one statement each (rare); job writes arrive
+// as group-commit batches and are applied with one statement per batch (JSON arrays expanded in SQL), because
+// a statement costs far more than a row on an embedded database.
+import { SCHEMA_VERSION, schemaSql } from './schema';
+import type {
+  AppRow,
+  BuildRow,
+  EndpointRow,
+  EnvironmentRow,
+  JobBatch,
+  JobRow,
+  PlatformStore,
+  SqlDriver,
+} from './types';
+
+const JOB_STATE_COLUMNS = [
+  'status',
+  'output',
+  'error',
+  'queued_at',
+  'started_at',
+  'ended_at',
+  'expires_at',
+  'ttl_set',
+  'retention_ms',
+  'attempts',
+  'retries',
+  'worker_id',
+];
+
+const STATE_SET = (from: string) => JOB_STATE_COLUMNS.map((c) => `${c} = ${from}.${c}`).join(', ');
+
+/** A SQL string literal (standard_conforming_strings: only quotes are doubled). */
+const literal = (text: string) => `'${text.replace(/'/g, "''")}'`;
+
+export class SqlStore implements PlatformStore {
+  private constructor(private readonly db: SqlDriver) {}
+
+  static async open(db: SqlDriver): Promise<SqlStore> {
+    await db.exec('set standard_conforming_strings = on');
+    await db.exec(schemaSql);
+    await db.query(`insert into meta (key, value) values ('schema_version', $1) on conflict (key) do nothing`, [
+      SCHEMA_VERSION,
+    ]);
+    return new SqlStore(db);
+  }
+
+  listApps(): Promise<AppRow[]> {
+    return this.db.query<AppRow>('select * from apps order by created_at');
+  }
+  async insertApp(r: AppRow): Promise<void> {
+    await this.db.query('insert into apps (id, name, created_at) values ($1, $2, $3)', [r.id, r.name, r.created_at]);
+  }
+  async deleteApp(id: string): Promise<void> {
+    await this.db.transaction(async (tx) => {
+      await tx.query('delete from jobs where endpoint_id in (select id from endpoints where app_id = $1)', [id]);
+      await tx.query('delete from apps where id = $1', [id]);
+    });
+  }
+
+  listEnvironments(): Promise<EnvironmentRow[]> {
+    return this.db.query<EnvironmentRow>('select * from environments order by created_at');
+  }
+  async insertEnvironment(r: EnvironmentRow): Promise<void> {
+    await this.db.query(
+      'insert into environments (id, app_id, name, active_build_id, created_at) values ($1, $2, $3, $4, $5)',
+      [r.id, r.app_id, r.name, r.active_build_id, r.created_at],
+    );
+  }
+  async setActiveBuild(environmentId: string, buildId: string): Promise<void> {
+    await this.db.query('update environments set active_build_id = $2 where id = $1', [environmentId, buildId]);
+  }
+  async deleteEnvironment(id: string): Promise<void> {
+    await this.db.transaction(async (tx) => {
+      await tx.query('delete from jobs where endpoint_id in (select id from endpoints where environment_id = $1)', [
+        id,
+      ]);
+      await tx.query('delete from environments where id = $1', [id]);
+    });
+  }
+
+  listBuilds(): Promise<BuildRow[]> {
+    return this.db.query<BuildRow>('select * from builds order by created_at');
+  }
+  async insertBuild(r: BuildRow): Promise<void> {
+    await this.db.query(
+      'insert into builds (id, app_id, created_at, size, sha256, manifest) values ($1, $2, $3, $4, $5, $6)',
+      [r.id, r.app_id, r.created_at, r.size, r.sha256, r.manifest],
+    );
+  }
+
+  listEndpoints(): Promise<EndpointRow[]> {
+    return this.db.query<EndpointRow>('select * from endpoints order by created_at');
+  }
+  async saveEndpoint(r: EndpointRow): Promise<void> {
+    await this.db.query(
+      `insert into endpoints (id, app_id, environment_id, name, build_id, config, created_at, updated_at)
+       values ($1, $2, $3, $4, $5, $6, $7, $8)
+       on conflict (id) do update set name = excluded.name, build_id = excluded.build_id,
+         config = excluded.config, updated_at = excluded.updated_at`,
+      [r.id, r.app_id, r.environment_id, r.name, r.build_id, r.config, r.created_at, r.updated_at],
+    );
+  }
+  async deleteEndpoint(id: string): Promise<void> {
+    await this.db.transaction(async (tx) => {
+      await tx.query('delete from jobs where endpoint_id = $1', [id]);
+      await tx.query('delete from endpoints where id = $1', [id]);
+    });
+  }
+
+  loadJobs(): Promise<JobRow[]> {
+    return this.db.query<JobRow>('select * from jobs order by created_at');
+  }
+
+  /**
+   * One simple-protocol query (its statements run as one transaction), with the rows inlined as JSON literals:
+   * on an embedded database parsing and binding parameters costs more than the rows themselves.
+   */
+  async writeJobs(b: JobBatch): Promise<void> {
+    const sql: string[] = [];
+    if (b.inserts.length > 0)
+      sql.push(
+        `insert into jobs select * from json_populate_recordset(null::jobs, ${literal(JSON.stringify(b.inserts))}) ` +
+          `on conflict (id) do update set ${STATE_SET('excluded')}`,
+      );
+    if (b.updates.length > 0)
+      sql.push(
+        `update jobs j set ${STATE_SET('r')} from json_populate_recordset(null::jobs, ${literal(JSON.stringify(b.updates))}) r ` +
+          'where j.id = r.id',
+      );
+    if (b.deletes.length > 0)
+      sql.push(`delete from jobs where id in (select json_array_elements_text(${literal(JSON.stringify(b.deletes))}))`);
+    if (sql.length > 0) await this.db.exec(sql.join(';\n'));
+  }
+
+  async getMeta(key: string): Promise<string | undefined> {
+    const rows = await this.db.query<{ value: string }>('select value from meta where key = $1', [key]);
+    return rows[0]?.value;
+  }
+  async setMeta(key: string, value: string): Promise<void> {
+    await this.db.query(
+      'insert into meta (key, value) values ($1, $2) on conflict (key) do update set value = excluded.value',
+      [key, value],
+    );
+  }
+
+  close(): Promise<void> {
+    return this.db.close();
+  }
+}

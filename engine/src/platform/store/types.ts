@@ -1,0 +1,113 @@
+// The one store interface of the platform: control-plane records (apps, environments, builds, endpoints) and
+// jobs. sqlStore.ts implements it with SQL that runs on PGlite (embedded) or on a PostgreSQL server.
+
+export type JobStatus = 'IN_QUEUE' | 'IN_PROGRESS' | 'COMPLETED' | 'FAILED' | 'CANCELLED' | 'TIMED_OUT';
+export type JobKind = 'run' | 'runsync';
+
+/** A job as stored. `input` and `output` hold JSON text, never re-encoded on the hot path. */
+export interface JobRow {
+  id: string;
+  endpoint_id: string;
+  kind: JobKind;
+  status: JobStatus;
+  input: string;
+  output: string | null;
+  error: string | null;
+  created_at: number;
+  queued_at: number;
+  started_at: number | null;
+  ended_at: number | null;
+  expires_at: number | null;
+  ttl_set: boolean;
+  retention_ms: number;
+  attempts: number;
+  retries: number;
+  worker_id: string | null;
+}
+
+/** The columns a state transition changes (everything but identity and input). */
+export type JobStateRow = Omit<JobRow, 'endpoint_id' | 'kind' | 'input' | 'created_at'>;
+
+/** One group commit: disjoint sets of new rows, changed rows and removed ids, applied atomically. */
+export interface JobBatch {
+  inserts: JobRow[];
+  updates: JobStateRow[];
+  deletes: string[];
+}
+
+export interface AppRow {
+  id: string;
+  name: string;
+  created_at: number;
+}
+
+export interface EnvironmentRow {
+  id: string;
+  app_id: string;
+  name: string;
+  active_build_id: string | null;
+  created_at: number;
+}
+
+export interface BuildRow {
+  id: string;
+  app_id: string;
+  created_at: number;
+  size: number;
+  sha256: string;
+  /** The manifest as JSON text. */
+  manifest: string;
+}
+
+export interface EndpointRow {
+  id: string;
+  app_id: string;
+  environment_id: string;
+  name: string;
+  build_id: string;
+  /** The resolved EndpointConfig as JSON text. */
+  config: string;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface PlatformStore {
+  listApps(): Promise<AppRow[]>;
+  insertApp(row: AppRow): Promise<void>;
+  /** Deletes the app with its environments, builds, endpoints and their jobs. */
+  deleteApp(id: string): Promise<void>;
+
+  listEnvironments(): Promise<EnvironmentRow[]>;
+  insertEnvironment(row: EnvironmentRow): Promise<void>;
+  setActiveBuild(environmentId: string, buildId: string): Promise<void>;
+  /** Deletes the environment with its endpoints and their jobs. */
+  deleteEnvironment(id: string): Promise<void>;
+
+  listBuilds(): Promise<BuildRow[]>;
+  insertBuild(row: BuildRow): Promise<void>;
+
+  listEndpoints(): Promise<EndpointRow[]>;
+  /** Inserts or replaces the endpoint with this id. */
+  saveEndpoint(row: EndpointRow): Promise<void>;
+  /** Deletes the endpoint and its jobs. */
+  deleteEndpoint(id: string): Promise<void>;
+
+  /** Every stored job (the platform keeps the live ones in memory). */
+  loadJobs(): Promise<JobRow[]>;
+  writeJobs(batch: JobBatch): Promise<void>;
+
+  getMeta(key: string): Promise<string | undefined>;
+  setMeta(key: string, value: string): Promise<void>;
+
+  close(): Promise<void>;
+}
+
+/** The SQL a store needs from a database connection; PGlite and a PostgreSQL client both fit. */
+export interface SqlDriver {
+  query<T>(sql: string, params?: unknown[]): Promise<T[]>;
+  /** Several statements, no parameters (schema set-up). */
+  exec(sql: string): Promise<void>;
+  /** Runs `fn` in one transaction. */
+  transaction<T>(fn: (tx: Pick<SqlDriver, 'query'>) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,125 @@
+// The `/_worker/<endpoint_id>/...` protocol of docs/worker-protocol.md: take (long-poll), done (with an
+// optional next take), stream, heartbeat, ready. A worker authenticates with its own token; an unknown or
+// retired worker gets 401/404 and exits.
+import { timingSafeEqual } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { PlatformError } from './errors';
+import { pathOf, readBody, sendError, sendJson, sendRaw } from './http';
+import type { Dispatcher } from './jobs/dispatch';
+import type { Job } from './jobs/job';
+import type { JobEngine } from './jobs/jobEngine';
+import type { RawChunk } from './jobs/streamChunks';
+import type { Scheduler } from './workers/scheduler';
+import { isBusy, type Worker } from './workers/worker';
+
+export interface WorkerApiDeps {
+  engine: JobEngine;
+  dispatch: Dispatcher;
+  scheduler: Scheduler;
+  log(line: string): void;
+}
+
+const BODY_LIMIT = 256 * 1024 * 1024;
+const MAX_WAIT_MS = 60_000;
+
+interface WorkerBody {
+  workerId?: unknown;
+  max?: unknown;
+  waitMs?: unknown;
+  jobId?: unknown;
+  output?: unknown;
+  error?: unknown;
+  take?: unknown;
+  chunks?: unknown;
+  jobs?: unknown;
+  port?: unknown;
+}
+
+export function workerApi(d: WorkerApiDeps) {
+  return async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const parts = pathOf(req.url ?? '/').split('/'); // ['', '_worker', endpointId, op]
+    const endpointId = decodeURIComponent(parts[2] ?? '');
+    const op = parts[3] ?? '';
+    if (req.method !== 'POST' || parts.length !== 4) return sendError(res, 404, 'unknown worker route');
+    let body: WorkerBody;
+    try {
+      body = JSON.parse((await readBody(req, BODY_LIMIT, 'a worker request')).toString('utf8')) as WorkerBody;
+    } catch (e) {
+      if (e instanceof PlatformError) return sendError(res, e.status, e.message);
+      return sendError(res, 400, `the worker request is not valid JSON: ${(e as Error).message}`);
+    }
+    const w = authenticate(d, req, endpointId, body);
+    if (!w) return sendError(res, 401, 'unknown worker or wrong worker token; this worker is not wanted and should exit');
+    w.lastSeen = Date.now();
+    switch (op) {
+      case 'take':
+        return take(d, w, body, res);
+      case 'done':
+        return done(d, w, body, res);
+      case 'stream': {
+        const ok = d.dispatch.addChunks(w, String(body.jobId), Array.isArray(body.chunks) ? (body.chunks as RawChunk[]) : []);
+        return sendRaw(res, 200, ok ? '{"cancelled":false}' : '{"cancelled":true}');
+      }
+      case 'heartbeat': {
+        const ids = Array.isArray(body.jobs) ? body.jobs.map(String) : [];
+        const v = d.dispatch.heartbeat(w, ids);
+        sendJson(res, 200, { cancel: v.cancel });
+        if (v.replace) d.scheduler.replace(w, v.replace);
+        return;
+      }
+      case 'ready': {
+        const port = typeof body.port === 'number' && body.port > 0 ? body.port : undefined;
+        d.scheduler.ready(w, port);
+        return sendRaw(res, 200, '{}');
+      }
+      default:
+        return sendError(res, 404, `unknown worker operation "${op}"`);
+    }
+  };
+}
+
+function authenticate(d: WorkerApiDeps, req: IncomingMessage, endpointId: string, body: WorkerBody): Worker | null {
+  const w = d.engine.workers.get(String(body.workerId));
+  if (!w || w.endpointId !== endpointId || w.phase === 'exited') return null;
+  const m = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '');
+  if (!m) return null;
+  const a = Buffer.from(m[1]);
+  const b = Buffer.from(w.token);
+  return a.length === b.length && timingSafeEqual(a, b) ? w : null;
+}
+
+function jobsJson(jobs: Job[], extra = ''): string {
+  let s = '{"jobs":[';
+  for (let i = 0; i < jobs.length; i++) s += `${i ? ',' : ''}{"id":"${jobs[i].id}","input":${jobs[i].input}}`;
+  return `${s}]${extra}}`;
+}
+
+async function take(d: WorkerApiDeps, w: Worker, body: WorkerBody, res: ServerResponse): Promise<void> {
+  const max = typeof body.max === 'number' && body.max > 0 ? Math.floor(body.max) : 1;
+  const waitMs = Math.min(MAX_WAIT_MS, typeof body.waitMs === 'number' && body.waitMs > 0 ? body.waitMs : 0);
+  if (w.phase === 'draining' || w.phase === 'stopping') {
+    // Retiring: no new work. Once it runs nothing, tell it to exit.
+    if (!isBusy(w)) return sendError(res, 404, 'this worker is retired and should exit');
+    await new Promise((r) => setTimeout(r, Math.min(waitMs, 1000)));
+    return sendRaw(res, 200, '{"jobs":[]}');
+  }
+  const jobs = await d.dispatch.take(w, max, waitMs, (cb) => res.on('close', cb));
+  if (res.destroyed) {
+    // The long-poll's connection went away after jobs were handed out: they go back to the queue.
+    for (const job of jobs) d.dispatch.requeue(job);
+    return;
+  }
+  sendRaw(res, 200, jobsJson(jobs));
+}
+
+function done(d: WorkerApiDeps, w: Worker, body: WorkerBody, res: ServerResponse): void {
+  const jobId = String(body.jobId);
+  let error: string | null = null;
+  if (body.error !== undefined && body.error !== null)
+    error = typeof body.error === 'string' ? body.error : JSON.stringify(body.error);
+  const output = error === null ? JSON.stringify(body.output === undefined ? null : body.output) : null;
+  const owned = d.dispatch.complete(w, jobId, output, error);
+  const n = typeof body.take === 'number' && body.take > 0 ? Math.floor(body.take) : 0;
+  const next = n > 0 && w.phase === 'ready' ? d.dispatch.takeNow(w, n) : [];
+  sendRaw(res, 200, jobsJson(next, owned ? '' : ',"ignored":true'));
+}

@@ -1,0 +1,243 @@
+// Scaling and fault handling per endpoint: keeps `workers.min` up, starts more while work waits (up to
+// `workers.max`), stops a worker above the minimum after `idle_timeout` without work, rolls workers to a new
+// endpoint revision, replaces hung workers (no heartbeat) and dead ones, and backs off when workers cannot start.
+import type { ControlPlane, DeployedEndpoint } from '../controlPlane/service';
+import type { Dispatcher } from '../jobs/dispatch';
+import type { JobEngine } from '../jobs/jobEngine';
+import type { Supervisor } from './supervisor';
+import { healthBucket, isBusy, type Worker } from './worker';
+
+export interface SchedulerDeps {
+  cp: ControlPlane;
+  engine: JobEngine;
+  dispatch: Dispatcher;
+  supervisor: Supervisor;
+  heartbeatMs: number;
+  startTimeoutMs: number;
+  /** Requests waiting for a load-balanced worker. */
+  lbPending(endpointId: string): number;
+  log(line: string): void;
+}
+
+interface EndpointWorkers {
+  workers: Set<Worker>;
+  startFailures: number;
+  lastError: string | null;
+  nextSpawnAt: number;
+}
+
+const FAILURES_BEFORE_FAILING_JOBS = 3;
+
+export class Scheduler {
+  private endpoints = new Map<string, EndpointWorkers>();
+  private pending = new Set<string>();
+  private ticker: NodeJS.Timeout | null = null;
+  private closing = false;
+  private readyWaiters = new Map<string, Array<() => void>>();
+
+  constructor(private readonly d: SchedulerDeps) {}
+
+  start(): void {
+    this.ticker = setInterval(() => this.tick(), Math.min(250, this.d.heartbeatMs));
+    this.ticker.unref();
+    for (const ep of this.d.cp.listEndpoints()) this.demand(ep.id);
+  }
+
+  state(endpointId: string): EndpointWorkers {
+    let s = this.endpoints.get(endpointId);
+    if (!s) this.endpoints.set(endpointId, (s = { workers: new Set(), startFailures: 0, lastError: null, nextSpawnAt: 0 }));
+    return s;
+  }
+
+  workersOf(endpointId: string): Worker[] {
+    return [...this.state(endpointId).workers];
+  }
+
+  counts(endpointId: string): { idle: number; running: number; initializing: number } {
+    const c = { idle: 0, running: 0, initializing: 0 };
+    for (const w of this.state(endpointId).workers) {
+      const b = healthBucket(w);
+      if (b) c[b]++;
+    }
+    return c;
+  }
+
+  lastError(endpointId: string): string | null {
+    return this.state(endpointId).lastError;
+  }
+
+  /** Something changed on the endpoint (jobs queued, a worker freed, config saved): reconcile soon. */
+  demand(endpointId: string): void {
+    if (this.pending.has(endpointId) || this.closing || !this.ticker) return; // not started yet
+    this.pending.add(endpointId);
+    queueMicrotask(() => {
+      this.pending.delete(endpointId);
+      this.reconcile(endpointId);
+    });
+  }
+
+  /** Resolves when a worker of the endpoint becomes ready (or after `ms`). */
+  whenReady(endpointId: string, ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const list = this.readyWaiters.get(endpointId) ?? [];
+      const done = () => {
+        clearTimeout(t);
+        resolve();
+      };
+      const t = setTimeout(() => {
+        const l = this.readyWaiters.get(endpointId);
+        if (l) l.splice(l.indexOf(done) >>> 0, 1);
+        resolve();
+      }, ms);
+      list.push(done);
+      this.readyWaiters.set(endpointId, list);
+    });
+  }
+
+  /** The worker said it is ready (imports done; load-balanced: listening on `port`). */
+  ready(w: Worker, port?: number): void {
+    if (w.phase === 'initializing') w.phase = 'ready';
+    if (port) w.port = port;
+    w.readyAt = w.readyAt ?? Date.now();
+    const s = this.state(w.endpointId);
+    s.startFailures = 0;
+    s.lastError = null;
+    const waiters = this.readyWaiters.get(w.endpointId) ?? [];
+    this.readyWaiters.delete(w.endpointId);
+    for (const f of waiters) f();
+    this.demand(w.endpointId);
+  }
+
+  reconcile(endpointId: string): void {
+    if (this.closing) return;
+    const s = this.state(endpointId);
+    const ep = this.d.cp.endpoint(endpointId);
+    const live = [...s.workers].filter((w) => w.phase === 'initializing' || w.phase === 'ready');
+    if (!ep) {
+      for (const w of live) this.retire(w);
+      return;
+    }
+    for (const w of live) if (w.revision !== ep.revision) this.retire(w);
+    const current = live.filter((w) => w.revision === ep.revision);
+    const cfg = ep.config;
+    let work: number;
+    if (cfg.kind === 'QUEUE') {
+      const c = this.d.engine.counts(endpointId);
+      work = c.inQueue + c.inProgress;
+    } else work = this.d.lbPending(endpointId) + current.reduce((n, w) => n + w.inFlight, 0);
+    const wanted = Math.min(cfg.workersMax, Math.max(cfg.workersMin, Math.ceil(work / cfg.maxConcurrency)));
+    if (current.length < wanted && Date.now() >= s.nextSpawnAt) {
+      for (let i = current.length; i < wanted; i++) {
+        const w = this.d.supervisor.spawn(ep);
+        this.d.dispatch.register(w);
+        s.workers.add(w);
+      }
+    }
+    if (current.length > cfg.workersMin && work === 0) this.stopIdle(ep, current);
+  }
+
+  /** Stops workers above the minimum that have been idle longer than idle_timeout. */
+  private stopIdle(ep: DeployedEndpoint, current: Worker[]): void {
+    const now = Date.now();
+    let extra = current.length - ep.config.workersMin;
+    for (const w of current) {
+      if (extra <= 0) break;
+      if (w.phase === 'ready' && !isBusy(w) && now - w.lastBusy >= ep.config.idleTimeout * 1000) {
+        this.retire(w);
+        extra--;
+      }
+    }
+  }
+
+  /** Takes a worker out of service: it finishes what it runs, then stops. */
+  private retire(w: Worker): void {
+    if (w.phase === 'initializing' || !isBusy(w)) {
+      this.d.dispatch.releaseTakers(w);
+      this.d.supervisor.stop(w);
+    } else {
+      w.phase = 'draining';
+      this.d.dispatch.releaseTakers(w);
+    }
+  }
+
+  /**
+   * A job or request of the worker ended: a draining worker may stop now. A job taken from a worker whose
+   * handler is synchronous (cancelled, timed out) may still run in it: the worker is retired, which stops it.
+   */
+  freed(w: Worker, abandoned = false): void {
+    if (abandoned && w.phase === 'ready' && !this.d.cp.endpoint(w.endpointId)?.config.asyncHandler) {
+      this.d.log(`strato platform: retiring worker ${w.id}: a job it ran was cancelled or timed out, and stopping the worker stops its synchronous handler`);
+      this.retire(w);
+    }
+    if (w.phase === 'draining' && !isBusy(w)) this.d.supervisor.stop(w);
+    else this.demand(w.endpointId);
+  }
+
+  /** The heartbeat watchdog and idle timeouts, every few hundred ms. */
+  private tick(): void {
+    const now = Date.now();
+    const hungAfter = Math.max(3 * this.d.heartbeatMs, 5000);
+    for (const [endpointId, s] of this.endpoints) {
+      for (const w of s.workers) {
+        if (w.phase === 'initializing' && now - w.spawnedAt > this.d.startTimeoutMs) {
+          w.stderrTail.push(`the worker was not ready ${Math.round(this.d.startTimeoutMs / 1000)} s after it started`);
+          this.d.supervisor.kill(w);
+        } else if ((w.phase === 'ready' || w.phase === 'draining') && now - w.lastSeen > hungAfter) {
+          this.d.log(`strato platform: worker ${w.id} sent no heartbeat for ${now - w.lastSeen} ms; replacing it`);
+          this.d.dispatch.workerGone(w, 'requeue', `worker ${w.id} stopped responding (no heartbeat)`);
+          w.phase = 'stopping';
+          this.d.supervisor.kill(w);
+        }
+      }
+      this.reconcile(endpointId);
+    }
+  }
+
+  /** Replaces a worker whose cancelled job kept running (its other jobs run again elsewhere). */
+  replace(w: Worker, reason: string): void {
+    this.d.log(`strato platform: replacing worker ${w.id}: ${reason}`);
+    this.d.dispatch.workerGone(w, 'requeue', `worker ${w.id} was replaced: ${reason}`);
+    w.phase = 'stopping';
+    this.d.supervisor.kill(w);
+  }
+
+  /** A worker process ended. Unexpected ends fail its jobs; repeated start failures fail the queue. */
+  exited(w: Worker, code: number | null, signal: NodeJS.Signals | null, wasPhase: Worker['phase']): void {
+    const s = this.state(w.endpointId);
+    s.workers.delete(w);
+    const { how, tail } = this.d.supervisor.describeExit(w, code, signal);
+    const why = `${how}${tail ? `; its last error output: ${tail}` : ''}`;
+    const expected = wasPhase === 'stopping' || wasPhase === 'draining' || this.closing;
+    this.d.dispatch.workerGone(
+      w,
+      expected ? 'requeue' : 'fail',
+      `${how} ${expected ? 'while it was being stopped' : 'while running this job'}${tail ? `; its last error output: ${tail}` : ''}`,
+    );
+    if (!expected && !w.readyAt) {
+      s.startFailures++;
+      s.lastError = `the endpoint's worker failed to start: ${why}`;
+      s.nextSpawnAt = Date.now() + Math.min(30_000, 250 * 2 ** (s.startFailures - 1));
+      this.d.log(`strato platform: ${s.lastError}`);
+      if (s.startFailures >= FAILURES_BEFORE_FAILING_JOBS) this.failQueued(w.endpointId, s.lastError);
+    } else if (!expected) this.d.log(`strato platform: ${why}`);
+    this.demand(w.endpointId);
+  }
+
+  private failQueued(endpointId: string, error: string): void {
+    this.d.engine.failQueued(endpointId, `${error}; fix the endpoint, deploy it again and retry the job`);
+  }
+
+  /** Stops every worker (platform shutdown); resolves when all exited or after the grace period. */
+  async close(graceMs: number): Promise<void> {
+    this.closing = true;
+    if (this.ticker) clearInterval(this.ticker);
+    const all = [...this.endpoints.values()].flatMap((s) => [...s.workers]);
+    for (const w of all) {
+      this.d.dispatch.releaseTakers(w);
+      this.d.supervisor.stop(w);
+    }
+    const deadline = Date.now() + graceMs + 1000;
+    while (all.some((w) => w.phase !== 'exited') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
+    for (const w of all) if (w.phase !== 'exited') this.d.supervisor.kill(w);
+  }
+}

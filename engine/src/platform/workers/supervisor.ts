@@ -1,0 +1,166 @@
+// Worker processes: `<python> -u handler_<name>.py` in the unpacked build with PYTHONPATH=<root>:<root>/deps and
+// the environment of docs/worker-protocol.md. Output goes to logs/<endpoint_id>.log; the last stderr lines are
+// kept for error messages. Stopping is SIGTERM, then SIGKILL after a grace period.
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { DeployedEndpoint } from '../controlPlane/service';
+import type { Worker } from './worker';
+import type { GpuAllocator } from './gpus';
+
+export interface SupervisorDeps {
+  python: string;
+  platformUrl(): string;
+  heartbeatMs: number;
+  stopGraceMs: number;
+  logsDir: string;
+  buildDir(buildId: string): string;
+  /** App and environment names of an endpoint (STRATO_APP, STRATO_ENV). */
+  context(ep: DeployedEndpoint): { app: string; env: string };
+  gpus: GpuAllocator;
+  onExit(w: Worker, code: number | null, signal: NodeJS.Signals | null, wasPhase: Worker['phase']): void;
+  log(line: string): void;
+}
+
+const TAIL_LINES = 30;
+
+export class Supervisor {
+  private logs = new Map<string, fs.WriteStream>();
+  private seq = 0;
+
+  constructor(private readonly d: SupervisorDeps) {}
+
+  spawn(ep: DeployedEndpoint): Worker {
+    const root = this.d.buildDir(ep.buildId);
+    const id = `w-${ep.id.slice(0, 6)}-${(++this.seq).toString(36)}-${randomBytes(3).toString('hex')}`;
+    const now = Date.now();
+    const w: Worker = {
+      id,
+      endpointId: ep.id,
+      token: randomBytes(24).toString('base64url'),
+      revision: ep.revision,
+      maxConcurrency: ep.config.maxConcurrency,
+      loadBalanced: ep.config.kind === 'LOAD_BALANCED',
+      phase: 'initializing',
+      process: null,
+      jobs: new Set(),
+      inFlight: 0,
+      spawnedAt: now,
+      lastSeen: now,
+      lastBusy: now,
+      cancelRequested: new Map(),
+      stderrTail: [],
+    };
+    const { app, env } = this.d.context(ep);
+    const inherited = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('STRATO_')));
+    const childEnv: NodeJS.ProcessEnv = {
+      ...inherited,
+      ...ep.config.env,
+      PYTHONPATH: [root, path.join(root, 'deps')].join(path.delimiter),
+      PYTHONUNBUFFERED: '1',
+      STRATO_PLATFORM_URL: this.d.platformUrl(),
+      STRATO_WORKER_TOKEN: w.token,
+      STRATO_WORKER_ID: w.id,
+      STRATO_ENDPOINT_ID: ep.id,
+      STRATO_ENDPOINT_NAME: ep.name,
+      STRATO_MAX_CONCURRENCY: String(ep.config.maxConcurrency),
+      STRATO_HEARTBEAT_MS: String(this.d.heartbeatMs),
+      STRATO_APP: app,
+      STRATO_ENV: env,
+    };
+    if (w.loadBalanced) childEnv.STRATO_LB_PORT = '0';
+    const isGpu = !ep.config.cpu;
+    if (isGpu) childEnv.CUDA_VISIBLE_DEVICES = this.d.gpus.assign(ep.config.gpuCount);
+    const child = spawn(this.d.python, ['-u', ep.config.handlerFile], {
+      cwd: root,
+      env: childEnv,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    w.process = child;
+    const log = this.logFor(ep.id);
+    const note = isGpu ? this.d.gpus.note(ep.config.gpuIds) : null;
+    if (note) log.write(`${new Date().toISOString()} ${w.id} P ${note}\n`);
+    const pipe = (stream: NodeJS.ReadableStream | null, isErr: boolean) => {
+      let partial = '';
+      stream?.setEncoding('utf8');
+      stream?.on('data', (text: string) => {
+        const lines = (partial + text).split('\n');
+        partial = lines.pop() ?? '';
+        for (const line of lines) {
+          log.write(`${new Date().toISOString()} ${w.id} ${isErr ? 'E' : 'O'} ${line}\n`);
+          if (isErr) {
+            w.stderrTail.push(line);
+            if (w.stderrTail.length > TAIL_LINES) w.stderrTail.shift();
+          }
+        }
+      });
+    };
+    pipe(child.stdout, false);
+    pipe(child.stderr, true);
+    let ended = false;
+    const end = (code: number | null, signal: NodeJS.Signals | null) => {
+      if (ended) return;
+      ended = true;
+      // Let the pipes deliver the last lines first: they explain the exit.
+      setImmediate(() => {
+        const was = w.phase;
+        w.phase = 'exited';
+        w.process = null;
+        this.d.onExit(w, code, signal, was);
+      });
+    };
+    child.on('error', (e) => {
+      w.stderrTail.push(`could not start ${this.d.python}: ${e.message} (set STRATO_PYTHON or --python to a Python 3 interpreter)`);
+      if (child.pid === undefined) end(127, null); // never started: no 'exit' event follows
+    });
+    child.on('exit', end);
+    return w;
+  }
+
+  /** SIGTERM now, SIGKILL after the grace period if it is still running. */
+  stop(w: Worker): void {
+    if (w.phase === 'exited') return;
+    w.phase = 'stopping';
+    const child = w.process;
+    if (!child) return;
+    child.kill('SIGTERM');
+    const t = setTimeout(() => {
+      if (w.process === child) child.kill('SIGKILL');
+    }, this.d.stopGraceMs);
+    t.unref();
+  }
+
+  kill(w: Worker): void {
+    w.process?.kill('SIGKILL');
+  }
+
+  /** How the worker ended, and the last line of its error output that explains it (if any). */
+  describeExit(w: Worker, code: number | null, signal: NodeJS.Signals | null): { how: string; tail: string } {
+    const how = `worker ${w.id} ${signal ? `was killed by ${signal}` : `exited with code ${code}`}`;
+    return { how, tail: lastMeaningful(w.stderrTail) };
+  }
+
+  close(): void {
+    for (const s of this.logs.values()) s.end();
+    this.logs.clear();
+  }
+
+  private logFor(endpointId: string): fs.WriteStream {
+    let s = this.logs.get(endpointId);
+    if (!s) {
+      s = fs.createWriteStream(path.join(this.d.logsDir, `${endpointId}.log`), { flags: 'a' });
+      s.on('error', (e) => this.d.log(`strato platform: cannot write worker log: ${e.message}`));
+      this.logs.set(endpointId, s);
+    }
+    return s;
+  }
+}
+
+/** The last stderr line that is not the runtime's own progress log. */
+function lastMeaningful(lines: string[]): string {
+  const nonEmpty = lines.filter((l) => l.trim() && !/^strato (INFO|DEBUG)\b/.test(l));
+  if (nonEmpty.length === 0) return '';
+  const last = nonEmpty[nonEmpty.length - 1].trim();
+  return last.length > 500 ? `${last.slice(0, 500)}...` : last;
+}

@@ -1,0 +1,48 @@
+// A worker as the platform tracks it: one Python process serving one endpoint. The supervisor owns the
+// process; the job engine owns which jobs it runs; the scheduler decides when it starts and stops.
+import type { ChildProcess } from 'node:child_process';
+import type { Job } from '../jobs/job';
+
+/** Health buckets of decisions.md plus the platform's own retirement states. */
+export type WorkerPhase = 'initializing' | 'ready' | 'draining' | 'stopping' | 'exited';
+
+export interface Worker {
+  readonly id: string;
+  readonly endpointId: string;
+  /** Bearer token of this worker on `/_worker/...`. */
+  readonly token: string;
+  /** Endpoint configuration revision the worker was started with; older ones are drained. */
+  readonly revision: number;
+  readonly maxConcurrency: number;
+  readonly loadBalanced: boolean;
+  phase: WorkerPhase;
+  process: ChildProcess | null;
+  /** Jobs the worker owns (queue endpoints). */
+  jobs: Set<Job>;
+  /** Requests being proxied to it (load-balanced endpoints). */
+  inFlight: number;
+  /** Load-balanced workers: the port its HTTP server listens on. */
+  port?: number;
+  spawnedAt: number;
+  readyAt?: number;
+  /** Last request of any kind from the worker (heartbeat watchdog), real time. */
+  lastSeen: number;
+  /** Last time it had work; with idle_timeout it decides when a worker above the minimum stops. */
+  lastBusy: number;
+  /** Job id -> when the platform first told the worker to drop it (cancel, timeout). */
+  cancelRequested: Map<string, number>;
+  /** Last lines of stderr, for error messages. */
+  stderrTail: string[];
+}
+
+export function isBusy(w: Worker): boolean {
+  return w.jobs.size > 0 || w.inFlight > 0;
+}
+
+/** The health bucket a worker counts in: `initializing`, `running`, `idle`, or none when retiring. */
+export function healthBucket(w: Worker): 'initializing' | 'running' | 'idle' | null {
+  if (w.phase === 'initializing') return 'initializing';
+  if (w.phase === 'exited') return null;
+  if (isBusy(w)) return 'running';
+  return w.phase === 'ready' ? 'idle' : null;
+}

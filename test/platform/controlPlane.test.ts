@@ -1,0 +1,169 @@
+// The control plane (GraphQL at {base_url}/graphql) through the typed client: apps, environments, build
+// upload and finalize, deploy, endpoints (create or update, delete, list, look up by name), their URLs and
+// environment, errors with codes, the key, and state kept across a restart of the platform.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { ControlPlaneError } from '../../engine/src/api/controlPlane';
+import { buildProject } from '../../engine/src/build';
+import { templateFiles } from '../../engine/src/init/template';
+import { buildTestArtifact, type TestArtifact } from '../helpers/artifact';
+import { call, deploy, startTestPlatform, waitUntil, type TestPlatform } from '../helpers/platform';
+import { queueSpec, WORKER_PY } from '../helpers/testWorkers';
+
+const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'strato-cp-'));
+let tp: TestPlatform;
+let art: TestArtifact;
+
+before(async () => {
+  tp = await startTestPlatform({ dataDir });
+  art = await buildTestArtifact({ 'worker.py': WORKER_PY }, [
+    queueSpec('env-info', 'env_info', { env: { MY_VAR: 'from-manifest' } }),
+    queueSpec('echo', 'echo'),
+  ]);
+});
+after(async () => {
+  await tp?.close();
+  fs.rmSync(dataDir, { recursive: true, force: true });
+});
+
+const code = (c: string) => (e: unknown) => e instanceof ControlPlaneError && e.code === c;
+
+describe('apps and environments', () => {
+  test('create, find, list; duplicates are CONFLICT and bad names BAD_REQUEST', async () => {
+    const app = await tp.cp.createApp('shop');
+    assert.match(app.id, /^app_/);
+    assert.equal((await tp.cp.findApp('shop'))?.id, app.id);
+    assert.equal(await tp.cp.findApp('nope'), null);
+    await assert.rejects(tp.cp.createApp('shop'), code('CONFLICT'));
+    await assert.rejects(tp.cp.createApp('bad name!'), code('BAD_REQUEST'));
+    const env = await tp.cp.createEnvironment(app.id, 'staging');
+    await assert.rejects(tp.cp.createEnvironment(app.id, 'staging'), code('CONFLICT'));
+    const apps = await tp.cp.listApps();
+    assert.deepEqual(apps.find((a) => a.id === app.id)?.environments.map((e) => e.id), [env.id]);
+  });
+
+  test('every operation needs the key', async () => {
+    const r = await call('POST', `${tp.url}/graphql`, { key: null, body: { query: '{ apps { id } }' } });
+    assert.equal(r.status, 401);
+    assert.equal((r.json as { errors: Array<{ extensions: { code: string } }> }).errors[0].extensions.code, 'UNAUTHENTICATED');
+    const ok = await call('POST', `${tp.url}/graphql`, { auth: tp.key, body: { query: '{ platform { instanceId } }' } });
+    assert.deepEqual(ok.json, { data: { platform: { instanceId: 'u1' } } });
+  });
+});
+
+describe('builds and endpoints', () => {
+  test('a build is uploaded, finalized with its sha256 and manifest, and deployed', async () => {
+    const app = await tp.cp.createApp('builds');
+    const env = await tp.cp.createEnvironment(app.id, 'production');
+    const build = await tp.cp.uploadBuild(app.id, art.artifactPath, art.manifest);
+    assert.equal(build.sha256, createHash('sha256').update(fs.readFileSync(art.artifactPath)).digest('hex'));
+    assert.equal(build.size, fs.statSync(art.artifactPath).size);
+    assert.equal(build.projectName, 'testapp');
+    const deployed = await tp.cp.deployBuild(env.id, build.id);
+    assert.equal(deployed.activeBuildId, build.id);
+  });
+
+  test('an upload without the key is 401; one of the wrong size is refused', async () => {
+    const app = await tp.cp.createApp('uploads');
+    const q = await tp.cp.query<{ requestBuildUpload: { url: string; uploadId: string } }>(
+      'mutation($a: ID!) { requestBuildUpload(appId: $a, size: 10) { url uploadId } }', { a: app.id });
+    const url = q.requestBuildUpload.url;
+    assert.equal((await call('PUT', url, { key: null, raw: '0123456789' })).status, 401);
+    assert.equal((await call('PUT', url, { raw: '0123' })).status, 400);
+    await assert.rejects(
+      tp.cp.query('mutation($a: ID!, $u: ID!) { finalizeBuild(appId: $a, uploadId: $u) { id } }', { a: app.id, u: 'upl_nope' }),
+      code('NOT_FOUND'),
+    );
+  });
+
+  test('saveEndpoint creates, then updates in place; lookups by name and id; env reaches the worker', async () => {
+    const eps = await deploy(tp.cp, art, { app: 'ctx', env: 'staging', endpoints: ['env-info'] });
+    const ep = eps['env-info'];
+    assert.equal(ep.type, 'QUEUE');
+    assert.equal(ep.url, `${tp.url}/v2/${ep.id}`);
+    assert.match(ep.id, /^[a-z0-9]{14}$/);
+    assert.equal(ep.env.MY_VAR, 'from-manifest');
+    const found = await tp.cp.findEndpoint('ctx', 'staging', 'env-info');
+    assert.equal(found?.id, ep.id);
+    assert.equal(await tp.cp.findEndpoint('ctx', 'staging', 'nope'), null);
+    const first = (await call('POST', `${ep.url}/runsync`, { body: { input: {} } })).json as { output: { env: Record<string, string>; pid: number } };
+    assert.deepEqual(first.output.env, {
+      STRATO_APP: 'ctx',
+      STRATO_ENV: 'staging',
+      STRATO_ENDPOINT_NAME: 'env-info',
+      STRATO_ENDPOINT_ID: ep.id,
+      MY_VAR: 'from-manifest',
+      STRATO_API_KEY: null,
+    });
+    // Update: same id, env merged over the manifest's, workers rolled to the new revision.
+    const updated = await tp.cp.saveEndpoint({ environmentId: ep.environmentId, name: 'env-info', env: { MY_VAR: 'override' }, workersMax: 3 });
+    assert.equal(updated.id, ep.id);
+    assert.equal(updated.workersMax, 3);
+    const second = await waitUntil('the rolled worker', async () => {
+      const j = (await call('POST', `${ep.url}/runsync`, { body: { input: {} } })).json as typeof first;
+      return j.output.env.MY_VAR === 'override' ? j : null;
+    });
+    assert.notEqual(second.output.pid, first.output.pid);
+    assert.equal((await tp.cp.listEndpoints(ep.environmentId)).length, 1);
+    assert.equal((await tp.cp.getEndpoint(ep.id))?.name, 'env-info');
+  });
+
+  test('saving a name the build does not declare is BAD_REQUEST naming what it declares', async () => {
+    const app = await tp.cp.findApp('ctx');
+    const env = app!.environments[0];
+    await assert.rejects(tp.cp.saveEndpoint({ environmentId: env.id, name: 'ghost' }), (e: unknown) =>
+      code('BAD_REQUEST')(e) && /env-info, echo/.test((e as Error).message));
+  });
+
+  test('deleteEndpoint stops serving it; deleteApp removes everything', async () => {
+    const eps = await deploy(tp.cp, art, { app: 'gone', endpoints: ['echo'] });
+    const { id } = (await call('POST', `${eps.echo.url}/run`, { body: { input: {} } })).json as { id: string };
+    await tp.cp.deleteEndpoint(eps.echo.id);
+    assert.equal((await call('GET', `${eps.echo.url}/status/${id}`)).status, 404);
+    assert.equal(await tp.cp.getEndpoint(eps.echo.id), null);
+    const app = await tp.cp.findApp('gone');
+    await tp.cp.deleteApp(app!.id);
+    assert.equal(await tp.cp.findApp('gone'), null);
+  });
+});
+
+describe('a project built by strato build', () => {
+  test('the init template deploys and serves its queue and load-balanced endpoints', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'strato-proj-'));
+    try {
+      for (const [rel, text] of Object.entries(templateFiles('demo'))) fs.writeFileSync(path.join(dir, rel), text);
+      const built = await buildProject(dir);
+      const eps = await deploy(tp.cp, { artifactPath: built.artifactPath, manifest: built.manifest, dir }, { app: 'demo' });
+      const hello = (await call('POST', `${eps['gpu-hello'].url}/runsync`, { body: { input: { prompt: 'hi', repeat: 2 } } })).json as { status: string; output: { text: string } };
+      assert.equal(hello.status, 'COMPLETED');
+      assert.equal(hello.output.text, 'hi hi');
+      const stats = (await call('POST', `${eps['cpu-stats'].url}/runsync`, { body: { input: { numbers: [1, 2, 3] } } })).json as { output: { mean: number } };
+      assert.equal(stats.output.mean, 2);
+      assert.equal(eps['lb-api'].type, 'LOAD_BALANCED');
+      assert.deepEqual(eps['lb-api'].routes.map((r) => `${r.method} ${r.path}`).sort(), ['GET /health', 'POST /process']);
+      const lb = await call('POST', `${eps['lb-api'].url}/process`, { body: { text: 'hey', uppercase: true } });
+      assert.deepEqual(lb.json, { text: 'HEY', length: 3 });
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('restart', () => {
+  test('apps, endpoints and jobs survive a restart of the platform', async () => {
+    const eps = await deploy(tp.cp, art, { app: 'durable', endpoints: ['echo'] });
+    const job = (await call('POST', `${eps.echo.url}/runsync`, { body: { input: { keep: 1 } } })).json as { id: string };
+    await tp.platform.close();
+    tp = await startTestPlatform({ dataDir });
+    const again = await tp.cp.findEndpoint('durable', 'production', 'echo');
+    assert.equal(again?.id, eps.echo.id);
+    const status = (await call('GET', `${tp.url}/v2/${eps.echo.id}/status/${job.id}`)).json as { status: string; output: unknown };
+    assert.equal(status.status, 'COMPLETED');
+    assert.deepEqual(status.output, { echo: { keep: 1 } });
+    assert.equal(((await call('POST', `${tp.url}/v2/${eps.echo.id}/runsync`, { body: { input: {} } })).json as { status: string }).status, 'COMPLETED');
+  });
+});

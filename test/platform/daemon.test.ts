@@ -1,0 +1,110 @@
+// `strato platform start|stop|status|serve` from the bundled CLI (dist/cli.js, so PGlite loads from the
+// bundle), the key file (mode 0600), and client configuration: the local daemon found or started on demand,
+// STRATO_API_KEY from the environment or .env first, clear errors for a refused key or an unreachable platform.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { resolveApiConfig } from '../../engine/src/api/config';
+import { ControlPlaneClient } from '../../engine/src/api/controlPlane';
+import { stopDaemon } from '../../engine/src/platform/daemon';
+import { pidAlive, readState } from '../../engine/src/platform/paths';
+import { CLI, ensureBuilt, runCli } from '../helpers/cli';
+import { PYTHON, TEMPLATE_DIR, waitUntil } from '../helpers/platform';
+
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'strato-daemon-'));
+const userDir = path.join(tmp, 'user');
+const platformDir = path.join(userDir, 'platform');
+const env = { STRATO_DATA_DIR: userDir, STRATO_PGLITE_TEMPLATE: TEMPLATE_DIR, STRATO_PYTHON: PYTHON, STRATO_API_URL: '', STRATO_API_KEY: '' };
+const saved: Record<string, string | undefined> = {};
+
+before(() => {
+  ensureBuilt();
+  for (const [k, v] of Object.entries({ ...env, STRATO_CLI: CLI })) {
+    saved[k] = process.env[k];
+    process.env[k] = v;
+  }
+});
+after(async () => {
+  const s = readState(path.join(platformDir, 'platform.json'));
+  await stopDaemon(platformDir).catch(() => undefined);
+  if (s && pidAlive(s.pid)) process.kill(s.pid, 'SIGKILL');
+  for (const [k, v] of Object.entries(saved)) {
+    if (v === undefined) delete process.env[k];
+    else process.env[k] = v;
+  }
+  fs.rmSync(tmp, { recursive: true, force: true });
+});
+
+test('start, status and stop the background platform; the key file is owner-only', async () => {
+  const down = await runCli(['platform', 'status'], { cwd: tmp, env });
+  assert.equal(down.code, 3);
+  assert.match(down.stdout, /not running/);
+  const up = await runCli(['platform', 'start'], { cwd: tmp, env, timeoutMs: 90_000 });
+  assert.equal(up.code, 0, up.stderr);
+  const url = /started: (http:\/\/\S+)/.exec(up.stdout)?.[1];
+  assert.ok(url, up.stdout);
+  const keyFile = path.join(platformDir, 'api-key');
+  assert.equal(fs.statSync(keyFile).mode & 0o777, 0o600);
+  const status = await runCli(['platform', 'status'], { cwd: tmp, env });
+  assert.equal(status.code, 0);
+  assert.match(status.stdout, new RegExp(`running: ${url}`));
+  const again = await runCli(['platform', 'start'], { cwd: tmp, env });
+  assert.match(again.stdout, /already running/);
+
+  // Clients without STRATO_API_URL find it and read its key file.
+  const cfg = await resolveApiConfig({ projectDir: tmp, env: { ...process.env } });
+  assert.equal(cfg.baseUrl, url);
+  assert.equal(cfg.source, 'local');
+  assert.equal(cfg.apiKey, fs.readFileSync(keyFile, 'utf8').trim());
+  assert.deepEqual(await new ControlPlaneClient(cfg).listApps(), []);
+
+  // STRATO_API_KEY from .env comes first; a wrong one is refused with a message naming it.
+  fs.writeFileSync(path.join(tmp, '.env'), 'STRATO_API_KEY="not-the-key"\n');
+  const wrong = await resolveApiConfig({ projectDir: tmp, env: { ...process.env } });
+  assert.equal(wrong.apiKey, 'not-the-key');
+  await assert.rejects(new ControlPlaneClient(wrong).listApps(), /refused the API key \(401\); check STRATO_API_KEY/);
+  fs.rmSync(path.join(tmp, '.env'));
+
+  const stop = await runCli(['platform', 'stop'], { cwd: tmp, env });
+  assert.match(stop.stdout, /stopped/);
+  assert.equal((await runCli(['platform', 'status'], { cwd: tmp, env })).code, 3);
+  await assert.rejects(new ControlPlaneClient(cfg).listApps(), /could not reach the Strato platform .*strato platform start/);
+});
+
+test('clients start the local platform on demand', async () => {
+  const cfg = await resolveApiConfig({ projectDir: tmp, env: { ...process.env } });
+  assert.deepEqual(await new ControlPlaneClient(cfg).listApps(), []);
+  const r = await stopDaemon(platformDir);
+  assert.equal(r.stopped, true);
+});
+
+test('STRATO_API_URL without STRATO_API_KEY is an error that says what to set', async () => {
+  await assert.rejects(resolveApiConfig({ projectDir: tmp, env: { STRATO_API_URL: 'http://127.0.0.1:9' } }), /STRATO_API_KEY is not/);
+  const cfg = await resolveApiConfig({ projectDir: tmp, env: { STRATO_API_URL: 'http://127.0.0.1:9/', STRATO_API_KEY: 'k' } });
+  assert.deepEqual(cfg, { baseUrl: 'http://127.0.0.1:9', apiKey: 'k', source: 'STRATO_API_URL' });
+});
+
+test('`platform serve` runs in the foreground from the bundle and stops on SIGINT', async () => {
+  const dir = path.join(tmp, 'fg');
+  const child = spawn(process.execPath, [CLI, 'platform', 'serve', '--data-dir', dir, '--port', '0', '--api-key', 'k1'], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout.on('data', (d) => (out += d));
+  child.stderr.on('data', (d) => (out += d));
+  const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+  try {
+    const url = await waitUntil('serve to listen', () => /listening on (http:\/\/\S+)/.exec(out)?.[1], 60_000);
+    const r = await fetch(`${url}/graphql`, { method: 'POST', headers: { authorization: 'k1', 'content-type': 'application/json' }, body: '{"query":"{ apps { id } }"}' });
+    assert.deepEqual(await r.json(), { data: { apps: [] } });
+    child.kill('SIGINT');
+    assert.equal(await exited, 0);
+    assert.match(out, /stopped/);
+  } finally {
+    child.kill('SIGKILL');
+  }
+});

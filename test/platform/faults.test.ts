@@ -1,0 +1,119 @@
+// Faults: a worker killed mid-job fails that job with a clear error and is replaced; a hung worker (no
+// heartbeat) is replaced and its job runs again; a platform killed with SIGKILL while jobs are queued and
+// running restarts and every accepted job ends, its output recorded once.
+import { after, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { ControlPlaneClient } from '../../engine/src/api/controlPlane';
+import { buildTestArtifact } from '../helpers/artifact';
+import { call, deploy, spawnPlatformProcess, startTestPlatform, TEST_KEY, waitUntil, type PlatformProcess, type TestPlatform } from '../helpers/platform';
+import { queueSpec, WORKER_PY } from '../helpers/testWorkers';
+
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'strato-faults-'));
+const platforms: TestPlatform[] = [];
+const processes: PlatformProcess[] = [];
+
+after(async () => {
+  for (const p of platforms) await p.close();
+  for (const p of processes) p.killGroup();
+  fs.rmSync(tmp, { recursive: true, force: true });
+});
+
+type JobView = { status: string; error?: string; output?: Record<string, unknown> };
+const status = async (u: string, id: string) => (await call('GET', `${u}/status/${id}`)).json as JobView;
+const ended = (u: string, id: string, ms = 30_000) =>
+  waitUntil(`job ${id} to end`, async () => {
+    const j = await status(u, id);
+    return ['IN_QUEUE', 'IN_PROGRESS'].includes(j.status) ? null : j;
+  }, ms);
+
+describe('worker faults', () => {
+  test('a worker killed mid-job fails the job with a clear error and is replaced', async () => {
+    const tp = await startTestPlatform();
+    platforms.push(tp);
+    const art = await buildTestArtifact({ 'worker.py': WORKER_PY }, [queueSpec('holder', 'hold', { workers: [1, 1] }), queueSpec('hangs', 'hold', { workers: [0, 1] })]);
+    const eps = await deploy(tp.cp, art);
+    const u = eps.holder.url;
+    const marker = path.join(tmp, 'killed.pid');
+    const { id } = (await call('POST', `${u}/run`, { body: { input: { marker, seconds: 30 } } })).json as { id: string };
+    const pid = Number(await waitUntil('the worker pid', () => fs.existsSync(marker) && fs.readFileSync(marker, 'utf8')));
+    process.kill(pid, 'SIGKILL');
+    const job = await ended(u, id);
+    assert.equal(job.status, 'FAILED');
+    assert.match(job.error ?? '', /killed by SIGKILL while running this job/);
+    // workers.min = 1: a new worker takes over and runs the next job.
+    fs.rmSync(marker);
+    const next = (await call('POST', `${u}/run`, { body: { input: { marker, seconds: 0 } } })).json as { id: string };
+    const done = await ended(u, next.id);
+    assert.equal(done.status, 'COMPLETED');
+    assert.notEqual(done.output?.pid, pid);
+
+    // A hung worker (stopped: no heartbeat) is killed and its job runs again on a new worker.
+    const h = eps.hangs.url;
+    const hm = path.join(tmp, 'hung.pid');
+    const hung = (await call('POST', `${h}/run`, { body: { input: { marker: hm, seconds: 1 } } })).json as { id: string };
+    const hpid = Number(await waitUntil('the hung worker pid', () => fs.existsSync(hm) && fs.readFileSync(hm, 'utf8')));
+    process.kill(hpid, 'SIGSTOP');
+    const rerun = await ended(h, hung.id, 30_000);
+    assert.equal(rerun.status, 'COMPLETED');
+    assert.notEqual(rerun.output?.pid, hpid);
+    assert.ok(tp.logs.some((l) => /no heartbeat/.test(l)), 'the platform says why it replaced the worker');
+  });
+});
+
+describe('platform crash', () => {
+  test('after SIGKILL and a restart, every accepted job ends once with its output', async () => {
+    const dataDir = path.join(tmp, 'crash-data');
+    const first = await spawnPlatformProcess(dataDir);
+    processes.push(first);
+    const cp = new ControlPlaneClient({ baseUrl: first.url, apiKey: TEST_KEY });
+    const art = await buildTestArtifact({ 'worker.py': WORKER_PY }, [queueSpec('rec', 'record', { workers: [0, 2], maxConcurrency: 2 })]);
+    const eps = await deploy(cp, art);
+    const u = eps.rec.url;
+    const marker = path.join(tmp, 'crash.log');
+    const N = 30;
+    const ids: string[] = [];
+    for (let i = 0; i < N; i++) {
+      const r = await call('POST', `${u}/run`, { body: { input: { marker, tag: `t${i}`, seconds: 0.3 } } });
+      assert.equal(r.status, 200);
+      ids.push((r.json as { id: string }).id);
+    }
+    await waitUntil('jobs running while others wait', async () => {
+      const h = (await call('GET', `${u}/health`)).json as { jobs: { inProgress: number; inQueue: number } };
+      return h.jobs.inProgress > 0 && h.jobs.inQueue > 0;
+    });
+    await first.crash();
+    const port = new URL(first.url).port;
+    const second = await spawnPlatformProcess(dataDir, [], Number(port));
+    processes.push(second);
+    await waitUntil('every job to end', async () => {
+      const h = (await call('GET', `${u}/health`)).json as { jobs: { completed: number; inQueue: number; inProgress: number } };
+      return h.jobs.completed === N && h.jobs.inQueue === 0 && h.jobs.inProgress === 0;
+    }, 60_000);
+    for (const [i, id] of ids.entries()) {
+      const j = await status(u, id);
+      assert.equal(j.status, 'COMPLETED', `${id}: ${JSON.stringify(j)}`);
+      assert.deepEqual(j.output, { tag: `t${i}` });
+    }
+    const runs = fs.readFileSync(marker, 'utf8').trim().split('\n');
+    assert.deepEqual([...new Set(runs)].sort(), ids.map((_, i) => `t${i}`).sort(), 'every job ran');
+    // A graceful stop keeps queued jobs too.
+    await second.stop();
+    assert.match(second.output(), /stopped/);
+  });
+});
+
+describe('no interpreter', () => {
+  test('a missing Python interpreter fails jobs with an error that says how to set it', async () => {
+    const tp = await startTestPlatform({ python: 'no-such-python-strato' });
+    platforms.push(tp);
+    const art = await buildTestArtifact({ 'worker.py': WORKER_PY }, [queueSpec('echo', 'echo')]);
+    const eps = await deploy(tp.cp, art);
+    const { id } = (await call('POST', `${eps.echo.url}/run`, { body: { input: {} } })).json as { id: string };
+    const job = await ended(eps.echo.url, id);
+    assert.equal(job.status, 'FAILED');
+    assert.match(job.error ?? '', /could not start no-such-python-strato: .*ENOENT.*set STRATO_PYTHON or --python/);
+  });
+});

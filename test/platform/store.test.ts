@@ -1,0 +1,100 @@
+// The job store without HTTP: PGlite data dirs made from the pre-initialised template, group commits of the
+// write-behind writer (many jobs, few statements), rows read back after a reopen, a failed commit retried,
+// and the small pure pieces (key forms, chunk splitting).
+import { after, test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { IncomingMessage } from 'node:http';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { KeyChecker, presentedKey } from '../../engine/src/platform/auth';
+import { Job } from '../../engine/src/platform/jobs/job';
+import { splitText } from '../../engine/src/platform/jobs/streamChunks';
+import { JobWriter } from '../../engine/src/platform/store/jobWriter';
+import { openPglite } from '../../engine/src/platform/store/pglite';
+import { SqlStore } from '../../engine/src/platform/store/sqlStore';
+import type { JobBatch, PlatformStore } from '../../engine/src/platform/store/types';
+import { TEMPLATE_DIR } from '../helpers/platform';
+
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'strato-store-'));
+after(() => fs.rmSync(tmp, { recursive: true, force: true }));
+
+const open = async (dir: string) => SqlStore.open(await openPglite(dir, { templateDir: TEMPLATE_DIR }));
+
+test('jobs written through group commits are read back after a reopen', async () => {
+  const dir = path.join(tmp, 'db1');
+  let store = await open(dir);
+  assert.ok(fs.existsSync(path.join(TEMPLATE_DIR, 'PG_VERSION')), 'the template exists for the next data dirs');
+  const writer = new JobWriter(store, 2, 20, (e) => assert.fail(e));
+  const jobs = Array.from({ length: 500 }, (_, i) => new Job(`job-${i}`, 'ep1', 'run', JSON.stringify({ i }), 1000 + i, 60_000));
+  for (const j of jobs) writer.changed(j);
+  await writer.durable();
+  assert.ok(writer.stats.flushes <= 3, `500 jobs took ${writer.stats.flushes} commits`);
+  for (const j of jobs.slice(0, 100)) {
+    j.status = 'COMPLETED';
+    j.output = JSON.stringify({ out: j.id });
+    j.endedAt = 5000;
+    writer.changed(j);
+  }
+  for (const j of jobs.slice(100, 150)) writer.removed(j);
+  await writer.close();
+  await store.close();
+
+  store = await open(dir);
+  const rows = await store.loadJobs();
+  assert.equal(rows.length, 450);
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  assert.equal(byId.get('job-5')?.status, 'COMPLETED');
+  assert.equal(byId.get('job-5')?.output, '{"out":"job-5"}');
+  assert.equal(byId.get('job-120'), undefined);
+  assert.equal(byId.get('job-300')?.status, 'IN_QUEUE');
+  assert.equal(byId.get('job-300')?.input, '{"i":300}');
+  await store.close();
+});
+
+test('a failed commit rejects its waiters and the jobs are written by the next one', async () => {
+  const rows: JobBatch[] = [];
+  let fail = true;
+  const flaky = {
+    writeJobs: async (b: JobBatch) => {
+      if (fail) {
+        fail = false;
+        throw new Error('disk full');
+      }
+      rows.push(b);
+    },
+  } as unknown as PlatformStore;
+  const errors: string[] = [];
+  const writer = new JobWriter(flaky, 1, 1, (e) => errors.push(e.message));
+  const j = new Job('a', 'ep', 'run', '{}', 1, 1);
+  writer.changed(j);
+  await assert.rejects(writer.durable(), /disk full/);
+  await writer.flush();
+  assert.deepEqual(errors, ['disk full']);
+  assert.equal(rows.length, 1);
+  assert.deepEqual(rows[0].inserts.map((r) => r.id), ['a']);
+  assert.equal(j.storeState, 'stored');
+});
+
+test('keys: Bearer and bare forms are read; anything else is refused', () => {
+  const req = (authorization?: string) => ({ headers: { authorization } }) as unknown as IncomingMessage;
+  assert.equal(presentedKey(req('Bearer abc')), 'abc');
+  assert.equal(presentedKey(req('bearer abc')), 'abc');
+  assert.equal(presentedKey(req('abc')), 'abc');
+  assert.equal(presentedKey(req('Basic abc')), null);
+  assert.equal(presentedKey(req()), null);
+  const k = new KeyChecker('secret');
+  assert.equal(k.check(req('Bearer secret')), true);
+  assert.equal(k.check(req('secret')), true);
+  assert.equal(k.check(req('Bearer secre')), false);
+});
+
+test('chunk text is split within the byte budget without breaking surrogate pairs', () => {
+  const text = '😀'.repeat(5000) + 'é'.repeat(3000) + '\u0001'.repeat(2000);
+  const pieces = splitText(text, 4096);
+  assert.equal(pieces.join(''), text);
+  for (const p of pieces) {
+    assert.ok(Buffer.byteLength(JSON.stringify(p)) <= 4096);
+    assert.ok(!/^[\udc00-\udfff]/.test(p), 'a piece starts inside a surrogate pair');
+  }
+});

@@ -1,0 +1,90 @@
+// Worker processes under the scheduler: workers.min always up, more started while jobs wait (never above
+// workers.max), idle ones above the minimum stopped after idle_timeout, max_concurrency jobs at once in one
+// worker, and a clear error when workers cannot start.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { buildTestArtifact } from '../helpers/artifact';
+import { call, deploy, startTestPlatform, waitUntil, type TestPlatform } from '../helpers/platform';
+import { BROKEN_PY, queueSpec, WORKER_PY } from '../helpers/testWorkers';
+
+let tp: TestPlatform;
+let eps: Record<string, { url: string; id: string }>;
+
+type Health = { jobs: Record<string, number>; workers: { idle: number; running: number; initializing: number } };
+const health = async (u: string) => (await call('GET', `${u}/health`)).json as Health;
+const total = (h: Health) => h.workers.idle + h.workers.running + h.workers.initializing;
+
+before(async () => {
+  process.env.STRATO_GPUS = ''; // this machine has no GPU, whatever nvidia-smi says
+  tp = await startTestPlatform();
+  const art = await buildTestArtifact({ 'worker.py': WORKER_PY, 'broken.py': BROKEN_PY }, [
+    queueSpec('warm', 'noop', { workers: [1, 1] }),
+    queueSpec('elastic', 'sleep', { workers: [0, 3], idleTimeout: 1 }),
+    queueSpec('concurrent', 'sleep', { workers: [0, 1], maxConcurrency: 4 }),
+    queueSpec('aconcurrent', 'asleep', { workers: [0, 1], maxConcurrency: 8, isAsync: true }),
+    { name: 'broken', file: 'broken.py', fn: 'handler', workers: [0, 1] },
+    queueSpec('gpu', 'env_info', { gpu: 'ADA_24' }),
+  ]);
+  eps = await deploy(tp.cp, art);
+});
+after(() => tp?.close());
+
+test('workers.min are always up, idle between jobs', async () => {
+  const h = await waitUntil('the warm worker', async () => ((await health(eps.warm.url)).workers.idle === 1 ? health(eps.warm.url) : null));
+  assert.equal(total(h), 1);
+});
+
+test('workers are started while jobs wait, up to workers.max, and stop after idle_timeout', async () => {
+  const u = eps.elastic.url;
+  assert.equal(total(await health(u)), 0);
+  const ids: string[] = [];
+  for (let i = 0; i < 6; i++) ids.push(((await call('POST', `${u}/run`, { body: { input: { seconds: 1 } } })).json as { id: string }).id);
+  let peak = 0;
+  const pids = new Set<number>();
+  await waitUntil('all jobs to finish', async () => {
+    const h = await health(u);
+    peak = Math.max(peak, total(h));
+    assert.ok(total(h) <= 3, `more than workers.max: ${JSON.stringify(h.workers)}`);
+    return h.jobs.completed === 6;
+  }, 30_000);
+  for (const id of ids) pids.add(((await call('GET', `${u}/status/${id}`)).json as { output: { pid: number } }).output.pid);
+  assert.equal(peak, 3);
+  assert.ok(pids.size >= 2, `the jobs ran in ${pids.size} worker(s)`);
+  // idle_timeout = 1 s: with workers.min = 0 every worker stops.
+  await waitUntil('idle workers to stop', async () => total(await health(u)) === 0, 10_000);
+});
+
+test('max_concurrency jobs run at once in one worker (sync and async handlers)', async () => {
+  for (const [name, n] of [['concurrent', 4], ['aconcurrent', 8]] as const) {
+    const u = eps[name].url;
+    const started = Date.now();
+    const answers = await Promise.all(Array.from({ length: n }, () => call('POST', `${u}/runsync`, { body: { input: { seconds: 1 } } })));
+    const took = Date.now() - started;
+    for (const a of answers) assert.equal((a.json as { status: string }).status, 'COMPLETED');
+    assert.ok(took < 1000 * n * 0.6, `${name}: ${n} one-second jobs took ${took} ms: they did not run concurrently`);
+    const h = await health(u);
+    assert.equal(total(h), 1);
+  }
+});
+
+test('a worker that cannot start fails the queued jobs with its error', async () => {
+  const u = eps.broken.url;
+  const { id } = (await call('POST', `${u}/run`, { body: { input: {} } })).json as { id: string };
+  const job = await waitUntil('the job to fail', async () => {
+    const j = (await call('GET', `${u}/status/${id}`)).json as { status: string; error?: string };
+    return j.status === 'FAILED' ? j : null;
+  }, 30_000);
+  assert.match(job.error ?? '', /failed to start/);
+  assert.match(job.error ?? '', /not_a_module_that_exists/);
+  const h = await tp.cp.endpointHealth(eps.broken.id);
+  assert.match(h?.lastError ?? '', /not_a_module_that_exists/);
+});
+
+test('a GPU endpoint runs without a GPU, and its health says the hardware is absent', async () => {
+  const r = (await call('POST', `${eps.gpu.url}/runsync`, { body: { input: {} } })).json as { status: string; output: { cuda: string } };
+  assert.equal(r.status, 'COMPLETED');
+  assert.equal(r.output.cuda, '');
+  const h = await tp.cp.endpointHealth(eps.gpu.id);
+  assert.match(h?.hardwareNote ?? '', /asks for a GPU \(ADA_24\) but this machine has none/);
+  assert.equal((await tp.cp.endpointHealth(eps.warm.id))?.hardwareNote, null);
+});
