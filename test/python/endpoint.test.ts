@@ -81,7 +81,9 @@ describe('Endpoint configuration', () => {
 });
 
 describe('decorated code stays plain Python', () => {
-  test('sync, async and generator functions and classes are called as before and expose .endpoint', async () => {
+  // Outside a worker a call goes to the deployed endpoint (test/deploy/remoteCalls.test.ts); STRATO_LOCAL=1, the
+  // endpoint's own worker and the local test server run the function in-process, and __wrapped__ always does.
+  test('with STRATO_LOCAL=1, sync, async and generator functions and classes are called as before and expose .endpoint', async () => {
     const r = await runPython(['-c', `
 import asyncio, inspect
 from strato import Endpoint, GpuGroup
@@ -115,13 +117,13 @@ assert inspect.isgeneratorfunction(count) and list(count(3)) == [0, 1, 2]
 m = Model(k=2)
 assert isinstance(m, Model) and m.predict(5) == 10 and Model.endpoint.name == "model"
 print("ok")
-`]);
+`], { env: { STRATO_LOCAL: '1' } });
     assert.equal(r.stdout.trim(), 'ok', r.stderr);
   });
 });
 
 describe('load-balanced routes', () => {
-  test('route decorators return the function unchanged and record "METHOD /path"', async () => {
+  test('route decorators keep the function callable (plain with STRATO_LOCAL=1) and record "METHOD /path"', async () => {
     const r = await runPython(['-c', `
 from strato import Endpoint
 api = Endpoint(name="api", cpu="cpu3c-1-2", workers=(1, 3))
@@ -129,7 +131,8 @@ api = Endpoint(name="api", cpu="cpu3c-1-2", workers=(1, 3))
 def process(text):
     return text
 
-assert api.post("/process")(process) is process
+wrapped = api.post("/process")(process)
+assert wrapped.__wrapped__ is process and wrapped("x") == "x" and api.routes["POST /process"] is process
 @api.get("/items/{item_id}")
 def item(item_id): return item_id
 @api.put("/p")
@@ -141,7 +144,7 @@ def d(): pass
 assert list(api.routes) == ["POST /process", "GET /items/{item_id}", "PUT /p", "PATCH /p", "DELETE /p"]
 assert api.is_load_balanced and item(4) == 4
 print("ok")
-`]);
+`], { env: { STRATO_LOCAL: '1' } });
     assert.equal(r.stdout.trim(), 'ok', r.stderr);
   });
 

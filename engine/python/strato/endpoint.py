@@ -191,11 +191,11 @@ class Endpoint:
             if "endpoint" not in vars(target):
                 target.endpoint = self
             return target
-        wrapper = _plain_wrapper(target)
+        wrapper = _dispatching_wrapper(self, target, None)
         wrapper.endpoint = self
         return wrapper
 
-    # Load-balanced: @api.get("/path") and friends; the function is returned unchanged.
+    # Load-balanced: @api.get("/path") and friends; the function stays callable (see _dispatching_wrapper).
     def get(self, path):
         return self._route("GET", path)
 
@@ -235,21 +235,40 @@ class Endpoint:
             if existing is not None:
                 raise ValueError(f"duplicate route: {key} (already registered to {existing.__name__!r})")
             self.routes[key] = fn
-            return fn
+            wrapper = _dispatching_wrapper(self, fn, (method, path))
+            wrapper.endpoint = self
+            return wrapper
 
         return register
 
 
-def _plain_wrapper(fn):
-    """A wrapper that calls fn unchanged and keeps its kind (coroutine and generator functions stay so)."""
+def _dispatching_wrapper(endpoint, fn, route):
+    """A wrapper with fn's kind (coroutine and generator functions stay so) that runs fn here when this process is
+    the endpoint's own worker (or STRATO_LOCAL=1), and otherwise calls the deployed endpoint (scripts, other
+    endpoints). `fn.__wrapped__` is always the plain function."""
+    from . import _remote
+
+    def remote(args, kwargs):
+        if route is None:
+            return _remote.call_queue(endpoint, fn, args, kwargs)
+        return _remote.call_route(endpoint, route[0], route[1], fn, args, kwargs)
+
     flags = getattr(getattr(fn, "__code__", None), "co_flags", 0)
     if flags & _CO_COROUTINE:
         async def wrapper(*args, **kwargs):
-            return await fn(*args, **kwargs)
+            if _remote.runs_locally(endpoint):
+                return await fn(*args, **kwargs)
+            import asyncio
+
+            return await asyncio.to_thread(remote, args, kwargs)
     elif flags & _CO_GENERATOR:
         def wrapper(*args, **kwargs):
-            return (yield from fn(*args, **kwargs))
+            if _remote.runs_locally(endpoint):
+                return (yield from fn(*args, **kwargs))
+            yield from (remote(args, kwargs) or [])
     else:
         def wrapper(*args, **kwargs):
-            return fn(*args, **kwargs)
+            if _remote.runs_locally(endpoint):
+                return fn(*args, **kwargs)
+            return remote(args, kwargs)
     return functools.wraps(fn)(wrapper)

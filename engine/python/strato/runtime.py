@@ -37,6 +37,9 @@ def exit_setup_error(e):
 def _serve(name, handler_file):
     resource, routes, _ = load_endpoint(name, handler_file)
     as_worker = bool(os.environ.get("STRATO_WORKER_TOKEN"))
+    if not as_worker:
+        # Local testing: calls of other endpoints' functions run in this process too.
+        os.environ.setdefault("STRATO_LOCAL", "1")
     if resource.get("is_load_balanced"):
         table = route_table(resource, routes)
         if not table:

@@ -25,6 +25,7 @@ def start(config):
         else:
             from . import _local
 
+            os.environ.setdefault("STRATO_LOCAL", "1")  # other endpoints' functions run in this process too
             _local.main(handler, handler_file, any_error_key=True)
     except SetupError as e:
         exit_setup_error(e)

@@ -3,9 +3,10 @@
 import type { Command } from 'commander';
 import { register as init } from './init';
 import { register as build } from './build';
+import { register as deploy } from './deploy';
 import { register as platform } from './platform';
 
-const commands: Array<(program: Command) => void> = [init, build, platform];
+const commands: Array<(program: Command) => void> = [init, build, deploy, platform];
 
 export function registerCommands(program: Command): void {
   for (const register of commands) register(program);

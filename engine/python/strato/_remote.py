@@ -1,0 +1,253 @@
+# Calling a deployed endpoint from a script or from another endpoint: resolve the app context, look the endpoint
+# up by name through the control plane (cached 300 s), send the call, return its result or raise its error.
+import json
+import os
+import sys
+import threading
+import time
+
+PEER_CACHE_SECONDS = 300
+DEFAULT_CLIENT_TIMEOUT_MS = 60_000
+_MARKERS = (".strato", "pyproject.toml", "requirements.txt", ".env")
+_cache = {}
+_cache_lock = threading.Lock()
+
+
+class StratoContextError(RuntimeError):
+    """No app context: the endpoint cannot be found without knowing the app and environment."""
+
+
+class StratoRemoteError(RuntimeError):
+    """The deployed endpoint ran the call and it failed (or timed out, or was cancelled)."""
+
+    def __init__(self, message, status=None, job_id=None):
+        super().__init__(message)
+        self.status = status
+        self.job_id = job_id
+
+
+def runs_locally(endpoint):
+    """True when a call of this endpoint's function runs in this process instead of on the endpoint."""
+    flag = os.environ.get("STRATO_LOCAL", "").lower()
+    if flag in ("1", "true", "yes"):
+        return True
+    if os.environ.get("STRATO_WORKER_TOKEN"):
+        own = os.environ.get("STRATO_ENDPOINT_NAME", "")
+        prefix = os.environ.get("STRATO_ENDPOINT_PREFIX", "")
+        return own in (endpoint.name, prefix + str(endpoint.name))
+    return False
+
+
+def _project_root():
+    main = getattr(sys.modules.get("__main__"), "__file__", None)
+    start = os.path.dirname(os.path.abspath(main)) if main else os.getcwd()
+    d = start
+    while True:
+        if any(os.path.exists(os.path.join(d, m)) for m in _MARKERS):
+            return d
+        parent = os.path.dirname(d)
+        if parent == d:
+            return start
+        d = parent
+
+
+def _dotenv(root):
+    out = {}
+    try:
+        with open(os.path.join(root, ".env"), encoding="utf-8") as f:
+            for line in f:
+                line = line.strip()
+                if not line or line.startswith("#") or "=" not in line:
+                    continue
+                k, v = line.removeprefix("export ").split("=", 1)
+                v = v.strip()
+                if len(v) >= 2 and v[0] == v[-1] and v[0] in "'\"":
+                    v = v[1:-1]
+                out[k.strip()] = v
+    except OSError:
+        pass
+    return out
+
+
+def _data_dir():
+    if os.environ.get("STRATO_DATA_DIR"):
+        return os.path.abspath(os.environ["STRATO_DATA_DIR"])
+    xdg = os.environ.get("XDG_DATA_HOME")
+    base = xdg if xdg and os.path.isabs(xdg) else os.path.join(os.path.expanduser("~"), ".local", "share")
+    return os.path.join(base, "strato")
+
+
+def _target(name, root):
+    """(base_url, api_key) of the platform, from the environment, .env, the worker's platform or the local one."""
+    dotenv = _dotenv(root)
+    url = os.environ.get("STRATO_API_URL") or dotenv.get("STRATO_API_URL") or os.environ.get("STRATO_PLATFORM_URL")
+    key = os.environ.get("STRATO_API_KEY") or dotenv.get("STRATO_API_KEY")
+    if not url:
+        platform = os.path.join(_data_dir(), "platform")
+        try:
+            with open(os.path.join(platform, "platform.json"), encoding="utf-8") as f:
+                url = json.load(f).get("url")
+        except (OSError, ValueError):
+            url = None
+        if url and not key:
+            try:
+                with open(os.path.join(platform, "api-key"), encoding="utf-8") as f:
+                    key = f.read().strip()
+            except OSError:
+                key = None
+    if not url:
+        raise _no_context(name, "no Strato platform is running here and STRATO_API_URL is not set")
+    if not key:
+        raise StratoContextError(f"calling endpoint '{name}' needs the API key: set STRATO_API_KEY in the environment or in .env")
+    return url.rstrip("/"), key
+
+
+def _no_context(name, why):
+    return StratoContextError(
+        f"no app context for endpoint '{name}' ({why}). Either run it through the development server "
+        "(strato dev), or set both STRATO_APP and STRATO_ENV to the app and environment where it is deployed."
+    )
+
+
+def _request(method, url, key, body=None, timeout=60.0):
+    import urllib.error
+    import urllib.request
+
+    data = None if body is None else json.dumps(body).encode("utf-8")
+    req = urllib.request.Request(url, data=data, method=method)
+    req.add_header("Authorization", f"Bearer {key}")
+    if data is not None:
+        req.add_header("Content-Type", "application/json")
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as res:
+            raw = res.read()
+            status = res.status
+    except urllib.error.HTTPError as e:
+        raw, status = e.read(), e.code
+    except (urllib.error.URLError, OSError) as e:
+        raise StratoRemoteError(f"could not reach the Strato platform at {url.split('/v2/')[0].split('/lb/')[0]}: {getattr(e, 'reason', e)}") from None
+    if status == 401:
+        raise StratoRemoteError("the Strato platform refused the API key (401): check STRATO_API_KEY", status=401)
+    try:
+        return status, (json.loads(raw) if raw else None)
+    except ValueError:
+        return status, raw.decode("utf-8", "replace")
+
+
+def _graphql(base, key, query, variables):
+    status, body = _request("POST", f"{base}/graphql", key, {"query": query, "variables": variables})
+    if not isinstance(body, dict) or body.get("errors"):
+        errors = body.get("errors") if isinstance(body, dict) else None
+        raise StratoRemoteError(f"the control plane refused the lookup: {errors[0].get('message') if errors else body}")
+    return body["data"]
+
+
+def _environment(base, key, app, name):
+    env = os.environ.get("STRATO_ENV")
+    if env:
+        return env
+    data = _graphql(base, key, "query($n: String!) { app(name: $n) { environments { name } } }", {"n": app})
+    if not data.get("app"):
+        raise _no_context(name, f"app '{app}' (from the project directory) is not deployed")
+    names = sorted(e["name"] for e in data["app"]["environments"] if e["name"] != "live")
+    if len(names) == 1:
+        return names[0]
+    if "production" in names:
+        return "production"
+    raise _no_context(name, f"app '{app}' has environments {', '.join(names) or 'none'} and STRATO_ENV is not set")
+
+
+def lookup(name):
+    """The deployed endpoint {url, type, timeout_ms} for `name` in the resolved app context (cached 300 s)."""
+    root = _project_root()
+    base, key = _target(name, root)
+    app = os.environ.get("STRATO_APP") or os.path.basename(root)
+    env_hint = os.environ.get("STRATO_ENV", "")
+    cache_key = (base, app, env_hint, name)
+    now = time.monotonic()
+    with _cache_lock:
+        hit = _cache.get(cache_key)
+        if hit and hit[0] > now:
+            return hit[1]
+    env = _environment(base, key, app, name)
+    full = os.environ.get("STRATO_ENDPOINT_PREFIX", "") + name
+    data = _graphql(
+        base, key,
+        "query($a: String!, $e: String!, $n: String!) { endpointByName(app: $a, environment: $e, name: $n) "
+        "{ id url type declaredExecutionTimeoutMs } }",
+        {"a": app, "e": env, "n": full},
+    )
+    ep = data.get("endpointByName")
+    if not ep:
+        raise _no_context(name, f"no endpoint named '{full}' in app '{app}', environment '{env}'")
+    found = {"url": ep["url"], "type": ep["type"], "timeout_ms": ep.get("declaredExecutionTimeoutMs"), "key": key}
+    with _cache_lock:
+        _cache[cache_key] = (now + PEER_CACHE_SECONDS, found)
+    return found
+
+
+def _arguments(fn, args, kwargs):
+    code = getattr(fn, "__code__", None)
+    names = code.co_varnames[: code.co_argcount] if code else ()
+    if len(args) > len(names):
+        raise TypeError(f"{getattr(fn, '__name__', 'the function')}() takes {len(names)} positional arguments but {len(args)} were given")
+    out = dict(zip(names, args))
+    for k, v in kwargs.items():
+        if k in out:
+            raise TypeError(f"{fn.__name__}() got multiple values for argument '{k}'")
+        out[k] = v
+    return out
+
+
+def call_queue(endpoint, fn, args, kwargs):
+    """Runs the function on its queue-based endpoint through /runsync, polling /status past the wait."""
+    payload = _arguments(fn, args, kwargs)
+    ep = lookup(endpoint.name)
+    timeout_ms = endpoint.execution_timeout_ms or ep["timeout_ms"] or DEFAULT_CLIENT_TIMEOUT_MS
+    wait = max(1000, min(int(timeout_ms), 300_000))
+    deadline = time.monotonic() + timeout_ms / 1000
+    status, job = _request("POST", f"{ep['url']}/runsync?wait={wait}", ep["key"], {"input": payload}, timeout=wait / 1000 + 10)
+    if status != 200 or not isinstance(job, dict):
+        raise StratoRemoteError(f"endpoint '{endpoint.name}' refused the call (HTTP {status}): {_error_text(job)}", status=status)
+    while job.get("status") in ("IN_QUEUE", "IN_PROGRESS"):
+        if time.monotonic() >= deadline:
+            raise StratoRemoteError(
+                f"endpoint '{endpoint.name}' did not finish job {job.get('id')} within {timeout_ms} ms "
+                "(set execution_timeout_ms for longer jobs)", status=job.get("status"), job_id=job.get("id"))
+        time.sleep(0.2)
+        status, job = _request("GET", f"{ep['url']}/status/{job['id']}", ep["key"])
+        if status != 200 or not isinstance(job, dict):
+            raise StratoRemoteError(f"status of job on '{endpoint.name}' failed (HTTP {status}): {_error_text(job)}", status=status)
+    if job.get("status") != "COMPLETED":
+        raise StratoRemoteError(
+            f"endpoint '{endpoint.name}' job {job.get('id')} {job.get('status')}: {job.get('error') or 'no error text'}",
+            status=job.get("status"), job_id=job.get("id"))
+    return job.get("output")
+
+
+def call_route(endpoint, method, path, fn, args, kwargs):
+    """Calls a load-balanced route: path parameters filled in, the rest as the JSON body (or query for GET/DELETE)."""
+    import urllib.parse
+
+    payload = _arguments(fn, args, kwargs)
+    for param in [p[1:-1] for p in path.split("/") if p.startswith("{") and p.endswith("}")]:
+        path = path.replace("{" + param + "}", urllib.parse.quote(str(payload.pop(param, "")), safe=""))
+    ep = lookup(endpoint.name)
+    timeout = (endpoint.execution_timeout_ms or ep["timeout_ms"] or DEFAULT_CLIENT_TIMEOUT_MS) / 1000
+    url = f"{ep['url']}{path}"
+    body = None
+    if method in ("GET", "DELETE"):
+        if payload:
+            url += "?" + urllib.parse.urlencode({k: v if isinstance(v, str) else json.dumps(v) for k, v in payload.items()})
+    else:
+        body = payload
+    status, res = _request(method, url, ep["key"], body, timeout=timeout)
+    if status >= 400:
+        raise StratoRemoteError(f"{method} {path} on '{endpoint.name}' failed (HTTP {status}): {_error_text(res)}", status=status)
+    return res
+
+
+def _error_text(body):
+    if isinstance(body, dict) and "error" in body:
+        return f"{body['error']}: {body['detail']}" if body.get("detail") else str(body["error"])
+    return str(body)[:500]

@@ -1,0 +1,122 @@
+// `strato deploy`, `strato undeploy` and `strato env get|list`: terminal output over engine/src/deploy.
+import type { Command } from 'commander';
+import { resolveApiConfig } from '../../api/config';
+import { appNameFor, deployProject, getEnvironment, listEnvironments, sampleCall, undeployEnvironment, type DeployStep, type EnvironmentSummary } from '../../deploy';
+import { formatDiagnostic } from '../../project';
+import { UserError } from '../../util/errors';
+import { Progress, bold, confirm, cyan, dim, green, red, yellow } from '../output';
+import { parseList } from './build';
+
+const STEP_LABEL: Record<DeployStep, string> = { build: 'build', upload: 'upload', provision: 'provision', configure: 'configure' };
+
+function printEnvironment(s: EnvironmentSummary): void {
+  process.stdout.write(`${bold(s.environment)}  app ${s.app}${s.buildId ? `, build ${s.buildId}` : ''}\n`);
+  if (s.endpoints.length === 0) {
+    process.stdout.write(`  no resources. run deploy --env ${s.environment}\n`);
+    return;
+  }
+  for (const e of s.endpoints) {
+    process.stdout.write(`  ${e.name.padEnd(24)} ${e.type.padEnd(14)} ${e.type === 'queue' ? `${e.url}/runsync` : e.url}\n`);
+    for (const r of e.routes) process.stdout.write(`    ${r.method.padEnd(6)} ${r.path}\n`);
+  }
+}
+
+export function register(program: Command): void {
+  program
+    .command('deploy')
+    .description('build, upload, provision and configure the endpoints (embedded platform unless STRATO_API_URL is set)')
+    .option('--env <name>', 'environment to deploy to (created when missing)')
+    .option('--exclude <packages>', 'comma-separated packages not to install')
+    .option('--preview', 'run the endpoints in local containers instead (needs a Docker engine)')
+    .action(async (opts: { env?: string; exclude?: string; preview?: boolean }) => {
+      if (opts.preview) throw new UserError('deploy --preview is not available yet: use strato deploy (the embedded platform runs the endpoints on this machine) or strato dev.');
+      const root = process.cwd();
+      const target = await resolveApiConfig({ projectDir: root });
+      const progress = new Progress();
+      const r = await deployProject(root, {
+        target,
+        env: opts.env,
+        exclude: parseList(opts.exclude),
+        onProgress: (m) => progress.update(m),
+        onWarning: (d) => {
+          progress.done();
+          process.stderr.write(`${yellow(formatDiagnostic(d))}\n`);
+        },
+        onStep: (step, phase, detail, ms) => {
+          if (phase === 'start') progress.update(`${STEP_LABEL[step]}...`);
+          else {
+            progress.done();
+            process.stdout.write(`${green('✓')} ${STEP_LABEL[step].padEnd(10)} ${(detail ?? '').padEnd(58)} ${dim(`${Math.round(ms ?? 0)} ms`)}\n`);
+          }
+        },
+      });
+      const specs = new Map(r.buildResult.model.endpoints.map((e) => [e.name, e]));
+      const lb = r.endpoints.filter((e) => e.type === 'LOAD_BALANCED');
+      const queue = r.endpoints.filter((e) => e.type === 'QUEUE');
+      process.stdout.write(`\nDeployed ${bold(r.app.name)} to ${bold(r.environment.name)}${r.deleted.length ? ` (removed: ${r.deleted.join(', ')})` : ''}\n`);
+      if (lb.length) {
+        process.stdout.write(`\n${bold('Load-balanced endpoints')}\n`);
+        for (const e of lb) {
+          process.stdout.write(`  ${cyan(e.name)}  ${e.url}\n`);
+          for (const route of e.routes) process.stdout.write(`    ${route.method.padEnd(6)} ${route.path}\n`);
+          process.stdout.write(`  ${dim('sample:')} ${sampleCall(e, specs.get(e.name))}\n`);
+        }
+      }
+      if (queue.length) {
+        process.stdout.write(`\n${bold('Queue-based endpoints')}\n`);
+        for (const e of queue) {
+          process.stdout.write(`  ${cyan(e.name)}  ${e.url}/runsync\n`);
+          process.stdout.write(`  ${dim('sample:')} ${sampleCall(e, specs.get(e.name))}\n`);
+        }
+      }
+      if (target.source === 'local') process.stdout.write(`\n${dim('The key is in the local platform\'s key file: strato platform status shows where; export STRATO_API_KEY to use the samples.')}\n`);
+      for (const p of r.problems) process.stderr.write(`${red('warning')}: workers of ${p.endpoint} cannot start: ${p.error}\n`);
+    });
+
+  program
+    .command('undeploy')
+    .description("remove the environment's endpoints")
+    .option('--env <name>', 'environment (default: the only one)')
+    .option('-y, --yes', 'do not ask for confirmation')
+    .option('--json', 'print the result as JSON')
+    .action(async (opts: { env?: string; yes?: boolean; json?: boolean }) => {
+      const root = process.cwd();
+      const target = await resolveApiConfig({ projectDir: root });
+      const app = appNameFor(root);
+      const current = await getEnvironment(target, app, opts.env);
+      if (!opts.yes) {
+        if (!process.stdin.isTTY) throw new UserError(`undeploy removes ${current.endpoints.length} endpoint(s) of ${app}/${current.environment}: pass --yes to confirm without a terminal.`);
+        printEnvironment(current);
+        if (!(await confirm(`Remove these ${current.endpoints.length} endpoint(s)?`, false))) throw new UserError('nothing removed.');
+      }
+      const r = await undeployEnvironment(target, app, current.environment);
+      if (opts.json) process.stdout.write(JSON.stringify({ app, ...r }, null, 2) + '\n');
+      else process.stdout.write(`${green('removed')} ${r.removed.length} endpoint(s) from ${app}/${r.environment}${r.removed.length ? `: ${r.removed.join(', ')}` : ''}\n`);
+    });
+
+  const env = program.command('env').description('environments of this app');
+  env
+    .command('get')
+    .description("show an environment's endpoints and their URLs")
+    .argument('<NAME>', 'environment name')
+    .option('--json', 'print JSON: {app, environment, buildId, endpoints: [{name, type, id, url, routes}]}')
+    .action(async (name: string, opts: { json?: boolean }) => {
+      const root = process.cwd();
+      const target = await resolveApiConfig({ projectDir: root });
+      const s = await getEnvironment(target, appNameFor(root), name);
+      if (opts.json) process.stdout.write(JSON.stringify(s, null, 2) + '\n');
+      else printEnvironment(s);
+    });
+  env
+    .command('list')
+    .description('list the environments of this app')
+    .option('--json', 'print JSON')
+    .action(async (opts: { json?: boolean }) => {
+      const root = process.cwd();
+      const target = await resolveApiConfig({ projectDir: root });
+      const list = await listEnvironments(target, appNameFor(root));
+      if (opts.json) process.stdout.write(JSON.stringify(list, null, 2) + '\n');
+      else for (const e of list) process.stdout.write(`${e.environment.padEnd(20)} ${String(e.endpoints).padStart(3)} endpoint(s)${e.buildId ? `  build ${e.buildId}` : ''}\n`);
+    });
+}
+

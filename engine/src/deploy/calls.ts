@@ -1,0 +1,35 @@
+// Cross-endpoint calls found statically: an endpoint whose function imports another endpoint's function
+// inside its body calls that endpoint. Deploy gives the API key only to endpoints that call others.
+import type { ProjectModel } from '../project';
+
+function resolveModule(from: string, imported: string): string {
+  if (!imported.startsWith('.')) return imported;
+  const dots = /^\.+/.exec(imported)![0].length;
+  const base = from.split('.').slice(0, -dots);
+  const rest = imported.slice(dots);
+  return [...base, ...(rest ? [rest] : [])].join('.');
+}
+
+/** Endpoint name -> names of the endpoints it calls. */
+export function endpointCalls(model: ProjectModel): Map<string, Set<string>> {
+  const owner = new Map<string, string>();
+  for (const ep of model.endpoints) {
+    if (ep.kind !== 'queue') continue;
+    for (const fn of ep.functions) owner.set(`${ep.module}:${fn.name}`, ep.name);
+  }
+  const calls = new Map<string, Set<string>>();
+  for (const ep of model.endpoints) {
+    const targets = new Set<string>();
+    for (const fn of ep.functions) {
+      for (const imp of fn.bodyImports) {
+        const module = resolveModule(ep.module, imp.module);
+        for (const name of imp.names) {
+          const target = owner.get(`${module}:${name}`);
+          if (target && target !== ep.name) targets.add(target);
+        }
+      }
+    }
+    if (targets.size) calls.set(ep.name, targets);
+  }
+  return calls;
+}

@@ -1,0 +1,45 @@
+// The app and environment a project deploys to: the app is named after the project directory (STRATO_APP
+// overrides it); the environment is --env, else the only one, else `production` when there is none.
+import path from 'node:path';
+import type { App, Environment } from '../api/controlPlane';
+import { UserError } from '../util/errors';
+
+export const DEFAULT_ENVIRONMENT = 'production';
+/** The dev server's environment (live- endpoints): only used when named explicitly. */
+export const DEV_ENVIRONMENT = 'live';
+
+function deployable(app: App | null): Environment[] {
+  return (app?.environments ?? []).filter((e) => e.name !== DEV_ENVIRONMENT);
+}
+
+export function appNameFor(projectDir: string, env: NodeJS.ProcessEnv = process.env): string {
+  return (env.STRATO_APP || '').trim() || path.basename(path.resolve(projectDir));
+}
+
+export type EnvironmentChoice = { existing: Environment } | { create: string };
+
+/** Picks the environment to deploy to, or says which to create. */
+export function chooseEnvironment(app: App | null, requested: string | undefined): EnvironmentChoice {
+  if (requested) {
+    const found = (app?.environments ?? []).find((e) => e.name === requested);
+    return found ? { existing: found } : { create: requested };
+  }
+  const envs = deployable(app);
+  if (envs.length === 0) return { create: DEFAULT_ENVIRONMENT };
+  if (envs.length === 1) return { existing: envs[0] };
+  throw new UserError(`app "${app!.name}" has ${envs.length} environments (${envs.map((e) => e.name).sort().join(', ')}): choose one with --env NAME.`);
+}
+
+/** The environment to read from (env get, undeploy): never created. */
+export function findEnvironment(app: App | null, appName: string, requested: string | undefined): Environment {
+  if (!app) throw new UserError(`app "${appName}" has not been deployed yet: run strato deploy first (the app name comes from the project directory, or STRATO_APP).`);
+  const envs = deployable(app);
+  if (requested) {
+    const found = app.environments.find((e) => e.name === requested);
+    if (!found) throw new UserError(`app "${appName}" has no environment "${requested}"${envs.length ? ` (it has ${envs.map((e) => e.name).join(', ')})` : ''}: run strato deploy --env ${requested} first.`);
+    return found;
+  }
+  if (envs.length === 1) return envs[0];
+  if (envs.length === 0) throw new UserError(`app "${appName}" has no environment: run strato deploy first.`);
+  throw new UserError(`app "${appName}" has ${envs.length} environments (${envs.map((e) => e.name).sort().join(', ')}): choose one with --env NAME.`);
+}

@@ -1,0 +1,129 @@
+// `strato deploy`: build -> upload -> provision -> configure, against the control plane's state (never a
+// local cache): endpoints are reconciled by name in the app and environment, removed ones are deleted.
+import { performance } from 'node:perf_hooks';
+import { ControlPlaneClient, type App, type Build, type Endpoint, type Environment } from '../api/controlPlane';
+import type { ApiTarget } from '../api/http';
+import { buildProject, type BuildResult } from '../build';
+import type { Diagnostic } from '../project';
+import { UserError } from '../util/errors';
+import { endpointCalls } from './calls';
+import { appNameFor, chooseEnvironment } from './context';
+
+export type DeployStep = 'build' | 'upload' | 'provision' | 'configure';
+export const DEPLOY_STEPS: readonly DeployStep[] = ['build', 'upload', 'provision', 'configure'];
+
+export interface DeployOptions {
+  target: ApiTarget;
+  env?: string;
+  exclude?: string[];
+  /** Called when a step starts and when it ends (with its duration). */
+  onStep?: (step: DeployStep, phase: 'start' | 'done', detail?: string, ms?: number) => void;
+  onProgress?: (message: string) => void;
+  onWarning?: (d: Diagnostic) => void;
+  /** How long configure waits for the minimum workers to be ready. */
+  readyTimeoutMs?: number;
+}
+
+export interface DeployResult {
+  app: App;
+  environment: Environment;
+  build: Build;
+  buildResult: BuildResult;
+  endpoints: Endpoint[];
+  created: string[];
+  updated: string[];
+  deleted: string[];
+  /** Endpoints whose workers could not start, with the reason. */
+  problems: Array<{ endpoint: string; error: string }>;
+  durations: Record<DeployStep, number>;
+}
+
+export async function deployProject(root: string, o: DeployOptions): Promise<DeployResult> {
+  const client = new ControlPlaneClient(o.target);
+  const durations = {} as Record<DeployStep, number>;
+  const step = async <T>(name: DeployStep, run: () => Promise<T>, detail?: (r: T) => string): Promise<T> => {
+    o.onStep?.(name, 'start');
+    const t = performance.now();
+    const r = await run();
+    durations[name] = performance.now() - t;
+    o.onStep?.(name, 'done', detail?.(r), durations[name]);
+    return r;
+  };
+
+  const buildResult = await step('build', () => buildProject(root, { exclude: o.exclude, onProgress: o.onProgress, onWarning: o.onWarning }), (b) => `${Object.keys(b.manifest.resources).length} endpoints, ${(b.sizeBytes / 1024).toFixed(0)} KB`);
+  const appName = appNameFor(root);
+
+  const { app, environment, build } = await step('upload', async () => {
+    let app = await client.findApp(appName);
+    const choice = chooseEnvironment(app, o.env);
+    if (!app) app = await client.createApp(appName);
+    const environment = 'existing' in choice ? choice.existing : await client.createEnvironment(app.id, choice.create);
+    const build = await client.uploadBuild(app.id, buildResult.artifactPath, buildResult.manifest);
+    await client.deployBuild(environment.id, build.id);
+    return { app, environment, build };
+  }, (r) => `app ${r.app.name}, environment ${r.environment.name}, build ${r.build.id}`);
+
+  const calls = endpointCalls(buildResult.model);
+  const { endpoints, created, updated, deleted } = await step('provision', async () => {
+    const existing = await client.listEndpoints(environment.id);
+    const byName = new Map(existing.map((e) => [e.name, e]));
+    const names = Object.keys(buildResult.manifest.resources);
+    const created: string[] = [];
+    const updated: string[] = [];
+    const endpoints: Endpoint[] = [];
+    // One at a time keeps the platform's rolling release orderly and the output deterministic.
+    for (const name of names) {
+      const r = buildResult.manifest.resources[name];
+      const env: Record<string, string> = { ...r.env };
+      if (calls.has(name)) env.STRATO_API_KEY = o.target.apiKey;
+      const ep = await client.saveEndpoint({
+        environmentId: environment.id,
+        name,
+        buildId: build.id,
+        workersMin: r.workersMin,
+        workersMax: r.workersMax,
+        idleTimeout: r.idle_timeout,
+        maxConcurrency: r.max_concurrency,
+        executionTimeoutMs: r.execution_timeout_ms,
+        env,
+      });
+      (byName.has(name) ? updated : created).push(name);
+      endpoints.push(ep);
+    }
+    const deleted: string[] = [];
+    for (const e of existing) {
+      if (names.includes(e.name)) continue;
+      await client.deleteEndpoint(e.id);
+      deleted.push(e.name);
+    }
+    return { endpoints, created, updated, deleted };
+  }, (r) => `${r.created.length} created, ${r.updated.length} updated, ${r.deleted.length} deleted`);
+
+  const problems = await step('configure', () => configure(client, app.name, environment.name, endpoints, o.readyTimeoutMs ?? 20_000), (p) => (p.length ? `${p.length} endpoint(s) cannot start workers` : 'endpoints discoverable by name, minimum workers ready'));
+  return { app, environment, build, buildResult, endpoints, created, updated, deleted, problems, durations };
+}
+
+/** Checks that every endpoint is found by name (service discovery) and that its minimum workers come up. */
+async function configure(client: ControlPlaneClient, app: string, env: string, endpoints: Endpoint[], timeoutMs: number) {
+  const problems: Array<{ endpoint: string; error: string }> = [];
+  for (const ep of endpoints) {
+    const found = await client.findEndpoint(app, env, ep.name);
+    if (!found || found.id !== ep.id) throw new UserError(`endpoint ${ep.name} was saved but cannot be looked up by name in ${app}/${env}; deploy again.`);
+  }
+  const deadline = Date.now() + timeoutMs;
+  const waiting = new Set(endpoints.filter((e) => e.workersMin > 0).map((e) => e.id));
+  while (waiting.size && Date.now() < deadline) {
+    for (const id of [...waiting]) {
+      const h = await client.endpointHealth(id);
+      const ep = endpoints.find((e) => e.id === id)!;
+      if (h?.lastError) {
+        problems.push({ endpoint: ep.name, error: h.lastError });
+        waiting.delete(id);
+      } else if (h && h.idle + h.running >= Math.min(ep.workersMin, 1)) {
+        waiting.delete(id);
+      }
+    }
+    if (waiting.size) await new Promise((r) => setTimeout(r, 100));
+  }
+  return problems;
+}

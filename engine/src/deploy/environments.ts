@@ -1,0 +1,51 @@
+// Reading and removing what an environment holds: `env get`, `env list` and `undeploy`, against the control
+// plane's state. The JSON shapes here are what `--json` prints.
+import { ControlPlaneClient, type Endpoint } from '../api/controlPlane';
+import type { ApiTarget } from '../api/http';
+import { UserError } from '../util/errors';
+import { findEnvironment } from './context';
+
+export interface EndpointSummary {
+  name: string;
+  type: 'queue' | 'load-balanced';
+  id: string;
+  url: string;
+  routes: Array<{ method: string; path: string; function: string }>;
+}
+
+export interface EnvironmentSummary {
+  app: string;
+  environment: string;
+  buildId: string | null;
+  endpoints: EndpointSummary[];
+}
+
+export function summarize(e: Endpoint): EndpointSummary {
+  return { name: e.name, type: e.type === 'QUEUE' ? 'queue' : 'load-balanced', id: e.id, url: e.url, routes: e.routes };
+}
+
+export async function getEnvironment(target: ApiTarget, appName: string, envName: string | undefined): Promise<EnvironmentSummary> {
+  const client = new ControlPlaneClient(target);
+  const env = findEnvironment(await client.findApp(appName), appName, envName);
+  const endpoints = (await client.listEndpoints(env.id)).map(summarize).sort((a, b) => a.name.localeCompare(b.name));
+  return { app: appName, environment: env.name, buildId: env.activeBuildId, endpoints };
+}
+
+export async function listEnvironments(target: ApiTarget, appName: string): Promise<Array<{ app: string; environment: string; buildId: string | null; endpoints: number }>> {
+  const client = new ControlPlaneClient(target);
+  const app = await client.findApp(appName);
+  if (!app) throw new UserError(`app "${appName}" has not been deployed yet: run strato deploy first (the app name comes from the project directory, or STRATO_APP).`);
+  const out = [];
+  for (const e of app.environments) out.push({ app: appName, environment: e.name, buildId: e.activeBuildId, endpoints: (await client.listEndpoints(e.id)).length });
+  return out.sort((a, b) => a.environment.localeCompare(b.environment));
+}
+
+/** Deletes every endpoint of the environment (their workers stop, their jobs go); returns their names. */
+export async function undeployEnvironment(target: ApiTarget, appName: string, envName: string | undefined): Promise<{ environment: string; removed: string[] }> {
+  const client = new ControlPlaneClient(target);
+  const env = findEnvironment(await client.findApp(appName), appName, envName);
+  const endpoints = await client.listEndpoints(env.id);
+  for (const e of endpoints) await client.deleteEndpoint(e.id);
+  return { environment: env.name, removed: endpoints.map((e) => e.name).sort() };
+}
+

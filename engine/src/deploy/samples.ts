@@ -1,0 +1,44 @@
+// Sample calls printed after a deploy: a curl command per endpoint with the Bearer header and a body built
+// from the function's parameters (defaults where given, a placeholder of the annotated type otherwise).
+import type { Endpoint } from '../api/controlPlane';
+import type { EndpointSpec, FunctionInfo, ParamInfo } from '../project';
+
+function placeholder(p: ParamInfo): unknown {
+  if (p.default !== undefined) {
+    try {
+      return JSON.parse(p.default.replace(/^'(.*)'$/, '"$1"').replace(/^True$/, 'true').replace(/^False$/, 'false').replace(/^None$/, 'null'));
+    } catch {
+      // not a JSON-compatible literal: fall through to the type
+    }
+  }
+  const t = (p.annotation ?? '').replace(/\s+/g, '').toLowerCase();
+  if (t.startsWith('int')) return 1;
+  if (t.startsWith('float')) return 1.5;
+  if (t.startsWith('bool')) return true;
+  if (t.startsWith('list') || t.startsWith('tuple') || t.startsWith('sequence')) return [];
+  if (t.startsWith('dict') || t.startsWith('mapping')) return {};
+  return p.name === 'prompt' || p.name === 'text' ? 'Hello' : 'value';
+}
+
+export function sampleArgs(fn: FunctionInfo | undefined): Record<string, unknown> {
+  const params = fn?.isClass ? fn.methods?.[0]?.params ?? [] : fn?.params ?? [];
+  const out: Record<string, unknown> = {};
+  for (const p of params) if (p.kind === 'positional' || p.kind === 'keyword-only') out[p.name] = placeholder(p);
+  if (fn?.isClass && (fn.methods?.length ?? 0) > 1) return { method: fn.methods![0].name, ...out };
+  return out;
+}
+
+const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
+
+export function sampleCall(ep: Endpoint, spec: EndpointSpec | undefined): string {
+  const auth = `-H "Authorization: Bearer $STRATO_API_KEY"`;
+  if (ep.type === 'QUEUE') {
+    const body = JSON.stringify({ input: sampleArgs(spec?.functions[0]) });
+    return `curl -X POST ${ep.url}/runsync ${auth} -H 'Content-Type: application/json' -d ${quote(body)}`;
+  }
+  const route = spec?.routes.find((r) => r.method === 'POST') ?? spec?.routes[0];
+  if (!route) return `curl ${ep.url}/ping ${auth}`;
+  const url = `${ep.url}${route.path.replace(/\{([^}]+)\}/g, 'example-$1')}`;
+  if (route.method === 'GET' || route.method === 'DELETE') return `curl -X ${route.method} ${url} ${auth}`;
+  return `curl -X ${route.method} ${url} ${auth} -H 'Content-Type: application/json' -d ${quote(JSON.stringify(sampleArgs(route.function)))}`;
+}

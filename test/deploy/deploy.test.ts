@@ -1,0 +1,137 @@
+// `strato deploy`, `undeploy` and `env` end to end: the real CLI against a real platform with real Python
+// workers. Reconciliation by name, rolling a source-only change, deletion, environments, JSON, and errors.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { runCli } from '../helpers/cli';
+import { startTestPlatform, type TestPlatform } from '../helpers/platform';
+import { JobsClient } from '../../engine/src/api/jobs';
+import { callRoute } from '../../engine/src/api/loadBalanced';
+
+let tmp: string;
+let p: TestPlatform;
+let env: NodeJS.ProcessEnv;
+before(async () => {
+  tmp = mkdtempSync(path.join(os.tmpdir(), 'strato-deploy-'));
+  p = await startTestPlatform();
+  env = { STRATO_API_URL: p.url, STRATO_API_KEY: p.key };
+});
+after(async () => {
+  await p?.close();
+  rmSync(tmp, { recursive: true, force: true });
+});
+
+interface EnvJson {
+  app: string;
+  environment: string;
+  endpoints: Array<{ name: string; type: string; id: string; url: string; routes: Array<{ method: string; path: string }> }>;
+}
+
+async function envGet(dir: string, name: string): Promise<EnvJson> {
+  const r = await runCli(['env', 'get', name, '--json'], { cwd: dir, env });
+  assert.equal(r.code, 0, r.stderr);
+  return JSON.parse(r.stdout);
+}
+
+async function initProject(name: string): Promise<string> {
+  const r = await runCli(['init', name], { cwd: tmp });
+  assert.equal(r.code, 0, r.stderr);
+  return path.join(tmp, name);
+}
+
+test('deploy of the template: four timed steps, endpoints grouped by type with URLs, routes and samples; every endpoint answers', async () => {
+  const dir = await initProject('shop');
+  const r = await runCli(['deploy'], { cwd: dir, env });
+  assert.equal(r.code, 0, r.stderr);
+  const steps = r.stdout.split('\n').filter((l) => l.startsWith('✓')).map((l) => l.split(/\s+/)[1]);
+  assert.deepEqual(steps, ['build', 'upload', 'provision', 'configure']);
+  assert.match(r.stdout, /✓ upload +app shop, environment production/);
+  assert.match(r.stdout, /Load-balanced endpoints\n {2}lb-api {2}http:\/\/127\.0\.0\.1:\d+\/lb\/\S+\n {4}POST +\/process\n {4}GET +\/health\n {2}sample: curl -X POST \S+\/process -H "Authorization: Bearer \$STRATO_API_KEY"/);
+  assert.match(r.stdout, /Queue-based endpoints\n {2}cpu-stats {2}http:\/\/127\.0\.0\.1:\d+\/v2\/\S+\/runsync\n {2}sample: curl -X POST \S+\/runsync .* -d '\{"input":\{"numbers":\[\]\}\}'/);
+
+  const info = await envGet(dir, 'production');
+  assert.deepEqual(info.endpoints.map((e) => `${e.name}:${e.type}`), ['cpu-stats:queue', 'gpu-hello:queue', 'lb-api:load-balanced']);
+  const target = { baseUrl: p.url, apiKey: p.key };
+  const jobs = new JobsClient(target);
+  const byName = Object.fromEntries(info.endpoints.map((e) => [e.name, e]));
+  const gpu = await jobs.runsync(byName['gpu-hello'].id, { prompt: 'hi', repeat: 2 });
+  assert.equal(gpu.status, 'COMPLETED');
+  assert.deepEqual((gpu.output as { text: string }).text, 'hi hi');
+  const cpu = await jobs.runsync(byName['cpu-stats'].id, { numbers: [1, 2, 3] });
+  assert.deepEqual(cpu.output, { count: 3, mean: 2, min: 1, max: 3 });
+  assert.deepEqual(await callRoute(target, byName['lb-api'].id, 'POST', '/process', { text: 'ab', uppercase: true }), { text: 'AB', length: 2 });
+  assert.deepEqual(await callRoute(target, byName['lb-api'].id, 'GET', '/health'), { status: 'ok' });
+});
+
+test('redeploy: a source-only change is served, ids stay, an endpoint removed from the code is deleted', async () => {
+  const dir = await initProject('roll');
+  assert.equal((await runCli(['deploy'], { cwd: dir, env })).code, 0);
+  const before1 = await envGet(dir, 'production');
+  const cpuFile = path.join(dir, 'cpu_worker.py');
+  writeFileSync(cpuFile, readFileSync(cpuFile, 'utf8').replace('"count": len(numbers),', '"count": len(numbers),\n        "version": 2,'));
+  unlinkSync(path.join(dir, 'gpu_worker.py'));
+  const r = await runCli(['deploy'], { cwd: dir, env });
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stdout, /✓ provision +0 created, 2 updated, 1 deleted/);
+  assert.match(r.stdout, /removed: gpu-hello/);
+  const after1 = await envGet(dir, 'production');
+  assert.deepEqual(after1.endpoints.map((e) => e.name), ['cpu-stats', 'lb-api']);
+  assert.equal(after1.endpoints[0].id, before1.endpoints.find((e) => e.name === 'cpu-stats')!.id, 'updated in place');
+  const job = await new JobsClient({ baseUrl: p.url, apiKey: p.key }).runsync(after1.endpoints[0].id, { numbers: [4] });
+  assert.equal((job.output as { version: number }).version, 2);
+});
+
+test('environments: --env staging beside production, env list, ambiguity without --env, undeploy', async () => {
+  const dir = await initProject('multi');
+  assert.equal((await runCli(['deploy'], { cwd: dir, env })).code, 0);
+  const st = await runCli(['deploy', '--env', 'staging'], { cwd: dir, env });
+  assert.equal(st.code, 0, st.stderr);
+  assert.match(st.stdout, /environment staging/);
+  const list = await runCli(['env', 'list', '--json'], { cwd: dir, env });
+  assert.deepEqual(JSON.parse(list.stdout).map((e: { environment: string; endpoints: number }) => `${e.environment}:${e.endpoints}`), ['production:3', 'staging:3']);
+  const prodIds = (await envGet(dir, 'production')).endpoints.map((e) => e.id);
+  const stagingIds = (await envGet(dir, 'staging')).endpoints.map((e) => e.id);
+  assert.equal(prodIds.filter((id) => stagingIds.includes(id)).length, 0, 'separate endpoints per environment');
+
+  const ambiguous = await runCli(['deploy'], { cwd: dir, env });
+  assert.equal(ambiguous.code, 1);
+  assert.match(ambiguous.stderr, /app "multi" has 2 environments \(production, staging\): choose one with --env NAME/);
+
+  const noTty = await runCli(['undeploy', '--env', 'staging'], { cwd: dir, env });
+  assert.equal(noTty.code, 1);
+  assert.match(noTty.stderr, /pass --yes/);
+  const un = await runCli(['undeploy', '--env', 'staging', '--yes'], { cwd: dir, env });
+  assert.equal(un.code, 0, un.stderr);
+  assert.match(un.stdout, /removed 3 endpoint\(s\) from multi\/staging: cpu-stats, gpu-hello, lb-api/);
+  const text = await runCli(['env', 'get', 'staging'], { cwd: dir, env });
+  assert.match(text.stdout, /no resources\. run deploy --env staging/);
+  const missing = await runCli(['env', 'get', 'qa'], { cwd: dir, env });
+  assert.equal(missing.code, 1);
+  assert.match(missing.stderr, /app "multi" has no environment "qa" \(it has production, staging\)/);
+});
+
+test('STRATO_APP overrides the app name taken from the directory', async () => {
+  const dir = await initProject('dirname');
+  const r = await runCli(['deploy'], { cwd: dir, env: { ...env, STRATO_APP: 'renamed' } });
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stdout, /Deployed renamed to production/);
+});
+
+test('failures name what failed and what to do: wrong key, unreachable platform, build error', async () => {
+  const dir = await initProject('errs');
+  const wrong = await runCli(['deploy'], { cwd: dir, env: { ...env, STRATO_API_KEY: 'nope' } });
+  assert.equal(wrong.code, 1);
+  assert.match(wrong.stderr, /refused the API key \(401\); check STRATO_API_KEY/);
+  const down = await runCli(['env', 'list'], { cwd: dir, env: { ...env, STRATO_API_URL: 'http://127.0.0.1:9' } });
+  assert.equal(down.code, 1);
+  assert.match(down.stderr, /could not reach the Strato platform at http:\/\/127\.0\.0\.1:9/);
+  writeFileSync(path.join(dir, 'cpu_worker.py'), 'from strato import Endpoint\n\n@Endpoint(name="c", workers=(2, 1))\ndef c():\n    return 1\n');
+  const bad = await runCli(['deploy'], { cwd: dir, env });
+  assert.equal(bad.code, 1);
+  assert.match(bad.stderr, /cpu_worker\.py:3:\d+: error: workers min \(2\) cannot exceed max \(1\)/);
+  const noKey = await runCli(['env', 'list'], { cwd: dir, env: { STRATO_API_URL: p.url, STRATO_API_KEY: '' } });
+  assert.equal(noKey.code, 1);
+  assert.match(noKey.stderr, /STRATO_API_KEY/);
+});

@@ -1,0 +1,135 @@
+// Calling deployed endpoints: a plain Python script that imports an @Endpoint function (queue-based and a
+// load-balanced route) and calls it; a chain of two endpoints calling each other; failures and the
+// no-context error. Real CLI deploy, real platform, real Python on both sides.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { REPO, runCli } from '../helpers/cli';
+import { startTestPlatform, type TestPlatform } from '../helpers/platform';
+
+const PYTHON = process.env.STRATO_PYTHON || 'python3';
+let tmp: string;
+let dir: string;
+let p: TestPlatform;
+let env: NodeJS.ProcessEnv;
+
+/** Runs a script asynchronously: the platform runs in this process and must keep answering meanwhile. */
+function python(code: string, cwd: string, extra: NodeJS.ProcessEnv = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const script = path.join(cwd, `script_${Math.random().toString(36).slice(2)}.py`);
+  writeFileSync(script, code);
+  return new Promise((resolve) => {
+    const child = spawn(PYTHON, [script], { cwd, env: { ...process.env, PYTHONPATH: path.join(REPO, 'engine', 'python'), STRATO_LOCAL: '', ...extra } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 60000);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      rmSync(script, { force: true });
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+before(async () => {
+  tmp = mkdtempSync(path.join(os.tmpdir(), 'strato-remote-'));
+  p = await startTestPlatform();
+  env = { STRATO_API_URL: p.url, STRATO_API_KEY: p.key };
+  assert.equal((await runCli(['init', 'calls'], { cwd: tmp })).code, 0);
+  dir = path.join(tmp, 'calls');
+  writeFileSync(
+    path.join(dir, 'chain_worker.py'),
+    `from strato import Endpoint
+
+
+@Endpoint(name="summarize", cpu="cpu3c-1-2")
+def summarize(numbers: list, label: str = "stats") -> dict:
+    """Calls the cpu-stats endpoint and labels its answer."""
+    from cpu_worker import cpu_stats
+
+    return {"label": label, "stats": cpu_stats(numbers)}
+
+
+@Endpoint(name="fails", cpu="cpu3c-1-2")
+def fails(reason: str) -> dict:
+    """Always fails."""
+    raise ValueError(reason)
+`,
+  );
+  const r = await runCli(['deploy'], { cwd: dir, env });
+  assert.equal(r.code, 0, r.stderr);
+});
+after(async () => {
+  await p?.close();
+  rmSync(tmp, { recursive: true, force: true });
+});
+
+test('a script calls a queue-based function and a load-balanced route of the deployed app', async () => {
+  const r = await python(
+    `from cpu_worker import cpu_stats
+from lb_worker import process, health
+print(cpu_stats([1, 2, 3])["mean"])
+print(process("abc", uppercase=True)["text"])
+print(health()["status"])
+`,
+    dir,
+    env,
+  );
+  assert.equal(r.code, 0, r.stderr);
+  assert.deepEqual(r.stdout.trim().split('\n'), ['2', 'ABC', 'ok']);
+});
+
+test('a chain of two endpoints: summarize calls cpu-stats through the control plane', async () => {
+  const r = await python(`from chain_worker import summarize\nprint(summarize([2, 4], label="x"))\n`, dir, env);
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(r.stdout.trim(), "{'label': 'x', 'stats': {'count': 2, 'mean': 3, 'min': 2, 'max': 4}}");
+});
+
+test("a failed job raises the job's error in the script", async () => {
+  const r = await python(
+    `from strato._remote import StratoRemoteError
+from chain_worker import fails
+try:
+    fails("bad input")
+except StratoRemoteError as e:
+    print("raised:", e.status, e)
+`,
+    dir,
+    env,
+  );
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stdout, /raised: FAILED endpoint 'fails' job sync-\S+ FAILED: ValueError: bad input/);
+});
+
+test('STRATO_APP and STRATO_ENV let a script that moved elsewhere find the app', async () => {
+  const elsewhere = path.join(tmp, 'elsewhere');
+  mkdirSync(elsewhere, { recursive: true });
+  const r = await python(`import sys\nsys.path.insert(0, ${JSON.stringify(dir)})\nfrom cpu_worker import cpu_stats\nprint(cpu_stats([7])["max"])\n`, elsewhere, { ...env, STRATO_APP: 'calls', STRATO_ENV: 'production' });
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(r.stdout.trim(), '7');
+});
+
+test('without any context the call raises the runtime error naming the endpoint and both remedies', async () => {
+  const nowhere = mkdtempSync(path.join(tmp, 'nowhere-'));
+  const r = await python(
+    `import sys\nsys.path.insert(0, ${JSON.stringify(dir)})\nfrom cpu_worker import cpu_stats\ncpu_stats([1])\n`,
+    nowhere,
+    { STRATO_API_URL: '', STRATO_API_KEY: '', STRATO_APP: '', STRATO_ENV: '', STRATO_DATA_DIR: path.join(nowhere, 'data') },
+  );
+  assert.notEqual(r.code, 0);
+  assert.match(r.stderr, /StratoContextError: no app context for endpoint 'cpu-stats'/);
+  assert.match(r.stderr, /strato dev/);
+  assert.match(r.stderr, /set both STRATO_APP and STRATO_ENV/);
+  const unknownApp = await python(`import sys\nsys.path.insert(0, ${JSON.stringify(dir)})\nfrom cpu_worker import cpu_stats\ncpu_stats([1])\n`, nowhere, env);
+  assert.match(unknownApp.stderr, /no app context for endpoint 'cpu-stats' \(app 'nowhere-\w+' \(from the project directory\) is not deployed\)/);
+});
+
+test('a wrong key is named as such', async () => {
+  const r = await python(`from cpu_worker import cpu_stats\ncpu_stats([1])\n`, dir, { ...env, STRATO_API_KEY: 'wrong' });
+  assert.notEqual(r.code, 0);
+  assert.match(r.stderr, /refused the API key \(401\): check STRATO_API_KEY/);
+});
