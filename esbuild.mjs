@@ -25,6 +25,8 @@ const common = {
   logLevel: 'warning',
   external: ['vscode'],
   loader: { '.wasm': 'file' },
+  // Fallbacks for running from source (tsx, node_modules); the bundle finds its files beside itself first.
+  logOverride: { 'require-resolve-not-external': 'silent' },
   // ESM dependencies (web-tree-sitter, PGlite) locate their .wasm files from import.meta.url: in the CommonJS
   // bundle that is the bundle's own file, beside which the .wasm files are copied.
   define: { 'import.meta.url': '__strato_import_meta_url' },
@@ -47,6 +49,12 @@ cpSync('engine/python', path.join(dist, 'python'), {
   recursive: true,
   filter: (src) => !src.includes('__pycache__') && !src.endsWith('.pyc'),
 });
+// Swagger UI for the dev server's /docs.
+const swaggerDir = path.dirname(require.resolve('swagger-ui-dist/package.json'));
+mkdirSync(path.join(dist, 'swagger-ui'), { recursive: true });
+for (const f of ['swagger-ui.css', 'swagger-ui-bundle.js', 'swagger-ui-standalone-preset.js', 'favicon-32x32.png', 'favicon-16x16.png']) {
+  cpSync(path.join(swaggerDir, f), path.join(dist, 'swagger-ui', f));
+}
 // PGlite loads its WebAssembly and data bundle from beside its own module.
 const pgliteDir = path.dirname(require.resolve('@electric-sql/pglite'));
 for (const f of ['pglite.wasm', 'pglite.data']) {

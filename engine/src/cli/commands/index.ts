@@ -3,10 +3,11 @@
 import type { Command } from 'commander';
 import { register as init } from './init';
 import { register as build } from './build';
+import { register as dev } from './dev';
 import { register as deploy } from './deploy';
 import { register as platform } from './platform';
 
-const commands: Array<(program: Command) => void> = [init, build, deploy, platform];
+const commands: Array<(program: Command) => void> = [init, dev, build, deploy, platform];
 
 export function registerCommands(program: Command): void {
   for (const register of commands) register(program);

@@ -1,0 +1,93 @@
+// `strato dev` (and its hidden alias `strato run`): the development server on localhost:8888 with a route
+// table, /docs, reload on save, and live- endpoints on the platform that are removed on Ctrl+C.
+import { Command } from 'commander';
+import { resolveApiConfig } from '../../api/config';
+import { createDevServer, listen } from '../../dev/server';
+import { DevSession } from '../../dev/session';
+import { LIVE_PREFIX } from '../../dev/liveEndpoints';
+import { UserError } from '../../util/errors';
+import { bold, confirm, dim, green, red, yellow } from '../output';
+
+interface DevOptions {
+  host: string;
+  port: string;
+  reload: boolean;
+  autoProvision?: boolean;
+}
+
+const AUTO_PROVISION_CONFIRM_ABOVE = 5;
+
+function table(rows: string[][]): string {
+  const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
+  return rows.map((r, n) => `  ${r.map((c, i) => c.padEnd(widths[i])).join('  ')}`.trimEnd() + (n === 0 ? `\n  ${widths.map((w) => '-'.repeat(w)).join('  ')}` : '')).join('\n');
+}
+
+async function runDev(opts: DevOptions): Promise<void> {
+  const port = Number(opts.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UserError(`--port must be a port number (1-65535, or 0 for any free port), got ${opts.port}`);
+  const root = process.cwd();
+  const target = await resolveApiConfig({ projectDir: root });
+  const session = new DevSession(root, target, {
+    log: (l) => process.stderr.write(`${dim(l)}\n`),
+    reloaded: (errors, ms) => {
+      if (errors.length) process.stderr.write(`${red('reload failed')}: the routes of the files above answer with the error until it is fixed\n`);
+      else process.stderr.write(`${green('reloaded')} in ${ms} ms\n`);
+    },
+  });
+  await session.start();
+  for (const e of session.errors) process.stderr.write(`${red(`${e.file}:${e.range.start.line + 1}:${e.range.start.character + 1}`)}: ${e.message}\n`);
+
+  if (opts.autoProvision && session.build) {
+    const n = Object.keys(session.build.manifest.resources).length;
+    if (n > AUTO_PROVISION_CONFIRM_ABOVE) {
+      if (!process.stdin.isTTY) throw new UserError(`--auto-provision would deploy ${n} live endpoints (more than ${AUTO_PROVISION_CONFIRM_ABOVE}) and there is no terminal to confirm: run without --auto-provision to provision each endpoint on its first call.`);
+      if (!(await confirm(`--auto-provision will deploy ${n} live endpoints. Continue?`, false))) throw new UserError('nothing provisioned; run without --auto-provision to provision endpoints on their first call.');
+    }
+    const r = await session.live.provisionAll(3);
+    process.stderr.write(`${green('provisioned')} ${r.created.length} live endpoint(s)${r.reused.length ? `, reused ${r.reused.length} from the cache (${r.reused.join(', ')})` : ''}\n`);
+  }
+
+  const server = createDevServer(session);
+  const used = await listen(server, opts.host, port);
+  if (used !== port) process.stderr.write(`${yellow(`port ${port} is taken`)}: using ${used}\n`);
+  if (opts.reload) session.watch();
+
+  const base = `http://${opts.host.includes(':') ? `[${opts.host}]` : opts.host}:${used}`;
+  const rows = [['METHOD', 'PATH', 'FUNCTION', 'TYPE', 'Description'], ...session.routes.map((r) => [r.method, r.path, r.function.name, r.kind === 'queue' ? 'QB' : 'LB', r.summary ?? ''])];
+  process.stdout.write(`\n${bold('strato dev')}  ${session.appName} on ${target.source === 'local' ? 'the embedded platform' : target.baseUrl}\n\n${table(rows)}\n\n`);
+  process.stdout.write(`  API explorer: ${base}/docs\n  Calls run on ${LIVE_PREFIX}<name> endpoints (${opts.autoProvision ? 'provisioned' : 'provisioned on first call'})${opts.reload ? '; saved changes reload' : ''}.\n  Press Ctrl+C to stop and remove them.\n\n`);
+
+  await new Promise<void>((resolve) => {
+    let stopping = false;
+    const stop = async () => {
+      if (stopping) process.exit(130);
+      stopping = true;
+      process.stderr.write('\nstopping: removing live endpoints...\n');
+      server.close();
+      server.closeAllConnections();
+      const removed = await session.close().catch(() => []);
+      process.stderr.write(`${removed.length ? `removed ${removed.map((n) => LIVE_PREFIX + n).join(', ')}` : 'no live endpoint to remove'}\n`);
+      resolve();
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+  });
+}
+
+export function register(program: Command): void {
+  const configure = (cmd: Command) =>
+    cmd
+      .description('development server: every function served over HTTP, run on live- endpoints of the platform')
+      .option('--host <host>', 'interface to listen on', 'localhost')
+      .option('-p, --port <port>', 'port (the next free one is used when it is taken)', '8888')
+      .option('--reload', 'reload on saved changes (default)', true)
+      .option('--no-reload', 'do not watch the files')
+      .option('--auto-provision', 'provision every endpoint at startup (at most 3 at once)')
+      .action((opts: DevOptions) => runDev(opts));
+  configure(program.command('dev'));
+  // The spec keeps `run` as a hidden alias that behaves identically.
+  const run = new Command('run');
+  configure(run);
+  program.addCommand(run, { hidden: true });
+}
+

@@ -1,0 +1,213 @@
+// The dev server's `live-<name>` endpoints on the platform: provisioned on first call (or all at start),
+// rolled to each new build after a saved change, and removed on exit. They live in the app's `live`
+// environment, which deploy, env and undeploy leave alone unless it is named.
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { ControlPlaneClient, type Endpoint, type Environment } from '../api/controlPlane';
+import type { ApiTarget } from '../api/http';
+import type { BuildResult, Manifest } from '../build';
+import { STRATO_DIR } from '../build';
+import { endpointCalls } from '../deploy/calls';
+import type { ManifestResource } from '../build/manifestTypes';
+
+export const LIVE_PREFIX = 'live-';
+export const LIVE_ENVIRONMENT = 'live';
+
+export function liveName(name: string): string {
+  return `${LIVE_PREFIX}${name}`.slice(0, 63);
+}
+
+/** The manifest the platform gets: every resource renamed `live-<name>` (the artifact's own is unchanged). */
+export function liveManifest(m: Manifest): Manifest {
+  const resources: Record<string, ManifestResource> = {};
+  const routes: Manifest['routes'] = {};
+  for (const [name, r] of Object.entries(m.resources)) resources[liveName(name)] = { ...r, env: { ...r.env, STRATO_ENDPOINT_PREFIX: LIVE_PREFIX } };
+  for (const [name, table] of Object.entries(m.routes)) routes[liveName(name)] = table;
+  return { ...m, resources, routes };
+}
+
+function configHash(r: ManifestResource, fingerprint: string): string {
+  return createHash('sha256').update(JSON.stringify({ r, fingerprint })).digest('hex').slice(0, 16);
+}
+
+interface CacheFile {
+  baseUrl: string;
+  app: string;
+  endpoints: Record<string, { id: string; hash: string }>;
+}
+
+export class LiveEndpoints {
+  private readonly client: ControlPlaneClient;
+  private env?: Promise<Environment>;
+  private current?: { build: BuildResult; buildId: Promise<string> };
+  private readonly live = new Map<string, Promise<Endpoint>>();
+  private readonly hashes = new Map<string, string>();
+  private readonly resolved = new Map<string, { id: string; hash: string }>();
+  private readonly cacheFile: string;
+
+  constructor(
+    private readonly root: string,
+    private readonly target: ApiTarget,
+    private readonly appName: string,
+    private readonly log: (line: string) => void = () => {},
+  ) {
+    this.client = new ControlPlaneClient(target);
+    this.cacheFile = path.join(root, STRATO_DIR, 'dev-cache.json');
+  }
+
+  /** Names (not prefixed) of the endpoints provisioned so far. */
+  provisioned(): string[] {
+    return [...this.live.keys()];
+  }
+
+  /** Makes `build` the code every live endpoint runs: new calls use it; provisioned endpoints roll to it. */
+  async setBuild(build: BuildResult): Promise<void> {
+    const previous = this.current;
+    const uploaded = this.upload(build);
+    this.current = { build, buildId: uploaded };
+    uploaded.catch(() => {}); // reported by whoever awaits it
+    if (!previous) return;
+    const names = [...this.live.keys()];
+    await Promise.all(
+      names.map(async (name) => {
+        if (!build.manifest.resources[name]) {
+          const gone = await this.live.get(name)!.catch(() => undefined);
+          this.live.delete(name);
+          this.resolved.delete(name);
+          if (gone) await this.client.deleteEndpoint(gone.id).catch(() => {});
+          return;
+        }
+        const p = this.save(name);
+        this.live.set(name, p);
+        await p;
+      }),
+    );
+  }
+
+  /** The live endpoint for `name`, provisioned on first use. */
+  ensure(name: string): Promise<Endpoint> {
+    let p = this.live.get(name);
+    if (!p) {
+      p = this.save(name);
+      this.live.set(name, p);
+      p.catch(() => this.live.delete(name));
+    }
+    return p;
+  }
+
+  /** Provisions every endpoint, at most `concurrency` at once, reusing cached ones whose configuration is unchanged. */
+  async provisionAll(concurrency = 3): Promise<{ created: string[]; reused: string[] }> {
+    const names = Object.keys(this.current!.build.manifest.resources);
+    const cache = this.readCache();
+    const created: string[] = [];
+    const reused: string[] = [];
+    let next = 0;
+    const worker = async () => {
+      while (next < names.length) {
+        const name = names[next++];
+        const cached = cache?.endpoints[liveName(name)];
+        const hash = this.hashOf(name);
+        if (cached && cached.hash === hash) {
+          const existing = await this.client.getEndpoint(cached.id).catch(() => null);
+          if (existing && existing.name === liveName(name)) {
+            this.live.set(name, Promise.resolve(existing));
+            this.hashes.set(name, hash);
+            this.resolved.set(name, { id: existing.id, hash });
+            reused.push(name);
+            continue;
+          }
+        }
+        await this.ensure(name);
+        created.push(name);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(concurrency, names.length) }, worker));
+    return { created, reused };
+  }
+
+  /** Deletes every live endpoint this session provisioned or reused. */
+  async removeAll(): Promise<string[]> {
+    const removed: string[] = [];
+    await Promise.all(
+      [...this.live.entries()].map(async ([name, p]) => {
+        const ep = await p.catch(() => undefined);
+        if (!ep) return;
+        await this.client.deleteEndpoint(ep.id).catch(() => {});
+        removed.push(name);
+      }),
+    );
+    this.live.clear();
+    this.resolved.clear();
+    this.writeCache({});
+    return removed.sort();
+  }
+
+  private hashOf(name: string): string {
+    const b = this.current!.build;
+    return configHash(b.manifest.resources[name], b.manifest.source_fingerprint);
+  }
+
+  /** The app's `live` environment, created once (concurrent provisioning shares the one lookup). */
+  private environment(): Promise<Environment> {
+    this.env ??= (async () => {
+      const app = (await this.client.findApp(this.appName)) ?? (await this.client.createApp(this.appName));
+      return app.environments.find((e) => e.name === LIVE_ENVIRONMENT) ?? (await this.client.createEnvironment(app.id, LIVE_ENVIRONMENT));
+    })();
+    this.env.catch(() => (this.env = undefined));
+    return this.env;
+  }
+
+  private async upload(build: BuildResult): Promise<string> {
+    const env = await this.environment();
+    const uploaded = await this.client.uploadBuild(env.appId, build.artifactPath, liveManifest(build.manifest));
+    return uploaded.id;
+  }
+
+  private async save(name: string): Promise<Endpoint> {
+    const { build, buildId } = this.current!;
+    const r = build.manifest.resources[name];
+    if (!r) throw new Error(`endpoint ${name} is no longer declared in the project`);
+    const env = await this.environment();
+    const id = await buildId;
+    const extra: Record<string, string> = { ...r.env, STRATO_ENDPOINT_PREFIX: LIVE_PREFIX };
+    if (endpointCalls(build.model).has(name)) extra.STRATO_API_KEY = this.target.apiKey;
+    const ep = await this.client.saveEndpoint({
+      environmentId: env.id,
+      name: liveName(name),
+      buildId: id,
+      workersMin: 0,
+      workersMax: r.workersMax,
+      idleTimeout: r.idle_timeout,
+      maxConcurrency: r.max_concurrency,
+      executionTimeoutMs: r.execution_timeout_ms,
+      env: extra,
+    });
+    this.hashes.set(name, this.hashOf(name));
+    this.resolved.set(name, { id: ep.id, hash: this.hashOf(name) });
+    this.log(`provisioned ${ep.name} (${ep.id})`);
+    this.persist();
+    return ep;
+  }
+
+  /** Records what is deployed so that a later `--auto-provision` can reuse it. */
+  private persist(): void {
+    const entries: CacheFile['endpoints'] = {};
+    for (const [name, r] of this.resolved) entries[liveName(name)] = r;
+    this.writeCache(entries);
+  }
+
+  private readCache(): CacheFile | undefined {
+    try {
+      const c = JSON.parse(readFileSync(this.cacheFile, 'utf8')) as CacheFile;
+      return c.baseUrl === this.target.baseUrl && c.app === this.appName ? c : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  private writeCache(endpoints: CacheFile['endpoints']): void {
+    if (!existsSync(path.dirname(this.cacheFile))) mkdirSync(path.dirname(this.cacheFile), { recursive: true });
+    writeFileSync(this.cacheFile, JSON.stringify({ baseUrl: this.target.baseUrl, app: this.appName, endpoints } satisfies CacheFile, null, 2));
+  }
+}

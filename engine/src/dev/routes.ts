@@ -1,0 +1,73 @@
+// The development server's route table, derived from the project model: a queue function is served at
+// POST /<module path>/runsync (or /<module path>/<function>/runsync when its file holds several), a
+// load-balanced route at /<module path><route path>. The module path is the file path without `.py`.
+import type { EndpointSpec, FunctionInfo, HttpMethod, ProjectModel } from '../project';
+
+export interface DevRoute {
+  method: HttpMethod;
+  /** Path on the dev server; may hold `{param}` segments (load-balanced routes). */
+  path: string;
+  endpoint: EndpointSpec;
+  function: FunctionInfo;
+  kind: 'queue' | 'lb';
+  /** Load-balanced: the route path on the endpoint. */
+  routePath?: string;
+  summary?: string;
+}
+
+export function modulePath(file: string): string {
+  return file.replace(/\\/g, '/').replace(/\.py$/, '');
+}
+
+export function devRoutes(model: ProjectModel): DevRoute[] {
+  const routes: DevRoute[] = [];
+  const queueByFile = new Map<string, EndpointSpec[]>();
+  for (const ep of model.endpoints) {
+    if (ep.kind === 'queue') queueByFile.set(ep.file, [...(queueByFile.get(ep.file) ?? []), ep]);
+  }
+  for (const ep of model.endpoints) {
+    const prefix = `/${modulePath(ep.file)}`;
+    if (ep.kind === 'queue') {
+      const fn = ep.functions[0];
+      if (!fn) continue;
+      const several = (queueByFile.get(ep.file)?.length ?? 0) > 1;
+      routes.push({ method: 'POST', path: several ? `${prefix}/${fn.name}/runsync` : `${prefix}/runsync`, endpoint: ep, function: fn, kind: 'queue', summary: fn.summary });
+    } else {
+      for (const r of ep.routes) {
+        if (!r.path.startsWith('/')) continue;
+        routes.push({ method: r.method, path: `${prefix}${r.path === '/' ? '' : r.path}` || '/', endpoint: ep, function: r.function, kind: 'lb', routePath: r.path, summary: r.function.summary });
+      }
+    }
+  }
+  return routes.sort((a, b) => a.path.localeCompare(b.path) || a.method.localeCompare(b.method));
+}
+
+/** Matches a request against the table; returns the route and the path on the endpoint (parameters filled in). */
+export function matchRoute(routes: readonly DevRoute[], method: string, pathname: string): { route?: DevRoute; pathMatched: boolean; endpointPath?: string } {
+  let pathMatched = false;
+  for (const r of routes) {
+    const params = matchPath(r.path, pathname);
+    if (!params) continue;
+    pathMatched = true;
+    if (r.method !== method) continue;
+    const prefixLength = r.path.length - (r.routePath && r.routePath !== '/' ? r.routePath.length : 0);
+    const endpointPath = r.kind === 'lb' ? pathname.slice(prefixLength) || '/' : undefined;
+    return { route: r, pathMatched, endpointPath };
+  }
+  return { pathMatched };
+}
+
+function matchPath(pattern: string, pathname: string): Record<string, string> | undefined {
+  const a = pattern.split('/');
+  const b = pathname.replace(/\/+$/, '').split('/');
+  if (a.length !== b.length) return undefined;
+  const params: Record<string, string> = {};
+  for (let i = 0; i < a.length; i++) {
+    const m = /^\{([^}]+)\}$/.exec(a[i]);
+    if (m) {
+      if (!b[i]) return undefined;
+      params[m[1]] = decodeURIComponent(b[i]);
+    } else if (a[i] !== b[i]) return undefined;
+  }
+  return params;
+}

@@ -1,0 +1,136 @@
+// The development server's HTTP side: health at /, Swagger UI at /docs over /openapi.json, queue functions at
+// POST /<module>/runsync and load-balanced routes at /<module>/<route>, each call run on a live- endpoint.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { send } from '../api/http';
+import { formatDiagnostic } from '../project';
+import { openApiDocument } from './openapi';
+import { matchRoute, type DevRoute } from './routes';
+import type { DevSession } from './session';
+import { swaggerAsset, swaggerHtml } from './swagger';
+
+const MAX_BODY = 20 * 1024 * 1024;
+const DEFAULT_CLIENT_TIMEOUT_MS = 60_000;
+
+type Reply = { status: number; body: unknown; type?: string };
+
+const json = (status: number, body: unknown): Reply => ({ status, body });
+
+function readBody(req: http.IncomingMessage): Promise<Buffer | undefined> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (c: Buffer) => {
+      size += c.length;
+      if (size > MAX_BODY) {
+        resolve(undefined);
+        req.destroy();
+        return;
+      }
+      chunks.push(c);
+    });
+    req.on('end', () => resolve(Buffer.concat(chunks)));
+    req.on('error', reject);
+  });
+}
+
+export function createDevServer(session: DevSession): http.Server {
+  return http.createServer((req, res) => {
+    handle(session, req)
+      .catch((e: Error): Reply => json(502, { error: 'the call could not be run on the platform', detail: e.message }))
+      .then((r) => {
+        if (res.headersSent) return;
+        const isBuffer = Buffer.isBuffer(r.body);
+        const payload = isBuffer ? (r.body as Buffer) : typeof r.body === 'string' && r.type ? r.body : JSON.stringify(r.body);
+        res.writeHead(r.status, { 'content-type': r.type ?? 'application/json', 'cache-control': 'no-store' });
+        res.end(payload);
+      });
+  });
+}
+
+async function handle(session: DevSession, req: http.IncomingMessage): Promise<Reply> {
+  const url = new URL(req.url ?? '/', 'http://dev');
+  const method = (req.method ?? 'GET').toUpperCase();
+  if (method === 'GET' && url.pathname === '/') {
+    return json(200, { status: 'ok', app: session.appName, routes: session.routes.length, docs: '/docs', errors: session.errors.map(formatDiagnostic) });
+  }
+  if (method === 'GET' && (url.pathname === '/docs' || url.pathname === '/docs/')) return { status: 200, body: swaggerHtml(`${session.appName} - strato dev`), type: 'text/html; charset=utf-8' };
+  if (method === 'GET' && url.pathname.startsWith('/docs/static/')) {
+    const a = swaggerAsset(url.pathname.slice('/docs/static/'.length));
+    return a ? { status: 200, body: a.body, type: a.type } : json(404, { error: 'not found', detail: url.pathname });
+  }
+  if (method === 'GET' && url.pathname === '/openapi.json') return json(200, openApiDocument(session.appName, session.routes));
+
+  await session.settled();
+  const { route, pathMatched, endpointPath } = matchRoute(session.routes, method, url.pathname);
+  if (!route) {
+    const list = session.routes.map((r) => `${r.method} ${r.path}`).join(', ');
+    return pathMatched ? json(405, { error: 'method not allowed', detail: `${method} is not declared for ${url.pathname}; routes: ${list}` }) : json(404, { error: 'not found', detail: `no function is served at ${method} ${url.pathname}; routes: ${list} (see /docs)` });
+  }
+  const errors = session.errorsFor(route);
+  if (errors.length) {
+    return json(400, { error: `${route.endpoint.file} has an error; fix it and save`, detail: errors.map(formatDiagnostic).join('\n') });
+  }
+  const body = await readBody(req);
+  if (body === undefined) return json(413, { error: 'request body over 20 MB' });
+  return route.kind === 'queue' ? callQueue(session, route, body) : callRoute(session, route, method, endpointPath ?? '/', url.search, body, req.headers['content-type']);
+}
+
+async function callQueue(session: DevSession, route: DevRoute, body: Buffer): Promise<Reply> {
+  let parsed: unknown;
+  try {
+    parsed = body.length ? JSON.parse(body.toString('utf8')) : undefined;
+  } catch (e) {
+    return json(400, { error: `the body is not valid JSON (${(e as Error).message}): send {"input": {...}}` });
+  }
+  const input = (parsed as { input?: unknown } | undefined)?.input;
+  if (!parsed || typeof parsed !== 'object' || input === undefined || typeof input !== 'object' || input === null || Array.isArray(input)) {
+    return json(400, { error: 'queue-based functions take {"input": {...}} with the function\'s arguments inside "input"' });
+  }
+  const ep = await session.live.ensure(route.endpoint.name);
+  const timeoutMs = route.endpoint.config.executionTimeoutMs ?? DEFAULT_CLIENT_TIMEOUT_MS;
+  const wait = Math.max(1000, Math.min(timeoutMs, 300_000));
+  const first = await send(session.target, 'POST', `/v2/${encodeURIComponent(ep.id)}/runsync?wait=${wait}`, { body: { input }, timeoutMs: wait + 10_000 });
+  let job = first.body as { id?: string; status?: string };
+  const deadline = Date.now() + timeoutMs;
+  while (first.status === 200 && job?.id && (job.status === 'IN_QUEUE' || job.status === 'IN_PROGRESS') && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 250));
+    const s = await send(session.target, 'GET', `/v2/${encodeURIComponent(ep.id)}/status/${encodeURIComponent(job.id)}`);
+    if (s.status !== 200) return { status: s.status, body: s.body };
+    job = s.body as typeof job;
+  }
+  return { status: first.status, body: job };
+}
+
+async function callRoute(session: DevSession, route: DevRoute, method: string, endpointPath: string, search: string, body: Buffer, contentType: string | undefined): Promise<Reply> {
+  const ep = await session.live.ensure(route.endpoint.name);
+  const timeoutMs = route.endpoint.config.executionTimeoutMs ?? DEFAULT_CLIENT_TIMEOUT_MS;
+  const r = await send(session.target, method, `/lb/${encodeURIComponent(ep.id)}${endpointPath}${search}`, {
+    raw: body.length ? body : undefined,
+    headers: body.length ? { 'content-type': contentType ?? 'application/json' } : {},
+    timeoutMs,
+  });
+  return { status: r.status, body: r.body };
+}
+
+/** Listens on `port`, or the next free one (up to 20 tries); returns the port used. */
+export async function listen(server: http.Server, host: string, port: number, tries = 20): Promise<number> {
+  for (let i = 0; i < tries; i++) {
+    const ok = await new Promise<boolean>((resolve, reject) => {
+      const onError = (e: NodeJS.ErrnoException) => {
+        server.off('listening', onListening);
+        if (e.code === 'EADDRINUSE') resolve(false);
+        else reject(e);
+      };
+      const onListening = () => {
+        server.off('error', onError);
+        resolve(true);
+      };
+      server.once('error', onError);
+      server.once('listening', onListening);
+      server.listen(port + i, host);
+    });
+    if (ok) return (server.address() as AddressInfo).port;
+  }
+  throw new Error(`ports ${port} to ${port + tries - 1} are all taken on ${host}: free one or pass --port`);
+}

@@ -1,0 +1,147 @@
+// A development session: the project's current analysis and build, the route table, the live endpoints,
+// and reloading on saved changes. A broken save keeps the last good build and marks the affected routes.
+import { statSync, watch, type FSWatcher } from 'node:fs';
+import path from 'node:path';
+import type { ApiTarget } from '../api/http';
+import { buildProject, type BuildResult } from '../build';
+import { createIgnore, formatDiagnostic, listProjectFiles, loadProject, type Diagnostic } from '../project';
+import { appNameFor } from '../deploy/context';
+import { UserError } from '../util/errors';
+import { LiveEndpoints } from './liveEndpoints';
+import { devRoutes, type DevRoute } from './routes';
+
+export interface SessionEvents {
+  log?: (line: string) => void;
+  /** A reload finished: `errors` is empty when the new code is live. */
+  reloaded?: (errors: Diagnostic[], ms: number) => void;
+}
+
+export class DevSession {
+  readonly appName: string;
+  readonly live: LiveEndpoints;
+  routes: DevRoute[] = [];
+  build?: BuildResult;
+  /** Error diagnostics of the last save, by file; routes of these files answer with them. */
+  errors: Diagnostic[] = [];
+  private pending: Promise<void> = Promise.resolve();
+  private watcher?: FSWatcher;
+  private timer?: NodeJS.Timeout;
+  private generation = 0;
+  /** Modification times of the Python files the current code was built from. */
+  private snapshot = new Map<string, number>();
+
+  constructor(
+    readonly root: string,
+    readonly target: ApiTarget,
+    private readonly events: SessionEvents = {},
+  ) {
+    this.appName = appNameFor(root);
+    this.live = new LiveEndpoints(root, target, this.appName, events.log);
+  }
+
+  async start(): Promise<void> {
+    this.snapshot = this.takeSnapshot();
+    const model = await loadProject(this.root);
+    if (!model.files.length) throw new UserError(`no Python worker file found in ${this.root}: create one (strato init .) or run strato dev in your project's folder.`);
+    if (!model.endpoints.length) throw new UserError('no @Endpoint function found: check the decorator syntax (from strato import Endpoint, then @Endpoint(name="...") on a function), the .gitignore and the built-in ignore patterns.');
+    const errors = model.diagnostics.filter((d) => d.severity === 'error');
+    if (errors.length) {
+      // Serve what can be served; the broken routes say why.
+      this.routes = devRoutes(model);
+      this.errors = errors;
+      return;
+    }
+    this.build = await buildProject(this.root, { model });
+    this.routes = devRoutes(model);
+    await this.live.setBuild(this.build);
+  }
+
+  /**
+   * Waits until the code on disk is the code being served: a save that the file watcher has not reported yet
+   * (events arrive a few milliseconds late) is picked up here, so the next call always runs the saved code.
+   */
+  settled(): Promise<void> {
+    if (this.changedOnDisk()) return this.reload();
+    return this.pending;
+  }
+
+  private takeSnapshot(): Map<string, number> {
+    const snap = new Map<string, number>();
+    for (const f of listProjectFiles(this.root).pythonFiles) {
+      try {
+        snap.set(f, statSync(path.join(this.root, f)).mtimeMs);
+      } catch {
+        // deleted in between: the next snapshot sees it
+      }
+    }
+    return snap;
+  }
+
+  private changedOnDisk(): boolean {
+    for (const [f, mtime] of this.snapshot) {
+      try {
+        if (statSync(path.join(this.root, f)).mtimeMs !== mtime) return true;
+      } catch {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** Errors that make `route` unusable right now (its file, or the project when nothing was ever built). */
+  errorsFor(route: DevRoute): Diagnostic[] {
+    if (!this.errors.length) return [];
+    const own = this.errors.filter((d) => d.file === route.endpoint.file || (d.related ?? []).some((r) => r.file === route.endpoint.file));
+    return own.length || this.build ? own : this.errors;
+  }
+
+  watch(): void {
+    const isIgnored = createIgnore(this.root);
+    this.watcher = watch(this.root, { recursive: true }, (_event, filename) => {
+      if (!filename) return;
+      const rel = filename.toString().split(path.sep).join('/');
+      if (!rel.endsWith('.py') || isIgnored(rel, false)) return;
+      clearTimeout(this.timer);
+      // Editors write a file in several steps; one short pause gathers them into one reload.
+      this.timer = setTimeout(() => {
+        if (this.changedOnDisk() || !this.snapshot.has(rel)) void this.reload();
+      }, 25);
+    });
+  }
+
+  reload(): Promise<void> {
+    const gen = ++this.generation;
+    const started = Date.now();
+    this.pending = this.pending.then(async () => {
+      if (gen !== this.generation) return; // a newer save supersedes this one
+      try {
+        this.snapshot = this.takeSnapshot();
+        const model = await loadProject(this.root);
+        const errors = model.diagnostics.filter((d) => d.severity === 'error');
+        if (errors.length || !model.endpoints.length) {
+          this.errors = errors.length ? errors : [{ code: 'syntax-error', severity: 'error', message: 'no @Endpoint function found any more', file: '.', range: { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } } }];
+          for (const d of this.errors) this.events.log?.(formatDiagnostic(d));
+          this.events.reloaded?.(this.errors, Date.now() - started);
+          return;
+        }
+        const build = await buildProject(this.root, { model });
+        await this.live.setBuild(build);
+        this.build = build;
+        this.routes = devRoutes(model);
+        this.errors = [];
+        this.events.reloaded?.([], Date.now() - started);
+      } catch (e) {
+        this.events.log?.(`reload failed: ${(e as Error).message}`);
+        this.events.reloaded?.(this.errors, Date.now() - started);
+      }
+    });
+    return this.pending;
+  }
+
+  async close(): Promise<string[]> {
+    this.watcher?.close();
+    clearTimeout(this.timer);
+    await this.pending.catch(() => {});
+    return this.live.removeAll();
+  }
+}

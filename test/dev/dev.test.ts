@@ -1,0 +1,189 @@
+// `strato dev` end to end: the real dev server (bundled CLI), a real platform and real Python workers. Every
+// route of the template, reload on save, a broken save and its fix, a taken port, --auto-provision (refusal
+// without a terminal, the cache), Ctrl+C cleanup, the hidden `run` alias, and the startup errors.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { CLI, runCli } from '../helpers/cli';
+import { spawn } from 'node:child_process';
+import { startDev, startServing, type DevProcess } from '../helpers/devServer';
+import { startTestPlatform, type TestPlatform } from '../helpers/platform';
+
+let tmp: string;
+let p: TestPlatform;
+let env: NodeJS.ProcessEnv;
+const running: DevProcess[] = [];
+before(async () => {
+  tmp = mkdtempSync(path.join(os.tmpdir(), 'strato-dev-'));
+  p = await startTestPlatform();
+  env = { STRATO_API_URL: p.url, STRATO_API_KEY: p.key };
+});
+after(async () => {
+  for (const d of running) await d.stop();
+  await p?.close();
+  rmSync(tmp, { recursive: true, force: true });
+});
+
+async function project(name: string): Promise<string> {
+  const r = await runCli(['init', name], { cwd: tmp });
+  assert.equal(r.code, 0, r.stderr);
+  return path.join(tmp, name);
+}
+
+async function call(port: number, method: string, route: string, body?: unknown): Promise<{ status: number; body: any }> {
+  const res = await fetch(`http://127.0.0.1:${port}${route}`, { method, headers: body === undefined ? {} : { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : null };
+}
+
+async function liveEndpoints(app: string): Promise<string[]> {
+  const a = await p.cp.findApp(app);
+  const live = a?.environments.find((e) => e.name === 'live');
+  return live ? (await p.cp.listEndpoints(live.id)).map((e) => e.name).sort() : [];
+}
+
+async function serve(dir: string, args: string[] = [], command: 'dev' | 'run' = 'dev'): Promise<DevProcess> {
+  const d = await startServing(['--host', '127.0.0.1', '--port', String(20000 + Math.floor(Math.random() * 20000)), ...args], { cwd: dir, env, command });
+  running.push(d);
+  return d;
+}
+
+test('the startup table, every route of the template, reload on save, a broken save and its fix, Ctrl+C cleanup', async () => {
+  const dir = await project('devapp');
+  const dev = await serve(dir);
+  const out = dev.stdout();
+  assert.match(out, /METHOD +PATH +FUNCTION +TYPE +Description/);
+  assert.match(out, /POST +\/gpu_worker\/runsync +gpu_hello +QB +Echo a prompt back, as a stand-in for model inference on a GPU\./);
+  assert.match(out, /POST +\/lb_worker\/process +process +LB +Process a piece of text/);
+  assert.match(out, /GET +\/lb_worker\/health +health +LB/);
+  assert.match(out, /Press Ctrl\+C to stop/);
+
+  assert.deepEqual((await call(dev.port, 'GET', '/')).body.status, 'ok');
+  const gpu = await call(dev.port, 'POST', '/gpu_worker/runsync', { input: { prompt: 'hey', repeat: 2 } });
+  assert.equal(gpu.status, 200);
+  assert.equal(gpu.body.status, 'COMPLETED');
+  assert.equal(gpu.body.output.text, 'hey hey');
+  assert.match(gpu.body.id, /^sync-/);
+  assert.deepEqual((await call(dev.port, 'POST', '/cpu_worker/runsync', { input: { numbers: [2, 4] } })).body.output, { count: 2, mean: 3, min: 2, max: 4 });
+  assert.deepEqual((await call(dev.port, 'POST', '/lb_worker/process', { text: 'ab', uppercase: true })).body, { text: 'AB', length: 2 });
+  assert.deepEqual((await call(dev.port, 'GET', '/lb_worker/health')).body, { status: 'ok' });
+  assert.equal((await call(dev.port, 'POST', '/gpu_worker/runsync', { prompt: 'no wrapper' })).status, 400);
+  assert.equal((await call(dev.port, 'GET', '/nowhere')).status, 404);
+  assert.equal((await call(dev.port, 'GET', '/lb_worker/process')).status, 405);
+  assert.deepEqual(await liveEndpoints('devapp'), ['live-cpu-stats', 'live-gpu-hello', 'live-lb-api'], 'provisioned lazily on the calls above');
+
+  // A saved change is served on the very next call.
+  const cpuFile = path.join(dir, 'cpu_worker.py');
+  const original = readFileSync(cpuFile, 'utf8');
+  writeFileSync(cpuFile, original.replace('"count": len(numbers),', '"count": len(numbers),\n        "edited": True,'));
+  assert.equal((await call(dev.port, 'POST', '/cpu_worker/runsync', { input: { numbers: [1] } })).body.output.edited, true);
+
+  // A broken save keeps the server up; the affected routes answer with file:line until it is fixed.
+  writeFileSync(cpuFile, original.replace('workers=(0, 2)', 'workers=(2, 0)'));
+  const broken = await call(dev.port, 'POST', '/cpu_worker/runsync', { input: { numbers: [1] } });
+  assert.equal(broken.status, 400);
+  assert.match(broken.body.detail, /cpu_worker\.py:8:\d+: error: workers min \(2\) cannot exceed max \(0\)/);
+  await dev.waitFor(/cpu_worker\.py:8:\d+: error: workers min/, 10000, 'stderr');
+  assert.equal((await call(dev.port, 'POST', '/gpu_worker/runsync', { input: {} })).status, 200, 'other files keep working');
+  writeFileSync(cpuFile, original);
+  const fixed = await call(dev.port, 'POST', '/cpu_worker/runsync', { input: { numbers: [1] } });
+  assert.equal(fixed.status, 200);
+  assert.equal(fixed.body.output.edited, undefined);
+
+  assert.equal(await dev.stop(), 0);
+  assert.match(dev.stderr(), /removed live-cpu-stats, live-gpu-hello, live-lb-api/);
+  assert.deepEqual(await liveEndpoints('devapp'), []);
+});
+
+test('a taken port: the next free one is used and said', async () => {
+  const dir = await project('porty');
+  const blocker = http.createServer();
+  const port = 30000 + Math.floor(Math.random() * 20000);
+  await new Promise<void>((r) => blocker.listen(port, '127.0.0.1', r));
+  try {
+    const d = await startServing(['--host', '127.0.0.1', '--port', String(port), '--no-reload'], { cwd: dir, env });
+    running.push(d);
+    assert.equal(d.port, port + 1);
+    assert.match(d.stderr(), new RegExp(`port ${port} is taken: using ${port + 1}`));
+    assert.equal((await call(d.port, 'GET', '/')).status, 200);
+    await d.stop();
+  } finally {
+    blocker.close();
+  }
+});
+
+test('--auto-provision: all at start, reused from the cache after a crash, refused above 5 without a terminal', async () => {
+  const dir = await project('auto');
+  const d1 = await serve(dir, ['--auto-provision', '--no-reload']);
+  assert.match(d1.stderr(), /provisioned 3 live endpoint\(s\)/);
+  assert.deepEqual(await liveEndpoints('auto'), ['live-cpu-stats', 'live-gpu-hello', 'live-lb-api']);
+  d1.child.kill('SIGKILL'); // a crash: nothing cleaned up, the cache still lists them
+  await new Promise((r) => d1.child.once('exit', r));
+  const d2 = await serve(dir, ['--auto-provision', '--no-reload']);
+  assert.match(d2.stderr(), /provisioned 0 live endpoint\(s\), reused 3 from the cache/);
+  assert.equal((await call(d2.port, 'POST', '/cpu_worker/runsync', { input: { numbers: [5] } })).body.output.count, 1);
+  await d2.stop();
+  assert.deepEqual(await liveEndpoints('auto'), []);
+
+  for (let i = 0; i < 3; i++) {
+    writeFileSync(path.join(dir, `extra_${i}.py`), `from strato import Endpoint\n\n\n@Endpoint(name="extra-${i}", cpu="cpu3c-1-2")\ndef extra_${i}(x: int = 0) -> dict:\n    """Extra ${i}."""\n    return {"x": x}\n`);
+  }
+  const refused = await startDev(['--auto-provision', '--port', '0'], { cwd: dir, env });
+  const code = await new Promise((r) => refused.child.once('exit', r));
+  assert.equal(code, 1);
+  assert.match(refused.stderr(), /--auto-provision would deploy 6 live endpoints \(more than 5\) and there is no terminal to confirm/);
+  assert.deepEqual(await liveEndpoints('auto'), []);
+
+  // On a terminal (a pseudo-terminal from script(1)) the question is asked; "n" provisions nothing, "y" all six.
+  const onTerminal = (answer: string) =>
+    new Promise<string>((resolve) => {
+      const cmd = `${process.execPath} ${CLI} dev --auto-provision --host 127.0.0.1 --port 0 --no-reload`;
+      const child = spawn('script', ['-qec', cmd, '/dev/null'], { cwd: dir, env: { ...process.env, ...env, NO_COLOR: '1' } });
+      let out = '';
+      child.stdout.on('data', (d) => {
+        out += d;
+        if (/Continue\? \[y\/N\]/.test(out) && !out.includes('<answered>')) {
+          out += '<answered>';
+          child.stdin.write(`${answer}\n`);
+        }
+        if (/API explorer/.test(out)) child.kill('SIGINT');
+      });
+      const timer = setTimeout(() => child.kill('SIGKILL'), 60000);
+      child.on('exit', () => {
+        clearTimeout(timer);
+        resolve(out);
+      });
+    });
+  const no = await onTerminal('n');
+  assert.match(no, /--auto-provision will deploy 6 live endpoints\. Continue\? \[y\/N\]/);
+  assert.match(no, /nothing provisioned/);
+  const yes = await onTerminal('y');
+  assert.match(yes, /provisioned 6 live endpoint\(s\)/);
+});
+
+test('the hidden alias `run` behaves like dev and is not listed in --help', async () => {
+  const dir = await project('alias');
+  const d = await serve(dir, ['--no-reload'], 'run');
+  assert.match(d.stdout(), /POST +\/gpu_worker\/runsync/);
+  assert.equal((await call(d.port, 'POST', '/lb_worker/process', { text: 'x' })).body.length, 1);
+  await d.stop();
+  const help = await runCli(['--help'], { cwd: tmp });
+  assert.match(help.stdout, /dev \[options\]/);
+  assert.doesNotMatch(help.stdout, /\brun \[options\]/);
+});
+
+test('startup errors: no worker file, a remote platform without a key', async () => {
+  const empty = path.join(tmp, 'empty');
+  mkdirSync(empty);
+  writeFileSync(path.join(empty, 'notes.txt'), 'nothing\n');
+  const none = await runCli(['dev', '--port', '0'], { cwd: empty, env });
+  assert.equal(none.code, 1);
+  assert.match(none.stderr, /no Python worker file found/);
+  const noKey = await runCli(['dev'], { cwd: empty, env: { STRATO_API_URL: p.url, STRATO_API_KEY: '' } });
+  assert.equal(noKey.code, 1);
+  assert.match(noKey.stderr, /STRATO_API_KEY/);
+  assert.match(noKey.stderr, /\.env/);
+});
