@@ -1,22 +1,53 @@
 #!/usr/bin/env bash
-# The main job: installs and builds Strato, creates the example project from the template, validates and
-# builds it, and (when the embedded platform is there) deploys it and calls its endpoints.
+# The main job: installs and builds Strato, creates the example project from the template, builds it, deploys
+# it to the embedded platform (started on demand), calls every endpoint (HTTP and from a Python script), shows
+# the environment, then undeploys and stops the platform it started.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REPO="$(pwd)"
 
 npm ci --no-audit --no-fund
 npm run build
-STRATO="node $REPO/dist/cli.js"
+strato() { node "$REPO/dist/cli.js" "$@"; }
 
 WORK="${STRATO_EXAMPLE_DIR:-$(mktemp -d)}"
-echo "== example project in $WORK/example"
+export STRATO_DATA_DIR="${STRATO_DATA_DIR:-$WORK/strato-data}"   # the embedded platform's state, kept apart
+unset STRATO_API_URL
 cd "$WORK"
-$STRATO init example --force
+echo "== strato init example   (in $WORK)"
+strato init example --force
 cd example
-echo "== strato build"
-$STRATO build
-echo "== artifact"
-tar tzf .strato/artifact.tar.gz | grep -v '^deps/strato/' | sed 's/^/  /'
-echo "== manifest"
-cat .strato/strato_manifest.json
+
+echo; echo "== strato build"
+strato build
+
+echo; echo "== strato deploy   (the embedded platform starts on demand)"
+strato deploy
+export STRATO_API_KEY="$(cat "$STRATO_DATA_DIR/platform/api-key")"
+
+echo; echo "== strato env get production --json"
+strato env get production --json | tee endpoints.json
+url() { node -e 'const j=require("./endpoints.json"); console.log(j.endpoints.find(e=>e.name===process.argv[1]).url)' "$1"; }
+
+echo; echo "== calling every endpoint (Authorization: Bearer \$STRATO_API_KEY)"
+call() { # METHOD URL [BODY]
+  echo "-> $1 $2${3:+  $3}"
+  curl -sS -X "$1" "$2" -H "Authorization: Bearer $STRATO_API_KEY" ${3:+-H 'Content-Type: application/json' -d "$3"}; echo
+}
+call POST "$(url gpu-hello)/runsync" '{"input": {"prompt": "hello", "repeat": 2}}'
+call POST "$(url cpu-stats)/runsync" '{"input": {"numbers": [1, 2, 3, 4]}}'
+call POST "$(url lb-api)/process" '{"text": "strato", "uppercase": true}'
+call GET "$(url lb-api)/health"
+
+echo; echo "== a plain Python script calling the deployed functions"
+cat > call_it.py <<'PY'
+from cpu_worker import cpu_stats
+from lb_worker import process
+print("cpu_stats ->", cpu_stats([3, 5, 7]))
+print("process   ->", process("from a script"))
+PY
+PYTHONPATH="$REPO/engine/python" python3 call_it.py
+
+echo; echo "== strato undeploy --yes; strato platform stop"
+strato undeploy --yes
+strato platform stop

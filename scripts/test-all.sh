@@ -8,6 +8,8 @@ need_apt=()
 /usr/bin/python3 -c 'import setuptools, wheel' 2>/dev/null || need_apt+=(python3-setuptools python3-wheel)
 /usr/bin/python3 -m pip --version >/dev/null 2>&1 || need_apt+=(python3-pip)
 command -v python3 >/dev/null 2>&1 || need_apt+=(python3)
+[ -x /usr/bin/chromium ] || need_apt+=(chromium)          # the dev server's /docs page, rendered in a real browser
+command -v script >/dev/null 2>&1 || need_apt+=(bsdutils) # a pseudo-terminal for the confirmation prompts
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "installing Debian packages: ${need_apt[*]}"
   export DEBIAN_FRONTEND=noninteractive
