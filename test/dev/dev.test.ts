@@ -122,8 +122,13 @@ test('--auto-provision: all at start, reused from the cache after a crash, refus
   assert.deepEqual(await liveEndpoints('auto'), ['live-cpu-stats', 'live-gpu-hello', 'live-lb-api']);
   d1.child.kill('SIGKILL'); // a crash: nothing cleaned up, the cache still lists them
   await new Promise((r) => d1.child.once('exit', r));
+  // One endpoint's configuration changes meanwhile: it is updated, the two others are reused as they are.
+  const cpuFile = path.join(dir, 'cpu_worker.py');
+  writeFileSync(cpuFile, readFileSync(cpuFile, 'utf8').replace('workers=(0, 2)', 'workers=(0, 3)'));
   const d2 = await serve(dir, ['--auto-provision', '--no-reload']);
-  assert.match(d2.stderr(), /provisioned 0 live endpoint\(s\), reused 3 from the cache/);
+  assert.match(d2.stderr(), /provisioned 1 live endpoint\(s\), reused 2 from the cache \(gpu-hello, lb-api\)/);
+  const live = await p.cp.findEndpoint('auto', 'live', 'live-cpu-stats');
+  assert.equal(live?.workersMax, 3);
   assert.equal((await call(d2.port, 'POST', '/cpu_worker/runsync', { input: { numbers: [5] } })).body.output.count, 1);
   await d2.stop();
   assert.deepEqual(await liveEndpoints('auto'), []);

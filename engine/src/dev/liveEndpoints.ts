@@ -7,7 +7,7 @@ import path from 'node:path';
 import { ControlPlaneClient, type Endpoint, type Environment } from '../api/controlPlane';
 import type { ApiTarget } from '../api/http';
 import type { BuildResult, Manifest } from '../build';
-import { STRATO_DIR } from '../build';
+import { sourceFingerprint, STRATO_DIR } from '../build';
 import { endpointCalls } from '../deploy/calls';
 import type { ManifestResource } from '../build/manifestTypes';
 
@@ -27,8 +27,17 @@ export function liveManifest(m: Manifest): Manifest {
   return { ...m, resources, routes };
 }
 
-function configHash(r: ManifestResource, fingerprint: string): string {
-  return createHash('sha256').update(JSON.stringify({ r, fingerprint })).digest('hex').slice(0, 16);
+/**
+ * What an endpoint runs: its configuration, its own worker file and every packaged file that declares no
+ * endpoint (shared helpers, requirements). Another worker file's change leaves it alone: endpoints reach each
+ * other over the network, not by importing each other's modules at load time.
+ */
+function endpointHash(build: BuildResult, name: string): string {
+  const r = build.manifest.resources[name];
+  const workerFiles = new Set(build.model.endpoints.map((e) => e.file));
+  const inputs = build.files.filter((f) => f === r.source_file || !workerFiles.has(f));
+  const code = sourceFingerprint(build.model.root, inputs);
+  return createHash('sha256').update(JSON.stringify({ r, code })).digest('hex').slice(0, 16);
 }
 
 interface CacheFile {
@@ -144,8 +153,7 @@ export class LiveEndpoints {
   }
 
   private hashOf(name: string): string {
-    const b = this.current!.build;
-    return configHash(b.manifest.resources[name], b.manifest.source_fingerprint);
+    return endpointHash(this.current!.build, name);
   }
 
   /** The app's `live` environment, created once (concurrent provisioning shares the one lookup). */

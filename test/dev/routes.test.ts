@@ -1,0 +1,50 @@
+// The dev server's route table and OpenAPI document, from the project model: module paths, several queue
+// functions in one file, load-balanced routes with path parameters, and schemas from type hints.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { analyzeFiles } from '../helpers/analysis';
+import { devRoutes, matchRoute } from '../../engine/src/dev/routes';
+import { openApiDocument, schemaOf } from '../../engine/src/dev/openapi';
+
+const SRC = {
+  'workers/gpu_infer.py': 'from strato import Endpoint\n\n@Endpoint(name="infer")\ndef infer(prompt: str, n: int = 2) -> dict:\n    """Run inference.\n\n    Longer."""\n    return {}\n',
+  'multi.py': 'from strato import Endpoint\n\n@Endpoint(name="one")\ndef first(x: float):\n    return x\n\n@Endpoint(name="two")\nasync def second(items: list[int], flag: bool = False):\n    return items\n',
+  'api.py': 'from strato import Endpoint\napi = Endpoint(name="api", cpu="cpu3c-1-2")\n\n@api.get("/items/{item_id}")\ndef item(item_id: int, verbose: bool = False):\n    """Get an item."""\n    return {}\n\n@api.post("/items")\ndef create(name: str, tags: dict | None = None):\n    return {}\n',
+};
+
+test('queue functions are served at /<module path>/runsync, or /<module path>/<function>/runsync when a file has several', async () => {
+  const routes = devRoutes(await analyzeFiles(SRC));
+  assert.deepEqual(routes.map((r) => `${r.method} ${r.path} ${r.kind}`), [
+    'POST /api/items lb',
+    'GET /api/items/{item_id} lb',
+    'POST /multi/first/runsync queue',
+    'POST /multi/second/runsync queue',
+    'POST /workers/gpu_infer/runsync queue',
+  ]);
+  const m = matchRoute(routes, 'GET', '/api/items/42');
+  assert.equal(m.route?.function.name, 'item');
+  assert.equal(m.endpointPath, '/items/42');
+  assert.deepEqual(matchRoute(routes, 'DELETE', '/api/items'), { pathMatched: true });
+  assert.deepEqual(matchRoute(routes, 'GET', '/nope'), { pathMatched: false });
+});
+
+test('the OpenAPI document carries summaries, input wrappers, bodies, query and path parameters from type hints', async () => {
+  const doc = openApiDocument('demo', devRoutes(await analyzeFiles(SRC))) as any;
+  const infer = doc.paths['/workers/gpu_infer/runsync'].post;
+  assert.equal(infer.summary, 'Run inference.');
+  assert.deepEqual(infer.requestBody.content['application/json'].schema, {
+    type: 'object',
+    required: ['input'],
+    properties: { input: { type: 'object', properties: { prompt: { type: 'string' }, n: { type: 'integer', default: 2 } }, required: ['prompt'] } },
+  });
+  const get = doc.paths['/api/items/{item_id}'].get;
+  assert.deepEqual(get.parameters, [
+    { name: 'item_id', in: 'path', required: true, schema: { type: 'integer' } },
+    { name: 'verbose', in: 'query', required: false, schema: { type: 'boolean' } },
+  ]);
+  const post = doc.paths['/api/items'].post;
+  assert.equal(post.summary, 'create', 'no docstring: the function name');
+  assert.deepEqual(post.requestBody.content['application/json'].schema.properties.tags, { type: 'object', nullable: true, default: null });
+  assert.deepEqual(schemaOf('list[int]'), { type: 'array', items: { type: 'integer' } });
+  assert.deepEqual(schemaOf('Optional[str]'), { type: 'string', nullable: true });
+});
