@@ -98,6 +98,20 @@ test('the startup table, every route of the template, reload on save, a broken s
   assert.deepEqual(await liveEndpoints('devapp'), []);
 });
 
+test('a function that calls another endpoint runs through both live endpoints, the peer provisioned with it', async () => {
+  const dir = await project('chained');
+  writeFileSync(
+    path.join(dir, 'chain_worker.py'),
+    'from strato import Endpoint\n\n\n@Endpoint(name="summarize", cpu="cpu3c-1-2")\ndef summarize(numbers: list) -> dict:\n    """Labels the stats of cpu-stats."""\n    from cpu_worker import cpu_stats\n\n    return {"stats": cpu_stats(numbers)}\n',
+  );
+  const dev = await serve(dir, ['--no-reload']);
+  const r = await call(dev.port, 'POST', '/chain_worker/runsync', { input: { numbers: [1, 3] } });
+  assert.equal(r.status, 200, JSON.stringify(r.body));
+  assert.deepEqual(r.body.output, { stats: { count: 2, mean: 2, min: 1, max: 3 } });
+  assert.deepEqual(await liveEndpoints('chained'), ['live-cpu-stats', 'live-summarize']);
+  await dev.stop();
+});
+
 test('a taken port: the next free one is used and said', async () => {
   const dir = await project('porty');
   const blocker = http.createServer();

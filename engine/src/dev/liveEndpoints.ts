@@ -105,6 +105,18 @@ export class LiveEndpoints {
     return p;
   }
 
+  /**
+   * The live endpoint for `name` once every endpoint it calls, directly or not, is provisioned too: a call
+   * that reaches a peer through the control plane must find its live- endpoint there.
+   */
+  async ensureWithPeers(name: string): Promise<Endpoint> {
+    const calls = this.current ? endpointCalls(this.current.build.model) : new Map<string, Set<string>>();
+    const needed = new Set([name]);
+    for (const n of needed) for (const callee of calls.get(n) ?? []) needed.add(callee);
+    const [own] = await Promise.all([...needed].map((n) => this.ensure(n)));
+    return own;
+  }
+
   /** Provisions every endpoint, at most `concurrency` at once, reusing cached ones whose configuration is unchanged. */
   async provisionAll(concurrency = 3): Promise<{ created: string[]; reused: string[] }> {
     const names = Object.keys(this.current!.build.manifest.resources);

@@ -87,7 +87,7 @@ async function callQueue(session: DevSession, route: DevRoute, body: Buffer): Pr
   if (!parsed || typeof parsed !== 'object' || input === undefined || typeof input !== 'object' || input === null || Array.isArray(input)) {
     return json(400, { error: 'queue-based functions take {"input": {...}} with the function\'s arguments inside "input"' });
   }
-  const ep = await session.live.ensure(route.endpoint.name);
+  const ep = await session.live.ensureWithPeers(route.endpoint.name);
   const timeoutMs = route.endpoint.config.executionTimeoutMs ?? DEFAULT_CLIENT_TIMEOUT_MS;
   const wait = Math.max(1000, Math.min(timeoutMs, 300_000));
   const first = await send(session.target, 'POST', `/v2/${encodeURIComponent(ep.id)}/runsync?wait=${wait}`, { body: { input }, timeoutMs: wait + 10_000 });
@@ -103,7 +103,7 @@ async function callQueue(session: DevSession, route: DevRoute, body: Buffer): Pr
 }
 
 async function callRoute(session: DevSession, route: DevRoute, method: string, endpointPath: string, search: string, body: Buffer, contentType: string | undefined): Promise<Reply> {
-  const ep = await session.live.ensure(route.endpoint.name);
+  const ep = await session.live.ensureWithPeers(route.endpoint.name);
   const timeoutMs = route.endpoint.config.executionTimeoutMs ?? DEFAULT_CLIENT_TIMEOUT_MS;
   const r = await send(session.target, method, `/lb/${encodeURIComponent(ep.id)}${endpointPath}${search}`, {
     raw: body.length ? body : undefined,
