@@ -131,6 +131,12 @@ test('failures name what failed and what to do: wrong key, unreachable platform,
   const bad = await runCli(['deploy'], { cwd: dir, env });
   assert.equal(bad.code, 1);
   assert.match(bad.stderr, /cpu_worker\.py:3:\d+: error: workers min \(2\) cannot exceed max \(1\)/);
+  const badEnv = await runCli(['deploy', '--env', 'bad name!'], { cwd: dir, env });
+  assert.equal(badEnv.code, 1);
+  assert.match(badEnv.stderr, /--env "bad name!" is not a valid environment name/);
+  assert.doesNotMatch(badEnv.stderr, /build/, 'refused before building');
+  const badApp = await runCli(['deploy'], { cwd: dir, env: { ...env, STRATO_APP: 'my app' } });
+  assert.match(badApp.stderr, /"my app" cannot be an app name .* set STRATO_APP to .* e\.g\. STRATO_APP=my-app/);
   const noKey = await runCli(['env', 'list'], { cwd: dir, env: { STRATO_API_URL: p.url, STRATO_API_KEY: '' } });
   assert.equal(noKey.code, 1);
   assert.match(noKey.stderr, /STRATO_API_KEY/);

@@ -7,7 +7,7 @@ import { buildProject, type BuildResult } from '../build';
 import type { Diagnostic } from '../project';
 import { UserError } from '../util/errors';
 import { endpointCalls } from './calls';
-import { appNameFor, chooseEnvironment } from './context';
+import { appNameFor, checkNames, chooseEnvironment } from './context';
 
 export type DeployStep = 'build' | 'upload' | 'provision' | 'configure';
 export const DEPLOY_STEPS: readonly DeployStep[] = ['build', 'upload', 'provision', 'configure'];
@@ -50,8 +50,9 @@ export async function deployProject(root: string, o: DeployOptions): Promise<Dep
     return r;
   };
 
-  const buildResult = await step('build', () => buildProject(root, { exclude: o.exclude, onProgress: o.onProgress, onWarning: o.onWarning }), (b) => `${Object.keys(b.manifest.resources).length} endpoints, ${(b.sizeBytes / 1024).toFixed(0)} KB`);
   const appName = appNameFor(root);
+  checkNames(appName, o.env);
+  const buildResult = await step('build', () => buildProject(root, { exclude: o.exclude, onProgress: o.onProgress, onWarning: o.onWarning }), (b) => `${Object.keys(b.manifest.resources).length} endpoints, ${(b.sizeBytes / 1024).toFixed(0)} KB`);
 
   const { app, environment, build } = await step('upload', async () => {
     let app = await client.findApp(appName);

@@ -5,7 +5,7 @@ import path from 'node:path';
 import type { ApiTarget } from '../api/http';
 import { buildProject, type BuildResult } from '../build';
 import { createIgnore, formatDiagnostic, listProjectFiles, loadProject, type Diagnostic } from '../project';
-import { appNameFor } from '../deploy/context';
+import { appNameFor, checkNames } from '../deploy/context';
 import { UserError } from '../util/errors';
 import { LiveEndpoints } from './liveEndpoints';
 import { devRoutes, type DevRoute } from './routes';
@@ -40,6 +40,7 @@ export class DevSession {
   }
 
   async start(): Promise<void> {
+    checkNames(this.appName, undefined);
     this.snapshot = this.takeSnapshot();
     const model = await loadProject(this.root);
     if (!model.files.length) throw new UserError(`no Python worker file found in ${this.root}: create one (strato init .) or run strato dev in your project's folder.`);
