@@ -82,7 +82,8 @@ export async function buildProject(root: string, options: BuildOptions = {}): Pr
   try {
     progress(`packaging ${files.length} files`);
     for (const rel of files) cpSync(path.join(projectRoot, rel), path.join(buildDir, rel));
-    for (const h of generateHandlers(manifest)) writeFileSync(path.join(buildDir, h.path), h.content);
+    const handlers = generateHandlers(manifest);
+    for (const h of handlers) writeFileSync(path.join(buildDir, h.path), h.content);
     const manifestText = JSON.stringify(manifest, null, 2) + '\n';
     writeFileSync(path.join(buildDir, 'strato_manifest.json'), manifestText);
 
@@ -114,7 +115,7 @@ export async function buildProject(root: string, options: BuildOptions = {}): Pr
 
     progress('writing the artifact');
     const artifactPath = path.join(outDir, 'artifact.tar.gz');
-    const entries = [...new Set([...files.map((f) => f.split('/')[0]), ...generateHandlers(manifest).map((h) => h.path), 'strato_manifest.json', 'requirements.txt', 'deps'])].sort();
+    const entries = [...new Set([...files.map((f) => f.split('/')[0]), ...handlers.map((h) => h.path), 'strato_manifest.json', 'requirements.txt', 'deps'])].sort();
     const sizeBytes = await packArtifact(buildDir, entries, artifactPath);
     checkArtifactSize(sizeBytes);
     const manifestPath = path.join(outDir, 'strato_manifest.json');
