@@ -152,6 +152,7 @@ async function main() {
     while ((await health(pool, eps.bulk.id)).workers.idle < 3) await new Promise((r) => setTimeout(r, 100));
     const headers = { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' };
     let next = 0;
+    const mem0 = process.memoryUsage();
     const t0 = performance.now();
     await Promise.all(
       Array.from({ length: 32 }, async () => {
@@ -168,6 +169,10 @@ async function main() {
     console.log(`\n/run throughput, ${N.toLocaleString('en')} no-op jobs, 32 concurrent clients, 3 workers x max_concurrency 8:`);
     console.log(`  accepted (durable) in ${total.toFixed(0)} ms total, ${accepted.toFixed(0)} ms to accept: ${Math.round(N / (accepted / 1000))} jobs/s accepted`);
     console.log(`  completed: ${Math.round(N / (total / 1000))} jobs/s to completion   (target: 2,000 jobs/s)`);
+    // Ended jobs stay in memory for their retention window (30 min for /run): what that costs per job.
+    const mem1 = process.memoryUsage();
+    const mb = (b: number) => `${(b / 1024 / 1024).toFixed(1)} MB`;
+    console.log(`  memory (platform and this client, one process): heap ${mb(mem0.heapUsed)} -> ${mb(mem1.heapUsed)}, rss ${mb(mem0.rss)} -> ${mb(mem1.rss)}; ~${Math.round((mem1.heapUsed - mem0.heapUsed) / N)} bytes of heap per retained job`);
 
     // 3. Cold start: no worker up; one request; spawn -> first job done, as the client sees it.
     const cold: number[] = [];
