@@ -4,7 +4,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildTestArtifact } from '../helpers/artifact';
-import { call, deploy, startTestPlatform, TEST_KEY, type TestPlatform } from '../helpers/platform';
+import { call, deploy, startTestPlatform, TEST_KEY, waitUntil, type TestPlatform } from '../helpers/platform';
 import { LB_PY, queueSpec, WORKER_PY } from '../helpers/testWorkers';
 import { callRoute, RouteError } from '../../engine/src/api/loadBalanced';
 
@@ -88,6 +88,11 @@ test('unknown endpoints and the wrong API kind are 404', async () => {
 });
 
 test('requests are spread over the endpoint workers', async () => {
+  // Both minimum workers must be up first: on a loaded machine the second may still be importing.
+  await waitUntil('both workers ready', async () => {
+    const h = await tp.cp.endpointHealth(lbId);
+    return h !== null && h.idle + h.running >= 2;
+  }, 30_000);
   const pids = new Set<number>();
   const answers = await Promise.all(Array.from({ length: 8 }, () => call('GET', `${lb}/slow?seconds=0.3`)));
   for (const a of answers) {

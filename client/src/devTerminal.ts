@@ -1,0 +1,64 @@
+// `strato dev` in an integrated terminal the extension owns: started once and reused, stopped with Ctrl+C so
+// that the dev server removes its live- endpoints before it exits.
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import { effectiveEnv } from './settings';
+
+const NAME = 'Strato dev';
+
+export class DevTerminal implements vscode.Disposable {
+  private terminal: vscode.Terminal | undefined;
+  private readonly sub = vscode.window.onDidCloseTerminal((t) => {
+    if (t === this.terminal) this.terminal = undefined;
+  });
+
+  get running(): boolean {
+    return !!this.terminal && this.terminal.exitStatus === undefined;
+  }
+
+  start(folder: vscode.WorkspaceFolder): vscode.Terminal {
+    if (this.terminal && this.running) {
+      this.terminal.show();
+      return this.terminal;
+    }
+    const env = effectiveEnv(folder.uri);
+    const vars: Record<string, string> = { ELECTRON_RUN_AS_NODE: '1' };
+    for (const k of ['STRATO_API_URL', 'STRATO_API_KEY', 'STRATO_PYTHON']) if (env[k]) vars[k] = env[k]!;
+    this.terminal = vscode.window.createTerminal({
+      name: NAME,
+      cwd: folder.uri.fsPath,
+      // VS Code's own executable runs as Node with ELECTRON_RUN_AS_NODE (in code-server it is Node already).
+      shellPath: process.execPath,
+      shellArgs: [path.join(__dirname, 'cli.js'), 'dev'],
+      env: vars,
+      iconPath: new vscode.ThemeIcon('server-process'),
+    });
+    this.terminal.show();
+    return this.terminal;
+  }
+
+  /** Ctrl+C, then waits (bounded) for the dev server to clean up and exit; disposes the terminal if it does not. */
+  async stop(timeoutMs = 15_000): Promise<boolean> {
+    const t = this.terminal;
+    if (!t) return false;
+    if (t.exitStatus === undefined) t.sendText('\x03', false);
+    const closed = await new Promise<boolean>((resolve) => {
+      if (t.exitStatus !== undefined) return resolve(true);
+      const timer = setTimeout(() => (sub.dispose(), resolve(false)), timeoutMs);
+      const sub = vscode.window.onDidCloseTerminal((x) => {
+        if (x === t) {
+          clearTimeout(timer);
+          sub.dispose();
+          resolve(true);
+        }
+      });
+    });
+    t.dispose();
+    this.terminal = undefined;
+    return closed;
+  }
+
+  dispose(): void {
+    this.sub.dispose();
+  }
+}

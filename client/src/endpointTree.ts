@@ -1,0 +1,138 @@
+// Pure tree building for the Endpoints and Environments views: plain nodes from the project model and the
+// control plane's state, turned into vscode.TreeItems elsewhere (treeProvider.ts), so this is tested with node.
+import type { EndpointSpec, ProjectModel } from '../../engine/src/project/model';
+
+/** Where a node points in the source: workspace-relative file and 0-based line. */
+export interface NodeLocation {
+  root: string;
+  file: string;
+  line: number;
+}
+
+export interface TreeNode {
+  id: string;
+  label: string;
+  description?: string;
+  tooltip?: string;
+  /** ThemeIcon id. */
+  icon?: string;
+  contextValue?: string;
+  location?: NodeLocation;
+  /** A URL to open or copy. */
+  url?: string;
+  children?: TreeNode[];
+}
+
+/** What the control plane says about one deployed endpoint, keyed by endpoint name then environment. */
+export interface DeployedEndpoint {
+  environment: string;
+  url: string;
+}
+export type DeployedState = ReadonlyMap<string, readonly DeployedEndpoint[]>;
+
+export interface FolderModel {
+  /** Workspace folder name (shown when there are several). */
+  name: string;
+  model: ProjectModel;
+}
+
+function endpointNode(folder: FolderModel, ep: EndpointSpec, deployed: readonly DeployedEndpoint[]): TreeNode {
+  const root = folder.model.root;
+  const base = `ep:${root}:${ep.name}`;
+  const line = ep.callRange.start.line;
+  const hardware = ep.config.gpu?.length ? `GPU ${ep.config.gpu.join('|')}` : ep.config.cpu ? `CPU ${ep.config.cpu}` : '';
+  const children: TreeNode[] = [];
+  if (ep.kind === 'queue') {
+    for (const fn of ep.functions) {
+      children.push({
+        id: `${base}:fn:${fn.name}`,
+        label: fn.name,
+        description: `(${fn.params.map((p) => p.name).join(', ')})`,
+        tooltip: fn.summary,
+        icon: 'symbol-function',
+        contextValue: 'strato.function',
+        location: { root, file: ep.file, line: fn.range.start.line },
+      });
+    }
+  } else {
+    for (const r of ep.routes) {
+      children.push({
+        id: `${base}:route:${r.method}:${r.path}`,
+        label: `${r.method} ${r.path}`,
+        description: r.function.name,
+        tooltip: r.function.summary,
+        icon: 'symbol-method',
+        contextValue: 'strato.route',
+        location: { root, file: ep.file, line: r.range.start.line },
+      });
+    }
+  }
+  for (const d of [...deployed].sort((a, b) => a.environment.localeCompare(b.environment))) {
+    children.push({ id: `${base}:env:${d.environment}`, label: d.environment, description: d.url, tooltip: d.url, icon: 'cloud', contextValue: 'strato.deployment', url: d.url });
+  }
+  const state = deployed.length ? `deployed: ${deployed.map((d) => d.environment).sort().join(', ')}` : 'not deployed';
+  return {
+    id: base,
+    label: ep.name,
+    description: `${ep.kind === 'queue' ? 'queue' : 'load-balanced'} · ${ep.file}:${line + 1}`,
+    tooltip: [`${ep.name} (${ep.kind === 'queue' ? 'queue-based' : 'load-balanced'})`, hardware, `${ep.file}:${line + 1}`, state].filter(Boolean).join('\n'),
+    icon: deployed.length ? 'cloud' : ep.kind === 'queue' ? 'list-ordered' : 'server',
+    contextValue: `strato.endpoint.${ep.kind}`,
+    location: { root, file: ep.file, line },
+    children,
+  };
+}
+
+/** Endpoints of every folder, sorted by name; with several folders, one level per folder first. */
+export function buildEndpointTree(folders: readonly FolderModel[], deployed: ReadonlyMap<string, DeployedState> = new Map()): TreeNode[] {
+  const perFolder = folders.map((f) => {
+    const state = deployed.get(f.model.root) ?? new Map();
+    const eps = [...f.model.endpoints].sort((a, b) => a.name.localeCompare(b.name));
+    return { f, nodes: eps.map((ep) => endpointNode(f, ep, state.get(ep.name) ?? [])) };
+  });
+  if (perFolder.length === 1) return perFolder[0].nodes;
+  return perFolder.map(({ f, nodes }) => ({ id: `folder:${f.model.root}`, label: f.name, icon: 'folder', children: nodes, description: `${nodes.length} endpoint(s)` }));
+}
+
+export interface EnvironmentInfo {
+  app: string;
+  environment: string;
+  endpoints: Array<{ name: string; type: string; url: string; routes?: Array<{ method: string; path: string }> }>;
+}
+
+/** Environments of the app(s): each lists its endpoints with their URL, load-balanced ones their routes. */
+export function buildEnvironmentTree(envs: readonly EnvironmentInfo[]): TreeNode[] {
+  const apps = new Set(envs.map((e) => e.app));
+  return [...envs]
+    .sort((a, b) => a.app.localeCompare(b.app) || a.environment.localeCompare(b.environment))
+    .map((e) => ({
+      id: `env:${e.app}:${e.environment}`,
+      label: e.environment,
+      description: `${apps.size > 1 ? `${e.app} · ` : ''}${e.endpoints.length} endpoint(s)`,
+      icon: 'cloud',
+      contextValue: 'strato.environment',
+      children: [...e.endpoints].sort((a, b) => a.name.localeCompare(b.name)).map((ep) => ({
+        id: `env:${e.app}:${e.environment}:${ep.name}`,
+        label: ep.name,
+        description: ep.url,
+        tooltip: `${ep.type}\n${ep.url}`,
+        icon: ep.type === 'queue' ? 'list-ordered' : 'server',
+        url: ep.url,
+        contextValue: 'strato.deployment',
+        children: (ep.routes ?? []).map((r) => ({ id: `env:${e.app}:${e.environment}:${ep.name}:${r.method}:${r.path}`, label: `${r.method} ${r.path}`, description: `${ep.url}${r.path}`, icon: 'symbol-method', url: `${ep.url}${r.path}` })),
+      })),
+    }));
+}
+
+/** Deployed state per endpoint name from the environments of one app. */
+export function deployedStateOf(envs: readonly EnvironmentInfo[]): DeployedState {
+  const out = new Map<string, DeployedEndpoint[]>();
+  for (const e of envs) {
+    for (const ep of e.endpoints) {
+      const list = out.get(ep.name) ?? [];
+      list.push({ environment: e.environment, url: ep.url });
+      out.set(ep.name, list);
+    }
+  }
+  return out;
+}

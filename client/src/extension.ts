@@ -1,0 +1,57 @@
+// Entry point of the Strato VS Code extension: starts the language server client, the Strato views and the
+// commands (deploy, undeploy, env get, dev server, run/deploy from code lenses). Returns a small API for tests.
+import * as vscode from 'vscode';
+import type { LanguageClient } from 'vscode-languageclient/node';
+import { registerDeployCommands } from './deployCommands';
+import { DevTerminal } from './devTerminal';
+import { envGet, showJob } from './envCommands';
+import { guarded, setErrorLog } from './errors';
+import { projectFolder } from './folders';
+import { startLanguageClient } from './languageClient';
+import { runEndpoint, type RunOptions } from './runCommand';
+import { applyPythonSetting } from './settings';
+import { StratoViews } from './views';
+
+let client: LanguageClient | undefined;
+
+export interface StratoExtensionApi {
+  views: StratoViews;
+  languageClient: () => LanguageClient | undefined;
+  dev: DevTerminal;
+}
+
+export async function activate(context: vscode.ExtensionContext): Promise<StratoExtensionApi> {
+  applyPythonSetting();
+  const output = vscode.window.createOutputChannel('Strato');
+  setErrorLog(output);
+  const views = new StratoViews();
+  const dev = new DevTerminal();
+  context.subscriptions.push(
+    output,
+    views,
+    dev,
+    ...registerDeployCommands(views),
+    vscode.commands.registerCommand('strato.refresh', () => guarded('refresh', async () => (await views.refresh()).map((f) => f.model.endpoints.map((e) => e.name)).flat())),
+    vscode.commands.registerCommand('strato.refreshJobs', () => guarded('refresh jobs', () => views.refreshJobs())),
+    vscode.commands.registerCommand('strato.envGet', (arg?: string | { environment?: string; folder?: string }) => guarded('env get', () => envGet(views, output, arg))),
+    vscode.commands.registerCommand('strato.showJob', (id: string) => guarded('show job', async () => showJob(views, output, id))),
+    vscode.commands.registerCommand('strato.runEndpoint', (args: unknown, o?: RunOptions) => guarded('run', () => runEndpoint(views, output, args, o))),
+    vscode.commands.registerCommand('strato.startDev', (folder?: string) => guarded('start dev server', async () => dev.start(await projectFolder(views, folder)).name)),
+    vscode.commands.registerCommand('strato.stopDev', () => guarded('stop dev server', () => dev.stop())),
+    vscode.workspace.onDidChangeConfiguration((e) => e.affectsConfiguration('strato.pythonPath') && applyPythonSetting()),
+  );
+  views.refreshSoon(0);
+  try {
+    client = await startLanguageClient();
+    context.subscriptions.push({ dispose: () => void client?.stop() });
+  } catch (e) {
+    output.appendLine(`the Strato language server did not start: ${(e as Error).message}`);
+    void vscode.window.showErrorMessage(`Strato: the language server did not start (${(e as Error).message}); see the Strato output.`);
+  }
+  return { views, languageClient: () => client, dev };
+}
+
+export async function deactivate(): Promise<void> {
+  await client?.stop();
+  client = undefined;
+}

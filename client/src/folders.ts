@@ -1,0 +1,26 @@
+// Which workspace folder (project) a command acts on: the one of a given file, the only one, the one with
+// endpoints, or the user's pick.
+import * as vscode from 'vscode';
+import { UserError } from '../../engine/src/util/errors';
+import type { StratoViews } from './views';
+
+export async function projectFolder(views: StratoViews, hint?: string | vscode.Uri): Promise<vscode.WorkspaceFolder> {
+  if (hint) {
+    const uri = typeof hint === 'string' ? (/^[a-z][a-z0-9+.-]*:/i.test(hint) ? vscode.Uri.parse(hint) : vscode.Uri.file(hint)) : hint;
+    const f = vscode.workspace.getWorkspaceFolder(uri);
+    if (f) return f;
+  }
+  const active = vscode.window.activeTextEditor?.document.uri;
+  const folders = (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === 'file');
+  if (folders.length === 0) throw new UserError('open a folder with a Strato project first (File > Open Folder).');
+  if (folders.length === 1) return folders[0];
+  const withEndpoints = views.state().filter((s) => s.model.endpoints.length > 0).map((s) => s.folder);
+  if (withEndpoints.length === 1) return withEndpoints[0];
+  if (active) {
+    const f = vscode.workspace.getWorkspaceFolder(active);
+    if (f) return f;
+  }
+  const pick = await vscode.window.showWorkspaceFolderPick({ placeHolder: 'Which project?' });
+  if (!pick) throw new UserError('no project chosen.');
+  return pick;
+}

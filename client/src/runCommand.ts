@@ -1,0 +1,89 @@
+// The code lens "Run": a queue endpoint gets its input (prefilled from the function's parameters) and runs
+// through /runsync on the deployed endpoint of the chosen environment; a load-balanced route is called directly.
+import * as vscode from 'vscode';
+import { ControlPlaneClient } from '../../engine/src/api/controlPlane';
+import { JobsClient } from '../../engine/src/api/jobs';
+import { callRoute } from '../../engine/src/api/loadBalanced';
+import { appNameFor } from '../../engine/src/deploy/context';
+import { UserError } from '../../engine/src/util/errors';
+import { isEndpointCommandArgs, type EndpointCommandArgs } from '../../server/src/protocol';
+import { pickEnvironment } from './environmentQuickPick';
+import { functionOf, parseInput, prefillInput } from './inputs';
+import { isEnded, jobReport, type SubmittedJob } from './jobs';
+import { projectFolder } from './folders';
+import { apiTarget } from './settings';
+import type { StratoViews } from './views';
+import { loadFolder } from './workspaceState';
+
+/** Optional second argument (scripts and tests): the environment and the input, so that no UI is needed. */
+export interface RunOptions {
+  environment?: string;
+  input?: Record<string, unknown>;
+}
+
+async function askInput(views: StratoViews, folder: vscode.WorkspaceFolder, a: EndpointCommandArgs): Promise<Record<string, unknown>> {
+  const state = views.state().find((s) => s.folder.uri.toString() === folder.uri.toString()) ?? (await loadFolder(folder));
+  const ep = state.model.endpoints.find((e) => e.name === a.endpoint);
+  const value = prefillInput(ep && functionOf(ep, a.function, a.method, a.path));
+  const text = await vscode.window.showInputBox({
+    title: a.kind === 'queue' ? `Input of ${a.endpoint} (the "input" object)` : `Body of ${a.method} ${a.path}`,
+    value,
+    prompt: 'JSON object',
+    validateInput: (v) => {
+      const p = parseInput(v);
+      return p.ok ? undefined : p.message;
+    },
+  });
+  if (text === undefined) throw new UserError('cancelled: no input given.');
+  const p = parseInput(text);
+  if (!p.ok) throw new UserError(p.message);
+  return p.value;
+}
+
+export async function runEndpoint(views: StratoViews, output: vscode.OutputChannel, args: unknown, o: RunOptions = {}): Promise<SubmittedJob | undefined> {
+  if (!isEndpointCommandArgs(args)) throw new UserError('strato.runEndpoint needs the endpoint of a code lens.');
+  const folder = await projectFolder(views, args.uri);
+  const target = await apiTarget(folder.uri);
+  const app = appNameFor(folder.uri.fsPath);
+  const cp = new ControlPlaneClient(target);
+  const found = await cp.findApp(app);
+  const deployedIn: Array<{ name: string; endpointId: string }> = [];
+  for (const env of found?.environments ?? []) {
+    const ep = (await cp.listEndpoints(env.id)).find((e) => e.name === args.endpoint);
+    if (ep) deployedIn.push({ name: env.name, endpointId: ep.id });
+  }
+  const wanted = o.environment ? deployedIn.filter((d) => d.name === o.environment) : deployedIn;
+  if (wanted.length === 0) {
+    const where = o.environment ? `in ${o.environment}` : 'in any environment';
+    const choice = await vscode.window.showWarningMessage(`${args.endpoint} is not deployed ${where} of ${app}: deploy the project first, then run it.`, 'Deploy');
+    if (choice === 'Deploy') await vscode.commands.executeCommand('strato.deployEndpoint', args, o.environment);
+    return undefined;
+  }
+  const envName = wanted.length === 1 ? wanted[0].name : await pickEnvironment(wanted.map((w) => ({ name: w.name })), { allowNew: false, forDeploy: false, title: `Run ${args.endpoint} in` });
+  const endpointId = wanted.find((w) => w.name === envName)!.endpointId;
+  const input = o.input ?? (await askInput(views, folder, args));
+
+  let job: SubmittedJob;
+  if (args.kind === 'queue') {
+    job = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Strato: running ${args.endpoint} in ${envName}` }, async () => {
+      const r = await new JobsClient(target).runsync(endpointId, input);
+      return views.jobList.upsert({ id: r.id, endpoint: args.endpoint, endpointId, environment: envName, kind: 'queue', input, status: r.status, output: r.output, error: r.error, executionTime: r.executionTime, submittedAt: Date.now() });
+    });
+  } else {
+    const route = `${args.method ?? 'POST'} ${args.path ?? '/'}`;
+    const base = { id: `call-${Date.now().toString(36)}`, endpoint: args.endpoint, endpointId, environment: envName, kind: 'lb' as const, route, input, submittedAt: Date.now() };
+    try {
+      const body = await callRoute(target, endpointId, args.method ?? 'POST', args.path ?? '/', input);
+      job = views.jobList.upsert({ ...base, status: 'COMPLETED', output: body });
+    } catch (e) {
+      job = views.jobList.upsert({ ...base, status: 'ERROR', error: (e as Error).message });
+    }
+  }
+  await views.refreshJobs();
+  output.appendLine(jobReport(job));
+  output.appendLine('');
+  output.show(true);
+  if (!isEnded(job.status)) void vscode.window.showInformationMessage(`${args.endpoint}: job ${job.id} is ${job.status.toLowerCase()}; refresh the Jobs view for its result.`);
+  else if (job.status !== 'COMPLETED') void vscode.window.showErrorMessage(`${args.endpoint} ${job.status.toLowerCase()}: ${job.error ?? 'no detail'}`);
+  return job;
+}

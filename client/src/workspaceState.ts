@@ -1,0 +1,67 @@
+// What the views show, gathered per workspace folder: the project model (engine/src/project, the one analysis)
+// and, when a platform is reachable, the app's environments with their endpoints from the control plane.
+import * as vscode from 'vscode';
+import { ControlPlaneClient } from '../../engine/src/api/controlPlane';
+import type { ApiTarget } from '../../engine/src/api/http';
+import { appNameFor } from '../../engine/src/deploy/context';
+import { summarize } from '../../engine/src/deploy/environments';
+import { loadProject } from '../../engine/src/project';
+import type { ProjectModel } from '../../engine/src/project/model';
+import type { EnvironmentInfo, FolderModel } from './endpointTree';
+import { effectiveEnv, passiveApiTarget } from './settings';
+
+export interface FolderState extends FolderModel {
+  folder: vscode.WorkspaceFolder;
+  app: string;
+  /** Undefined when no platform is reachable (the views then show the code only). */
+  environments?: EnvironmentInfo[];
+  /** Why the control plane could not be read, if it could not. */
+  remoteError?: string;
+}
+
+/** The environments of an app with their endpoints (empty when the app was never deployed). */
+export async function readEnvironments(target: ApiTarget, app: string): Promise<EnvironmentInfo[]> {
+  const cp = new ControlPlaneClient(target);
+  const found = await cp.findApp(app);
+  if (!found) return [];
+  const out: EnvironmentInfo[] = [];
+  for (const e of found.environments) {
+    const endpoints = (await cp.listEndpoints(e.id)).map(summarize);
+    out.push({ app, environment: e.name, endpoints: endpoints.map((x) => ({ name: x.name, type: x.type, url: x.url, routes: x.routes })) });
+  }
+  return out;
+}
+
+export async function loadFolder(folder: vscode.WorkspaceFolder, target?: ApiTarget): Promise<FolderState> {
+  const model: ProjectModel = await loadProject(folder.uri.fsPath, { overrides: openBuffers(folder) });
+  const app = appNameFor(folder.uri.fsPath, effectiveEnv(folder.uri));
+  const state: FolderState = { folder, name: folder.name, model, app };
+  const t = target ?? (await passiveApiTarget(folder.uri));
+  if (t) {
+    try {
+      state.environments = await readEnvironments(t, app);
+    } catch (e) {
+      state.remoteError = (e as Error).message;
+    }
+  }
+  return state;
+}
+
+/** Unsaved editor text wins over the file on disk, as in the language server. */
+function openBuffers(folder: vscode.WorkspaceFolder): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const d of vscode.workspace.textDocuments) {
+    if (d.uri.scheme !== 'file' || !d.isDirty || d.languageId !== 'python') continue;
+    const rel = vscode.workspace.asRelativePath(d.uri, false);
+    if (vscode.workspace.getWorkspaceFolder(d.uri)?.uri.toString() === folder.uri.toString()) out.set(rel.split('\\').join('/'), d.getText());
+  }
+  return out;
+}
+
+/** Every workspace folder with at least one endpoint, or the first folder when none has one. */
+export async function loadWorkspace(): Promise<FolderState[]> {
+  const folders = (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === 'file');
+  const states = await Promise.all(folders.map((f) => loadFolder(f)));
+  const withEndpoints = states.filter((s) => s.model.endpoints.length > 0);
+  return withEndpoints.length ? withEndpoints : states.slice(0, 1);
+}

@@ -1,0 +1,168 @@
+// The extension in a REAL VS Code: code-server (installed from npm by scripts/install-code-server.sh) serving a
+// workspace made by `strato init`, opened in Debian's chromium through playwright-core, a real embedded platform.
+// The assertions run inside the extension host (inhost/index.js); this file sets up, waits (bounded), screenshots.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { chromium, type Browser } from 'playwright-core';
+import { REPO, runCli } from '../helpers/cli';
+import { startTestPlatform, type TestPlatform } from '../helpers/platform';
+
+/** Debian's chromium (installed by install-code-server.sh), found on PATH; STRATO_CHROMIUM overrides it. */
+function findChromium(): string {
+  if (process.env.STRATO_CHROMIUM) return process.env.STRATO_CHROMIUM;
+  for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
+    for (const name of ['chromium', 'chromium-browser']) if (dir && fs.existsSync(path.join(dir, name))) return path.join(dir, name);
+  }
+  throw new Error('chromium is not on PATH: scripts/install-code-server.sh installs it (apt-get install chromium)');
+}
+const RESULTS_DIR = path.join(REPO, 'test-results');
+let tmp: string;
+let platform: TestPlatform | undefined;
+let server: ChildProcess | undefined;
+let browser: Browser | undefined;
+let port = 0;
+let ws = '';
+const serverLog: string[] = [];
+const timings: Record<string, number> = {};
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer().listen(0, '127.0.0.1', () => {
+      const p = (s.address() as net.AddressInfo).port;
+      s.close(() => resolve(p));
+    });
+    s.on('error', reject);
+  });
+}
+
+async function waitHealthy(url: string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (server?.exitCode !== null && server?.exitCode !== undefined) throw new Error(`code-server exited with ${server.exitCode}:\n${serverLog.join('')}`);
+    const ok = await fetch(url, { signal: AbortSignal.timeout(1000) }).then((r) => r.ok, () => false);
+    if (ok) return;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`code-server did not answer ${url} within ${timeoutMs} ms:\n${serverLog.join('')}`);
+}
+
+before(async () => {
+  let t = Date.now();
+  const install = spawnSync('bash', [path.join(REPO, 'scripts', 'install-code-server.sh')], { encoding: 'utf8', timeout: 600_000 });
+  assert.equal(install.status, 0, `install-code-server.sh failed:\n${install.stdout}\n${install.stderr}`);
+  const codeServer = install.stdout.trim().split('\n').pop()!;
+  timings.installMs = Date.now() - t;
+
+  tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'strato-vscode-'));
+  const init = await runCli(['init', 'shop'], { cwd: tmp }); // also builds dist/ (node esbuild.mjs)
+  assert.equal(init.code, 0, init.stderr);
+  ws = path.join(tmp, 'shop');
+  platform = await startTestPlatform();
+
+  const userData = path.join(tmp, 'user-data');
+  fs.mkdirSync(path.join(userData, 'User'), { recursive: true });
+  fs.writeFileSync(path.join(userData, 'User', 'settings.json'), JSON.stringify({
+    'workbench.startupEditor': 'none', 'telemetry.telemetryLevel': 'off', 'extensions.autoCheckUpdates': false,
+    'extensions.autoUpdate': false, 'chat.disableAIFeatures': true, 'workbench.tips.enabled': false, 'security.workspace.trust.enabled': false,
+  }));
+  port = await freePort();
+  t = Date.now();
+  server = spawn(codeServer, ['--auth', 'none', '--disable-telemetry', '--disable-update-check', '--disable-workspace-trust',
+    '--user-data-dir', userData, '--extensions-dir', path.join(tmp, 'extensions'), '--config', path.join(tmp, 'config.yaml'),
+    '--bind-addr', `127.0.0.1:${port}`], {
+    detached: true, // its own process group, stopped as a whole in after()
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: {
+      ...process.env,
+      STRATO_API_URL: platform.url,
+      STRATO_API_KEY: platform.key,
+      STRATO_INHOST_RESULTS: path.join(tmp, 'inhost-results.json'),
+      STRATO_INHOST_SCREENSHOT: path.join(tmp, 'screenshot'),
+      STRATO_DATA_DIR: path.join(tmp, 'strato-data'), // never touch the user's own local platform
+      EXTENSIONS_GALLERY: JSON.stringify({ serviceUrl: 'http://127.0.0.1:9/gallery', itemUrl: 'http://127.0.0.1:9/item', resourceUrlTemplate: 'http://127.0.0.1:9/res/{publisher}/{name}/{version}/{path}' }),
+    },
+  });
+  server.stdout!.on('data', (d) => serverLog.push(String(d)));
+  server.stderr!.on('data', (d) => serverLog.push(String(d)));
+  await waitHealthy(`http://127.0.0.1:${port}/healthz`, 30_000);
+  timings.serverReadyMs = Date.now() - t;
+});
+
+after(async () => {
+  await browser?.close().catch(() => undefined);
+  if (server?.pid && server.exitCode === null) {
+    try {
+      process.kill(-server.pid, 'SIGTERM');
+    } catch {
+      // already gone
+    }
+    const exited = await new Promise<boolean>((r) => {
+      const timer = setTimeout(() => r(false), 5000);
+      server!.once('exit', () => (clearTimeout(timer), r(true)));
+    });
+    if (!exited) {
+      try {
+        process.kill(-server.pid, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
+  }
+  await platform?.close();
+  if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
+  console.log(`vscode timings: ${JSON.stringify(timings)}`);
+});
+
+test('in a real VS Code: activation, diagnostics, code lenses, views, deploy, run, env get, dev terminal', { timeout: 240_000 }, async () => {
+  const t = Date.now();
+  browser = await chromium.launch({
+    executablePath: findChromium(),
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+      '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'], // a fresh temporary profile each run
+  });
+  const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+  await page.route('**/*', (r) => (['127.0.0.1', 'localhost', '[::1]'].includes(new URL(r.request().url()).hostname) ? r.continue() : r.abort()));
+  const hostLog: string[] = [];
+  let exit!: (code: number | 'timeout') => void;
+  const exited = new Promise<number | 'timeout'>((r) => (exit = r));
+  await page.exposeFunction('codeAutomationLog', (_type: string, args: unknown[]) => {
+    const line = (args ?? []).map((a) => (typeof a === 'string' ? a : JSON.stringify(a))).join(' ');
+    hostLog.push(line);
+    if (process.env.STRATO_TEST_VERBOSE) console.log(`[ext-host] ${line}`);
+  });
+  await page.exposeFunction('codeAutomationExit', (code: number) => exit(code));
+  const remote = (p: string) => `vscode-remote://127.0.0.1:${port}${p}`;
+  const payload = [['extensionDevelopmentPath', remote(REPO)], ['extensionTestsPath', remote(path.join(__dirname, 'inhost', 'index.js'))], ['skipWelcome', 'true']];
+  await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(ws)}&payload=${encodeURIComponent(JSON.stringify(payload))}`, { waitUntil: 'domcontentloaded', timeout: 60_000 });
+  const timer = setTimeout(() => exit('timeout'), 180_000);
+  // The in-host run asks for the screenshot (a .ready file) before it ends, while the views still have data.
+  const shot = path.join(tmp, 'screenshot');
+  let done = false;
+  let lensTitles: string[] = [];
+  void exited.then(() => (done = true));
+  while (!done && !fs.existsSync(`${shot}.ready`)) await new Promise((r) => setTimeout(r, 200));
+  if (!done) {
+    fs.mkdirSync(RESULTS_DIR, { recursive: true });
+    await page.screenshot({ path: path.join(RESULTS_DIR, 'vscode-workbench.png') }).catch(() => undefined);
+    await page.locator('.codelens-decoration a').first().waitFor({ timeout: 5000 }).catch(() => undefined);
+    lensTitles = await page.locator('.codelens-decoration a').allTextContents().catch(() => []);
+    fs.writeFileSync(`${shot}.done`, '');
+  }
+  const code = await exited;
+  clearTimeout(timer);
+  timings.inHostMs = Date.now() - t;
+  const resultsFile = path.join(tmp, 'inhost-results.json');
+  const results = fs.existsSync(resultsFile) ? JSON.parse(fs.readFileSync(resultsFile, 'utf8')) : undefined;
+  const detail = `exit ${code}\n${JSON.stringify(results, null, 2)}\nextension host log:\n${hostLog.slice(-60).join('\n')}`;
+  assert.equal(code, 0, detail);
+  assert.ok(results, detail);
+  assert.deepEqual(results.failed, [], detail);
+  assert.equal(results.passed.length, 9, detail);
+  assert.deepEqual(lensTitles.sort(), ['Deploy cpu-stats', '▶ Run cpu-stats'], 'the workbench draws the code lenses above cpu_stats');
+});
