@@ -7,7 +7,8 @@ import {
 } from 'vscode-languageserver/node';
 import type { Diagnostic, Range, Severity } from '../../engine/src/project';
 import { DIAGNOSTIC_SOURCE } from './protocol';
-import { keyOf } from './paths';
+import { existsSync } from 'node:fs';
+import { keyOf, pathOf } from './paths';
 import type { IndexedFile, ProjectRoot, WorkspaceIndex } from './workspaceIndex';
 
 const SEVERITY: Record<Severity, DiagnosticSeverity> = {
@@ -39,9 +40,14 @@ interface Snapshot {
   resultId: string;
   lsp?: LspDiagnostic[];
   root?: ProjectRoot;
-  /** The file left the index; reported once as empty by the next workspace pull. */
+  /** The file left the index: reported as empty by workspace pulls until the client shows it has that report. */
   gone?: boolean;
+  /** How many workspace reports carried the tombstone (bounded: a client may never acknowledge it). */
+  goneReports?: number;
 }
+
+/** A client that was pulling the document itself when the file went may drop the first empty report. */
+const MAX_GONE_REPORTS = 10;
 
 export class DiagnosticsService {
   private readonly snapshots = new Map<string, Snapshot>();
@@ -63,6 +69,7 @@ export class DiagnosticsService {
 
   /** The `workspace/diagnostic` answer: every file that has diagnostics or had a result before (now perhaps none). */
   workspaceReport(previous: readonly PreviousResultId[]): WorkspaceDiagnosticReport {
+    this.dropVanished();
     const before = new Map(previous.map((p) => [keyOf(p.uri), p.value]));
     const items: WorkspaceDocumentDiagnosticReport[] = [];
     for (const f of this.index.files()) {
@@ -75,10 +82,29 @@ export class DiagnosticsService {
     }
     for (const [key, snap] of this.snapshots) {
       if (!snap.gone) continue;
-      this.snapshots.delete(key);
+      snap.goneReports = (snap.goneReports ?? 0) + 1;
+      if (before.get(key) === snap.resultId || snap.goneReports > MAX_GONE_REPORTS) {
+        this.snapshots.delete(key);
+        continue;
+      }
       items.push({ kind: DocumentDiagnosticReportKind.Full, uri: snap.uri, version: null, resultId: snap.resultId, items: [] });
     }
     return { items };
+  }
+
+  /**
+   * Closed files with diagnostics that are no longer on disk: deleted without a watched-file event (some clients
+   * send none for deletions made through their own file API). Only files with diagnostics are checked, so a pull
+   * costs a few stats at most.
+   */
+  private dropVanished(): void {
+    const gone: Array<{ uri: string; type: 'deleted' }> = [];
+    for (const f of this.index.files()) {
+      if (f.open || this.index.diagnosticsOf(f).length === 0) continue;
+      const p = pathOf(f.uri);
+      if (p && !existsSync(p)) gone.push({ uri: f.uri, type: 'deleted' });
+    }
+    if (gone.length) this.settle(this.index.fileEvents(gone));
   }
 
   /**

@@ -54,6 +54,19 @@ describe('workspace index', () => {
     assert.deepEqual(codes(closed && 'items' in closed ? closed.items : []), ['duplicate-queue-function']);
   });
 
+  it('a closed file deleted without a watched-file event loses its diagnostics at the next workspace pull', async () => {
+    ws.write('workers/broken.py', 'from strato import Endpoint\n\n\n@Endpoint(name="b", gpu="ADA_24", cpu="cpu3c-1-2")\ndef b():\n    return 1\n');
+    await c.watched([{ uri: uri('workers/broken.py'), type: FileChangeType.Created }]);
+    const first = await c.workspaceDiagnostics();
+    const had = first.items.find((i) => i.uri === uri('workers/broken.py'));
+    assert.deepEqual(codes(had && 'items' in had ? had.items : []), ['gpu-and-cpu', 'gpu-and-cpu']);
+    rmSync(ws.file('workers/broken.py'));
+    const after = await c.workspaceDiagnostics([{ uri: uri('workers/broken.py'), value: had!.resultId! }]);
+    const now = after.items.find((i) => i.uri === uri('workers/broken.py'));
+    assert.equal(now?.kind, 'full');
+    assert.deepEqual(now && 'items' in now ? now.items : null, []);
+  });
+
   it('open documents override the disk, and closing returns to what the disk says', async () => {
     await c.open(uri('api.py'), readFileSync(ws.file('api.py'), 'utf8').replace('"/predict"', '"predict"'));
     assert.deepEqual(codes(await c.diagnostics(uri('api.py'))), ['route-path-slash']);
