@@ -1,5 +1,6 @@
 // What an endpoint runs and how: resolved once when the endpoint is saved, from its build's manifest resource
 // and the overrides given to `saveEndpoint`. The platform's scheduler, job engine and router read only this.
+import type { EndpointInput } from '../../api/controlPlane';
 import type { Manifest, ManifestResource } from '../../build/manifestTypes';
 import { limits } from '../options';
 
@@ -36,16 +37,11 @@ export interface EndpointConfig {
   sourceFingerprint: string;
 }
 
-/** Overrides a client may send with `saveEndpoint`; everything else comes from the manifest. */
-export interface EndpointOverrides {
-  workersMin?: number;
-  workersMax?: number;
-  idleTimeout?: number;
-  maxConcurrency?: number;
-  executionTimeoutMs?: number;
-  /** Merged over the manifest's `env` (configure step: app context, service discovery, secrets). */
-  env?: Record<string, string>;
-}
+/**
+ * Overrides a client may send with `saveEndpoint` (the client's EndpointInput without what names the endpoint);
+ * everything else comes from the manifest. `env` is merged over the manifest's.
+ */
+export type EndpointOverrides = Omit<EndpointInput, 'environmentId' | 'name' | 'buildId'>;
 
 export function resolveConfig(manifest: Manifest, name: string, o: EndpointOverrides = {}): EndpointConfig {
   const r: ManifestResource | undefined = manifest.resources?.[name];

@@ -2,18 +2,12 @@
 // fields and methods graphql-js resolves by name. All state lives in ControlPlane; views only present it.
 import type { ControlPlane, DeployedEndpoint } from '../controlPlane/service';
 import type { AppRow, BuildRow, EnvironmentRow } from '../store/types';
+import type { EndpointHealth } from '../../api/controlPlane';
 import { badRequest } from '../errors';
 import { INSTANCE_ID } from '../jobs/jobEngine';
 
-export interface EndpointHealthView {
-  idle: number;
-  running: number;
-  initializing: number;
-  inQueue: number;
-  inProgress: number;
-  lastError: string | null;
-  hardwareNote: string | null;
-}
+/** The wire shape is the client's (engine/src/api): one definition for both ends of the API. */
+export type EndpointHealthView = EndpointHealth;
 
 export interface GraphqlContext {
   cp: ControlPlane;
