@@ -1,5 +1,6 @@
 // Generates engine/python/strato/catalog.py (GPU groups and types, CPU shapes, parameter bounds) from
-// engine/src/catalog/catalog.json, so that the Python package and the engine share one source of truth.
+// engine/src/catalog/catalog.json (with the parameters' defaults and rule messages), so that the Python package
+// and the engine share one source of truth.
 // Usage: node scripts/gen-python-catalog.mjs [--check | --stdout]
 //   (no flag: write the file; --check: exit 1 when the committed file differs; --stdout: print it)
 import { readFileSync, writeFileSync, existsSync } from 'node:fs';
@@ -61,6 +62,17 @@ function generate(catalog) {
       .map((p) => `    ${py(p.name)}: (${p.min ?? 'None'}, ${p.max ?? 'None'}),`),
     '}',
     `WORKERS_MAX_UPPER_BOUND = ${catalog.limits.workersMaxUpperBound}`,
+    '# Defaults of the parameters that have one.',
+    'PARAMETER_DEFAULTS = {',
+    ...catalog.parameters
+      .filter((p) => typeof p.defaultValue === 'number' || (Array.isArray(p.defaultValue) && p.defaultValue.length > 0))
+      .map((p) => `    ${py(p.name)}: ${Array.isArray(p.defaultValue) ? `(${p.defaultValue.join(', ')})` : p.defaultValue},`),
+    '}',
+    `ENDPOINT_NAME_PATTERN = ${py(catalog.endpointNamePattern)}`,
+    '# Rule messages, the same words as the analysis and the platform; filled with str.format.',
+    'MESSAGES = {',
+    ...Object.entries(catalog.messages).map(([k, v]) => `    ${py(k)}: ${py(v)},`),
+    '}',
     '',
   ];
   return lines.join('\n');

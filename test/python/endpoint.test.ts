@@ -45,30 +45,31 @@ describe('Endpoint configuration', () => {
       ['Endpoint("a", gpu=[GpuGroup.AMPERE_80, GpuType.NVIDIA_H200, "NVIDIA L4"], workers=(1, 5))', null],
       ['Endpoint("a", cpu=CpuInstanceType.CPU5C_8_16, env={"K": "v"}, dependencies=["requests"])', null],
       ['Endpoint("a", cpu="cpu3g-2-8", execution_timeout_ms=120000, max_concurrency=10)', null],
-      ['Endpoint(name="a-b_1", gpu="any", workers=[0, 0])', null],
+      ['Endpoint(name="a-b_1", gpu="any", workers=[0, 1])', null],
     ]);
   });
 
   test('each invalid parameter raises ValueError with one clear sentence', async () => {
     await check([
-      ['Endpoint("a", gpu=GpuGroup.ADA_24, cpu=CpuInstanceType.CPU3C_1_2)', 'gpu and cpu are mutually exclusive. specify one or neither.'],
-      ['Endpoint("a", workers=(3, 1))', 'workers min (3) cannot exceed max (1)'],
-      ['Endpoint("a", workers=(-1, 2))', 'workers cannot be negative: (-1, 2)'],
-      ['Endpoint("a", workers=-2)', 'workers cannot be negative: (0, -2)'],
-      ['Endpoint("a", workers="3")', "workers must be an int or a (min, max) pair of ints, got: '3'"],
-      ['Endpoint("a", workers=(0, 101))', 'workers max (101) cannot exceed 100'],
-      ['Endpoint("a", idle_timeout=0)', 'idle timeout must be between 1 and 3600 seconds, got: 0'],
-      ['Endpoint("a", idle_timeout=3601)', 'idle timeout must be between 1 and 3600 seconds, got: 3601'],
-      ['Endpoint("a", gpu_count=0)', 'gpu_count must be >= 1, got: 0'],
-      ['Endpoint("a", max_concurrency=0)', 'max_concurrency must be >= 1, got: 0'],
-      ['Endpoint("a", max_concurrency=1.5)', 'max_concurrency must be an int, got: 1.5'],
-      ['Endpoint("a", execution_timeout_ms=0)', 'execution_timeout_ms must be > 0 (milliseconds), got: 0'],
+      ['Endpoint("a", gpu=GpuGroup.ADA_24, cpu=CpuInstanceType.CPU3C_1_2)', 'gpu and cpu are mutually exclusive: specify one or neither (neither means any GPU).'],
+      ['Endpoint("a", workers=(3, 1))', 'workers min (3) cannot exceed max (1): did you mean (1, 3)?'],
+      ['Endpoint("a", workers=(-1, 2))', 'workers cannot be negative: (-1, 2); use numbers >= 0.'],
+      ['Endpoint("a", workers=-2)', 'workers cannot be negative: (0, -2); use numbers >= 0.'],
+      ['Endpoint("a", workers="3")', "workers must be an int n, meaning (0, n), or a pair (min, max) of ints, e.g. workers=(0, 3); got '3'."],
+      ['Endpoint("a", workers=(0, 0))', 'workers max is 0, so the endpoint could never run a job: allow at least one worker, e.g. workers=(0, 1).'],
+      ['Endpoint("a", workers=(0, 101))', 'workers max (101) is above the limit of 100.'],
+      ['Endpoint("a", idle_timeout=0)', 'idle timeout must be between 1 and 3600 seconds, got 0.'],
+      ['Endpoint("a", idle_timeout=3601)', 'idle timeout must be between 1 and 3600 seconds, got 3601.'],
+      ['Endpoint("a", gpu_count=0)', 'gpu_count must be between 1 and 8, got 0.'],
+      ['Endpoint("a", max_concurrency=0)', 'max_concurrency must be between 1 and 1000, got 0.'],
+      ['Endpoint("a", max_concurrency=1.5)', 'max_concurrency must be an integer between 1 and 1000, got 1.5.'],
+      ['Endpoint("a", execution_timeout_ms=0)', 'execution_timeout_ms must be between 1 and 86400000, got 0.'],
       ['Endpoint("a", env={"K": 1})', "env value of 'K' must be a str, got: 1"],
       ['Endpoint("a", env=["K=v"])', "env must be a dict of str to str, got: ['K=v']"],
       ['Endpoint("a", dependencies="numpy")', "dependencies must be a list of package names (non-empty strings), got: 'numpy'"],
       ['Endpoint("a", gpu="RTX 9999")', "unknown gpu 'RTX 9999': use a GpuGroup (such as GpuGroup.ADA_24) or a GpuType model name (such as 'NVIDIA H200')"],
       ['Endpoint("a", cpu="cpu9-1-1")', "unknown cpu instance type 'cpu9-1-1': use a CpuInstanceType such as CpuInstanceType.CPU3C_2_4 ('cpu3c-2-4')"],
-      ['Endpoint("bad name")', "invalid endpoint name 'bad name': use letters, digits, '-' and '_', at most 63 characters, starting with a letter or digit"],
+      ['Endpoint("bad name")', "'bad name' cannot be an endpoint name: use 1 to 63 letters, digits, '-' or '_', starting with a letter or digit."],
     ]);
   });
 

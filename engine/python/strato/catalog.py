@@ -80,3 +80,24 @@ PARAMETER_BOUNDS = {
     "max_concurrency": (1, 1000),
 }
 WORKERS_MAX_UPPER_BOUND = 100
+# Defaults of the parameters that have one.
+PARAMETER_DEFAULTS = {
+    "workers": (0, 1),
+    "idle_timeout": 60,
+    "gpu_count": 1,
+    "max_concurrency": 1,
+}
+ENDPOINT_NAME_PATTERN = "^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$"
+# Rule messages, the same words as the analysis and the platform; filled with str.format.
+MESSAGES = {
+    "gpu-and-cpu": "gpu and cpu are mutually exclusive: specify one or neither (neither means any GPU).",
+    "invalid-name": "{value} cannot be an endpoint name: use 1 to 63 letters, digits, '-' or '_', starting with a letter or digit.",
+    "workers-shape": "workers must be an int n, meaning (0, n), or a pair (min, max) of ints, e.g. workers=(0, 3); got {value}.",
+    "workers-negative": "workers cannot be negative: ({min}, {max}); use numbers >= 0.",
+    "workers-order": "workers min ({min}) cannot exceed max ({max}): did you mean ({max}, {min})?",
+    "workers-empty": "workers max is 0, so the endpoint could never run a job: allow at least one worker, e.g. workers=(0, 1).",
+    "workers-upper": "workers max ({max}) is above the limit of {limit}.",
+    "int-type": "{param} must be an integer between {min} and {max}, got {value}.",
+    "int-range": "{param} must be between {min} and {max}, got {value}.",
+    "idle_timeout-range": "idle timeout must be between {min} and {max} seconds, got {value}.",
+}

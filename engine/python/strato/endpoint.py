@@ -3,11 +3,14 @@
 import functools
 import re
 
-from .catalog import PARAMETER_BOUNDS, WORKERS_MAX_UPPER_BOUND, CpuInstanceType, GpuGroup, GpuType
+from .catalog import (
+    ENDPOINT_NAME_PATTERN, MESSAGES, PARAMETER_BOUNDS, PARAMETER_DEFAULTS, WORKERS_MAX_UPPER_BOUND, CpuInstanceType,
+    GpuGroup, GpuType,
+)
 
 __all__ = ["Endpoint"]
 
-_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,62}\Z")
+_NAME = re.compile(ENDPOINT_NAME_PATTERN)
 _PATH_PARAM = re.compile(r"\{([^{}]*)\}")
 _CO_COROUTINE = 0x80  # inspect.CO_COROUTINE, read from the code object so that inspect is not imported
 _CO_GENERATOR = 0x20
@@ -21,28 +24,26 @@ def _is_int(value):
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _int_in_bounds(param, value, unit):
-    if not _is_int(value):
-        raise ValueError(f"{param} must be an int{unit}, got: {value!r}")
+def _rule(key, **values):
+    """A rule message in the words of catalog.json, shared with the analysis and the platform."""
+    return MESSAGES[key].format(**values)
+
+
+def _int_in_bounds(param, value):
     low, high = PARAMETER_BOUNDS[param]
-    if param == "idle_timeout" and not low <= value <= high:
-        # The reference product's wording, kept for users who know it.
-        raise ValueError(f"idle timeout must be between {low} and {high} seconds, got: {value}")
-    if value < low:
-        raise ValueError(f"{param} must be {'> 0' if low == 1 and unit else f'>= {low}'}{unit}, got: {value}")
-    if value > high:
-        raise ValueError(f"{param} must be <= {high}{unit}, got: {value}")
+    if not _is_int(value):
+        raise ValueError(_rule("int-type", param=param, min=low, max=high, value=repr(value)))
+    if not low <= value <= high:
+        key = f"{param}-range" if f"{param}-range" in MESSAGES else "int-range"
+        raise ValueError(_rule(key, param=param, min=low, max=high, value=value))
     return value
 
 
 def _check_name(name):
     if not isinstance(name, str):
         raise ValueError(f"endpoint name must be a string, got: {name!r}")
-    if not _NAME.match(name):
-        raise ValueError(
-            f"invalid endpoint name {name!r}: use letters, digits, '-' and '_', at most 63 characters, "
-            "starting with a letter or digit"
-        )
+    if not _NAME.fullmatch(name):
+        raise ValueError(_rule("invalid-name", value=repr(name)))
     return name
 
 
@@ -75,20 +76,22 @@ def _cpu_value(cpu):
 
 def _workers_pair(workers):
     if workers is None:
-        return (0, 1)
+        return PARAMETER_DEFAULTS["workers"]
     if _is_int(workers):
         pair = (0, workers)
     elif isinstance(workers, (tuple, list)) and len(workers) == 2 and all(_is_int(w) for w in workers):
         pair = (workers[0], workers[1])
     else:
-        raise ValueError(f"workers must be an int or a (min, max) pair of ints, got: {workers!r}")
+        raise ValueError(_rule("workers-shape", value=repr(workers)))
     low, high = pair
     if low < 0 or high < 0:
-        raise ValueError(f"workers cannot be negative: ({low}, {high})")
+        raise ValueError(_rule("workers-negative", min=low, max=high))
     if low > high:
-        raise ValueError(f"workers min ({low}) cannot exceed max ({high})")
+        raise ValueError(_rule("workers-order", min=low, max=high))
+    if high == 0:
+        raise ValueError(_rule("workers-empty"))
     if high > WORKERS_MAX_UPPER_BOUND:
-        raise ValueError(f"workers max ({high}) cannot exceed {WORKERS_MAX_UPPER_BOUND}")
+        raise ValueError(_rule("workers-upper", max=high, limit=WORKERS_MAX_UPPER_BOUND))
     return pair
 
 
@@ -129,24 +132,25 @@ class Endpoint:
         def process(text: str): ...
     """
 
-    def __init__(self, name=None, *, gpu=None, cpu=None, workers=None, idle_timeout=60, dependencies=None,
-                 env=None, gpu_count=1, execution_timeout_ms=None, max_concurrency=1):
+    def __init__(self, name=None, *, gpu=None, cpu=None, workers=None, idle_timeout=PARAMETER_DEFAULTS["idle_timeout"],
+                 dependencies=None, env=None, gpu_count=PARAMETER_DEFAULTS["gpu_count"], execution_timeout_ms=None,
+                 max_concurrency=PARAMETER_DEFAULTS["max_concurrency"]):
         self.name = None if name is None else _check_name(name)
         if gpu is not None and cpu is not None:
-            raise ValueError("gpu and cpu are mutually exclusive. specify one or neither.")
+            raise ValueError(_rule("gpu-and-cpu"))
         self.cpu = None if cpu is None else _cpu_value(cpu)
         # Neither gpu nor cpu: a GPU endpoint on any GPU (decisions.md).
         self.gpu = None if self.cpu is not None else (["any"] if gpu is None else _gpu_list(gpu))
         self.workers = _workers_pair(workers)
-        self.idle_timeout = _int_in_bounds("idle_timeout", idle_timeout, " (seconds)")
+        self.idle_timeout = _int_in_bounds("idle_timeout", idle_timeout)
         self.dependencies = _dependencies(dependencies)
         self.env = _env(env)
-        self.gpu_count = _int_in_bounds("gpu_count", gpu_count, "")
+        self.gpu_count = _int_in_bounds("gpu_count", gpu_count)
         self.execution_timeout_ms = (
             None if execution_timeout_ms is None
-            else _int_in_bounds("execution_timeout_ms", execution_timeout_ms, " (milliseconds)")
+            else _int_in_bounds("execution_timeout_ms", execution_timeout_ms)
         )
-        self.max_concurrency = _int_in_bounds("max_concurrency", max_concurrency, "")
+        self.max_concurrency = _int_in_bounds("max_concurrency", max_concurrency)
         # What this endpoint serves: one decorated function or class, or routes ("METHOD /path" -> function).
         self.target = None
         self.routes = {}

@@ -12,7 +12,7 @@ import { Dispatcher } from './jobs/dispatch';
 import { JobEngine } from './jobs/jobEngine';
 import { LbRouter } from './lbRouter';
 import { acquireLock } from './lock';
-import { resolveOptions, type PlatformOptions } from './options';
+import { limits, resolveOptions, type PlatformOptions } from './options';
 import { ensureLayout, loadOrCreateKey, platformLayout, userDataRoot, writeState } from './paths';
 import { createServer, listen } from './server';
 import { JobWriter } from './store/jobWriter';
@@ -76,7 +76,7 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
       onWorkerFreed: (w, abandoned) => scheduler?.freed(w, abandoned),
     });
     dispatch = new Dispatcher(engine, {
-      executionTimeoutMs: (id) => cp.endpoint(id)?.config.executionTimeoutMs ?? 600_000,
+      executionTimeoutMs: (id) => cp.endpoint(id)?.config.executionTimeoutMs ?? limits.defaultExecutionLimitMs,
       streams: (id) => cp.endpoint(id)?.config.streaming ?? false,
       heartbeatMs: o.heartbeatMs,
       cancelGraceMs: Math.max(5000, 5 * o.heartbeatMs),

@@ -4,6 +4,7 @@ import type { Parser, SyntaxNode, Tree } from './parser';
 import type { ConfigValue, DynamicValue, EndpointSpec, FileModel, HttpMethod, ImportInfo, Position, RouteInfo } from './model';
 import { evaluate, type EvalScope } from './values';
 import { children, functionInfo, rangeOf, walk } from './syntax';
+import { parameterMessage } from '../catalog/parameterRules';
 import { DiagnosticSink, ENDPOINT_NAME, isKnownParameter, validateEndpointArgs, type EndpointArgs } from './rules';
 import { checkTopLevelImports } from './imports';
 import { didYouMean, enumClasses, HTTP_METHODS } from '../catalog';
@@ -208,7 +209,8 @@ function endpointFromCall(call: SyntaxNode, kind: 'queue' | 'lb', defaultName: s
   const nameRange = nameArg?.valueRange ?? rangeOf(call);
   if (nameArg && typeof nameArg.value === 'string' && !ENDPOINT_NAME.test(nameArg.value)) {
     const cleaned = nameArg.value.replace(/[^A-Za-z0-9_-]+/g, '-').replace(/^[-_]+/, '').slice(0, 63);
-    sink.add('invalid-endpoint-name', `"${nameArg.value}" cannot be an endpoint name: use 1 to 63 letters, digits, '-' or '_', starting with a letter or digit${cleaned ? `, e.g. "${cleaned}"` : ''}.`, nameRange, {
+    const rule = parameterMessage('invalid-name', { value: nameArg.text });
+    sink.add('invalid-endpoint-name', cleaned ? `${rule.slice(0, -1)}, e.g. "${cleaned}".` : rule, nameRange, {
       fix: cleaned && ENDPOINT_NAME.test(cleaned) && nameArg.source === 'literal' ? { kind: 'rename-endpoint', range: nameRange, suggestion: cleaned } : undefined,
     });
   }

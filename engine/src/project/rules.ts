@@ -1,9 +1,10 @@
 // Validation of one endpoint's configuration (the decorator's arguments), with the stable codes and
 // messages that the build and the language server both show. Also turns the arguments into EndpointConfig.
-import { cpuShapes, didYouMean, enumClasses, findCpu, findGpu, gpuGroups, gpuTypes, parameterDoc, parameters } from '../catalog';
+import { cpuShapes, didYouMean, enumClasses, findCpu, findGpu, gpuGroups, gpuTypes, parameters } from '../catalog';
+import { checkIntParameter, checkWorkers as checkWorkersRule, parameterDefaults, parameterMessage } from '../catalog/parameterRules';
 import type { ConfigValue, Diagnostic, DynamicValue, EndpointConfig, FixData, Range, RuleCode, Severity } from './model';
 
-export const ENDPOINT_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$/;
+export { ENDPOINT_NAME } from '../catalog/parameterRules';
 const REQUIREMENT =
   /^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?(?:\s*\[\s*[A-Za-z0-9._-]+(?:\s*,\s*[A-Za-z0-9._-]+)*\s*\])?\s*(?:(?:(?:===|==|!=|~=|>=|<=|<|>)\s*[A-Za-z0-9.*+!_-]+)(?:\s*,\s*(?:===|==|!=|~=|>=|<=|<|>)\s*[A-Za-z0-9.*+!_-]+)*|@\s*\S+)?\s*(?:;.*)?$/;
 
@@ -24,11 +25,19 @@ export class DiagnosticSink {
   }
 }
 
-const isInt = (v: unknown): v is number => typeof v === 'number' && Number.isInteger(v);
 const isStringList = (v: unknown): v is string[] => Array.isArray(v) && v.every((x) => typeof x === 'string');
 
 export function validateEndpointArgs(a: EndpointArgs, sink: DiagnosticSink): EndpointConfig {
-  const config: EndpointConfig = { workersMin: 0, workersMax: 1, dependencies: [], idleTimeout: 60, env: {}, gpuCount: 1, maxConcurrency: 1 };
+  const d = parameterDefaults;
+  const config: EndpointConfig = {
+    workersMin: d.workers[0],
+    workersMax: d.workers[1],
+    dependencies: [],
+    idleTimeout: d.idleTimeout,
+    env: {},
+    gpuCount: d.gpuCount,
+    maxConcurrency: d.maxConcurrency,
+  };
 
   for (const u of a.unknownParams) {
     const known = parameters.map((p) => p.name);
@@ -51,7 +60,7 @@ export function validateEndpointArgs(a: EndpointArgs, sink: DiagnosticSink): End
   const hasGpu = gpu !== undefined && gpu.value !== null;
   const hasCpu = cpu !== undefined && cpu.value !== null;
   if (hasGpu && hasCpu) {
-    const message = 'gpu and cpu are mutually exclusive: specify one or neither (neither means any GPU).';
+    const message = parameterMessage('gpu-and-cpu');
     sink.add('gpu-and-cpu', message, gpu.argRange, { fix: { kind: 'keep-gpu-or-cpu', gpuArg: gpu.argRange, cpuArg: cpu.argRange } });
     sink.add('gpu-and-cpu', message, cpu.argRange, { fix: { kind: 'keep-gpu-or-cpu', gpuArg: gpu.argRange, cpuArg: cpu.argRange } });
   }
@@ -73,9 +82,9 @@ export function validateEndpointArgs(a: EndpointArgs, sink: DiagnosticSink): End
     }
   }
 
-  config.idleTimeout = checkInt(a.args.idle_timeout, 'idle_timeout', sink, 'idle timeout must be between 1 and 3600 seconds') ?? 60;
-  config.gpuCount = checkInt(a.args.gpu_count, 'gpu_count', sink) ?? 1;
-  config.maxConcurrency = checkInt(a.args.max_concurrency, 'max_concurrency', sink) ?? 1;
+  config.idleTimeout = checkInt(a.args.idle_timeout, 'idle_timeout', sink) ?? d.idleTimeout;
+  config.gpuCount = checkInt(a.args.gpu_count, 'gpu_count', sink) ?? d.gpuCount;
+  config.maxConcurrency = checkInt(a.args.max_concurrency, 'max_concurrency', sink) ?? d.maxConcurrency;
   config.executionTimeoutMs = checkInt(a.args.execution_timeout_ms, 'execution_timeout_ms', sink);
 
   const env = a.args.env;
@@ -126,54 +135,23 @@ function checkCpu(cpu: ConfigValue, sink: DiagnosticSink): string | undefined {
 }
 
 function checkWorkers(w: ConfigValue, config: EndpointConfig, sink: DiagnosticSink): void {
-  const v = w.value;
-  let min: number;
-  let max: number;
-  if (isInt(v)) {
-    min = 0;
-    max = v;
-  } else if (Array.isArray(v) && v.length === 2 && isInt(v[0]) && isInt(v[1])) {
-    [min, max] = v as [number, number];
-  } else {
-    sink.add('invalid-workers', 'workers must be an int n, meaning (0, n), or a pair (min, max) of ints, e.g. workers=(0, 3).', w.valueRange);
+  const r = checkWorkersRule(w.value, w.text);
+  if (r.ok) {
+    config.workersMin = r.value.min;
+    config.workersMax = r.value.max;
     return;
   }
-  if (min < 0 || max < 0) {
-    sink.add('invalid-workers', `workers cannot be negative: (${min}, ${max}); use numbers >= 0.`, w.valueRange);
-    return;
-  }
-  if (min > max) {
-    const fix: FixData | undefined = Array.isArray(v) && w.source === 'literal' ? { kind: 'swap-workers', range: w.valueRange, replacement: `(${max}, ${min})` } : undefined;
-    sink.add('invalid-workers', `workers min (${min}) cannot exceed max (${max}): did you mean (${max}, ${min})?`, w.valueRange, { fix });
-    return;
-  }
-  if (max === 0) {
-    sink.add('invalid-workers', 'workers max is 0, so the endpoint could never run a job: allow at least one worker, e.g. workers=(0, 1).', w.valueRange);
-    return;
-  }
-  const upper = 100;
-  if (max > upper) {
-    sink.add('out-of-range', `workers max (${max}) is above the limit of ${upper}.`, w.valueRange);
-    return;
-  }
-  config.workersMin = min;
-  config.workersMax = max;
+  const fix: FixData | undefined =
+    r.swapped && Array.isArray(w.value) && w.source === 'literal' ? { kind: 'swap-workers', range: w.valueRange, replacement: `(${r.swapped.join(', ')})` } : undefined;
+  sink.add(r.code, r.message, w.valueRange, { fix });
 }
 
-function checkInt(v: ConfigValue | undefined, param: string, sink: DiagnosticSink, rangeMessage?: string): number | undefined {
+function checkInt(v: ConfigValue | undefined, param: string, sink: DiagnosticSink): number | undefined {
   if (!v || v.value === null) return undefined;
-  const doc = parameterDoc(param);
-  const min = doc?.min ?? 1;
-  const max = doc?.max ?? Number.MAX_SAFE_INTEGER;
-  if (!isInt(v.value)) {
-    sink.add('invalid-type', `${param} must be an integer${doc ? ` between ${min} and ${max}` : ''}, got ${v.text}.`, v.valueRange);
-    return undefined;
-  }
-  if (v.value < min || v.value > max) {
-    sink.add('out-of-range', rangeMessage ? `${rangeMessage}, got ${v.value}.` : `${param} must be between ${min} and ${max}, got ${v.value}.`, v.valueRange);
-    return undefined;
-  }
-  return v.value;
+  const r = checkIntParameter(param, v.value, v.text);
+  if (r.ok) return r.value;
+  sink.add(r.code, r.message, v.valueRange);
+  return undefined;
 }
 
 export function isKnownParameter(name: string): boolean {

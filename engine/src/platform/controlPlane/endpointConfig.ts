@@ -2,6 +2,7 @@
 // and the overrides given to `saveEndpoint`. The platform's scheduler, job engine and router read only this.
 import type { EndpointInput } from '../../api/controlPlane';
 import type { Manifest, ManifestResource } from '../../build/manifestTypes';
+import { checkIntParameter, checkWorkers, parameterDefaults } from '../../catalog/parameterRules';
 import { limits } from '../options';
 
 export type EndpointKind = 'QUEUE' | 'LOAD_BALANCED';
@@ -57,18 +58,19 @@ export function resolveConfig(manifest: Manifest, name: string, o: EndpointOverr
     return { method: method.toUpperCase(), path: rest.join(' '), function: fn };
   });
   const declared = o.executionTimeoutMs ?? r.execution_timeout_ms;
+  const d = parameterDefaults;
   const cfg: EndpointConfig = {
     kind: r.is_load_balanced ? 'LOAD_BALANCED' : 'QUEUE',
     handlerFile: r.handler_file || `handler_${name.replace(/[^A-Za-z0-9_]/g, '_')}.py`,
-    workersMin: o.workersMin ?? r.workersMin ?? 0,
-    workersMax: o.workersMax ?? r.workersMax ?? 1,
-    idleTimeout: o.idleTimeout ?? r.idle_timeout ?? 60,
-    maxConcurrency: o.maxConcurrency ?? r.max_concurrency ?? 1,
+    workersMin: o.workersMin ?? r.workersMin ?? d.workers[0],
+    workersMax: o.workersMax ?? r.workersMax ?? d.workers[1],
+    idleTimeout: o.idleTimeout ?? r.idle_timeout ?? d.idleTimeout,
+    maxConcurrency: o.maxConcurrency ?? r.max_concurrency ?? d.maxConcurrency,
     executionTimeoutMs: declared && declared > 0 ? declared : limits.defaultExecutionLimitMs,
     declaredExecutionTimeoutMs: declared && declared > 0 ? declared : undefined,
     env: { ...(r.env ?? {}), ...(o.env ?? {}) },
     gpuIds: r.gpuIds,
-    gpuCount: r.gpu_count ?? 1,
+    gpuCount: r.gpu_count ?? d.gpuCount,
     cpu: r.cpu,
     streaming: (r.functions ?? []).some((f) => f.is_generator),
     asyncHandler: (r.functions ?? []).length > 0 && (r.functions ?? []).every((f) => f.is_async),
@@ -80,17 +82,20 @@ export function resolveConfig(manifest: Manifest, name: string, o: EndpointOverr
   return cfg;
 }
 
+/** The same rules, in the same words, as the analysis and the Python package (catalog/parameterRules.ts). */
 function validateConfig(c: EndpointConfig): string | null {
-  const int = (v: number) => Number.isInteger(v);
-  if (!int(c.workersMin) || !int(c.workersMax) || c.workersMin < 0 || c.workersMax < 0)
-    return `workers must be whole numbers >= 0, got (${c.workersMin}, ${c.workersMax})`;
-  if (c.workersMin > c.workersMax) return `workers min (${c.workersMin}) cannot exceed max (${c.workersMax})`;
-  if (c.workersMax > limits.workersMaxUpperBound)
-    return `workers max (${c.workersMax}) is above the limit of ${limits.workersMaxUpperBound}`;
-  if (!int(c.maxConcurrency) || c.maxConcurrency < 1) return 'max_concurrency must be >= 1';
-  if (!(c.idleTimeout >= 1 && c.idleTimeout <= 3600)) return 'idle timeout must be between 1 and 3600 seconds';
-  if (!int(c.executionTimeoutMs) || c.executionTimeoutMs <= 0) return 'execution_timeout_ms must be an integer > 0';
-  for (const [k, v] of Object.entries(c.env))
-    if (typeof v !== 'string') return `env ${k} must be a string`;
+  const workers = checkWorkers([c.workersMin, c.workersMax]);
+  if (!workers.ok) return workers.message;
+  const ints: Array<[string, number]> = [
+    ['max_concurrency', c.maxConcurrency],
+    ['idle_timeout', c.idleTimeout],
+    ['gpu_count', c.gpuCount],
+    ['execution_timeout_ms', c.executionTimeoutMs],
+  ];
+  for (const [param, value] of ints) {
+    const r = checkIntParameter(param, value);
+    if (!r.ok) return r.message;
+  }
+  for (const [k, v] of Object.entries(c.env)) if (typeof v !== 'string') return `env ${k} must be a string`;
   return null;
 }

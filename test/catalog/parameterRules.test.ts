@@ -1,0 +1,123 @@
+// Every endpoint parameter rule walked through its three users: the analysis (what the language server and the
+// build show), the Python package's Endpoint (a real interpreter) and the platform's check of a saved endpoint.
+// The three must give the same answer in the same words, because they read one table (catalog.json).
+import { after, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { intParameters, parameterDefaults } from '../../engine/src/catalog/parameterRules';
+import { parameters } from '../../engine/src/catalog';
+import { resolveConfig } from '../../engine/src/platform/controlPlane/endpointConfig';
+import type { Manifest } from '../../engine/src/build/manifestTypes';
+import { analyzeSource, HEADER } from '../helpers/analysis';
+import { removeTempDirs, runPython, tempDir, writeFiles } from '../python/helpers';
+
+after(removeTempDirs);
+
+/** Error messages of `Endpoint("a", <args>)` in Python, one per case; null when it was accepted. */
+async function pythonErrors(args: string[]): Promise<(string | null)[]> {
+  const script = `
+import json, sys
+from strato import Endpoint
+out = []
+for a in json.load(open(sys.argv[1])):
+    try:
+        eval("Endpoint('a', " + a + ")")
+        out.append(None)
+    except ValueError as e:
+        out.append(str(e))
+print(json.dumps(out))
+`;
+  const dir = tempDir();
+  writeFiles(dir, { 'cases.json': JSON.stringify(args), 'run.py': script });
+  const r = await runPython([path.join(dir, 'run.py'), path.join(dir, 'cases.json')]);
+  assert.equal(r.code, 0, r.stderr);
+  return JSON.parse(r.stdout);
+}
+
+/** The analysis' first error on `@Endpoint(name="a", <args>)`, or null. */
+async function analysisError(args: string): Promise<string | null> {
+  const model = await analyzeSource(`${HEADER}@Endpoint(name="a", ${args})\ndef f():\n    pass\n`);
+  return model.diagnostics.find((d) => d.severity === 'error')?.message ?? null;
+}
+
+/** The platform's refusal of a manifest resource carrying these values, or null. */
+function platformError(resource: Record<string, unknown>): string | null {
+  const manifest = { resources: { a: { is_load_balanced: false, workersMin: 0, workersMax: 1, functions: [], ...resource } } } as unknown as Manifest;
+  try {
+    resolveConfig(manifest, 'a');
+    return null;
+  } catch (e) {
+    return (e as Error).message.replace(/^endpoint "a": /, '');
+  }
+}
+
+/** Decorator argument text -> the manifest fields the build writes for it. */
+const MANIFEST_FIELD: Record<string, (v: number) => Record<string, unknown>> = {
+  idle_timeout: (v) => ({ idle_timeout: v }),
+  gpu_count: (v) => ({ gpu_count: v }),
+  execution_timeout_ms: (v) => ({ execution_timeout_ms: v }),
+  max_concurrency: (v) => ({ max_concurrency: v }),
+};
+
+describe('one table for every parameter rule', () => {
+  test('every bounded parameter is refused below and above its bounds in the same words by all three', async () => {
+    const cases: Array<{ args: string; resource: Record<string, unknown> }> = [];
+    for (const name of intParameters) {
+      const doc = parameters.find((p) => p.name === name)!;
+      for (const v of [doc.min! - 1, doc.max! + 1, doc.min!, doc.max!]) cases.push({ args: `${name}=${v}`, resource: MANIFEST_FIELD[name](v) });
+    }
+    const py = await pythonErrors(cases.map((c) => c.args));
+    for (const [i, c] of cases.entries()) {
+      const fromAnalysis = await analysisError(c.args);
+      // execution_timeout_ms <= 0 means "none declared" on the platform (decisions.md); its lower bound is the analysis' and Python's.
+      const lowerTimeout = c.args === 'execution_timeout_ms=0';
+      assert.equal(py[i], fromAnalysis, `Python and the analysis on ${c.args}`);
+      if (!lowerTimeout) assert.equal(platformError(c.resource), fromAnalysis, `the platform and the analysis on ${c.args}`);
+    }
+    assert.ok(py.filter((m) => m !== null).length >= intParameters.length * 2 - 1, 'the out-of-bounds cases are refused');
+  });
+
+  test('workers: shape, sign, order, empty and upper bound, in the same words by all three', async () => {
+    const cases: Array<[string, [number, number] | null]> = [
+      ['workers=(3, 1)', [3, 1]],
+      ['workers=(-1, 2)', [-1, 2]],
+      ['workers=(0, 0)', [0, 0]],
+      ['workers=(0, 101)', [0, 101]],
+      ['workers=(2, 5)', [2, 5]],
+      ['workers=7', [0, 7]],
+      ["workers='3'", null], // shown as written: single quotes read the same as Python's repr
+      ['workers=(1, 2, 3)', null],
+    ];
+    const py = await pythonErrors(cases.map(([a]) => a));
+    for (const [i, [args, pair]] of cases.entries()) {
+      const fromAnalysis = await analysisError(args);
+      assert.equal(py[i], fromAnalysis, `Python and the analysis on ${args}`);
+      if (pair) assert.equal(platformError({ workersMin: pair[0], workersMax: pair[1] }), fromAnalysis, `the platform and the analysis on ${args}`);
+    }
+    assert.match(py[0]!, /cannot exceed max/);
+    assert.equal(py[4], null);
+  });
+
+  test('gpu and cpu together, and a bad endpoint name, read the same in Python and in the analysis', async () => {
+    const py = await pythonErrors(['gpu="any", cpu="cpu3c-1-2"']);
+    assert.equal(py[0], await analysisError('gpu="any", cpu="cpu3c-1-2"'));
+    const r = await runPython(['-c', "from strato import Endpoint\ntry:\n    Endpoint('bad name')\nexcept ValueError as e:\n    print(e)"]);
+    const bad = r.stdout.trim();
+    const model = await analyzeSource(`${HEADER}@Endpoint(name='bad name')\ndef f():\n    pass\n`);
+    const fromAnalysis = model.diagnostics.find((d) => d.code === 'invalid-endpoint-name')!.message;
+    assert.ok(fromAnalysis.startsWith(bad.slice(0, -1)), `${fromAnalysis} extends ${bad}`);
+  });
+
+  test('defaults are the same in the analysis, the platform and Python', async () => {
+    const model = await analyzeSource(`${HEADER}@Endpoint(name="a")\ndef f():\n    pass\n`);
+    const c = model.endpoints[0].config;
+    const manifest = { resources: { a: { is_load_balanced: false, functions: [] } } } as unknown as Manifest;
+    const p = resolveConfig(manifest, 'a');
+    const r = await runPython(['-c', "import json\nfrom strato import Endpoint\ne = Endpoint('a')\nprint(json.dumps([e.workers, e.idle_timeout, e.gpu_count, e.max_concurrency]))"]);
+    const fromPython = JSON.parse(r.stdout);
+    const expected = [[...parameterDefaults.workers], parameterDefaults.idleTimeout, parameterDefaults.gpuCount, parameterDefaults.maxConcurrency];
+    assert.deepEqual([[c.workersMin, c.workersMax], c.idleTimeout, c.gpuCount, c.maxConcurrency], expected);
+    assert.deepEqual([[p.workersMin, p.workersMax], p.idleTimeout, p.gpuCount, p.maxConcurrency], expected);
+    assert.deepEqual(fromPython, expected);
+  });
+});
