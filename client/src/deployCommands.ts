@@ -4,7 +4,7 @@ import * as vscode from 'vscode';
 import { DEPLOY_STEPS, deployProject, undeployEnvironment, type DeployResult } from '../../engine/src/deploy';
 import { appNameFor } from '../../engine/src/deploy/context';
 import { UserError } from '../../engine/src/util/errors';
-import { isEndpointCommandArgs } from '../../server/src/protocol';
+import { isEndpointCommandArgs } from '../../engine/src/protocol/lsp';
 import { guarded } from './errors';
 import { existingEnvironments, pickEnvironment } from './environmentQuickPick';
 import { projectFolder } from './folders';

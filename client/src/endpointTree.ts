@@ -1,5 +1,6 @@
 // Pure tree building for the Endpoints and Environments views: plain nodes from the project model and the
 // control plane's state, turned into vscode.TreeItems elsewhere (treeProvider.ts), so this is tested with node.
+import { kindLabel } from '../../engine/src/protocol/endpointKind';
 import type { EndpointSpec, ProjectModel } from '../../engine/src/project/model';
 
 /** Where a node points in the source: workspace-relative file and 0-based line. */
@@ -42,7 +43,7 @@ function endpointNode(folder: FolderModel, ep: EndpointSpec, deployed: readonly 
   const line = ep.callRange.start.line;
   const hardware = ep.config.gpu?.length ? `GPU ${ep.config.gpu.join('|')}` : ep.config.cpu ? `CPU ${ep.config.cpu}` : '';
   const children: TreeNode[] = [];
-  if (ep.kind === 'queue') {
+  if (ep.kind === 'QUEUE') {
     for (const fn of ep.functions) {
       children.push({
         id: `${base}:fn:${fn.name}`,
@@ -74,9 +75,9 @@ function endpointNode(folder: FolderModel, ep: EndpointSpec, deployed: readonly 
   return {
     id: base,
     label: ep.name,
-    description: `${ep.kind === 'queue' ? 'queue' : 'load-balanced'} · ${ep.file}:${line + 1}`,
-    tooltip: [`${ep.name} (${ep.kind === 'queue' ? 'queue-based' : 'load-balanced'})`, hardware, `${ep.file}:${line + 1}`, state].filter(Boolean).join('\n'),
-    icon: deployed.length ? 'cloud' : ep.kind === 'queue' ? 'list-ordered' : 'server',
+    description: `${ep.kind === 'QUEUE' ? 'queue' : 'load-balanced'} · ${ep.file}:${line + 1}`,
+    tooltip: [`${ep.name} (${kindLabel(ep.kind)})`, hardware, `${ep.file}:${line + 1}`, state].filter(Boolean).join('\n'),
+    icon: deployed.length ? 'cloud' : ep.kind === 'QUEUE' ? 'list-ordered' : 'server',
     contextValue: `strato.endpoint.${ep.kind}`,
     location: { root, file: ep.file, line },
     children,
@@ -116,7 +117,7 @@ export function buildEnvironmentTree(envs: readonly EnvironmentInfo[]): TreeNode
         label: ep.name,
         description: ep.url,
         tooltip: `${ep.type}\n${ep.url}`,
-        icon: ep.type === 'queue' ? 'list-ordered' : 'server',
+        icon: ep.type === 'QUEUE' ? 'list-ordered' : 'server',
         url: ep.url,
         contextValue: 'strato.deployment',
         children: (ep.routes ?? []).map((r) => ({ id: `env:${e.app}:${e.environment}:${ep.name}:${r.method}:${r.path}`, label: `${r.method} ${r.path}`, description: `${ep.url}${r.path}`, icon: 'symbol-method', url: `${ep.url}${r.path}` })),

@@ -1,5 +1,6 @@
 // The jobs the extension itself submitted through run commands: a small in-memory list with their status and
 // output, shown by the Jobs view. Pure (no vscode), so that the view logic is tested with node.
+import type { EndpointKind } from '../../engine/src/protocol/endpointKind';
 import type { TreeNode } from './endpointTree';
 
 export type JobState = 'IN_QUEUE' | 'IN_PROGRESS' | 'COMPLETED' | 'FAILED' | 'CANCELLED' | 'TIMED_OUT' | 'ERROR';
@@ -10,7 +11,7 @@ export interface SubmittedJob {
   endpoint: string;
   endpointId: string;
   environment: string;
-  kind: 'queue' | 'lb';
+  kind: EndpointKind;
   /** For a route call: `POST /process`. */
   route?: string;
   input: Record<string, unknown>;
@@ -46,7 +47,7 @@ export class JobList {
   }
 
   pending(): SubmittedJob[] {
-    return this.all().filter((j) => j.kind === 'queue' && !isEnded(j.status));
+    return this.all().filter((j) => j.kind === 'QUEUE' && !isEnded(j.status));
   }
 }
 

@@ -6,7 +6,7 @@ import { JobsClient } from '../../engine/src/api/jobs';
 import { callRoute } from '../../engine/src/api/loadBalanced';
 import { appNameFor } from '../../engine/src/deploy/context';
 import { UserError } from '../../engine/src/util/errors';
-import { isEndpointCommandArgs, type EndpointCommandArgs } from '../../server/src/protocol';
+import { isEndpointCommandArgs, type EndpointCommandArgs } from '../../engine/src/protocol/lsp';
 import { pickEnvironment } from './environmentQuickPick';
 import { functionOf, parseInput, prefillInput } from './inputs';
 import { isEnded, jobReport, type SubmittedJob } from './jobs';
@@ -26,7 +26,7 @@ async function askInput(views: StratoViews, folder: vscode.WorkspaceFolder, a: E
   const ep = state.model.endpoints.find((e) => e.name === a.endpoint);
   const value = prefillInput(ep && functionOf(ep, a.function, a.method, a.path));
   const text = await vscode.window.showInputBox({
-    title: a.kind === 'queue' ? `Input of ${a.endpoint} (the "input" object)` : `Body of ${a.method} ${a.path}`,
+    title: a.kind === 'QUEUE' ? `Input of ${a.endpoint} (the "input" object)` : `Body of ${a.method} ${a.path}`,
     value,
     prompt: 'JSON object',
     validateInput: (v) => {
@@ -64,14 +64,14 @@ export async function runEndpoint(views: StratoViews, output: vscode.OutputChann
   const input = o.input ?? (await askInput(views, folder, args));
 
   let job: SubmittedJob;
-  if (args.kind === 'queue') {
+  if (args.kind === 'QUEUE') {
     job = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Strato: running ${args.endpoint} in ${envName}` }, async () => {
       const r = await new JobsClient(target).runsync(endpointId, input);
-      return views.jobList.upsert({ id: r.id, endpoint: args.endpoint, endpointId, environment: envName, kind: 'queue', input, status: r.status, output: r.output, error: r.error, executionTime: r.executionTime, submittedAt: Date.now() });
+      return views.jobList.upsert({ id: r.id, endpoint: args.endpoint, endpointId, environment: envName, kind: 'QUEUE', input, status: r.status, output: r.output, error: r.error, executionTime: r.executionTime, submittedAt: Date.now() });
     });
   } else {
     const route = `${args.method ?? 'POST'} ${args.path ?? '/'}`;
-    const base = { id: `call-${Date.now().toString(36)}`, endpoint: args.endpoint, endpointId, environment: envName, kind: 'lb' as const, route, input, submittedAt: Date.now() };
+    const base = { id: `call-${Date.now().toString(36)}`, endpoint: args.endpoint, endpointId, environment: envName, kind: 'LOAD_BALANCED' as const, route, input, submittedAt: Date.now() };
     try {
       const body = await callRoute(target, endpointId, args.method ?? 'POST', args.path ?? '/', input);
       job = views.jobList.upsert({ ...base, status: 'COMPLETED', output: body });

@@ -2,8 +2,8 @@
 // `strato.pythonPath` sets the interpreter builds use; otherwise the engine's own resolution (local platform).
 import * as vscode from 'vscode';
 import { resolveApiConfig, type ApiConfig } from '../../engine/src/api/config';
-import { daemonStatus } from '../../engine/src/platform/daemon';
-import { defaultPlatformDir, readKeyFile } from '../../engine/src/platform/paths';
+import { daemonStatus } from '../../engine/src/api/localPlatform';
+import { defaultPlatformDir, readKeyFile } from '../../engine/src/protocol/layout';
 
 /** The process environment with the extension's settings applied. */
 export function effectiveEnv(folder?: vscode.Uri): NodeJS.ProcessEnv {

@@ -2,14 +2,14 @@
 // the client executes the commands (ids and argument shape in protocol.ts).
 import type { CodeLens, Range } from 'vscode-languageserver/node';
 import type { EndpointSpec, FunctionInfo, RouteInfo } from '../../engine/src/project';
-import { Commands, type EndpointCommandArgs } from './protocol';
+import { Commands, type EndpointCommandArgs } from '../../engine/src/protocol/lsp';
 import type { IndexedFile, WorkspaceIndex } from './workspaceIndex';
 
 export function codeLenses(index: WorkspaceIndex, f: IndexedFile): CodeLens[] {
   if (!f.inProject) return []; // the build leaves this file out: nothing to run or deploy
   const lenses: CodeLens[] = [];
   for (const ep of index.model(f).endpoints) {
-    if (ep.kind === 'queue') {
+    if (ep.kind === 'QUEUE') {
       for (const fn of ep.functions) lenses.push(...pair(`Run ${ep.name}`, ep, lineOf(fn.range), args(f, ep, fn)));
     } else {
       for (const r of ep.routes) lenses.push(...pair(`Run ${r.method} ${r.path}`, ep, lineOf(r.range), args(f, ep, r.function, r)));

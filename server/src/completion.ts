@@ -26,7 +26,7 @@ export function completion(index: WorkspaceIndex, f: IndexedFile, position: Posi
 
   const lineStart = text.lastIndexOf('\n', offset - 1) + 1;
   const route = /^[ \t]*@[ \t]*([A-Za-z_]\w*)\.(\w*)$/.exec(text.slice(lineStart, offset));
-  if (route && model.endpoints.some((e) => e.kind === 'lb' && e.variable === route[1])) {
+  if (route && model.endpoints.some((e) => e.kind === 'LOAD_BALANCED' && e.variable === route[1])) {
     return routeMethods(route[1], rangeFrom(offset - route[2].length));
   }
 

@@ -6,7 +6,7 @@ import {
   type WorkspaceDocumentDiagnosticReport,
 } from 'vscode-languageserver/node';
 import type { Diagnostic, Range, Severity } from '../../engine/src/project';
-import { DIAGNOSTIC_SOURCE } from './protocol';
+import { DIAGNOSTIC_SOURCE } from '../../engine/src/protocol/lsp';
 import { existsSync } from 'node:fs';
 import { keyOf, pathOf } from './paths';
 import type { IndexedFile, ProjectRoot, WorkspaceIndex } from './workspaceIndex';

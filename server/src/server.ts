@@ -10,7 +10,7 @@ import { codeLenses } from './codeLens';
 import { completion, COMPLETION_TRIGGERS } from './completion';
 import { DiagnosticsService } from './diagnostics';
 import { hover } from './hover';
-import { DIAGNOSTIC_SOURCE, LANGUAGE_ID } from './protocol';
+import { DIAGNOSTIC_SOURCE, LANGUAGE_ID } from '../../engine/src/protocol/lsp';
 import { documentSymbols } from './symbols';
 import { WorkspaceIndex, type FileChange, type IndexedFile } from './workspaceIndex';
 

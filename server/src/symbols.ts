@@ -5,7 +5,7 @@ import type { EndpointConfig, EndpointSpec } from '../../engine/src/project';
 import type { IndexedFile, WorkspaceIndex } from './workspaceIndex';
 
 export function documentSymbols(index: WorkspaceIndex, f: IndexedFile): DocumentSymbol[] {
-  return index.model(f).endpoints.map((ep) => (ep.kind === 'queue' ? queueSymbol(ep) : lbSymbol(ep)));
+  return index.model(f).endpoints.map((ep) => (ep.kind === 'QUEUE' ? queueSymbol(ep) : lbSymbol(ep)));
 }
 
 function queueSymbol(ep: EndpointSpec): DocumentSymbol {

@@ -20,7 +20,7 @@ test('init NAME creates every template file, and the template is valid', async (
   assert.match(readFileSync(path.join(tmp, 'proj', 'lb_worker.py'), 'utf8'), /@api\.post\("\/process"\)[\s\S]*@api\.get\("\/health"\)/);
   const model = await loadProject(path.join(tmp, 'proj'));
   assert.deepEqual(model.diagnostics, []);
-  assert.deepEqual(model.endpoints.map((e) => `${e.name}:${e.kind}`).sort(), ['cpu-stats:queue', 'gpu-hello:queue', 'lb-api:lb']);
+  assert.deepEqual(model.endpoints.map((e) => `${e.name}:${e.kind}`).sort(), ['cpu-stats:QUEUE', 'gpu-hello:QUEUE', 'lb-api:LOAD_BALANCED']);
   assert.ok(model.endpoints.every((e) => e.functions.every((f) => f.summary)), 'every template function has a docstring');
 });
 

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { intParameters, parameterDefaults } from '../../engine/src/catalog/parameterRules';
 import { parameters } from '../../engine/src/catalog';
 import { resolveConfig } from '../../engine/src/platform/controlPlane/endpointConfig';
-import type { Manifest } from '../../engine/src/build/manifestTypes';
+import type { Manifest } from '../../engine/src/protocol/manifest';
 import { analyzeSource, HEADER } from '../helpers/analysis';
 import { removeTempDirs, runPython, tempDir, writeFiles } from '../python/helpers';
 

@@ -52,7 +52,7 @@ test('deploy of the template: four timed steps, endpoints grouped by type with U
   assert.match(r.stdout, /Queue-based endpoints\n {2}cpu-stats {2}http:\/\/127\.0\.0\.1:\d+\/v2\/\S+\/runsync\n {2}sample: curl -X POST \S+\/runsync .* -d '\{"input":\{"numbers":\[\]\}\}'/);
 
   const info = await envGet(dir, 'production');
-  assert.deepEqual(info.endpoints.map((e) => `${e.name}:${e.type}`), ['cpu-stats:queue', 'gpu-hello:queue', 'lb-api:load-balanced']);
+  assert.deepEqual(info.endpoints.map((e) => `${e.name}:${e.type}`), ['cpu-stats:QUEUE', 'gpu-hello:QUEUE', 'lb-api:LOAD_BALANCED']);
   const target = { baseUrl: p.url, apiKey: p.key };
   const jobs = new JobsClient(target);
   const byName = Object.fromEntries(info.endpoints.map((e) => [e.name, e]));

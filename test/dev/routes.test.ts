@@ -15,11 +15,11 @@ const SRC = {
 test('queue functions are served at /<module path>/runsync, or /<module path>/<function>/runsync when a file has several', async () => {
   const routes = devRoutes(await analyzeFiles(SRC));
   assert.deepEqual(routes.map((r) => `${r.method} ${r.path} ${r.kind}`), [
-    'POST /api/items lb',
-    'GET /api/items/{item_id} lb',
-    'POST /multi/first/runsync queue',
-    'POST /multi/second/runsync queue',
-    'POST /workers/gpu_infer/runsync queue',
+    'POST /api/items LOAD_BALANCED',
+    'GET /api/items/{item_id} LOAD_BALANCED',
+    'POST /multi/first/runsync QUEUE',
+    'POST /multi/second/runsync QUEUE',
+    'POST /workers/gpu_infer/runsync QUEUE',
   ]);
   const m = matchRoute(routes, 'GET', '/api/items/42');
   assert.equal(m.route?.function.name, 'item');

@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import * as tar from 'tar';
-import type { Manifest, ManifestFunction, ManifestResource } from '../../engine/src/build/manifestTypes';
+import type { Manifest, ManifestFunction, ManifestResource } from '../../engine/src/protocol/manifest';
 
 export const PYTHON_PACKAGE = path.resolve(__dirname, '..', '..', 'engine', 'python', 'strato');
 

@@ -9,8 +9,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { resolveApiConfig } from '../../engine/src/api/config';
 import { ControlPlaneClient } from '../../engine/src/api/controlPlane';
-import { stopDaemon } from '../../engine/src/platform/daemon';
-import { pidAlive, readState } from '../../engine/src/platform/paths';
+import { stopDaemon } from '../../engine/src/api/localPlatform';
+import { pidAlive, readState } from '../../engine/src/protocol/layout';
 import { CLI, ensureBuilt, runCli } from '../helpers/cli';
 import { PYTHON, TEMPLATE_DIR, waitUntil } from '../helpers/platform';
 

@@ -131,7 +131,7 @@ test('routes: missing slash (with fix), reserved /ping, unknown method, duplicat
   const ok = await analyzeSource(lb('@api.post("/x")\ndef a(text: str):\n    return 1\n@api.get("/x")\ndef b():\n    return 2\n@api.delete("/items/{id}")\nasync def c(id: str):\n    return 3\n'));
   assert.deepEqual(ok.diagnostics, []);
   assert.deepEqual(ok.endpoints[0].routes.map((r) => `${r.method} ${r.path} ${r.function.name}`), ['POST /x a', 'GET /x b', 'DELETE /items/{id} c']);
-  assert.equal(ok.endpoints[0].kind, 'lb');
+  assert.equal(ok.endpoints[0].kind, 'LOAD_BALANCED');
   assert.equal(ok.endpoints[0].variable, 'api');
 });
 

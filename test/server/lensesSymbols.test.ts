@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { SymbolKind } from 'vscode-languageserver/node';
-import { Commands, isEndpointCommandArgs, type EndpointCommandArgs } from '../../server/src/protocol';
+import { Commands, isEndpointCommandArgs, type EndpointCommandArgs } from '../../engine/src/protocol/lsp';
 import { TestClient, uriOf } from './lspClient';
 import { copyWorkspace, type Workspace } from './workspace';
 
@@ -37,7 +37,7 @@ describe('code lenses and document symbols', () => {
       ],
     );
     const arg = lenses[0].command?.arguments?.[0] as EndpointCommandArgs;
-    assert.deepEqual(arg, { endpoint: 'embed', function: 'embed', file: 'workers/gpu_infer.py', uri: uri('workers/gpu_infer.py'), kind: 'queue' });
+    assert.deepEqual(arg, { endpoint: 'embed', function: 'embed', file: 'workers/gpu_infer.py', uri: uri('workers/gpu_infer.py'), kind: 'QUEUE' });
     assert.ok(isEndpointCommandArgs(arg));
     assert.ok(!isEndpointCommandArgs({ ...arg, kind: 'other' }));
   });
@@ -50,7 +50,7 @@ describe('code lenses and document symbols', () => {
       [[5, '▶ Run POST /predict'], [5, 'Deploy api'], [10, '▶ Run GET /health-check'], [10, 'Deploy api']],
     );
     assert.deepEqual(lenses[0].command?.arguments?.[0], {
-      endpoint: 'api', function: 'predict', file: 'api.py', uri: uri('api.py'), kind: 'lb', method: 'POST', path: '/predict',
+      endpoint: 'api', function: 'predict', file: 'api.py', uri: uri('api.py'), kind: 'LOAD_BALANCED', method: 'POST', path: '/predict',
     });
   });
 

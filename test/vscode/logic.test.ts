@@ -19,7 +19,7 @@ const production: EnvironmentInfo = {
   environment: 'production',
   endpoints: [
     { name: 'lb-api', type: 'load-balanced', url: 'http://p/lb/e3', routes: [{ method: 'POST', path: '/process' }] },
-    { name: 'cpu-stats', type: 'queue', url: 'http://p/v2/e1' },
+    { name: 'cpu-stats', type: 'QUEUE', url: 'http://p/v2/e1' },
   ],
 };
 
@@ -40,7 +40,7 @@ test('the Endpoints tree lists the template endpoints by name with kind, file:li
 
 test('deployed endpoints show one child per environment with its URL; undeployed ones none', async () => {
   const model = await templateModel();
-  const staging: EnvironmentInfo = { app: 'shop', environment: 'staging', endpoints: [{ name: 'cpu-stats', type: 'queue', url: 'http://p/v2/s1' }] };
+  const staging: EnvironmentInfo = { app: 'shop', environment: 'staging', endpoints: [{ name: 'cpu-stats', type: 'QUEUE', url: 'http://p/v2/s1' }] };
   const nodes = buildEndpointTree([{ name: 'shop', model }], new Map([[model.root, deployedStateOf([staging, production])]]));
   const cpu = nodes.find((n) => n.label === 'cpu-stats')!;
   assert.deepEqual(cpu.children!.filter((c) => c.url).map((c) => `${c.label} ${c.url}`), ['production http://p/v2/e1', 'staging http://p/v2/s1']);
@@ -106,7 +106,7 @@ test('a new environment name is checked before anything is built', () => {
 
 test('the Jobs list keeps submitted jobs newest first, tracks pending ones and reports output', () => {
   const jobs = new JobList(2);
-  const base = { endpoint: 'cpu-stats', endpointId: 'e1', environment: 'production', kind: 'queue' as const, input: { numbers: [1] } };
+  const base = { endpoint: 'cpu-stats', endpointId: 'e1', environment: 'production', kind: 'QUEUE' as const, input: { numbers: [1] } };
   jobs.upsert({ ...base, id: 'j1', status: 'IN_QUEUE', submittedAt: 1 });
   jobs.upsert({ ...base, id: 'j2', status: 'COMPLETED', output: { mean: 1 }, submittedAt: 2 });
   assert.deepEqual(jobs.pending().map((j) => j.id), ['j1']);

@@ -4,8 +4,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { UserError } from '../util/errors';
-import { ensureLocalPlatform } from '../platform/daemon';
-import { defaultPlatformDir, readKeyFile } from '../platform/paths';
+import { ensureLocalPlatform } from './localPlatform';
+import { defaultPlatformDir, readKeyFile } from '../protocol/layout';
 import type { ApiTarget } from './http';
 
 export interface ResolveOptions {

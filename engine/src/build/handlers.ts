@@ -1,6 +1,6 @@
 // Generated handler files, one per endpoint: a thin entry point that hands over to the worker runtime of the
 // Python package `strato` (docs/worker-protocol.md), which reads the manifest beside it.
-import type { Manifest } from './manifestTypes';
+import type { Manifest } from '../protocol/manifest';
 
 export interface GeneratedFile {
   path: string;

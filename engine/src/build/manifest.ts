@@ -1,9 +1,9 @@
 // The deployment manifest built from the project model: the spec's fields per endpoint plus what the
 // platform and the worker runtime need (handler file, limits, function shapes).
 import type { EndpointSpec, FunctionInfo, ProjectModel } from '../project';
-import type { Manifest, ManifestFunction, ManifestResource } from './manifestTypes';
+import type { Manifest, ManifestFunction, ManifestResource } from '../protocol/manifest';
 
-export type { Manifest, ManifestFunction, ManifestResource } from './manifestTypes';
+export type { Manifest, ManifestFunction, ManifestResource } from '../protocol/manifest';
 
 export const DEFAULT_PYTHON_VERSION = '3.11';
 
@@ -29,7 +29,7 @@ function manifestFunction(fn: FunctionInfo, module: string): ManifestFunction {
 export function resourceOf(ep: EndpointSpec, pythonVersion: string): ManifestResource {
   const c = ep.config;
   const resource: ManifestResource = {
-    is_load_balanced: ep.kind === 'lb',
+    is_load_balanced: ep.kind === 'LOAD_BALANCED',
     imageName: imageName(ep, pythonVersion),
     workersMin: c.workersMin,
     workersMax: c.workersMax,
@@ -53,7 +53,7 @@ export function createManifest(model: ProjectModel, projectName: string, fingerp
   const endpoints = [...model.endpoints].sort((a, b) => a.name.localeCompare(b.name));
   for (const ep of endpoints) {
     manifest.resources[ep.name] = resourceOf(ep, pythonVersion);
-    if (ep.kind === 'lb') {
+    if (ep.kind === 'LOAD_BALANCED') {
       manifest.routes[ep.name] = Object.fromEntries(ep.routes.map((r) => [`${r.method} ${r.path}`, r.function.name]));
     }
   }

@@ -1,5 +1,6 @@
 // Reading and removing what an environment holds: `env get`, `env list` and `undeploy`, against the control
 // plane's state. The JSON shapes here are what `--json` prints.
+import type { EndpointKind } from '../protocol/endpointKind';
 import { ControlPlaneClient, type Endpoint } from '../api/controlPlane';
 import type { ApiTarget } from '../api/http';
 import { UserError } from '../util/errors';
@@ -7,7 +8,7 @@ import { findEnvironment } from './context';
 
 export interface EndpointSummary {
   name: string;
-  type: 'queue' | 'load-balanced';
+  type: EndpointKind;
   id: string;
   url: string;
   routes: Array<{ method: string; path: string; function: string }>;
@@ -21,7 +22,7 @@ export interface EnvironmentSummary {
 }
 
 export function summarize(e: Endpoint): EndpointSummary {
-  return { name: e.name, type: e.type === 'QUEUE' ? 'queue' : 'load-balanced', id: e.id, url: e.url, routes: e.routes };
+  return { name: e.name, type: e.type, id: e.id, url: e.url, routes: e.routes };
 }
 
 export async function getEnvironment(target: ApiTarget, appName: string, envName: string | undefined): Promise<EnvironmentSummary> {

@@ -9,7 +9,7 @@ import type { ApiTarget } from '../api/http';
 import type { BuildResult, Manifest } from '../build';
 import { sourceFingerprint, STRATO_DIR } from '../build';
 import { endpointCalls } from '../deploy/calls';
-import type { ManifestResource } from '../build/manifestTypes';
+import type { ManifestResource } from '../protocol/manifest';
 
 export const LIVE_PREFIX = 'live-';
 export const LIVE_ENVIRONMENT = 'live';

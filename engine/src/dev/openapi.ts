@@ -1,6 +1,7 @@
 // The OpenAPI 3 document behind /docs, generated from the functions' signatures and type hints: queue
 // functions take {input: {...}}, load-balanced routes take their parameters as the body (or query for
 // GET/DELETE) and path. Each operation's summary is the docstring's first line.
+import { kindLabel } from '../protocol/endpointKind';
 import type { FunctionInfo, ParamInfo } from '../project';
 import type { DevRoute } from './routes';
 
@@ -73,16 +74,16 @@ export function openApiDocument(title: string, routes: readonly DevRoute[]): Rec
     const op: Record<string, unknown> = {
       operationId: `${r.endpoint.name}.${fn.name}`.replace(/[^A-Za-z0-9_.]/g, '_'),
       summary: fn.summary ?? fn.name,
-      description: [fn.docstring, `Endpoint \`${r.endpoint.name}\` (${r.kind === 'queue' ? 'queue-based' : 'load-balanced'}), function \`${fn.name}\` in \`${r.endpoint.file}\`.`].filter(Boolean).join('\n\n'),
+      description: [fn.docstring, `Endpoint \`${r.endpoint.name}\` (${kindLabel(r.kind)}), function \`${fn.name}\` in \`${r.endpoint.file}\`.`].filter(Boolean).join('\n\n'),
       tags: [r.endpoint.name],
       responses: {
-        '200': { description: r.kind === 'queue' ? 'The job: id, status, output, delayTime, executionTime' : "The function's response", content: { 'application/json': { schema: {} } } },
+        '200': { description: r.kind === 'QUEUE' ? 'The job: id, status, output, delayTime, executionTime' : "The function's response", content: { 'application/json': { schema: {} } } },
         '400': { description: 'Invalid input, or the code has an error (reported with file:line)' },
       },
     };
     const parameters: unknown[] = pathParams.map((name) => ({ name, in: 'path', required: true, schema: schemaOf(params.find((p) => p.name === name)?.annotation) }));
     const bodyParams = params.filter((p) => !pathParams.includes(p.name));
-    if (r.kind === 'queue') {
+    if (r.kind === 'QUEUE') {
       op.requestBody = { required: true, content: { 'application/json': { schema: { type: 'object', required: ['input'], properties: { input: objectSchema(bodyParams) } } } } };
     } else if (r.method === 'GET' || r.method === 'DELETE') {
       for (const p of bodyParams) parameters.push({ name: p.name, in: 'query', required: p.default === undefined, schema: schemaOf(p.annotation) });

@@ -1,6 +1,7 @@
 // The development server's route table, derived from the project model: a queue function is served at
 // POST /<module path>/runsync (or /<module path>/<function>/runsync when its file holds several), a
 // load-balanced route at /<module path><route path>. The module path is the file path without `.py`.
+import type { EndpointKind } from '../protocol/endpointKind';
 import type { EndpointSpec, FunctionInfo, HttpMethod, ProjectModel } from '../project';
 
 export interface DevRoute {
@@ -9,7 +10,7 @@ export interface DevRoute {
   path: string;
   endpoint: EndpointSpec;
   function: FunctionInfo;
-  kind: 'queue' | 'lb';
+  kind: EndpointKind;
   /** Load-balanced: the route path on the endpoint. */
   routePath?: string;
   summary?: string;
@@ -23,19 +24,19 @@ export function devRoutes(model: ProjectModel): DevRoute[] {
   const routes: DevRoute[] = [];
   const queueByFile = new Map<string, EndpointSpec[]>();
   for (const ep of model.endpoints) {
-    if (ep.kind === 'queue') queueByFile.set(ep.file, [...(queueByFile.get(ep.file) ?? []), ep]);
+    if (ep.kind === 'QUEUE') queueByFile.set(ep.file, [...(queueByFile.get(ep.file) ?? []), ep]);
   }
   for (const ep of model.endpoints) {
     const prefix = `/${modulePath(ep.file)}`;
-    if (ep.kind === 'queue') {
+    if (ep.kind === 'QUEUE') {
       const fn = ep.functions[0];
       if (!fn) continue;
       const several = (queueByFile.get(ep.file)?.length ?? 0) > 1;
-      routes.push({ method: 'POST', path: several ? `${prefix}/${fn.name}/runsync` : `${prefix}/runsync`, endpoint: ep, function: fn, kind: 'queue', summary: fn.summary });
+      routes.push({ method: 'POST', path: several ? `${prefix}/${fn.name}/runsync` : `${prefix}/runsync`, endpoint: ep, function: fn, kind: 'QUEUE', summary: fn.summary });
     } else {
       for (const r of ep.routes) {
         if (!r.path.startsWith('/')) continue;
-        routes.push({ method: r.method, path: `${prefix}${r.path === '/' ? '' : r.path}` || '/', endpoint: ep, function: r.function, kind: 'lb', routePath: r.path, summary: r.function.summary });
+        routes.push({ method: r.method, path: `${prefix}${r.path === '/' ? '' : r.path}` || '/', endpoint: ep, function: r.function, kind: 'LOAD_BALANCED', routePath: r.path, summary: r.function.summary });
       }
     }
   }
@@ -51,7 +52,7 @@ export function matchRoute(routes: readonly DevRoute[], method: string, pathname
     pathMatched = true;
     if (r.method !== method) continue;
     const prefixLength = r.path.length - (r.routePath && r.routePath !== '/' ? r.routePath.length : 0);
-    const endpointPath = r.kind === 'lb' ? pathname.slice(prefixLength) || '/' : undefined;
+    const endpointPath = r.kind === 'LOAD_BALANCED' ? pathname.slice(prefixLength) || '/' : undefined;
     return { route: r, pathMatched, endpointPath };
   }
   return { pathMatched };

@@ -73,7 +73,7 @@ async function handle(session: DevSession, req: http.IncomingMessage): Promise<R
   }
   const body = await readBody(req);
   if (body === undefined) return json(413, { error: 'request body over 20 MB' });
-  return route.kind === 'queue' ? callQueue(session, route, body) : callRoute(session, route, method, endpointPath ?? '/', url.search, body, req.headers['content-type']);
+  return route.kind === 'QUEUE' ? callQueue(session, route, body) : callRoute(session, route, method, endpointPath ?? '/', url.search, body, req.headers['content-type']);
 }
 
 async function callQueue(session: DevSession, route: DevRoute, body: Buffer): Promise<Reply> {

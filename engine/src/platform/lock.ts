@@ -2,7 +2,7 @@
 // holds the owner's pid; a lock left by a dead process (SIGKILL, power loss) is taken over.
 import fs from 'node:fs';
 import { UserError } from '../util/errors';
-import { pidAlive } from './paths';
+import { pidAlive } from '../protocol/layout';
 
 export interface DataDirLock {
   release(): void;

@@ -13,7 +13,7 @@ import { JobEngine } from './jobs/jobEngine';
 import { LbRouter } from './lbRouter';
 import { acquireLock } from './lock';
 import { limits, resolveOptions, type PlatformOptions } from './options';
-import { ensureLayout, loadOrCreateKey, platformLayout, userDataRoot, writeState } from './paths';
+import { ensureLayout, loadOrCreateKey, platformLayout, userDataRoot, writeState } from '../protocol/layout';
 import { createServer, listen } from './server';
 import { JobWriter } from './store/jobWriter';
 import { defaultTemplateDir, openPglite } from './store/pglite';

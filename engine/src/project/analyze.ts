@@ -1,7 +1,7 @@
 // Analysis of one Python file: finds `@Endpoint(...)` functions and classes, load-balanced endpoint objects
 // and their routes, module-level imports, and reports every single-file rule. Works on any text, even broken.
 import type { Parser, SyntaxNode, Tree } from './parser';
-import type { ConfigValue, DynamicValue, EndpointSpec, FileModel, HttpMethod, ImportInfo, Position, RouteInfo } from './model';
+import type { ConfigValue, DynamicValue, EndpointKind, EndpointSpec, FileModel, HttpMethod, ImportInfo, Position, RouteInfo } from './model';
 import { evaluate, type EvalScope } from './values';
 import { children, functionInfo, rangeOf, walk } from './syntax';
 import { parameterMessage } from '../catalog/parameterRules';
@@ -70,7 +70,7 @@ export function analyzeTree(file: string, tree: Tree, text: string, options: Ana
     const right = assign.childForFieldName('right');
     if (left?.type !== 'identifier' || !right) continue;
     if (right.type === 'call' && isEndpointCallee(right.childForFieldName('function'))) {
-      const ep = endpointFromCall(right, 'lb', left.text, model, scope, sink);
+      const ep = endpointFromCall(right, 'LOAD_BALANCED', left.text, model, scope, sink);
       ep.variable = left.text;
       lbByVar.set(left.text, ep);
       model.endpoints.push(ep);
@@ -90,7 +90,7 @@ export function analyzeTree(file: string, tree: Tree, text: string, options: Ana
       if (!expr) continue;
       if (expr.type === 'call' && isEndpointCallee(expr.childForFieldName('function'))) {
         const fn = functionInfo(def, stmt);
-        const ep = endpointFromCall(expr, 'queue', fn.name, model, scope, sink);
+        const ep = endpointFromCall(expr, 'QUEUE', fn.name, model, scope, sink);
         ep.functions.push(fn);
         model.endpoints.push(ep);
       } else if (isEndpointCallee(expr)) {
@@ -159,7 +159,7 @@ function readImport(stmt: SyntaxNode, scope: EvalScope, endpointNames: Set<strin
   return info;
 }
 
-function endpointFromCall(call: SyntaxNode, kind: 'queue' | 'lb', defaultName: string, model: FileModel, scope: EvalScope, sink: DiagnosticSink): EndpointSpec {
+function endpointFromCall(call: SyntaxNode, kind: EndpointKind, defaultName: string, model: FileModel, scope: EvalScope, sink: DiagnosticSink): EndpointSpec {
   const a: EndpointArgs = { args: {}, dynamicArgs: {}, unknownEnums: [], unknownParams: [] };
   const argList = call.childForFieldName('arguments');
   let positional = 0;

@@ -1,5 +1,6 @@
 // The project model: what engine/src/project extracts from Python source and every other part consumes
 // (build, dev server, language server, tree views). Positions are 0-based, like LSP.
+import type { EndpointKind } from '../protocol/endpointKind';
 
 export interface Position {
   line: number;
@@ -134,7 +135,7 @@ export interface RouteInfo {
   function: FunctionInfo;
 }
 
-export type EndpointKind = 'queue' | 'lb';
+export type { EndpointKind } from '../protocol/endpointKind';
 
 /** Configuration after defaults; what the manifest and the platform use. */
 export interface EndpointConfig {

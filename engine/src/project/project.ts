@@ -30,7 +30,7 @@ export function duplicateNames(endpoints: readonly EndpointSpec[]): Diagnostic[]
   const out: Diagnostic[] = [];
   for (const [name, list] of byName) {
     if (list.length < 2) continue;
-    const allQueue = list.every((e) => e.kind === 'queue');
+    const allQueue = list.every((e) => e.kind === 'QUEUE');
     let n = 2;
     for (const ep of list) {
       while (taken.has(`${name}-${n}`)) n++;

@@ -92,13 +92,13 @@ test('strato.deploy deploys to the test platform; Environments then lists produc
 });
 
 test('strato.runEndpoint runs cpu-stats through /runsync and calls the lb-api route; the Jobs view lists both', async () => {
-  const base = { file: 'cpu_worker.py', uri: file('cpu_worker.py').toString(), kind: 'queue' };
+  const base = { file: 'cpu_worker.py', uri: file('cpu_worker.py').toString(), kind: 'QUEUE' };
   const job = await vscode.commands.executeCommand('strato.runEndpoint', { ...base, endpoint: 'cpu-stats', function: 'cpu_stats' }, { input: { numbers: [1, 2, 3, 6] } });
   assert.ok(job, 'run returned the job');
   assert.strictEqual(job.status, 'COMPLETED', JSON.stringify(job));
   assert.deepStrictEqual(job.output, { count: 4, mean: 3, min: 1, max: 6 });
   const call = await vscode.commands.executeCommand('strato.runEndpoint',
-    { endpoint: 'lb-api', function: 'process', file: 'lb_worker.py', uri: file('lb_worker.py').toString(), kind: 'lb', method: 'POST', path: '/process' },
+    { endpoint: 'lb-api', function: 'process', file: 'lb_worker.py', uri: file('lb_worker.py').toString(), kind: 'LOAD_BALANCED', method: 'POST', path: '/process' },
     { input: { text: 'hi', uppercase: true } });
   assert.deepStrictEqual(call.output, { text: 'HI', length: 2 });
   assert.deepStrictEqual(api.views.jobs.nodes().map((n) => n.label), ['lb-api POST /process', 'cpu-stats']);
@@ -122,7 +122,7 @@ test('strato.deploy without an argument asks for the environment in a quick pick
 
 test('strato.envGet shows the endpoints and URLs of production', async () => {
   const s = await vscode.commands.executeCommand('strato.envGet', 'production');
-  assert.deepStrictEqual(s.endpoints.map((e) => `${e.name}:${e.type}`), ['cpu-stats:queue', 'gpu-hello:queue', 'lb-api:load-balanced']);
+  assert.deepStrictEqual(s.endpoints.map((e) => `${e.name}:${e.type}`), ['cpu-stats:QUEUE', 'gpu-hello:QUEUE', 'lb-api:LOAD_BALANCED']);
 });
 
 test('strato.startDev runs `strato dev` in one reused terminal; strato.stopDev stops it', async () => {

@@ -1,4 +1,5 @@
 // `strato deploy`, `strato undeploy` and `strato env get|list`: terminal output over engine/src/deploy.
+import { kindLabel } from '../../protocol/endpointKind';
 import type { Command } from 'commander';
 import { resolveApiConfig } from '../../api/config';
 import { appNameFor, deployProject, getEnvironment, listEnvironments, sampleCall, undeployEnvironment, type DeployStep, type EnvironmentSummary } from '../../deploy';
@@ -16,7 +17,7 @@ function printEnvironment(s: EnvironmentSummary): void {
     return;
   }
   for (const e of s.endpoints) {
-    process.stdout.write(`  ${e.name.padEnd(24)} ${e.type.padEnd(14)} ${e.type === 'queue' ? `${e.url}/runsync` : e.url}\n`);
+    process.stdout.write(`  ${e.name.padEnd(24)} ${kindLabel(e.type).padEnd(14)} ${e.type === 'QUEUE' ? `${e.url}/runsync` : e.url}\n`);
     for (const r of e.routes) process.stdout.write(`    ${r.method.padEnd(6)} ${r.path}\n`);
   }
 }

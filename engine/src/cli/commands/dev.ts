@@ -1,5 +1,6 @@
 // `strato dev` (and its hidden alias `strato run`): the development server on localhost:8888 with a route
 // table, /docs, reload on save, and live- endpoints on the platform that are removed on Ctrl+C.
+import { kindLabel } from '../../protocol/endpointKind';
 import { Command } from 'commander';
 import { resolveApiConfig } from '../../api/config';
 import { createDevServer, listen } from '../../dev/server';
@@ -53,7 +54,7 @@ async function runDev(opts: DevOptions): Promise<void> {
   if (opts.reload) session.watch();
 
   const base = `http://${opts.host.includes(':') ? `[${opts.host}]` : opts.host}:${used}`;
-  const rows = [['METHOD', 'PATH', 'FUNCTION', 'TYPE', 'Description'], ...session.routes.map((r) => [r.method, r.path, r.function.name, r.kind === 'queue' ? 'QB' : 'LB', r.summary ?? ''])];
+  const rows = [['METHOD', 'PATH', 'FUNCTION', 'TYPE', 'Description'], ...session.routes.map((r) => [r.method, r.path, r.function.name, kindLabel(r.kind, 'short'), r.summary ?? ''])];
   process.stdout.write(`\n${bold('strato dev')}  ${session.appName} on ${target.source === 'local' ? 'the embedded platform' : target.baseUrl}\n\n${table(rows)}\n\n`);
   process.stdout.write(`  API explorer: ${base}/docs\n  Calls run on ${LIVE_PREFIX}<name> endpoints (${opts.autoProvision ? 'provisioned' : 'provisioned on first call'})${opts.reload ? '; saved changes reload' : ''}.\n  Press Ctrl+C to stop and remove them.\n\n`);
 

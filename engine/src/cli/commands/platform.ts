@@ -2,9 +2,9 @@
 // background process clients use when STRATO_API_URL is unset. Argument parsing and terminal output only.
 import { Command, Option } from 'commander';
 import { UserError } from '../../util/errors';
-import { daemonStatus, startDaemon, stopDaemon } from '../../platform/daemon';
+import { daemonStatus, startDaemon, stopDaemon } from '../../api/localPlatform';
 import { DEFAULT_PORT } from '../../platform/options';
-import { defaultPlatformDir, platformLayout } from '../../platform/paths';
+import { defaultPlatformDir, platformLayout } from '../../protocol/layout';
 import { startPlatform, type RunningPlatform } from '../../platform/platform';
 
 interface ServeFlags {

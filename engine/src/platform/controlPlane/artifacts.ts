@@ -10,7 +10,7 @@ import { Transform } from 'node:stream';
 import * as tar from 'tar';
 import { PlatformError, badRequest, notFound } from '../errors';
 import { limits } from '../options';
-import type { PlatformLayout } from '../paths';
+import type { PlatformLayout } from '../../protocol/layout';
 
 interface Upload {
   id: string;

@@ -1,11 +1,9 @@
 // What an endpoint runs and how: resolved once when the endpoint is saved, from its build's manifest resource
 // and the overrides given to `saveEndpoint`. The platform's scheduler, job engine and router read only this.
-import type { EndpointInput } from '../../api/controlPlane';
-import type { Manifest, ManifestResource } from '../../build/manifestTypes';
+import type { EndpointInput, EndpointKind } from '../../protocol/controlPlane';
+import type { Manifest, ManifestResource } from '../../protocol/manifest';
 import { checkIntParameter, checkWorkers, parameterDefaults } from '../../catalog/parameterRules';
 import { limits } from '../options';
-
-export type EndpointKind = 'QUEUE' | 'LOAD_BALANCED';
 
 export interface EndpointRoute {
   method: string;

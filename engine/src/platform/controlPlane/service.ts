@@ -2,7 +2,7 @@
 // the store. Endpoint changes are announced to listeners: the scheduler rolls or stops workers, the job engine
 // drops the jobs of a deleted endpoint.
 import { randomBytes, randomUUID } from 'node:crypto';
-import type { Manifest } from '../../build/manifestTypes';
+import type { Manifest } from '../../protocol/manifest';
 import type { Clock } from '../clock';
 import { badRequest, conflict, notFound } from '../errors';
 import type { AppRow, BuildRow, EndpointRow, EnvironmentRow, PlatformStore } from '../store/types';

@@ -2,7 +2,7 @@
 // fields and methods graphql-js resolves by name. All state lives in ControlPlane; views only present it.
 import type { ControlPlane, DeployedEndpoint } from '../controlPlane/service';
 import type { AppRow, BuildRow, EnvironmentRow } from '../store/types';
-import type { EndpointHealth } from '../../api/controlPlane';
+import type { EndpointHealth } from '../../protocol/controlPlane';
 import { badRequest } from '../errors';
 import { INSTANCE_ID } from '../jobs/jobEngine';
 

@@ -6,7 +6,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { UserError } from '../util/errors';
-import { defaultPlatformDir, pidAlive, platformLayout, readState, type PlatformState } from './paths';
+import { defaultPlatformDir, pidAlive, platformLayout, readState, type PlatformState } from '../protocol/layout';
 
 export interface DaemonStatus {
   running: boolean;

@@ -1,6 +1,6 @@
 // What the language server and the VS Code extension agree on: command ids carried by code lenses and the shape
 // of their argument. Dependency-free (types only from the engine model), so that client/ can import it as is.
-import type { EndpointKind, HttpMethod } from '../../engine/src/project/model';
+import type { EndpointKind, HttpMethod } from '../project/model';
 
 /** Commands the code lenses carry. The client executes them; the server never registers them. */
 export const Commands = {
@@ -30,7 +30,7 @@ export function isEndpointCommandArgs(value: unknown): value is EndpointCommandA
   if (typeof value !== 'object' || value === null) return false;
   const v = value as Record<string, unknown>;
   const str = (k: string) => typeof v[k] === 'string';
-  return str('endpoint') && str('function') && str('file') && str('uri') && (v.kind === 'queue' || v.kind === 'lb') &&
+  return str('endpoint') && str('function') && str('file') && str('uri') && (v.kind === 'QUEUE' || v.kind === 'LOAD_BALANCED') &&
     (v.method === undefined || str('method')) && (v.path === undefined || str('path'));
 }
 

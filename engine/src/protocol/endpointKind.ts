@@ -1,0 +1,11 @@
+// The two kinds of deployed endpoint, spelled once: the analysis, the manifest writer, the control plane, the dev
+// server, the language server and the extension all use this type, and show it to people through kindLabel().
+export type EndpointKind = 'QUEUE' | 'LOAD_BALANCED';
+
+export const ENDPOINT_KINDS: readonly EndpointKind[] = ['QUEUE', 'LOAD_BALANCED'];
+
+/** How a kind reads in prose and tables: "queue-based" / "load-balanced"; `short` gives the dev table's QB / LB. */
+export function kindLabel(kind: EndpointKind, form: 'long' | 'short' = 'long'): string {
+  if (form === 'short') return kind === 'QUEUE' ? 'QB' : 'LB';
+  return kind === 'QUEUE' ? 'queue-based' : 'load-balanced';
+}
