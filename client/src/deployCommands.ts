@@ -2,13 +2,12 @@
 // environment asked through a quick pick (or given as an argument), and a progress notification of the four steps.
 import * as vscode from 'vscode';
 import { DEPLOY_STEPS, deployProject, undeployEnvironment, type DeployResult } from '../../engine/src/deploy';
-import { appNameFor } from '../../engine/src/deploy/context';
 import { UserError } from '../../engine/src/util/errors';
 import { isEndpointCommandArgs } from '../../engine/src/protocol/lsp';
 import { guarded } from './errors';
 import { existingEnvironments, pickEnvironment } from './environmentQuickPick';
 import { projectFolder } from './folders';
-import { apiTarget } from './settings';
+import { projectContext } from './settings';
 import type { StratoViews } from './views';
 
 /** `strato.deploy` / `strato.undeploy` argument: an environment name, or options (for scripts and tests). */
@@ -32,8 +31,7 @@ export interface DeploySummary {
 export async function deploy(views: StratoViews, arg: TargetArg): Promise<DeploySummary> {
   const o = parseArg<{ environment?: string; folder?: string }>(arg);
   const folder = await projectFolder(views, o.folder);
-  const target = await apiTarget(folder.uri);
-  const app = appNameFor(folder.uri.fsPath);
+  const { app, target } = await projectContext(folder.uri);
   const environment = o.environment ?? (await pickEnvironment(await existingEnvironments(target, app), { allowNew: true, forDeploy: true, title: `Deploy ${app} to` }));
   const result: DeployResult = await vscode.window.withProgress(
     { location: vscode.ProgressLocation.Notification, title: `Strato: deploying ${app} to ${environment}`, cancellable: false },
@@ -66,8 +64,7 @@ export async function deploy(views: StratoViews, arg: TargetArg): Promise<Deploy
 export async function undeploy(views: StratoViews, arg: UndeployArg): Promise<string[] | undefined> {
   const o: { environment?: string; folder?: string; confirm?: boolean } = parseArg(arg);
   const folder = await projectFolder(views, o.folder);
-  const target = await apiTarget(folder.uri);
-  const app = appNameFor(folder.uri.fsPath);
+  const { app, target } = await projectContext(folder.uri);
   const existing = await existingEnvironments(target, app);
   const environment = o.environment ?? (await pickEnvironment(existing, { allowNew: false, forDeploy: false, title: `Undeploy ${app} from` }));
   const count = existing.find((e) => e.name === environment)?.endpoints;

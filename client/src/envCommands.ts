@@ -2,12 +2,11 @@
 // the Strato output channel; and the job details a click in the Jobs view shows.
 import * as vscode from 'vscode';
 import { getEnvironment, type EnvironmentSummary } from '../../engine/src/deploy/environments';
-import { appNameFor } from '../../engine/src/deploy/context';
 import { UserError } from '../../engine/src/util/errors';
 import { existingEnvironments, pickEnvironment } from './environmentQuickPick';
 import { projectFolder } from './folders';
 import { jobReport } from './jobs';
-import { apiTarget } from './settings';
+import { projectContext } from './settings';
 import type { StratoViews } from './views';
 
 export function formatEnvironment(s: EnvironmentSummary): string {
@@ -23,8 +22,7 @@ export function formatEnvironment(s: EnvironmentSummary): string {
 export async function envGet(views: StratoViews, output: vscode.OutputChannel, arg?: string | { environment?: string; folder?: string }): Promise<EnvironmentSummary> {
   const o = typeof arg === 'string' ? { environment: arg } : arg ?? {};
   const folder = await projectFolder(views, o.folder);
-  const target = await apiTarget(folder.uri);
-  const app = appNameFor(folder.uri.fsPath);
+  const { app, target } = await projectContext(folder.uri);
   const environment = o.environment ?? (await pickEnvironment(await existingEnvironments(target, app), { allowNew: false, forDeploy: false, title: `Environment of ${app}` }));
   const s = await getEnvironment(target, app, environment);
   output.appendLine(formatEnvironment(s));

@@ -4,14 +4,13 @@ import * as vscode from 'vscode';
 import { ControlPlaneClient } from '../../engine/src/api/controlPlane';
 import { JobsClient } from '../../engine/src/api/jobs';
 import { callRoute } from '../../engine/src/api/loadBalanced';
-import { appNameFor } from '../../engine/src/deploy/context';
 import { UserError } from '../../engine/src/util/errors';
 import { isEndpointCommandArgs, type EndpointCommandArgs } from '../../engine/src/protocol/lsp';
 import { pickEnvironment } from './environmentQuickPick';
 import { functionOf, parseInput, prefillInput } from './inputs';
 import { isEnded, jobReport, type SubmittedJob } from './jobs';
 import { projectFolder } from './folders';
-import { apiTarget } from './settings';
+import { projectContext } from './settings';
 import type { StratoViews } from './views';
 import { loadFolder } from './workspaceState';
 
@@ -43,8 +42,7 @@ async function askInput(views: StratoViews, folder: vscode.WorkspaceFolder, a: E
 export async function runEndpoint(views: StratoViews, output: vscode.OutputChannel, args: unknown, o: RunOptions = {}): Promise<SubmittedJob | undefined> {
   if (!isEndpointCommandArgs(args)) throw new UserError('strato.runEndpoint needs the endpoint of a code lens.');
   const folder = await projectFolder(views, args.uri);
-  const target = await apiTarget(folder.uri);
-  const app = appNameFor(folder.uri.fsPath);
+  const { app, target } = await projectContext(folder.uri);
   const cp = new ControlPlaneClient(target);
   const found = await cp.findApp(app);
   const deployedIn: Array<{ name: string; endpointId: string }> = [];

@@ -2,8 +2,7 @@
 // `strato.pythonPath` sets the interpreter builds use; otherwise the engine's own resolution (local platform).
 import * as vscode from 'vscode';
 import { resolveApiConfig, type ApiConfig } from '../../engine/src/api/config';
-import { daemonStatus } from '../../engine/src/api/localPlatform';
-import { defaultPlatformDir, readKeyFile } from '../../engine/src/protocol/layout';
+import { resolveProjectContext, type ProjectContext } from '../../engine/src/deploy/context';
 
 /** The process environment with the extension's settings applied. */
 export function effectiveEnv(folder?: vscode.Uri): NodeJS.ProcessEnv {
@@ -22,17 +21,12 @@ export function applyPythonSetting(): void {
   if (python) process.env.STRATO_PYTHON = python;
 }
 
-/** Base URL and key for an action (starts the local platform when no remote one is configured). */
-export function apiTarget(folder: vscode.Uri): Promise<ApiConfig> {
-  return resolveApiConfig({ projectDir: folder.fsPath, env: effectiveEnv(folder) });
+/** Folder, app, base URL and key for an action (starts the local platform when no remote one is configured). */
+export function projectContext(folder: vscode.Uri): Promise<ProjectContext> {
+  return resolveProjectContext(folder.fsPath, effectiveEnv(folder));
 }
 
-/** Base URL and key for the views: never starts a platform; undefined when none is configured or running. */
-export async function passiveApiTarget(folder: vscode.Uri): Promise<ApiConfig | undefined> {
-  const env = effectiveEnv(folder);
-  if (env.STRATO_API_URL) return resolveApiConfig({ projectDir: folder.fsPath, env }).catch(() => undefined);
-  const s = await daemonStatus(defaultPlatformDir(env)).catch(() => undefined);
-  if (!s?.running || !s.state) return undefined;
-  const apiKey = env.STRATO_API_KEY || readKeyFile(s.keyFile);
-  return apiKey ? { baseUrl: s.state.url, apiKey, source: 'local' } : undefined;
+/** Base URL and key for the views: the same resolution as every action, but it never starts a platform. */
+export function passiveApiTarget(folder: vscode.Uri): Promise<ApiConfig | undefined> {
+  return resolveApiConfig({ projectDir: folder.fsPath, env: effectiveEnv(folder), start: false });
 }

@@ -2,6 +2,7 @@
 # up by name through the control plane (cached 300 s), send the call, return its result or raise its error.
 import json
 import os
+import re
 import sys
 import threading
 import time
@@ -51,22 +52,34 @@ def _project_root():
         d = parent
 
 
+_DOTENV_LINE = re.compile(r"^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*?)\s*$")
+
+
 def _dotenv(root):
+    """KEY=VALUE lines of the project's .env, read as the CLI reads them (engine/src/api/config.ts readDotEnv):
+    quotes stripped, `export ` allowed, comments ignored, also after an unquoted value."""
     out = {}
     try:
         with open(os.path.join(root, ".env"), encoding="utf-8") as f:
-            for line in f:
-                line = line.strip()
-                if not line or line.startswith("#") or "=" not in line:
-                    continue
-                k, v = line.removeprefix("export ").split("=", 1)
-                v = v.strip()
-                if len(v) >= 2 and v[0] == v[-1] and v[0] in "'\"":
-                    v = v[1:-1]
-                out[k.strip()] = v
+            lines = f.read().splitlines()
     except OSError:
-        pass
+        return out
+    for line in lines:
+        m = _DOTENV_LINE.match(line)
+        if not m:
+            continue
+        v = m.group(2)
+        if len(v) >= 2 and v[0] == v[-1] and v[0] in "'\"":
+            v = v[1:-1]
+        else:
+            v = re.sub(r"\s+#.*$", "", v)
+        out[m.group(1)] = v
     return out
+
+
+def _app(root):
+    """The app: STRATO_APP, else the project directory's name (engine/src/deploy/context.ts appNameFor)."""
+    return os.environ.get("STRATO_APP", "").strip() or os.path.basename(os.path.abspath(root))
 
 
 def _data_dir():
@@ -149,11 +162,10 @@ def _environment(base, key, app, name):
     data = _graphql(base, key, "query($n: String!) { app(name: $n) { environments { name } } }", {"n": app})
     if not data.get("app"):
         raise _no_context(name, f"app '{app}' (from the project directory) is not deployed")
+    # The CLI's rule (engine/src/deploy/context.ts findEnvironment): the only environment, else STRATO_ENV decides.
     names = sorted(e["name"] for e in data["app"]["environments"] if e["name"] != "live")
     if len(names) == 1:
         return names[0]
-    if "production" in names:
-        return "production"
     raise _no_context(name, f"app '{app}' has environments {', '.join(names) or 'none'} and STRATO_ENV is not set")
 
 
@@ -161,7 +173,7 @@ def lookup(name):
     """The deployed endpoint {url, type, timeout_ms} for `name` in the resolved app context (cached 300 s)."""
     root = _project_root()
     base, key = _target(name, root)
-    app = os.environ.get("STRATO_APP") or os.path.basename(root)
+    app = _app(root)
     env_hint = os.environ.get("STRATO_ENV", "")
     cache_key = (base, app, env_hint, name)
     now = time.monotonic()

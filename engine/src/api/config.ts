@@ -4,7 +4,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { UserError } from '../util/errors';
-import { ensureLocalPlatform } from './localPlatform';
+import { daemonStatus, ensureLocalPlatform } from './localPlatform';
 import { defaultPlatformDir, readKeyFile } from '../protocol/layout';
 import type { ApiTarget } from './http';
 
@@ -39,18 +39,36 @@ export function readDotEnv(file: string): Record<string, string> {
   return out;
 }
 
-export async function resolveApiConfig(o: ResolveOptions = {}): Promise<ApiConfig> {
+/**
+ * Base URL and key: STRATO_API_URL (environment, else the project's .env), else the local platform; the key from
+ * STRATO_API_KEY (environment, else .env), else the local platform's key file. With `start: false` (the extension's
+ * views, which must never start anything) the local platform is only read, and the answer is undefined when it is
+ * not running or a remote one is misconfigured.
+ */
+export async function resolveApiConfig(o: ResolveOptions & { start: false }): Promise<ApiConfig | undefined>;
+export async function resolveApiConfig(o?: ResolveOptions & { start?: true }): Promise<ApiConfig>;
+export async function resolveApiConfig(o: ResolveOptions & { start?: boolean } = {}): Promise<ApiConfig | undefined> {
   const env = o.env ?? process.env;
   const dotEnv = readDotEnv(path.join(o.projectDir ?? process.cwd(), '.env'));
   const explicitKey = env.STRATO_API_KEY || dotEnv.STRATO_API_KEY || undefined;
   const remote = (env.STRATO_API_URL || dotEnv.STRATO_API_URL || '').trim().replace(/\/+$/, '');
   if (remote) {
-    if (!/^https?:\/\//.test(remote)) throw new UserError(`STRATO_API_URL must start with http:// or https://, got "${remote}"`);
-    if (!explicitKey)
-      throw new UserError(`STRATO_API_URL is set (${remote}) but STRATO_API_KEY is not; set it in the environment or in .env`);
-    return { baseUrl: remote, apiKey: explicitKey, source: 'STRATO_API_URL' };
+    const problem = !/^https?:\/\//.test(remote)
+      ? `STRATO_API_URL must start with http:// or https://, got "${remote}"`
+      : !explicitKey
+        ? `STRATO_API_URL is set (${remote}) but STRATO_API_KEY is not; set it in the environment or in .env`
+        : null;
+    if (problem && o.start === false) return undefined;
+    if (problem) throw new UserError(problem);
+    return { baseUrl: remote, apiKey: explicitKey!, source: 'STRATO_API_URL' };
   }
-  const local = await ensureLocalPlatform(defaultPlatformDir(env));
+  const dataDir = defaultPlatformDir(env);
+  if (o.start === false) {
+    const s = await daemonStatus(dataDir).catch(() => undefined);
+    const apiKey = s?.running && s.state ? explicitKey ?? readKeyFile(s.keyFile) : undefined;
+    return s?.state && apiKey ? { baseUrl: s.state.url, apiKey, source: 'local' } : undefined;
+  }
+  const local = await ensureLocalPlatform(dataDir);
   const apiKey = explicitKey ?? readKeyFile(local.keyFile);
   if (!apiKey) throw new UserError(`the local platform has no key file at ${local.keyFile}; restart it with \`strato platform start\``);
   return { baseUrl: local.url, apiKey, source: 'local' };

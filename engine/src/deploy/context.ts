@@ -1,6 +1,7 @@
 // The app and environment a project deploys to: the app is named after the project directory (STRATO_APP
 // overrides it); the environment is --env, else the only one, else `production` when there is none.
 import path from 'node:path';
+import { resolveApiConfig, type ApiConfig } from '../api/config';
 import type { App, Environment } from '../api/controlPlane';
 import { UserError } from '../util/errors';
 
@@ -17,6 +18,22 @@ export const APP_OR_ENV_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$/;
 
 export function appNameFor(projectDir: string, env: NodeJS.ProcessEnv = process.env): string {
   return (env.STRATO_APP || '').trim() || path.basename(path.resolve(projectDir));
+}
+
+/** Where a command acts: the project folder, its app, and the platform (URL and key) it talks to. */
+export interface ProjectContext {
+  root: string;
+  app: string;
+  target: ApiConfig;
+}
+
+/**
+ * The one resolution of the project context, for the CLI and the extension (whose settings arrive through `env`).
+ * The Python package follows the same conventions (strato/_remote.py; test/deploy/context.test.ts holds both to them).
+ */
+export async function resolveProjectContext(root: string, env: NodeJS.ProcessEnv = process.env): Promise<ProjectContext> {
+  const target = await resolveApiConfig({ projectDir: root, env });
+  return { root: path.resolve(root), app: appNameFor(root, env), target };
 }
 
 /** Checks the names before any work is done, so that a deploy does not build only to be refused at upload. */

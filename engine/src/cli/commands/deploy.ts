@@ -1,8 +1,8 @@
 // `strato deploy`, `strato undeploy` and `strato env get|list`: terminal output over engine/src/deploy.
 import { kindLabel } from '../../protocol/endpointKind';
 import type { Command } from 'commander';
-import { resolveApiConfig } from '../../api/config';
-import { appNameFor, deployProject, getEnvironment, listEnvironments, sampleCall, undeployEnvironment, type DeployStep, type EnvironmentSummary } from '../../deploy';
+import { resolveProjectContext } from '../../deploy/context';
+import { deployProject, getEnvironment, listEnvironments, sampleCall, undeployEnvironment, type DeployStep, type EnvironmentSummary } from '../../deploy';
 import { formatDiagnostic } from '../../project';
 import { UserError } from '../../util/errors';
 import { Progress, bold, confirm, cyan, dim, green, red, yellow } from '../output';
@@ -31,8 +31,7 @@ export function register(program: Command): void {
     .option('--preview', 'run the endpoints in local containers instead (needs a Docker engine)')
     .action(async (opts: { env?: string; exclude?: string; preview?: boolean }) => {
       if (opts.preview) throw new UserError('deploy --preview is not available yet: use strato deploy (the embedded platform runs the endpoints on this machine) or strato dev.');
-      const root = process.cwd();
-      const target = await resolveApiConfig({ projectDir: root });
+      const { root, target } = await resolveProjectContext(process.cwd());
       const progress = new Progress();
       const r = await deployProject(root, {
         target,
@@ -81,9 +80,7 @@ export function register(program: Command): void {
     .option('-y, --yes', 'do not ask for confirmation')
     .option('--json', 'print the result as JSON')
     .action(async (opts: { env?: string; yes?: boolean; json?: boolean }) => {
-      const root = process.cwd();
-      const target = await resolveApiConfig({ projectDir: root });
-      const app = appNameFor(root);
+      const { app, target } = await resolveProjectContext(process.cwd());
       const current = await getEnvironment(target, app, opts.env);
       if (!opts.yes) {
         if (!process.stdin.isTTY) throw new UserError(`undeploy removes ${current.endpoints.length} endpoint(s) of ${app}/${current.environment}: pass --yes to confirm without a terminal.`);
@@ -102,9 +99,8 @@ export function register(program: Command): void {
     .argument('<NAME>', 'environment name')
     .option('--json', 'print JSON: {app, environment, buildId, endpoints: [{name, type, id, url, routes}]}')
     .action(async (name: string, opts: { json?: boolean }) => {
-      const root = process.cwd();
-      const target = await resolveApiConfig({ projectDir: root });
-      const s = await getEnvironment(target, appNameFor(root), name);
+      const { app, target } = await resolveProjectContext(process.cwd());
+      const s = await getEnvironment(target, app, name);
       if (opts.json) process.stdout.write(JSON.stringify(s, null, 2) + '\n');
       else printEnvironment(s);
     });
@@ -113,9 +109,8 @@ export function register(program: Command): void {
     .description('list the environments of this app')
     .option('--json', 'print JSON')
     .action(async (opts: { json?: boolean }) => {
-      const root = process.cwd();
-      const target = await resolveApiConfig({ projectDir: root });
-      const list = await listEnvironments(target, appNameFor(root));
+      const { app, target } = await resolveProjectContext(process.cwd());
+      const list = await listEnvironments(target, app);
       if (opts.json) process.stdout.write(JSON.stringify(list, null, 2) + '\n');
       else for (const e of list) process.stdout.write(`${e.environment.padEnd(20)} ${String(e.endpoints).padStart(3)} endpoint(s)${e.buildId ? `  build ${e.buildId}` : ''}\n`);
     });

@@ -2,7 +2,7 @@
 // table, /docs, reload on save, and live- endpoints on the platform that are removed on Ctrl+C.
 import { kindLabel } from '../../protocol/endpointKind';
 import { Command } from 'commander';
-import { resolveApiConfig } from '../../api/config';
+import { resolveProjectContext } from '../../deploy/context';
 import { createDevServer, listen } from '../../dev/server';
 import { DevSession } from '../../dev/session';
 import { LIVE_PREFIX } from '../../dev/liveEndpoints';
@@ -26,8 +26,7 @@ function table(rows: string[][]): string {
 async function runDev(opts: DevOptions): Promise<void> {
   const port = Number(opts.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UserError(`--port must be a port number (1-65535, or 0 for any free port), got ${opts.port}`);
-  const root = process.cwd();
-  const target = await resolveApiConfig({ projectDir: root });
+  const { root, target } = await resolveProjectContext(process.cwd());
   const session = new DevSession(root, target, {
     log: (l) => process.stderr.write(`${dim(l)}\n`),
     reloaded: (errors, ms) => {
