@@ -1,6 +1,7 @@
 // Pure logic of the environment quick pick: existing environments (the dev server's `live` one left out of
 // deploys), a "new..." entry, which one is preselected, and the check of a typed name.
-import { APP_OR_ENV_NAME, DEFAULT_ENVIRONMENT, DEV_ENVIRONMENT } from '../../engine/src/deploy/context';
+import { DEFAULT_ENVIRONMENT, DEV_ENVIRONMENT } from '../../engine/src/deploy/context';
+import { APP_OR_ENV_NAME, APP_OR_ENV_NAME_RULE } from '../../engine/src/protocol/names';
 
 export const NEW_ENVIRONMENT = '$(add) New environment...';
 
@@ -43,7 +44,7 @@ export function onlyChoice(items: readonly EnvironmentPickItem[]): string | unde
 export function checkEnvironmentName(name: string, existing: readonly ExistingEnvironment[]): string | undefined {
   const n = name.trim();
   if (!n) return 'type a name, e.g. staging';
-  if (!APP_OR_ENV_NAME.test(n)) return "use 1-63 letters, digits, '-', '_' or '.', starting with a letter or digit";
+  if (!APP_OR_ENV_NAME.test(n)) return APP_OR_ENV_NAME_RULE;
   if (n === DEV_ENVIRONMENT) return `"${DEV_ENVIRONMENT}" is the dev server's environment; choose another name`;
   if (existing.some((e) => e.name === n)) return `"${n}" exists already: pick it from the list`;
   return undefined;

@@ -1,9 +1,8 @@
 // A project of the index: a workspace folder (its files chosen by the build's ignore rules) or a single document
 // outside every folder. It owns its files' cross-file diagnostics, computed with the engine's `combine`.
-import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { combine, createIgnore, localModulesOf, type Diagnostic, type FileModel } from '../../engine/src/project';
-import { MAX_SOURCE_CHARS, type OpenDocument } from './sourceFile';
+import { combine, createIgnore, localModulesOf, readWorkerFile, type Diagnostic, type FileModel } from '../../engine/src/project';
+import type { OpenDocument } from './sourceFile';
 
 export interface ProjectRoot {
   uri: string;
@@ -55,16 +54,9 @@ export function isIgnoredPath(root: ProjectRoot, rel: string): boolean {
   return root.isIgnored(rel, false);
 }
 
-/** The file's text, or undefined when it is missing, binary or too large to be a worker file (as in the build). */
-export function readWorkerFile(root: ProjectRoot, rel: string): string | undefined {
-  if (!root.path) return undefined;
-  try {
-    const buf = readFileSync(path.join(root.path, rel));
-    if (buf.length > MAX_SOURCE_CHARS || buf.includes(0)) return undefined;
-    return buf.toString('utf8');
-  } catch {
-    return undefined;
-  }
+/** The file's text, or undefined when it cannot be a worker file (the engine's rule, as in the build). */
+export function readRootFile(root: ProjectRoot, rel: string): string | undefined {
+  return root.path ? readWorkerFile(path.join(root.path, rel)) : undefined;
 }
 
 /** Diagnostics of every project file of the root (single-file and cross-file rules), by project-relative path. */

@@ -1,20 +1,13 @@
 // One Python file's analysis: closed files are parsed once and dropped; an open document keeps its tree-sitter
 // tree, which every edit updates in place (tree.edit) so that the next parse reuses all unchanged subtrees.
 import { TextDocument, type TextDocumentContentChangeEvent } from 'vscode-languageserver-textdocument';
-import { analyzeTree, moduleNameOf, type AnalyzeOptions, type FileModel, type Parser, type Tree } from '../../engine/src/project';
+import { analyzeTree, emptyBindings, isWorkerText, moduleNameOf, type AnalyzeOptions, type FileModel, type Parser, type Tree } from '../../engine/src/project';
 
-/** Larger files are generated or data, not worker files (the build skips them the same way). */
-export const MAX_SOURCE_CHARS = 2 * 1024 * 1024;
 /** A parse that takes longer is abandoned: the file then gets no analysis rather than a frozen editor. */
 const PARSE_BUDGET_MS = 750;
 
 export function emptyModel(file: string): FileModel {
-  return { file, module: moduleNameOf(file), endpoints: [], imports: [], diagnostics: [], usesStrato: false };
-}
-
-/** True when the text cannot be a worker file (too large, or binary). */
-export function isUnanalysable(text: string): boolean {
-  return text.length > MAX_SOURCE_CHARS || text.includes('\u0000');
+  return { file, module: moduleNameOf(file), endpoints: [], imports: [], diagnostics: [], usesStrato: false, strato: emptyBindings() };
 }
 
 /** Parses with a time budget; null when the budget ran out. */
@@ -27,7 +20,7 @@ export function parseBounded(parser: Parser, text: string, oldTree?: Tree): Tree
 
 /** Analyses text that is not kept open: parse, analyse, free the tree. */
 export function analyzeSource(parser: Parser, file: string, text: string, options: AnalyzeOptions): FileModel {
-  if (isUnanalysable(text)) return emptyModel(file);
+  if (!isWorkerText(text)) return emptyModel(file);
   const tree = parseBounded(parser, text);
   if (!tree) return emptyModel(file);
   try {
@@ -101,7 +94,7 @@ export class OpenDocument {
     if (!this.treeStale) return this.tree;
     const old = this.tree;
     const text = this.text;
-    const next = isUnanalysable(text) ? null : parseBounded(this.parser, text, old);
+    const next = !isWorkerText(text) ? null : parseBounded(this.parser, text, old);
     old?.delete();
     // After a failed parse the tree stays undefined until the next edit, which then parses from scratch.
     this.tree = next ?? undefined;

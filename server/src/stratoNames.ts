@@ -1,5 +1,5 @@
-// Which local names a file binds to strato's `Endpoint`, its catalog enums and the module itself, read from the
-// model's imports: hover and completion only speak up where the code really uses strato.
+// Which local names a file binds to strato's `Endpoint`, its catalog enums and the module itself, as the analysis
+// read them from the syntax tree: hover and completion only speak up where the code really uses strato.
 import { enumClasses } from '../../engine/src/catalog';
 import type { FileModel } from '../../engine/src/project';
 
@@ -12,32 +12,10 @@ export interface StratoNames {
   modules: Set<string>;
 }
 
+/** The analysis' bindings of this file, as sets for lookups. */
 export function stratoNames(model: FileModel): StratoNames {
-  const names: StratoNames = { endpoint: new Set(), enums: new Map(), modules: new Set() };
-  for (const imp of model.imports) {
-    if (imp.topLevel !== 'strato') continue;
-    const text = imp.text.replace(/#[^\n]*/g, '').replace(/[()\\\r\n]/g, ' ');
-    const from = /^\s*from\s+[\w.]+\s+import\s+(.*)$/.exec(text);
-    if (from) {
-      for (const part of from[1].split(',')) {
-        const m = /^\s*(\*|\w+)(?:\s+as\s+(\w+))?\s*$/.exec(part);
-        if (!m) continue;
-        if (m[1] === '*') {
-          names.endpoint.add('Endpoint');
-          for (const cls of Object.keys(enumClasses)) names.enums.set(cls, cls);
-        } else if (m[1] === 'Endpoint') names.endpoint.add(m[2] ?? m[1]);
-        else if (m[1] in enumClasses) names.enums.set(m[2] ?? m[1], m[1]);
-      }
-      continue;
-    }
-    for (const part of text.replace(/^\s*import\s+/, '').split(',')) {
-      const m = /^\s*([\w.]+)(?:\s+as\s+(\w+))?\s*$/.exec(part);
-      if (!m) continue;
-      if (m[1] === 'strato') names.modules.add(m[2] ?? 'strato');
-      else if (m[1].startsWith('strato.') && !m[2]) names.modules.add('strato');
-    }
-  }
-  return names;
+  const b = model.strato;
+  return { endpoint: new Set(b.endpoint), enums: new Map(Object.entries(b.enums)), modules: new Set(b.modules) };
 }
 
 export function usesStrato(names: StratoNames): boolean {

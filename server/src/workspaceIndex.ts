@@ -7,7 +7,7 @@ import type { TextDocumentContentChangeEvent } from 'vscode-languageserver-textd
 import { analyzeSource, emptyModel, OpenDocument } from './sourceFile';
 import { childUri, keyOf, looseName, pathOf, relativeTo } from './paths';
 import {
-  folderRoot, isIgnoredPath, looseRoot, readWorkerFile, rootDiagnostics, updateLocalModules,
+  folderRoot, isIgnoredPath, looseRoot, readRootFile, rootDiagnostics, updateLocalModules,
   type IndexedFile, type ProjectRoot,
 } from './projectRoot';
 
@@ -148,7 +148,7 @@ export class WorkspaceIndex {
     const options = { localModules: f.root.localModules };
     if (f.open) f.model = f.open.analyze(f.rel, options);
     else {
-      const text = readWorkerFile(f.root, f.rel);
+      const text = readRootFile(f.root, f.rel);
       f.model = text === undefined ? emptyModel(f.rel) : analyzeSource(this.parser, f.rel, text, options);
     }
     return f.model;

@@ -1,6 +1,7 @@
 // Test artifacts in the documented layout (docs/worker-protocol.md) without running `strato build`: worker
 // sources from a map of files, strato_manifest.json, one handler_<name>.py per endpoint, and deps/strato (a
 // copy of engine/python/strato). Fast and exact, for platform tests that need precise endpoint settings.
+import { handlerFileName } from '../../engine/src/protocol/manifest';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -30,9 +31,7 @@ export interface TestEndpointSpec {
   routes?: Record<string, string>;
 }
 
-export function handlerFileName(endpoint: string): string {
-  return `handler_${endpoint.replace(/[^A-Za-z0-9_]/g, '_')}.py`;
-}
+export { handlerFileName };
 
 export function makeManifest(projectName: string, specs: TestEndpointSpec[]): Manifest {
   const resources: Record<string, ManifestResource> = {};

@@ -1,15 +1,12 @@
 // The deployment manifest built from the project model: the spec's fields per endpoint plus what the
 // platform and the worker runtime need (handler file, limits, function shapes).
 import type { EndpointSpec, FunctionInfo, ProjectModel } from '../project';
-import type { Manifest, ManifestFunction, ManifestResource } from '../protocol/manifest';
+import { handlerFileName, type Manifest, type ManifestFunction, type ManifestResource } from '../protocol/manifest';
 
 export type { Manifest, ManifestFunction, ManifestResource } from '../protocol/manifest';
+export { handlerFileName } from '../protocol/manifest';
 
 export const DEFAULT_PYTHON_VERSION = '3.11';
-
-export function handlerFileName(endpoint: string): string {
-  return `handler_${endpoint.replace(/[^A-Za-z0-9_]/g, '_')}.py`;
-}
 
 export function imageName(ep: EndpointSpec, pythonVersion: string): string {
   return `strato/worker-${ep.config.cpu ? 'cpu' : 'gpu'}:py${pythonVersion}`;

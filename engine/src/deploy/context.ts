@@ -3,6 +3,7 @@
 import path from 'node:path';
 import { resolveApiConfig, type ApiConfig } from '../api/config';
 import type { App, Environment } from '../api/controlPlane';
+import { APP_OR_ENV_NAME, APP_OR_ENV_NAME_RULE, suggestName } from '../protocol/names';
 import { UserError } from '../util/errors';
 
 export const DEFAULT_ENVIRONMENT = 'production';
@@ -13,8 +14,6 @@ function deployable(app: App | null): Environment[] {
   return (app?.environments ?? []).filter((e) => e.name !== DEV_ENVIRONMENT);
 }
 
-/** App and environment names the control plane accepts. */
-export const APP_OR_ENV_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$/;
 
 export function appNameFor(projectDir: string, env: NodeJS.ProcessEnv = process.env): string {
   return (env.STRATO_APP || '').trim() || path.basename(path.resolve(projectDir));
@@ -39,10 +38,10 @@ export async function resolveProjectContext(root: string, env: NodeJS.ProcessEnv
 /** Checks the names before any work is done, so that a deploy does not build only to be refused at upload. */
 export function checkNames(app: string, environment: string | undefined): void {
   if (!APP_OR_ENV_NAME.test(app)) {
-    throw new UserError(`"${app}" cannot be an app name (it comes from the project directory): set STRATO_APP to 1-63 letters, digits, '-', '_' or '.', e.g. STRATO_APP=${app.replace(/[^A-Za-z0-9_.-]+/g, '-').replace(/^[^A-Za-z0-9]+/, '').slice(0, 63) || 'my-app'}.`);
+    throw new UserError(`"${app}" cannot be an app name (it comes from the project directory): set STRATO_APP to a valid name (${APP_OR_ENV_NAME_RULE}), e.g. STRATO_APP=${suggestName(app) ?? 'my-app'}.`);
   }
   if (environment !== undefined && !APP_OR_ENV_NAME.test(environment)) {
-    throw new UserError(`--env "${environment}" is not a valid environment name: use 1-63 letters, digits, '-', '_' or '.', e.g. staging.`);
+    throw new UserError(`--env "${environment}" is not a valid environment name: ${APP_OR_ENV_NAME_RULE}, e.g. staging.`);
   }
 }
 

@@ -6,7 +6,7 @@ import type { ApiTarget } from '../api/http';
 import { buildProject, type BuildResult } from '../build';
 import type { Diagnostic } from '../project';
 import { UserError } from '../util/errors';
-import { endpointCalls } from './calls';
+import { endpointInput } from './endpointInput';
 import { appNameFor, checkNames, chooseEnvironment } from './context';
 
 export type DeployStep = 'build' | 'upload' | 'provision' | 'configure';
@@ -64,7 +64,6 @@ export async function deployProject(root: string, o: DeployOptions): Promise<Dep
     return { app, environment, build };
   }, (r) => `app ${r.app.name}, environment ${r.environment.name}, build ${r.build.id}`);
 
-  const calls = endpointCalls(buildResult.model);
   const { endpoints, created, updated, deleted } = await step('provision', async () => {
     const existing = await client.listEndpoints(environment.id);
     const byName = new Map(existing.map((e) => [e.name, e]));
@@ -74,20 +73,7 @@ export async function deployProject(root: string, o: DeployOptions): Promise<Dep
     const endpoints: Endpoint[] = [];
     // One at a time keeps the platform's rolling release orderly and the output deterministic.
     for (const name of names) {
-      const r = buildResult.manifest.resources[name];
-      const env: Record<string, string> = { ...r.env };
-      if (calls.has(name)) env.STRATO_API_KEY = o.target.apiKey;
-      const ep = await client.saveEndpoint({
-        environmentId: environment.id,
-        name,
-        buildId: build.id,
-        workersMin: r.workersMin,
-        workersMax: r.workersMax,
-        idleTimeout: r.idle_timeout,
-        maxConcurrency: r.max_concurrency,
-        executionTimeoutMs: r.execution_timeout_ms,
-        env,
-      });
+      const ep = await client.saveEndpoint(endpointInput({ environmentId: environment.id, buildId: build.id, name, model: buildResult.model, apiKey: o.target.apiKey }));
       (byName.has(name) ? updated : created).push(name);
       endpoints.push(ep);
     }

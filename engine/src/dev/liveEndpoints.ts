@@ -9,6 +9,7 @@ import type { ApiTarget } from '../api/http';
 import type { BuildResult, Manifest } from '../build';
 import { sourceFingerprint, STRATO_DIR } from '../build';
 import { endpointCalls } from '../deploy/calls';
+import { endpointInput } from '../deploy/endpointInput';
 import type { ManifestResource } from '../protocol/manifest';
 
 export const LIVE_PREFIX = 'live-';
@@ -190,19 +191,9 @@ export class LiveEndpoints {
     if (!r) throw new Error(`endpoint ${name} is no longer declared in the project`);
     const env = await this.environment();
     const id = await buildId;
-    const extra: Record<string, string> = { ...r.env, STRATO_ENDPOINT_PREFIX: LIVE_PREFIX };
-    if (endpointCalls(build.model).has(name)) extra.STRATO_API_KEY = this.target.apiKey;
-    const ep = await this.client.saveEndpoint({
-      environmentId: env.id,
-      name: liveName(name),
-      buildId: id,
-      workersMin: 0,
-      workersMax: r.workersMax,
-      idleTimeout: r.idle_timeout,
-      maxConcurrency: r.max_concurrency,
-      executionTimeoutMs: r.execution_timeout_ms,
-      env: extra,
-    });
+    const ep = await this.client.saveEndpoint(
+      endpointInput({ environmentId: env.id, buildId: id, name, manifestName: liveName(name), model: build.model, apiKey: this.target.apiKey, overrides: { workersMin: 0 } }),
+    );
     this.hashes.set(name, this.hashOf(name));
     this.resolved.set(name, { id: ep.id, hash: this.hashOf(name) });
     this.log(`provisioned ${ep.name} (${ep.id})`);

@@ -1,7 +1,7 @@
 // Analysis of one Python file: finds `@Endpoint(...)` functions and classes, load-balanced endpoint objects
 // and their routes, module-level imports, and reports every single-file rule. Works on any text, even broken.
 import type { Parser, SyntaxNode, Tree } from './parser';
-import type { ConfigValue, DynamicValue, EndpointKind, EndpointSpec, FileModel, HttpMethod, ImportInfo, Position, RouteInfo } from './model';
+import { emptyBindings, type ConfigValue, type DynamicValue, type EndpointKind, type EndpointSpec, type FileModel, type HttpMethod, type ImportInfo, type Position, type RouteInfo } from './model';
 import { evaluate, type EvalScope } from './values';
 import { children, functionInfo, rangeOf, walk } from './syntax';
 import { parameterMessage } from '../catalog/parameterRules';
@@ -34,7 +34,7 @@ const STRATO_ENUMS = Object.keys(enumClasses);
 export function analyzeTree(file: string, tree: Tree, text: string, options: AnalyzeOptions = {}): FileModel {
   const sink = new DiagnosticSink(file);
   const root = tree.rootNode;
-  const model: FileModel = { file, module: moduleNameOf(file), endpoints: [], imports: [], diagnostics: sink.items, usesStrato: false };
+  const model: FileModel = { file, module: moduleNameOf(file), endpoints: [], imports: [], diagnostics: sink.items, usesStrato: false, strato: emptyBindings() };
   // Every way of importing Endpoint names the module, so a file without the word needs no further look.
   const mentionsStrato = text.includes('strato');
   if (root.hasError) reportSyntaxErrors(root, sink);
@@ -49,6 +49,7 @@ export function analyzeTree(file: string, tree: Tree, text: string, options: Ana
     }
   }
   model.usesStrato = endpointNames.size > 0 || scope.moduleAliases.size > 0;
+  model.strato = { endpoint: [...endpointNames], enums: Object.fromEntries(scope.enumAliases), modules: [...scope.moduleAliases] };
   if (!model.usesStrato) return model;
 
   const isEndpointCallee = (fn: SyntaxNode | null): boolean => {

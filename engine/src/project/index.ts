@@ -7,3 +7,4 @@ export { createPythonParser, loadPython, Parser, type SyntaxNode, type Tree } fr
 export { isThirdParty } from './imports';
 export { ENDPOINT_NAME } from './rules';
 export { formatDiagnostic } from './format';
+export { isWorkerText, readWorkerFile, MAX_WORKER_FILE_BYTES } from './workerFile';

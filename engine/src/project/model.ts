@@ -196,6 +196,21 @@ export interface FileModel {
   diagnostics: Diagnostic[];
   /** True when the file mentions `Endpoint` from strato at all (cheap filter for the index). */
   usesStrato: boolean;
+  /** The local names the file's imports bind to strato (hover and completion speak up only there). */
+  strato: StratoBindings;
+}
+
+export interface StratoBindings {
+  /** Local names of `Endpoint` (`Endpoint`, or `E` after `from strato import Endpoint as E`). */
+  endpoint: string[];
+  /** Local alias -> catalog enum class (`G` -> `GpuGroup`). */
+  enums: Record<string, string>;
+  /** Local names bound to the module (`strato`, `s` after `import strato as s`). */
+  modules: string[];
+}
+
+export function emptyBindings(): StratoBindings {
+  return { endpoint: [], enums: {}, modules: [] };
 }
 
 export interface ProjectModel {

@@ -1,5 +1,6 @@
 // The project model: every worker file analysed, plus the rules that span files (duplicate endpoint names).
 // Used by the build (files on disk) and the language server (open documents override disk).
+import { readWorkerFile } from './workerFile';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Diagnostic, EndpointSpec, FileModel, ProjectModel } from './model';
@@ -7,7 +8,6 @@ import { analyzeText } from './analyze';
 import { createPythonParser } from './parser';
 import { listProjectFiles, localModulesOf } from './ignore';
 
-const MAX_FILE_BYTES = 2 * 1024 * 1024;
 
 /** Cross-file rules over already analysed files; returns the project's full diagnostics. */
 export function combine(root: string, files: FileModel[]): ProjectModel {
@@ -70,22 +70,12 @@ export async function loadProject(root: string, options: LoadOptions = {}): Prom
     const localModules = localModulesOf(files);
     const models: FileModel[] = [];
     for (const rel of pythonFiles) {
-      const text = options.overrides?.get(rel) ?? readSource(path.join(root, rel));
+      const text = options.overrides?.get(rel) ?? readWorkerFile(path.join(root, rel));
       if (text === undefined) continue;
       models.push(analyzeText(parser, rel, text, { localModules }));
     }
     return combine(root, models);
   } finally {
     parser.delete();
-  }
-}
-
-function readSource(file: string): string | undefined {
-  try {
-    const buf = readFileSync(file);
-    if (buf.length > MAX_FILE_BYTES || buf.includes(0)) return undefined; // generated or binary: not a worker file
-    return buf.toString('utf8');
-  } catch {
-    return undefined;
   }
 }

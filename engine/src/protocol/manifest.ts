@@ -45,3 +45,8 @@ export interface Manifest {
   /** Load-balanced endpoints only: `"<METHOD> <path>"` -> function name. */
   routes: Record<string, Record<string, string>>;
 }
+
+/** The generated handler of an endpoint at the artifact root; the build writes it and the platform runs it. */
+export function handlerFileName(endpoint: string): string {
+  return `handler_${endpoint.replace(/[^A-Za-z0-9_]/g, '_')}.py`;
+}

@@ -1,7 +1,7 @@
 // What an endpoint runs and how: resolved once when the endpoint is saved, from its build's manifest resource
 // and the overrides given to `saveEndpoint`. The platform's scheduler, job engine and router read only this.
 import type { EndpointInput, EndpointKind } from '../../protocol/controlPlane';
-import type { Manifest, ManifestResource } from '../../protocol/manifest';
+import { handlerFileName, type Manifest, type ManifestResource } from '../../protocol/manifest';
 import { checkIntParameter, checkWorkers, parameterDefaults } from '../../catalog/parameterRules';
 import { limits } from '../options';
 
@@ -59,7 +59,7 @@ export function resolveConfig(manifest: Manifest, name: string, o: EndpointOverr
   const d = parameterDefaults;
   const cfg: EndpointConfig = {
     kind: r.is_load_balanced ? 'LOAD_BALANCED' : 'QUEUE',
-    handlerFile: r.handler_file || `handler_${name.replace(/[^A-Za-z0-9_]/g, '_')}.py`,
+    handlerFile: r.handler_file || handlerFileName(name),
     workersMin: o.workersMin ?? r.workersMin ?? d.workers[0],
     workersMax: o.workersMax ?? r.workersMax ?? d.workers[1],
     idleTimeout: o.idleTimeout ?? r.idle_timeout ?? d.idleTimeout,

@@ -3,6 +3,7 @@
 // drops the jobs of a deleted endpoint.
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Manifest } from '../../protocol/manifest';
+import { APP_OR_ENV_NAME, APP_OR_ENV_NAME_RULE } from '../../protocol/names';
 import type { Clock } from '../clock';
 import { badRequest, conflict, notFound } from '../errors';
 import type { AppRow, BuildRow, EndpointRow, EnvironmentRow, PlatformStore } from '../store/types';
@@ -31,11 +32,8 @@ export interface SaveEndpointInput extends EndpointOverrides {
   buildId?: string;
 }
 
-const NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$/;
-
 function checkName(kind: string, name: string): void {
-  if (!NAME.test(name))
-    throw badRequest(`${kind} name "${name}" is not valid: use 1-63 letters, digits, '-', '_' or '.'`);
+  if (!APP_OR_ENV_NAME.test(name)) throw badRequest(`${kind} name "${name}" is not valid: ${APP_OR_ENV_NAME_RULE}`);
 }
 
 /** Endpoint ids look like the reference product's: 14 lowercase letters and digits. */

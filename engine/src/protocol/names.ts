@@ -1,0 +1,12 @@
+// The names of apps and environments: what the control plane accepts, what deploy checks before it builds, and
+// what the extension's input box allows. One pattern and one sentence for all three.
+export const APP_OR_ENV_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$/;
+
+/** What a valid name looks like, as the end of an error message. */
+export const APP_OR_ENV_NAME_RULE = "use 1-63 letters, digits, '-', '_' or '.', starting with a letter or digit";
+
+/** A valid name close to `name` (for suggestions), or undefined when nothing is left of it. */
+export function suggestName(name: string): string | undefined {
+  const s = name.replace(/[^A-Za-z0-9_.-]+/g, '-').replace(/^[^A-Za-z0-9]+/, '').slice(0, 63);
+  return s && APP_OR_ENV_NAME.test(s) ? s : undefined;
+}
