@@ -19,4 +19,5 @@ fi
 npm ci --no-audit --no-fund
 npm run build
 npm run typecheck
+npm run lint
 npm test

@@ -2,8 +2,8 @@
 // environment asked through a quick pick (or given as an argument), and a progress notification of the four steps.
 import * as vscode from 'vscode';
 import { DEPLOY_STEPS, deployProject, undeployEnvironment, type DeployResult } from '../../engine/src/deploy';
-import { UserError } from '../../engine/src/util/errors';
-import { isEndpointCommandArgs } from '../../engine/src/protocol/lsp';
+import { UserError } from '../../engine/src/util';
+import { Commands, isEndpointCommandArgs } from '../../engine/src/protocol';
 import { guarded } from './errors';
 import { existingEnvironments, pickEnvironment } from './environmentQuickPick';
 import { projectFolder } from './folders';
@@ -94,6 +94,6 @@ export function registerDeployCommands(views: StratoViews): vscode.Disposable[] 
   return [
     vscode.commands.registerCommand('strato.deploy', (arg?: TargetArg) => guarded('deploy', () => deploy(views, arg))),
     vscode.commands.registerCommand('strato.undeploy', (arg?: UndeployArg) => guarded('undeploy', () => undeploy(views, arg))),
-    vscode.commands.registerCommand('strato.deployEndpoint', (args: unknown, env?: string) => guarded('deploy', () => deployEndpoint(views, args, env))),
+    vscode.commands.registerCommand(Commands.deployEndpoint, (args: unknown, env?: string) => guarded('deploy', () => deployEndpoint(views, args, env))),
   ];
 }

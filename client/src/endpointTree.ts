@@ -1,7 +1,7 @@
 // Pure tree building for the Endpoints and Environments views: plain nodes from the project model and the
 // control plane's state, turned into vscode.TreeItems elsewhere (treeProvider.ts), so this is tested with node.
-import { kindLabel } from '../../engine/src/protocol/endpointKind';
-import type { EndpointSpec, ProjectModel } from '../../engine/src/project/model';
+import { kindLabel } from '../../engine/src/protocol';
+import type { EndpointSpec, ProjectModel } from '../../engine/src/project';
 
 /** Where a node points in the source: workspace-relative file and 0-based line. */
 export interface NodeLocation {

@@ -1,8 +1,8 @@
 // `Strato: Show Environment` (env get): the endpoints of an environment with their URLs and routes, written to
 // the Strato output channel; and the job details a click in the Jobs view shows.
 import * as vscode from 'vscode';
-import { getEnvironment, type EnvironmentSummary } from '../../engine/src/deploy/environments';
-import { UserError } from '../../engine/src/util/errors';
+import { getEnvironment, type EnvironmentSummary } from '../../engine/src/deploy';
+import { UserError } from '../../engine/src/util';
 import { existingEnvironments, pickEnvironment } from './environmentQuickPick';
 import { projectFolder } from './folders';
 import { jobReport } from './jobs';

@@ -1,7 +1,7 @@
 // Pure logic of the environment quick pick: existing environments (the dev server's `live` one left out of
 // deploys), a "new..." entry, which one is preselected, and the check of a typed name.
-import { DEFAULT_ENVIRONMENT, DEV_ENVIRONMENT } from '../../engine/src/deploy/context';
-import { APP_OR_ENV_NAME, APP_OR_ENV_NAME_RULE } from '../../engine/src/protocol/names';
+import { DEFAULT_ENVIRONMENT, DEV_ENVIRONMENT } from '../../engine/src/deploy';
+import { APP_OR_ENV_NAME, APP_OR_ENV_NAME_RULE } from '../../engine/src/protocol';
 
 export const NEW_ENVIRONMENT = '$(add) New environment...';
 

@@ -1,8 +1,8 @@
 // The environment quick pick (vscode side of environmentPick.ts): existing environments of the app, and for
 // deploys a "new..." entry that asks for a name.
 import * as vscode from 'vscode';
-import type { ApiTarget } from '../../engine/src/api/http';
-import { UserError } from '../../engine/src/util/errors';
+import type { ApiTarget } from '../../engine/src/api';
+import { UserError } from '../../engine/src/util';
 import { checkEnvironmentName, environmentItems, onlyChoice, type ExistingEnvironment } from './environmentPick';
 import { readEnvironments } from './workspaceState';
 

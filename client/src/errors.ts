@@ -1,7 +1,7 @@
 // Errors reach the user as one readable message: the engine's UserError texts are written for users already;
 // anything else is prefixed so that it is clear where it came from. Every failure is also logged.
 import * as vscode from 'vscode';
-import { UserError } from '../../engine/src/util/errors';
+import { UserError } from '../../engine/src/util';
 
 let log: vscode.OutputChannel | undefined;
 export function setErrorLog(channel: vscode.OutputChannel): void {

@@ -2,6 +2,7 @@
 // commands (deploy, undeploy, env get, dev server, run/deploy from code lenses). Returns a small API for tests.
 import * as vscode from 'vscode';
 import type { LanguageClient } from 'vscode-languageclient/node';
+import { Commands } from '../../engine/src/protocol';
 import { registerDeployCommands } from './deployCommands';
 import { DevTerminal } from './devTerminal';
 import { envGet, showJob } from './envCommands';
@@ -35,7 +36,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Strato
     vscode.commands.registerCommand('strato.refreshJobs', () => guarded('refresh jobs', () => views.refreshJobs())),
     vscode.commands.registerCommand('strato.envGet', (arg?: string | { environment?: string; folder?: string }) => guarded('env get', () => envGet(views, output, arg))),
     vscode.commands.registerCommand('strato.showJob', (id: string) => guarded('show job', async () => showJob(views, output, id))),
-    vscode.commands.registerCommand('strato.runEndpoint', (args: unknown, o?: RunOptions) => guarded('run', () => runEndpoint(views, output, args, o))),
+    vscode.commands.registerCommand(Commands.runEndpoint, (args: unknown, o?: RunOptions) => guarded('run', () => runEndpoint(views, output, args, o))),
     vscode.commands.registerCommand('strato.startDev', (folder?: string) => guarded('start dev server', async () => dev.start(await projectFolder(views, folder)).name)),
     vscode.commands.registerCommand('strato.stopDev', () => guarded('stop dev server', () => dev.stop())),
     vscode.workspace.onDidChangeConfiguration((e) => e.affectsConfiguration('strato.pythonPath') && applyPythonSetting()),

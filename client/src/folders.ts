@@ -1,7 +1,7 @@
 // Which workspace folder (project) a command acts on: the one of a given file, the only one, the one with
 // endpoints, or the user's pick.
 import * as vscode from 'vscode';
-import { UserError } from '../../engine/src/util/errors';
+import { UserError } from '../../engine/src/util';
 import type { StratoViews } from './views';
 
 export async function projectFolder(views: StratoViews, hint?: string | vscode.Uri): Promise<vscode.WorkspaceFolder> {

@@ -1,6 +1,6 @@
 // The jobs the extension itself submitted through run commands: a small in-memory list with their status and
 // output, shown by the Jobs view. Pure (no vscode), so that the view logic is tested with node.
-import type { EndpointKind } from '../../engine/src/protocol/endpointKind';
+import type { EndpointKind } from '../../engine/src/protocol';
 import type { TreeNode } from './endpointTree';
 
 export type JobState = 'IN_QUEUE' | 'IN_PROGRESS' | 'COMPLETED' | 'FAILED' | 'CANCELLED' | 'TIMED_OUT' | 'ERROR';

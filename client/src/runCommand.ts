@@ -1,11 +1,11 @@
 // The code lens "Run": a queue endpoint gets its input (prefilled from the function's parameters) and runs
 // through /runsync on the deployed endpoint of the chosen environment; a load-balanced route is called directly.
 import * as vscode from 'vscode';
-import { ControlPlaneClient } from '../../engine/src/api/controlPlane';
-import { JobsClient } from '../../engine/src/api/jobs';
-import { callRoute } from '../../engine/src/api/loadBalanced';
-import { UserError } from '../../engine/src/util/errors';
-import { isEndpointCommandArgs, type EndpointCommandArgs } from '../../engine/src/protocol/lsp';
+import { ControlPlaneClient } from '../../engine/src/api';
+import { JobsClient } from '../../engine/src/api';
+import { callRoute } from '../../engine/src/api';
+import { UserError } from '../../engine/src/util';
+import { Commands, isEndpointCommandArgs, type EndpointCommandArgs } from '../../engine/src/protocol';
 import { pickEnvironment } from './environmentQuickPick';
 import { functionOf, parseInput, prefillInput } from './inputs';
 import { isEnded, jobReport, type SubmittedJob } from './jobs';
@@ -54,7 +54,7 @@ export async function runEndpoint(views: StratoViews, output: vscode.OutputChann
   if (wanted.length === 0) {
     const where = o.environment ? `in ${o.environment}` : 'in any environment';
     const choice = await vscode.window.showWarningMessage(`${args.endpoint} is not deployed ${where} of ${app}: deploy the project first, then run it.`, 'Deploy');
-    if (choice === 'Deploy') await vscode.commands.executeCommand('strato.deployEndpoint', args, o.environment);
+    if (choice === 'Deploy') await vscode.commands.executeCommand(Commands.deployEndpoint, args, o.environment);
     return undefined;
   }
   const envName = wanted.length === 1 ? wanted[0].name : await pickEnvironment(wanted.map((w) => ({ name: w.name })), { allowNew: false, forDeploy: false, title: `Run ${args.endpoint} in` });

@@ -1,8 +1,8 @@
 // Where the extension's API calls go: the `strato.apiUrl` setting overrides STRATO_API_URL, and
 // `strato.pythonPath` sets the interpreter builds use; otherwise the engine's own resolution (local platform).
 import * as vscode from 'vscode';
-import { resolveApiConfig, type ApiConfig } from '../../engine/src/api/config';
-import { resolveProjectContext, type ProjectContext } from '../../engine/src/deploy/context';
+import { resolveApiConfig, type ApiConfig } from '../../engine/src/api';
+import { resolveProjectContext, type ProjectContext } from '../../engine/src/deploy';
 
 /** The process environment with the extension's settings applied. */
 export function effectiveEnv(folder?: vscode.Uri): NodeJS.ProcessEnv {

@@ -1,7 +1,7 @@
 // The Strato activity-bar views: Endpoints (code + deployed state), Jobs (submitted by this extension) and
 // Environments (of the app). Refreshed on save, after deploys and runs, and by the refresh command.
 import * as vscode from 'vscode';
-import { JobsClient } from '../../engine/src/api/jobs';
+import { JobsClient } from '../../engine/src/api';
 import { buildEndpointTree, buildEnvironmentTree, deployedStateOf, type DeployedState, type TreeNode } from './endpointTree';
 import { JobList, jobNodes } from './jobs';
 import { NodeTreeProvider, openLocationCommand } from './treeProvider';

@@ -1,12 +1,12 @@
 // What the views show, gathered per workspace folder: the project model (engine/src/project, the one analysis)
 // and, when a platform is reachable, the app's environments with their endpoints from the control plane.
 import * as vscode from 'vscode';
-import { ControlPlaneClient } from '../../engine/src/api/controlPlane';
-import type { ApiTarget } from '../../engine/src/api/http';
-import { appNameFor } from '../../engine/src/deploy/context';
-import { summarize } from '../../engine/src/deploy/environments';
+import { ControlPlaneClient } from '../../engine/src/api';
+import type { ApiTarget } from '../../engine/src/api';
+import { appNameFor } from '../../engine/src/deploy';
+import { summarize } from '../../engine/src/deploy';
 import { loadProject } from '../../engine/src/project';
-import type { ProjectModel } from '../../engine/src/project/model';
+import type { ProjectModel } from '../../engine/src/project';
 import type { EnvironmentInfo, FolderModel } from './endpointTree';
 import { effectiveEnv, passiveApiTarget } from './settings';
 

@@ -135,7 +135,8 @@ function pointAt(text: string, index: number): Point {
 
 /** The point reached from `from` (at point `at`) after the text up to `to`. */
 function pointAfter(text: string, from: number, to: number, at: Point): Point {
-  let { row, column } = at;
+  const { column } = at;
+  let { row } = at;
   let lineStart = from;
   for (let i = text.indexOf('\n', from); i !== -1 && i < to; i = text.indexOf('\n', i + 1)) {
     row++;

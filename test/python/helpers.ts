@@ -256,7 +256,7 @@ export class FakePlatform {
         case 'take': {
           this.takes.push({ max: body.max, waitMs: body.waitMs });
           if (this.takeStatus !== 200) return send(this.takeStatus, { error: 'not wanted' });
-          let timer: NodeJS.Timeout | undefined;
+          let timer: NodeJS.Timeout | undefined; // eslint-disable-line prefer-const -- assigned after the closure that clears it
           const answer = () => {
             this.held.delete(res);
             clearTimeout(timer);

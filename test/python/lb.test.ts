@@ -64,7 +64,6 @@ let base: string;
 
 async function call(method: string, path: string, body?: string, url = base) {
   const res = await fetch(url + path, { method, body, headers: body ? { 'content-type': 'application/json' } : {} });
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the assertions check the shape
   return { status: res.status, body: (await res.json()) as any, headers: res.headers };
 }
 

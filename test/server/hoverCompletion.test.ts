@@ -103,7 +103,8 @@ describe('hover and completion', () => {
     assert.ok(labels(partial).includes('workers'));
     assert.ok(!labels(partial).includes('gpu') && !labels(partial).includes('name'));
     const range = partial[0].textEdit && 'range' in partial[0].textEdit ? partial[0].textEdit.range : undefined;
-    assert.equal(range?.end.character! - range?.start.character!, 4);
+    assert.ok(range);
+    assert.equal(range.end.character - range.start.character, 4);
   });
 
   it('completion of GPU values: enum members when imported, ids inside strings and lists', async () => {

@@ -14,10 +14,6 @@ export class RouteError extends UserError {
   }
 }
 
-export function lbUrl(baseUrl: string, endpointId: string): string {
-  return `${baseUrl}/lb/${encodeURIComponent(endpointId)}`;
-}
-
 /** Calls `METHOD path` of the endpoint; GET/DELETE arguments go in the query string. */
 export async function callRoute<T = unknown>(
   target: ApiTarget,

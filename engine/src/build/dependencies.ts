@@ -104,7 +104,7 @@ export function pipInstall(o: PipOptions): Promise<void> {
 
 /** The lines of pip's output that say why it failed, indented as one block. */
 export function pipReason(errLines: readonly string[], outLines: readonly string[]): string {
-  const relevant = errLines.filter((l) => /^(ERROR|error|  |Because|note:|hint:)/.test(l) && !/^\s*$/.test(l) && !/WARNING/.test(l));
+  const relevant = errLines.filter((l) => /^(ERROR|error| {2}|Because|note:|hint:)/.test(l) && !/^\s*$/.test(l) && !/WARNING/.test(l));
   const block = (relevant.length ? relevant : [...errLines, ...outLines].filter((l) => l.trim()).slice(-8)).slice(0, 20);
   return block.map((l) => `  | ${l}`).join('\n');
 }

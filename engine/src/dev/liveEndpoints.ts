@@ -57,7 +57,7 @@ export class LiveEndpoints {
   private readonly cacheFile: string;
 
   constructor(
-    private readonly root: string,
+    root: string,
     private readonly target: ApiTarget,
     private readonly appName: string,
     private readonly log: (line: string) => void = () => {},

@@ -1,7 +1,6 @@
 // The project model: every worker file analysed, plus the rules that span files (duplicate endpoint names).
 // Used by the build (files on disk) and the language server (open documents override disk).
 import { readWorkerFile } from './workerFile';
-import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Diagnostic, EndpointSpec, FileModel, ProjectModel } from './model';
 import { analyzeText } from './analyze';

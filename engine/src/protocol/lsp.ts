@@ -1,13 +1,13 @@
-// What the language server and the VS Code extension agree on: command ids carried by code lenses and the shape
-// of their argument. Dependency-free (types only from the engine model), so that client/ can import it as is.
-import type { EndpointKind, HttpMethod } from '../project/model';
+// What the language server and the VS Code extension agree on: the ids of the commands code lenses carry (the server
+// puts them in lenses, the extension registers them) and the shape of their argument. Types and constants only.
+import type { HttpMethod } from '../project/model';
+import { ENDPOINT_KINDS, type EndpointKind } from './endpointKind';
 
 /** Commands the code lenses carry. The client executes them; the server never registers them. */
 export const Commands = {
   runEndpoint: 'strato.runEndpoint',
   deployEndpoint: 'strato.deployEndpoint',
 } as const;
-export type EndpointCommand = (typeof Commands)[keyof typeof Commands];
 
 /** The single argument of `strato.runEndpoint` and `strato.deployEndpoint`. */
 export interface EndpointCommandArgs {
@@ -30,7 +30,7 @@ export function isEndpointCommandArgs(value: unknown): value is EndpointCommandA
   if (typeof value !== 'object' || value === null) return false;
   const v = value as Record<string, unknown>;
   const str = (k: string) => typeof v[k] === 'string';
-  return str('endpoint') && str('function') && str('file') && str('uri') && (v.kind === 'QUEUE' || v.kind === 'LOAD_BALANCED') &&
+  return str('endpoint') && str('function') && str('file') && str('uri') && ENDPOINT_KINDS.includes(v.kind as EndpointKind) &&
     (v.method === undefined || str('method')) && (v.path === undefined || str('path'));
 }
 

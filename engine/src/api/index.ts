@@ -1,0 +1,9 @@
+// Typed clients of a Strato platform, for the CLI and the extension: where it is (config), the control plane
+// (GraphQL), the jobs API and load-balanced routes (HTTP), and the local platform started on demand.
+export { readDotEnv, resolveApiConfig, type ApiConfig, type ResolveOptions } from './config';
+export { ControlPlaneClient, ControlPlaneError } from './controlPlane';
+export type { App, Build, Endpoint, EndpointHealth, EndpointInput, Environment } from './controlPlane';
+export type { ApiTarget } from './http';
+export { JobsClient } from './jobs';
+export { callRoute } from './loadBalanced';
+export { daemonStatus, ensureLocalPlatform } from './localPlatform';

@@ -1,0 +1,2 @@
+// Small pieces every part of the engine uses: user-facing errors.
+export * from './errors';
