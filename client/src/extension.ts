@@ -2,7 +2,9 @@
 // commands (deploy, undeploy, env get, dev server, run/deploy from code lenses). Returns a small API for tests.
 import * as vscode from 'vscode';
 import type { LanguageClient } from 'vscode-languageclient/node';
-import { Commands } from '../../engine/src/protocol';
+import type { ProjectModel } from '../../engine/src/project';
+import { Commands, PROJECT_CHANGED_NOTIFICATION, PROJECT_MODEL_REQUEST, type ProjectModelParams } from '../../engine/src/protocol';
+import { noModel } from './workspaceState';
 import { registerDeployCommands } from './deployCommands';
 import { DevTerminal } from './devTerminal';
 import { envGet, showJob } from './envCommands';
@@ -41,12 +43,18 @@ export async function activate(context: vscode.ExtensionContext): Promise<Strato
     vscode.commands.registerCommand('strato.stopDev', () => guarded('stop dev server', () => dev.stop())),
     vscode.workspace.onDidChangeConfiguration((e) => e.affectsConfiguration('strato.pythonPath') && applyPythonSetting()),
   );
-  views.refreshSoon(0);
   try {
-    client = await startLanguageClient();
+    const started = await startLanguageClient();
+    client = started;
     context.subscriptions.push({ dispose: () => void client?.stop() });
+    views.useModelSource(async (folder) => {
+      const model = await started.sendRequest<ProjectModel | null>(PROJECT_MODEL_REQUEST, { folderUri: folder.uri.toString() } satisfies ProjectModelParams);
+      return model ?? noModel(folder);
+    });
+    context.subscriptions.push(started.onNotification(PROJECT_CHANGED_NOTIFICATION, () => views.refreshSoon()));
   } catch (e) {
     output.appendLine(`the Strato language server did not start: ${(e as Error).message}`);
+    views.refreshSoon(0); // the views still show the deployed environments
     void vscode.window.showErrorMessage(`Strato: the language server did not start (${(e as Error).message}); see the Strato output.`);
   }
   return { views, languageClient: () => client, dev };

@@ -12,7 +12,6 @@ import { isEnded, jobReport, type SubmittedJob } from './jobs';
 import { projectFolder } from './folders';
 import { projectContext } from './settings';
 import type { StratoViews } from './views';
-import { loadFolder } from './workspaceState';
 
 /** Optional second argument (scripts and tests): the environment and the input, so that no UI is needed. */
 export interface RunOptions {
@@ -21,7 +20,7 @@ export interface RunOptions {
 }
 
 async function askInput(views: StratoViews, folder: vscode.WorkspaceFolder, a: EndpointCommandArgs): Promise<Record<string, unknown>> {
-  const state = views.state().find((s) => s.folder.uri.toString() === folder.uri.toString()) ?? (await loadFolder(folder));
+  const state = views.state().find((s) => s.folder.uri.toString() === folder.uri.toString()) ?? (await views.loadFolder(folder));
   const ep = state.model.endpoints.find((e) => e.name === a.endpoint);
   const value = prefillInput(ep && functionOf(ep, a.function, a.method, a.path));
   const text = await vscode.window.showInputBox({

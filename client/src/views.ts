@@ -6,7 +6,7 @@ import { buildEndpointTree, buildEnvironmentTree, deployedStateOf, type Deployed
 import { JobList, jobNodes } from './jobs';
 import { NodeTreeProvider, openLocationCommand } from './treeProvider';
 import { passiveApiTarget } from './settings';
-import { loadWorkspace, type FolderState } from './workspaceState';
+import { loadFolder, loadWorkspace, noModel, type FolderState, type ModelSource } from './workspaceState';
 
 export const VIEW_IDS = { endpoints: 'strato.endpoints', jobs: 'strato.jobs', environments: 'strato.environments' } as const;
 
@@ -21,6 +21,7 @@ export class StratoViews implements vscode.Disposable {
   private running: Promise<FolderState[]> | undefined;
   private again = false;
   private timer: NodeJS.Timeout | undefined;
+  private modelOf: ModelSource = noModel;
 
   constructor() {
     this.jobs = new NodeTreeProvider((n) => ({ title: 'Show output', command: 'strato.showJob', arguments: [n.id.replace(/^job:/, '')] }));
@@ -33,6 +34,17 @@ export class StratoViews implements vscode.Disposable {
       vscode.workspace.onDidChangeWorkspaceFolders(() => this.refreshSoon()),
       vscode.workspace.onDidChangeConfiguration((e) => e.affectsConfiguration('strato') && this.refreshSoon()),
     );
+  }
+
+  /** Takes project models from the language server from now on (and refreshes). */
+  useModelSource(source: ModelSource): void {
+    this.modelOf = source;
+    this.refreshSoon(0);
+  }
+
+  /** One folder's state, read now (for a folder the views have not listed). */
+  loadFolder(folder: vscode.WorkspaceFolder): Promise<FolderState> {
+    return loadFolder(folder, this.modelOf);
   }
 
   /** The last state the views were built from. */
@@ -53,7 +65,7 @@ export class StratoViews implements vscode.Disposable {
     }
     this.running = (async () => {
       try {
-        const folders = await loadWorkspace();
+        const folders = await loadWorkspace(this.modelOf);
         this.folders = folders;
         const deployed = new Map<string, DeployedState>(folders.map((f) => [f.model.root, deployedStateOf(f.environments ?? [])]));
         this.endpoints.set(buildEndpointTree(folders, deployed));

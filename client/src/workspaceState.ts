@@ -1,11 +1,11 @@
-// What the views show, gathered per workspace folder: the project model (engine/src/project, the one analysis)
-// and, when a platform is reachable, the app's environments with their endpoints from the control plane.
+// What the views show, gathered per workspace folder: the project model (from the language server's index) and,
+// when a platform is reachable, the app's environments with their endpoints from the control plane.
 import * as vscode from 'vscode';
 import { ControlPlaneClient } from '../../engine/src/api';
 import type { ApiTarget } from '../../engine/src/api';
 import { appNameFor } from '../../engine/src/deploy';
 import { summarize } from '../../engine/src/deploy';
-import { loadProject } from '../../engine/src/project';
+import { combine } from '../../engine/src/project';
 import type { ProjectModel } from '../../engine/src/project';
 import type { EnvironmentInfo, FolderModel } from './endpointTree';
 import { effectiveEnv, passiveApiTarget } from './settings';
@@ -32,8 +32,14 @@ export async function readEnvironments(target: ApiTarget, app: string): Promise<
   return out;
 }
 
-export async function loadFolder(folder: vscode.WorkspaceFolder, target?: ApiTarget): Promise<FolderState> {
-  const model: ProjectModel = await loadProject(folder.uri.fsPath, { overrides: openBuffers(folder) });
+/** Where the views get a folder's project model: the language server's index (the one analysis, open documents included). */
+export type ModelSource = (folder: vscode.WorkspaceFolder) => Promise<ProjectModel>;
+
+/** Until the language server answers (or when it could not start) a folder shows no endpoint. */
+export const noModel: ModelSource = async (folder) => combine(folder.uri.fsPath, []);
+
+export async function loadFolder(folder: vscode.WorkspaceFolder, modelOf: ModelSource, target?: ApiTarget): Promise<FolderState> {
+  const model = await modelOf(folder);
   const app = appNameFor(folder.uri.fsPath, effectiveEnv(folder.uri));
   const state: FolderState = { folder, name: folder.name, model, app };
   const t = target ?? (await passiveApiTarget(folder.uri));
@@ -47,21 +53,10 @@ export async function loadFolder(folder: vscode.WorkspaceFolder, target?: ApiTar
   return state;
 }
 
-/** Unsaved editor text wins over the file on disk, as in the language server. */
-function openBuffers(folder: vscode.WorkspaceFolder): Map<string, string> {
-  const out = new Map<string, string>();
-  for (const d of vscode.workspace.textDocuments) {
-    if (d.uri.scheme !== 'file' || !d.isDirty || d.languageId !== 'python') continue;
-    const rel = vscode.workspace.asRelativePath(d.uri, false);
-    if (vscode.workspace.getWorkspaceFolder(d.uri)?.uri.toString() === folder.uri.toString()) out.set(rel.split('\\').join('/'), d.getText());
-  }
-  return out;
-}
-
 /** Every workspace folder with at least one endpoint, or the first folder when none has one. */
-export async function loadWorkspace(): Promise<FolderState[]> {
+export async function loadWorkspace(modelOf: ModelSource): Promise<FolderState[]> {
   const folders = (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === 'file');
-  const states = await Promise.all(folders.map((f) => loadFolder(f)));
+  const states = await Promise.all(folders.map((f) => loadFolder(f, modelOf)));
   const withEndpoints = states.filter((s) => s.model.endpoints.length > 0);
   return withEndpoints.length ? withEndpoints : states.slice(0, 1);
 }

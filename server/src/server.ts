@@ -10,7 +10,7 @@ import { codeLenses } from './codeLens';
 import { completion, COMPLETION_TRIGGERS } from './completion';
 import { DiagnosticsService } from './diagnostics';
 import { hover } from './hover';
-import { DIAGNOSTIC_SOURCE, LANGUAGE_ID } from '../../engine/src/protocol/lsp';
+import { DIAGNOSTIC_SOURCE, LANGUAGE_ID, PROJECT_CHANGED_NOTIFICATION, PROJECT_MODEL_REQUEST, type ProjectModelParams } from '../../engine/src/protocol/lsp';
 import { documentSymbols } from './symbols';
 import { WorkspaceIndex, type FileChange, type IndexedFile } from './workspaceIndex';
 
@@ -118,9 +118,14 @@ export function startServer(connection: Connection): void {
   connection.onDidChangeTextDocument(mutate('editing a document', (p, s) => s.index.change(p.textDocument.uri, p.contentChanges, p.textDocument.version)));
   connection.onDidCloseTextDocument(mutate('closing a document', (p, s) => s.index.close(p.textDocument.uri)));
   connection.onDidChangeWatchedFiles(
-    mutate('watched files', (p, s) =>
-      s.index.fileEvents(p.changes.map((c): FileChange => ({ uri: c.uri, type: c.type === FileChangeType.Created ? 'created' : c.type === FileChangeType.Deleted ? 'deleted' : 'changed' }))),
-    ),
+    mutate('watched files', (p, s) => {
+      const changed = s.index.fileEvents(
+        p.changes.map((c): FileChange => ({ uri: c.uri, type: c.type === FileChangeType.Created ? 'created' : c.type === FileChangeType.Deleted ? 'deleted' : 'changed' })),
+      );
+      // The extension's views show the project model: files that came or went on disk change it.
+      if (changed.length) void connection.sendNotification(PROJECT_CHANGED_NOTIFICATION).catch((e: unknown) => logError('project change notice', e));
+      return changed;
+    }),
   );
 
   connection.languages.diagnostics.on(guard('diagnostics', { kind: 'full', items: [] }, (p, s) => s.diagnostics.documentReport(p.textDocument.uri, p.previousResultId)));
@@ -132,6 +137,14 @@ export function startServer(connection: Connection): void {
   connection.onCompletion(withFile('completion', [], (p, f, s) => completion(s.index, f, p.position)));
   connection.onCodeLens(withFile('code lenses', [], (_p, f, s) => codeLenses(s.index, f)));
   connection.onDocumentSymbol(withFile('document symbols', [], (_p, f, s) => documentSymbols(s.index, f)));
+  connection.onRequest(
+    PROJECT_MODEL_REQUEST,
+    guard('project model', null, (p: ProjectModelParams, s) => {
+      const gone = s.index.vanishedEndpointFiles(p.folderUri);
+      if (gone.length) s.diagnostics.settle(s.index.fileEvents(gone));
+      return s.index.projectModel(p.folderUri);
+    }),
+  );
 
   connection.onShutdown(() => {
     state?.index.dispose();

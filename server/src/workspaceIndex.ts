@@ -2,7 +2,7 @@
 // open documents overriding disk, and each folder's project diagnostics (engine `combine`: cross-file rules).
 import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { createIgnore, listProjectFiles, type Diagnostic, type FileModel, type Parser } from '../../engine/src/project';
+import { combine, createIgnore, listProjectFiles, type Diagnostic, type FileModel, type Parser, type ProjectModel } from '../../engine/src/project';
 import type { TextDocumentContentChangeEvent } from 'vscode-languageserver-textdocument';
 import { analyzeSource, emptyModel, OpenDocument } from './sourceFile';
 import { childUri, keyOf, looseName, pathOf, relativeTo } from './paths';
@@ -28,6 +28,36 @@ export class WorkspaceIndex {
   /** Every indexed file, open or not. */
   files(): IterableIterator<IndexedFile> {
     return this.byKey.values();
+  }
+
+  /**
+   * The project model of a workspace folder: its project files, open documents as edited. A document still open in
+   * the editor whose file was deleted is not part of the project any more (editors close documents lazily).
+   */
+  projectModel(folderUri: string): ProjectModel | null {
+    const folderPath = pathOf(folderUri);
+    const root = this.roots.find((r) => !r.loose && r.path === folderPath);
+    if (!root?.path) return null;
+    const models = [...root.files.values()]
+      .filter((f) => f.inProject)
+      .map((f) => this.model(f))
+      .filter((m) => m.endpoints.length === 0 || existsSync(path.join(root.path!, m.file)));
+    return combine(root.path, models);
+  }
+
+  /**
+   * Closed files of a folder that declare endpoints but are no longer on disk: deleted without a watched-file event
+   * (some clients send none for deletions made through their own file API). A few stats at most.
+   */
+  vanishedEndpointFiles(folderUri: string): FileChange[] {
+    const folderPath = pathOf(folderUri);
+    const root = this.roots.find((r) => !r.loose && r.path === folderPath);
+    const gone: FileChange[] = [];
+    for (const f of root?.files.values() ?? []) {
+      if (f.open || !f.inProject || !f.model?.endpoints.length) continue;
+      if (!existsSync(f.key)) gone.push({ uri: f.uri, type: 'deleted' });
+    }
+    return gone;
   }
 
   get(uri: string): IndexedFile | undefined {

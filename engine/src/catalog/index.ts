@@ -39,7 +39,7 @@ export const parameters: readonly ParameterDoc[] = data.parameters;
 export const limits = data.limits;
 export const excludedPackages: readonly string[] = data.excludedPackages;
 
-export const HTTP_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
+export { HTTP_METHODS } from '../protocol/endpointKind';
 
 /** Python enum class name -> member name -> value, as the Python package defines them. */
 export const enumClasses: Record<string, Record<string, string>> = {

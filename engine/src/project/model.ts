@@ -1,6 +1,6 @@
 // The project model: what engine/src/project extracts from Python source and every other part consumes
 // (build, dev server, language server, tree views). Positions are 0-based, like LSP.
-import type { EndpointKind } from '../protocol/endpointKind';
+import type { EndpointKind, HttpMethod } from '../protocol/endpointKind';
 
 export interface Position {
   line: number;
@@ -123,7 +123,7 @@ export interface FunctionInfo {
   bodyImports: Array<{ module: string; names: string[] }>;
 }
 
-export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+export type { HttpMethod } from '../protocol/endpointKind';
 
 export interface RouteInfo {
   method: HttpMethod;

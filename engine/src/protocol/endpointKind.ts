@@ -1,6 +1,9 @@
-// The two kinds of deployed endpoint, spelled once: the analysis, the manifest writer, the control plane, the dev
-// server, the language server and the extension all use this type, and show it to people through kindLabel().
+// The two kinds of deployed endpoint and the methods of load-balanced routes, spelled once: the analysis, the manifest
+// writer, the control plane, the dev server, the language server and the extension use these (kindLabel() for people).
 export type EndpointKind = 'QUEUE' | 'LOAD_BALANCED';
+
+export const HTTP_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
+export type HttpMethod = (typeof HTTP_METHODS)[number];
 
 export const ENDPOINT_KINDS: readonly EndpointKind[] = ['QUEUE', 'LOAD_BALANCED'];
 

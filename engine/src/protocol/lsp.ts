@@ -1,7 +1,6 @@
 // What the language server and the VS Code extension agree on: the ids of the commands code lenses carry (the server
 // puts them in lenses, the extension registers them) and the shape of their argument. Types and constants only.
-import type { HttpMethod } from '../project/model';
-import { ENDPOINT_KINDS, type EndpointKind } from './endpointKind';
+import { ENDPOINT_KINDS, type EndpointKind, type HttpMethod } from './endpointKind';
 
 /** Commands the code lenses carry. The client executes them; the server never registers them. */
 export const Commands = {
@@ -39,3 +38,17 @@ export const DIAGNOSTIC_SOURCE = 'strato';
 
 /** The language id of the documents the server handles. */
 export const LANGUAGE_ID = 'python';
+
+/**
+ * Custom request of the language server: the project model of a workspace folder, from its index (open documents
+ * included), so that the extension's views never parse the workspace themselves. Answers null for an unknown folder.
+ */
+export const PROJECT_MODEL_REQUEST = 'strato/projectModel';
+
+export interface ProjectModelParams {
+  /** The workspace folder's URI, as the client knows it. */
+  folderUri: string;
+}
+
+/** Notification of the language server: files of the workspace appeared, changed on disk or went away. */
+export const PROJECT_CHANGED_NOTIFICATION = 'strato/projectChanged';
