@@ -25,11 +25,11 @@ export interface TreeNode {
 }
 
 /** What the control plane says about one deployed endpoint, keyed by endpoint name then environment. */
-export interface DeployedEndpoint {
+export interface EndpointDeployment {
   environment: string;
   url: string;
 }
-export type DeployedState = ReadonlyMap<string, readonly DeployedEndpoint[]>;
+export type DeployedState = ReadonlyMap<string, readonly EndpointDeployment[]>;
 
 export interface FolderModel {
   /** Workspace folder name (shown when there are several). */
@@ -37,7 +37,7 @@ export interface FolderModel {
   model: ProjectModel;
 }
 
-function endpointNode(folder: FolderModel, ep: EndpointSpec, deployed: readonly DeployedEndpoint[]): TreeNode {
+function endpointNode(folder: FolderModel, ep: EndpointSpec, deployed: readonly EndpointDeployment[]): TreeNode {
   const root = folder.model.root;
   const base = `ep:${root}:${ep.name}`;
   const line = ep.callRange.start.line;
@@ -127,7 +127,7 @@ export function buildEnvironmentTree(envs: readonly EnvironmentInfo[]): TreeNode
 
 /** Deployed state per endpoint name from the environments of one app. */
 export function deployedStateOf(envs: readonly EnvironmentInfo[]): DeployedState {
-  const out = new Map<string, DeployedEndpoint[]>();
+  const out = new Map<string, EndpointDeployment[]>();
   for (const e of envs) {
     for (const ep of e.endpoints) {
       const list = out.get(ep.name) ?? [];

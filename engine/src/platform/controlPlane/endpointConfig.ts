@@ -11,7 +11,7 @@ export interface EndpointRoute {
   function: string;
 }
 
-export interface EndpointConfig {
+export interface ResolvedEndpointConfig {
   kind: EndpointKind;
   /** Generated handler at the artifact root, e.g. `handler_gpu_hello.py`. */
   handlerFile: string;
@@ -42,7 +42,7 @@ export interface EndpointConfig {
  */
 export type EndpointOverrides = Omit<EndpointInput, 'environmentId' | 'name' | 'buildId'>;
 
-export function resolveConfig(manifest: Manifest, name: string, o: EndpointOverrides = {}): EndpointConfig {
+export function resolveConfig(manifest: Manifest, name: string, o: EndpointOverrides = {}): ResolvedEndpointConfig {
   const r: ManifestResource | undefined = manifest.resources?.[name];
   if (!r) {
     const names = Object.keys(manifest.resources ?? {});
@@ -57,7 +57,7 @@ export function resolveConfig(manifest: Manifest, name: string, o: EndpointOverr
   });
   const declared = o.executionTimeoutMs ?? r.execution_timeout_ms;
   const d = parameterDefaults;
-  const cfg: EndpointConfig = {
+  const cfg: ResolvedEndpointConfig = {
     kind: r.is_load_balanced ? 'LOAD_BALANCED' : 'QUEUE',
     handlerFile: r.handler_file || handlerFileName(name),
     workersMin: o.workersMin ?? r.workersMin ?? d.workers[0],
@@ -81,7 +81,7 @@ export function resolveConfig(manifest: Manifest, name: string, o: EndpointOverr
 }
 
 /** The same rules, in the same words, as the analysis and the Python package (catalog/parameterRules.ts). */
-function validateConfig(c: EndpointConfig): string | null {
+function validateConfig(c: ResolvedEndpointConfig): string | null {
   const workers = checkWorkers([c.workersMin, c.workersMax]);
   if (!workers.ok) return workers.message;
   const ints: Array<[string, number]> = [

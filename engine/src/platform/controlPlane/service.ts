@@ -8,7 +8,7 @@ import type { Clock } from '../clock';
 import { badRequest, conflict, notFound } from '../errors';
 import type { AppRow, BuildRow, EndpointRow, EnvironmentRow, PlatformStore } from '../store/types';
 import type { Artifacts } from './artifacts';
-import { resolveConfig, type EndpointConfig, type EndpointOverrides } from './endpointConfig';
+import { resolveConfig, type ResolvedEndpointConfig, type EndpointOverrides } from './endpointConfig';
 
 export interface DeployedEndpoint {
   id: string;
@@ -16,7 +16,7 @@ export interface DeployedEndpoint {
   appId: string;
   environmentId: string;
   buildId: string;
-  config: EndpointConfig;
+  config: ResolvedEndpointConfig;
   /** Changes whenever the endpoint is saved: workers of an older revision are replaced. */
   revision: number;
   createdAt: number;
@@ -186,7 +186,7 @@ export class ControlPlane {
     if (!buildId) throw badRequest('the environment has no deployed build; deploy a build first or pass buildId');
     const build = this.builds.get(buildId);
     if (!build || build.app_id !== env.app_id) throw notFound(`build ${buildId} does not exist in this app`);
-    let config: EndpointConfig;
+    let config: ResolvedEndpointConfig;
     try {
       config = resolveConfig(parseManifest(build.manifest), input.name, input);
     } catch (e) {
@@ -252,7 +252,7 @@ function fromRow(r: EndpointRow): DeployedEndpoint {
     appId: r.app_id,
     environmentId: r.environment_id,
     buildId: r.build_id,
-    config: JSON.parse(r.config) as EndpointConfig,
+    config: JSON.parse(r.config) as ResolvedEndpointConfig,
     revision: Number(r.updated_at),
     createdAt: Number(r.created_at),
     updatedAt: Number(r.updated_at),

@@ -65,7 +65,7 @@ export interface EndpointRow {
   environment_id: string;
   name: string;
   build_id: string;
-  /** The resolved EndpointConfig as JSON text. */
+  /** The ResolvedEndpointConfig as JSON text. */
   config: string;
   created_at: number;
   updated_at: number;
