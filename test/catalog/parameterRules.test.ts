@@ -3,35 +3,18 @@
 // The three must give the same answer in the same words, because they read one table (catalog.json).
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import path from 'node:path';
 import { intParameters, parameterDefaults } from '../../engine/src/catalog/parameterRules';
 import { parameters } from '../../engine/src/catalog';
 import { resolveConfig } from '../../engine/src/platform/controlPlane/endpointConfig';
 import type { Manifest } from '../../engine/src/protocol/manifest';
 import { analyzeSource, HEADER } from '../helpers/analysis';
-import { removeTempDirs, runPython, tempDir, writeFiles } from '../python/helpers';
+import { errorsOf, removeTempDirs, runPython } from '../python/helpers';
 
 after(removeTempDirs);
 
 /** Error messages of `Endpoint("a", <args>)` in Python, one per case; null when it was accepted. */
-async function pythonErrors(args: string[]): Promise<(string | null)[]> {
-  const script = `
-import json, sys
-from strato import Endpoint
-out = []
-for a in json.load(open(sys.argv[1])):
-    try:
-        eval("Endpoint('a', " + a + ")")
-        out.append(None)
-    except ValueError as e:
-        out.append(str(e))
-print(json.dumps(out))
-`;
-  const dir = tempDir();
-  writeFiles(dir, { 'cases.json': JSON.stringify(args), 'run.py': script });
-  const r = await runPython([path.join(dir, 'run.py'), path.join(dir, 'cases.json')]);
-  assert.equal(r.code, 0, r.stderr);
-  return JSON.parse(r.stdout);
+function pythonErrors(args: string[]): Promise<(string | null)[]> {
+  return errorsOf(args.map((a) => `Endpoint('a', ${a})`));
 }
 
 /** The analysis' first error on `@Endpoint(name="a", <args>)`, or null. */

@@ -5,32 +5,12 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { ROOT, killAll, removeTempDirs, runPython, tempDir, writeFiles } from './helpers';
+import { ROOT, errorsOf, killAll, removeTempDirs, runPython } from './helpers';
 
 after(() => {
   killAll();
   removeTempDirs();
 });
-
-/** Runs each snippet in a fresh namespace; the result is the ValueError message, or null when none was raised. */
-async function errorsOf(snippets: string[]): Promise<(string | null)[]> {
-  const script = `
-import json, sys
-results = []
-for code in json.load(open(sys.argv[1])):
-    try:
-        exec("from strato import *\\n" + code, {})
-        results.append(None)
-    except ValueError as e:
-        results.append(str(e))
-print(json.dumps(results))
-`;
-  const dir = tempDir();
-  writeFiles(dir, { 'cases.json': JSON.stringify(snippets), 'run.py': script });
-  const r = await runPython([path.join(dir, 'run.py'), path.join(dir, 'cases.json')]);
-  assert.equal(r.code, 0, r.stderr);
-  return JSON.parse(r.stdout);
-}
 
 async function check(cases: [string, string | null][]): Promise<void> {
   const got = await errorsOf(cases.map(([code]) => code));

@@ -276,3 +276,23 @@ export class FakePlatform {
     });
   }
 }
+
+/** Runs each snippet in a fresh namespace; the result is the ValueError message, or null when none was raised. */
+export async function errorsOf(snippets: string[]): Promise<(string | null)[]> {
+  const script = `
+import json, sys
+results = []
+for code in json.load(open(sys.argv[1])):
+    try:
+        exec("from strato import *\\n" + code, {})
+        results.append(None)
+    except ValueError as e:
+        results.append(str(e))
+print(json.dumps(results))
+`;
+  const dir = tempDir();
+  writeFiles(dir, { 'cases.json': JSON.stringify(snippets), 'run.py': script });
+  const r = await runPython([path.join(dir, 'run.py'), path.join(dir, 'cases.json')]);
+  if (r.code !== 0) throw new Error(`the snippets did not run (exit ${r.code}): ${r.stderr}`);
+  return JSON.parse(r.stdout);
+}
