@@ -7,8 +7,8 @@ import sys
 import threading
 import time
 
-PEER_CACHE_SECONDS = 300
-DEFAULT_CLIENT_TIMEOUT_MS = 60_000
+from .catalog import DEFAULT_CLIENT_TIMEOUT_MS, PEER_CACHE_SECONDS
+
 _MARKERS = (".strato", "pyproject.toml", "requirements.txt", ".env")
 _cache = {}
 _cache_lock = threading.Lock()

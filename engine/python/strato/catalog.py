@@ -88,6 +88,9 @@ PARAMETER_DEFAULTS = {
     "max_concurrency": 1,
 }
 ENDPOINT_NAME_PATTERN = "^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$"
+# Limits the Python package applies on the client side (calls to deployed endpoints).
+PEER_CACHE_SECONDS = 300
+DEFAULT_CLIENT_TIMEOUT_MS = 60000
 # Rule messages, the same words as the analysis and the platform; filled with str.format.
 MESSAGES = {
     "gpu-and-cpu": "gpu and cpu are mutually exclusive: specify one or neither (neither means any GPU).",
