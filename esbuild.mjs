@@ -1,7 +1,7 @@
 // Bundles the three entry points (CLI, language server, VS Code extension) into dist/ and copies the
 // files they load at run time: the tree-sitter WebAssembly parsers and the Python package `strato`.
 import * as esbuild from 'esbuild';
-import { cpSync, mkdirSync, rmSync, chmodSync, existsSync } from 'node:fs';
+import { cpSync, mkdirSync, rmSync, chmodSync, existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 
@@ -10,8 +10,10 @@ const watch = process.argv.includes('--watch');
 const dist = path.resolve('dist');
 mkdirSync(dist, { recursive: true });
 
+// The language server and the extension are CommonJS bundles (what VS Code loads). The CLI is split: ESM chunks
+// (dist/cli.mjs + dist/cli-*.mjs) that each command loads when it needs them, so `strato --version` reads a few KB
+// instead of the whole engine; dist/cli.js is the CommonJS launcher that `bin` points at.
 const entries = [
-  { in: 'engine/src/cli/main.ts', out: 'cli', banner: '#!/usr/bin/env node' },
   { in: 'server/src/main.ts', out: 'server' },
   { in: 'client/src/extension.ts', out: 'extension' },
 ].filter((e) => existsSync(e.in));
@@ -33,12 +35,44 @@ const common = {
   banner: { js: "var __strato_import_meta_url = require('url').pathToFileURL(__filename).href;" },
 };
 
-for (const e of entries) {
-  const opts = { ...common, entryPoints: [e.in], outfile: path.join(dist, `${e.out}.js`) };
-  if (e.banner) opts.banner = { js: `${e.banner}\n${common.banner.js}` };
+const builds = entries.map((e) => ({ ...common, entryPoints: [e.in], outfile: path.join(dist, `${e.out}.js`) }));
+// Every chunk sits in dist/ itself, so __dirname-relative lookups (python/, the .wasm files, swagger-ui/) hold in all.
+builds.push({
+  ...common,
+  format: 'esm',
+  splitting: true,
+  entryPoints: { cli: 'engine/src/cli/main.ts' },
+  outdir: dist,
+  outExtension: { '.js': '.mjs' },
+  chunkNames: 'cli-[hash]',
+  metafile: true,
+  define: {},
+  banner: {
+    js: [
+      "import { createRequire as __stratoRequire } from 'node:module';",
+      "import { fileURLToPath as __stratoPath } from 'node:url';",
+      'const require = __stratoRequire(import.meta.url);',
+      'const __filename = __stratoPath(import.meta.url);',
+      "const __dirname = __filename.slice(0, __filename.lastIndexOf('/'));",
+    ].join(' '),
+  },
+});
+
+for (const opts of builds) {
   if (watch) await (await esbuild.context(opts)).watch();
-  else await esbuild.build(opts);
+  else {
+    const r = await esbuild.build(opts);
+    if (!r.metafile) continue;
+    writeFileSync(path.join(dist, 'cli-meta.json'), JSON.stringify(r.metafile));
+    // Chunks of earlier builds have other hashes: drop them.
+    const current = new Set(Object.keys(r.metafile.outputs).map((o) => path.basename(o)));
+    for (const f of readdirSync(dist)) if (/^cli-\w+\.mjs(\.map)?$/.test(f) && !current.has(f)) rmSync(path.join(dist, f));
+  }
 }
+writeFileSync(
+  path.join(dist, 'cli.js'),
+  "#!/usr/bin/env node\n// The `strato` command: loads the ESM entry beside this file (its chunks load as commands need them).\nimport('./cli.mjs');\n",
+);
 if (existsSync(path.join(dist, 'cli.js'))) chmodSync(path.join(dist, 'cli.js'), 0o755);
 
 // Files loaded from disk at run time, next to the bundles.
@@ -60,4 +94,4 @@ const pgliteDir = path.dirname(require.resolve('@electric-sql/pglite'));
 for (const f of ['pglite.wasm', 'pglite.data']) {
   if (existsSync(path.join(pgliteDir, f))) cpSync(path.join(pgliteDir, f), path.join(dist, f));
 }
-if (!watch) console.log(`built ${entries.map((e) => `dist/${e.out}.js`).join(', ')}`);
+if (!watch) console.log(`built dist/cli.js (+ cli.mjs and its chunks), ${entries.map((e) => `dist/${e.out}.js`).join(', ')}`);

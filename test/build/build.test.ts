@@ -93,6 +93,8 @@ test('dependencies: requirements.txt and dependencies=[...] merged, installed wi
   const r = await runCli(['build', '--keep-build'], { cwd: dir, env: pipEnv() });
   assert.equal(r.code, 0, r.stderr + r.stdout);
   assert.match(r.stdout, /2 deps/);
+  // The artifact's requirements.txt is the merged one; the project's own file is never written.
+  assert.equal(readFileSync(path.join(dir, 'requirements.txt'), 'utf8'), '# shared\ntinyfmt==1.2.0\ntorch>=2\n');
   assert.match(r.stdout, /not installed \(in the base image or --exclude\): torch, numpy/);
   const deps = path.join(dir, '.strato/.build/deps');
   assert.ok(existsSync(path.join(deps, 'tinyfmt/__init__.py')));

@@ -1,6 +1,9 @@
-// The HTTP layer under every client of engine/src/api: undici with one keep-alive agent, JSON bodies, and
-// failures turned into UserErrors that say what failed and what to do (platform unreachable, key refused).
-import { Agent, request, type Dispatcher } from 'undici';
+// The HTTP layer under every client of engine/src/api: node:http(s) with one keep-alive agent per scheme (it loads
+// in a few ms, where an HTTP library costs a command 150 ms of start-up), JSON bodies, and failures turned into
+// UserErrors that say what failed and what to do (platform unreachable, key refused).
+import http from 'node:http';
+import https from 'node:https';
+import type { Readable } from 'node:stream';
 import { UserError } from '../util/errors';
 
 /** Where a client talks to: a platform's base URL and the account key. */
@@ -16,65 +19,89 @@ export interface HttpResult {
   headers: Record<string, string | string[] | undefined>;
 }
 
-const agent = new Agent({ keepAliveTimeout: 30_000, connections: 64, pipelining: 1 });
+const agents = {
+  'http:': new http.Agent({ keepAlive: true, keepAliveMsecs: 30_000, maxSockets: 64 }),
+  'https:': new https.Agent({ keepAlive: true, keepAliveMsecs: 30_000, maxSockets: 64 }),
+};
 
 export interface SendOptions {
   body?: unknown;
   /** Raw body (upload); sent as is. */
-  raw?: Dispatcher.DispatchOptions['body'];
+  raw?: Readable | Buffer | string;
   headers?: Record<string, string>;
   /** Whole request, headers and body; 0 waits forever. */
   timeoutMs?: number;
 }
 
+class TimeoutError extends Error {
+  readonly code = 'TIMEOUT';
+}
+
 export async function send(target: ApiTarget, method: string, path: string, o: SendOptions = {}): Promise<HttpResult> {
-  const url = `${target.baseUrl}${path}`;
+  const url = new URL(`${target.baseUrl}${path}`);
   const headers: Record<string, string> = { authorization: `Bearer ${target.apiKey}`, ...o.headers };
-  let body: Dispatcher.DispatchOptions['body'] = o.raw;
+  let body = o.raw;
   if (o.body !== undefined) {
     body = JSON.stringify(o.body);
     headers['content-type'] = 'application/json';
   }
+  if (typeof body === 'string' || Buffer.isBuffer(body)) headers['content-length'] = String(Buffer.byteLength(body));
   const timeout = o.timeoutMs ?? 60_000;
-  let res: Dispatcher.ResponseData;
+  let res: { status: number; text: string; headers: http.IncomingHttpHeaders };
   try {
-    res = await request(url, {
-      method: method as Dispatcher.HttpMethod,
-      headers,
-      body,
-      dispatcher: agent,
-      headersTimeout: timeout,
-      bodyTimeout: timeout,
-    });
-  } catch (e) {
-    throw networkError(target.baseUrl, e, timeout);
-  }
-  let text: string;
-  try {
-    text = await res.body.text();
+    res = await exchange(url, method, headers, body, timeout);
   } catch (e) {
     throw networkError(target.baseUrl, e, timeout);
   }
   let parsed: unknown = null;
-  if (text) {
+  if (res.text) {
     try {
-      parsed = JSON.parse(text);
+      parsed = JSON.parse(res.text);
     } catch {
-      parsed = text;
+      parsed = res.text;
     }
   }
-  if (res.statusCode === 401) {
+  if (res.status === 401) {
     throw new UserError(
       `the Strato platform at ${target.baseUrl} refused the API key (401); check STRATO_API_KEY (environment or .env)`,
     );
   }
-  return { status: res.statusCode, body: parsed, headers: res.headers };
+  return { status: res.status, body: parsed, headers: res.headers };
+}
+
+/** One request and its whole answer; rejects on a network error or when `timeoutMs` passes (0: never). */
+function exchange(url: URL, method: string, headers: Record<string, string>, body: SendOptions['raw'], timeoutMs: number) {
+  return new Promise<{ status: number; text: string; headers: http.IncomingHttpHeaders }>((resolve, reject) => {
+    const lib = url.protocol === 'https:' ? https : http;
+    const agent = agents[url.protocol as keyof typeof agents];
+    const req = lib.request(url, { method, headers, agent }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        clearTimeout(timer);
+        resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8'), headers: res.headers });
+      });
+      res.on('error', fail);
+    });
+    const timer = timeoutMs > 0 ? setTimeout(() => req.destroy(new TimeoutError(`no answer within ${timeoutMs} ms`)), timeoutMs) : undefined;
+    function fail(e: Error) {
+      clearTimeout(timer);
+      reject(e);
+    }
+    req.on('error', fail);
+    if (body === undefined) req.end();
+    else if (typeof body === 'string' || Buffer.isBuffer(body)) req.end(body);
+    else {
+      body.on('error', (e) => req.destroy(e));
+      body.pipe(req);
+    }
+  });
 }
 
 export function networkError(baseUrl: string, e: unknown, timeoutMs: number): UserError {
   const err = e as { code?: string; message?: string; cause?: { code?: string } };
   const code = err.code ?? err.cause?.code ?? '';
-  if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') {
+  if (code === 'TIMEOUT') {
     return new UserError(`the Strato platform at ${baseUrl} did not answer within ${Math.round(timeoutMs / 1000)} s; try again or raise the timeout`);
   }
   return new UserError(

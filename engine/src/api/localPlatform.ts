@@ -6,6 +6,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { UserError } from '../util/errors';
+import { send } from './http';
 import { defaultPlatformDir, pidAlive, platformLayout, readState, type PlatformState } from '../protocol/layout';
 
 export interface DaemonStatus {
@@ -37,8 +38,8 @@ export function cliCommand(): { exec: string; args: string[] } {
 
 async function healthy(url: string): Promise<boolean> {
   try {
-    const r = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(2000) });
-    return r.ok;
+    const r = await send({ baseUrl: url, apiKey: '' }, 'GET', '/healthz', { timeoutMs: 2000 });
+    return r.status === 200;
   } catch {
     return false;
   }

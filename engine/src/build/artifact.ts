@@ -5,7 +5,9 @@ import { limits } from '../catalog';
 import { UserError } from '../util/errors';
 
 export async function packArtifact(buildDir: string, entries: string[], out: string): Promise<number> {
-  await tar.c({ gzip: { level: 6 }, file: out, cwd: buildDir, portable: true, noMtime: false }, entries);
+  // `follow`: sources and the runtime are linked into the build folder; byte-code caches stay out.
+  const filter = (p: string) => !p.includes('__pycache__') && !p.endsWith('.pyc');
+  await tar.c({ gzip: { level: 6 }, file: out, cwd: buildDir, portable: true, noMtime: false, follow: true, filter }, entries);
   return statSync(out).size;
 }
 

@@ -2,6 +2,7 @@
 // Tests shorten windows and timers here; `strato platform serve` maps its flags onto the same options.
 import catalog from '../catalog/catalog.json';
 import { Clock, systemClock } from './clock';
+import { DEFAULT_PORT } from '../protocol/layout';
 
 export interface RetentionWindows {
   /** `/run` jobs: kept this long after they end. */
@@ -69,7 +70,6 @@ export interface ResolvedOptions {
 
 export const limits = catalog.limits;
 
-export const DEFAULT_PORT = 7450;
 
 export function resolveOptions(o: PlatformOptions): ResolvedOptions {
   return {

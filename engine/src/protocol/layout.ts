@@ -5,6 +5,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 
+/** The local platform's port unless it is taken (then any free one, written to its state file). */
+export const DEFAULT_PORT = 7450;
+
 export function userDataRoot(env: NodeJS.ProcessEnv = process.env): string {
   if (env.STRATO_DATA_DIR) return path.resolve(env.STRATO_DATA_DIR);
   const xdg = env.XDG_DATA_HOME && path.isAbsolute(env.XDG_DATA_HOME) ? env.XDG_DATA_HOME : null;

@@ -1,8 +1,6 @@
 // `strato build [--exclude a,b] [--keep-build]`: packages the project into .strato/ and prints a summary.
 import type { Command } from 'commander';
 import path from 'node:path';
-import { buildProject, formatSize } from '../../build';
-import { formatDiagnostic } from '../../project';
 import { Progress, bold, green, yellow } from '../output';
 
 export function parseList(value: string | undefined): string[] {
@@ -16,6 +14,7 @@ export function register(program: Command): void {
     .option('--exclude <packages>', 'comma-separated packages not to install (besides torch, torchvision, torchaudio, numpy, triton)')
     .option('--keep-build', 'keep the work folder .strato/.build/')
     .action(async (opts: { exclude?: string; keepBuild?: boolean }) => {
+      const [{ buildProject, formatSize }, { formatDiagnostic }] = await Promise.all([import('../../build'), import('../../project')]);
       const progress = new Progress();
       try {
         const r = await buildProject(process.cwd(), {

@@ -1,9 +1,7 @@
 // `strato deploy`, `strato undeploy` and `strato env get|list`: terminal output over engine/src/deploy.
 import { kindLabel } from '../../protocol/endpointKind';
 import type { Command } from 'commander';
-import { resolveProjectContext } from '../../deploy/context';
-import { deployProject, getEnvironment, listEnvironments, sampleCall, undeployEnvironment, type DeployStep, type EnvironmentSummary } from '../../deploy';
-import { formatDiagnostic } from '../../project';
+import type { DeployStep, EnvironmentSummary } from '../../deploy';
 import { UserError } from '../../util/errors';
 import { Progress, bold, confirm, cyan, dim, green, red, yellow } from '../output';
 import { parseList } from './build';
@@ -22,6 +20,12 @@ function printEnvironment(s: EnvironmentSummary): void {
   }
 }
 
+/** What undeploy and env get/list need: the project context and the environments module, nothing of the build. */
+async function environmentCommand() {
+  const [{ resolveProjectContext }, environments] = await Promise.all([import('../../deploy/context'), import('../../deploy/environments')]);
+  return { ...(await resolveProjectContext(process.cwd())), environments };
+}
+
 export function register(program: Command): void {
   program
     .command('deploy')
@@ -31,6 +35,11 @@ export function register(program: Command): void {
     .option('--preview', 'run the endpoints in local containers instead (needs a Docker engine)')
     .action(async (opts: { env?: string; exclude?: string; preview?: boolean }) => {
       if (opts.preview) throw new UserError('deploy --preview is not available yet: use strato deploy (the embedded platform runs the endpoints on this machine) or strato dev.');
+      const [{ resolveProjectContext }, { deployProject, sampleCall }, { formatDiagnostic }] = await Promise.all([
+        import('../../deploy/context'),
+        import('../../deploy'),
+        import('../../project'),
+      ]);
       const { root, target } = await resolveProjectContext(process.cwd());
       const progress = new Progress();
       const r = await deployProject(root, {
@@ -80,14 +89,14 @@ export function register(program: Command): void {
     .option('-y, --yes', 'do not ask for confirmation')
     .option('--json', 'print the result as JSON')
     .action(async (opts: { env?: string; yes?: boolean; json?: boolean }) => {
-      const { app, target } = await resolveProjectContext(process.cwd());
-      const current = await getEnvironment(target, app, opts.env);
+      const { app, target, environments } = await environmentCommand();
+      const current = await environments.getEnvironment(target, app, opts.env);
       if (!opts.yes) {
         if (!process.stdin.isTTY) throw new UserError(`undeploy removes ${current.endpoints.length} endpoint(s) of ${app}/${current.environment}: pass --yes to confirm without a terminal.`);
         printEnvironment(current);
         if (!(await confirm(`Remove these ${current.endpoints.length} endpoint(s)?`, false))) throw new UserError('nothing removed.');
       }
-      const r = await undeployEnvironment(target, app, current.environment);
+      const r = await environments.undeployEnvironment(target, app, current.environment);
       if (opts.json) process.stdout.write(JSON.stringify({ app, ...r }, null, 2) + '\n');
       else process.stdout.write(`${green('removed')} ${r.removed.length} endpoint(s) from ${app}/${r.environment}${r.removed.length ? `: ${r.removed.join(', ')}` : ''}\n`);
     });
@@ -99,8 +108,8 @@ export function register(program: Command): void {
     .argument('<NAME>', 'environment name')
     .option('--json', 'print JSON: {app, environment, buildId, endpoints: [{name, type, id, url, routes}]}')
     .action(async (name: string, opts: { json?: boolean }) => {
-      const { app, target } = await resolveProjectContext(process.cwd());
-      const s = await getEnvironment(target, app, name);
+      const { app, target, environments } = await environmentCommand();
+      const s = await environments.getEnvironment(target, app, name);
       if (opts.json) process.stdout.write(JSON.stringify(s, null, 2) + '\n');
       else printEnvironment(s);
     });
@@ -109,8 +118,8 @@ export function register(program: Command): void {
     .description('list the environments of this app')
     .option('--json', 'print JSON')
     .action(async (opts: { json?: boolean }) => {
-      const { app, target } = await resolveProjectContext(process.cwd());
-      const list = await listEnvironments(target, app);
+      const { app, target, environments } = await environmentCommand();
+      const list = await environments.listEnvironments(target, app);
       if (opts.json) process.stdout.write(JSON.stringify(list, null, 2) + '\n');
       else for (const e of list) process.stdout.write(`${e.environment.padEnd(20)} ${String(e.endpoints).padStart(3)} endpoint(s)${e.buildId ? `  build ${e.buildId}` : ''}\n`);
     });

@@ -2,10 +2,6 @@
 // table, /docs, reload on save, and live- endpoints on the platform that are removed on Ctrl+C.
 import { kindLabel } from '../../protocol/endpointKind';
 import { Command } from 'commander';
-import { resolveProjectContext } from '../../deploy/context';
-import { createDevServer, listen } from '../../dev/server';
-import { DevSession } from '../../dev/session';
-import { LIVE_PREFIX } from '../../dev/liveEndpoints';
 import { UserError } from '../../util/errors';
 import { bold, confirm, dim, green, red, yellow } from '../output';
 
@@ -26,6 +22,12 @@ function table(rows: string[][]): string {
 async function runDev(opts: DevOptions): Promise<void> {
   const port = Number(opts.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UserError(`--port must be a port number (1-65535, or 0 for any free port), got ${opts.port}`);
+  const [{ resolveProjectContext }, { createDevServer, listen }, { DevSession }, { LIVE_PREFIX }] = await Promise.all([
+    import('../../deploy/context'),
+    import('../../dev/server'),
+    import('../../dev/session'),
+    import('../../dev/liveEndpoints'),
+  ]);
   const { root, target } = await resolveProjectContext(process.cwd());
   const session = new DevSession(root, target, {
     log: (l) => process.stderr.write(`${dim(l)}\n`),

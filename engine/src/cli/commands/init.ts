@@ -1,7 +1,6 @@
 // `strato init PROJECT_NAME [--force]`: the project template, asking before overwriting anything.
 import type { Command } from 'commander';
 import path from 'node:path';
-import { planInit, writeInit } from '../../init';
 import { UserError } from '../../util/errors';
 import { bold, confirm, green, yellow } from '../output';
 
@@ -12,6 +11,7 @@ export function register(program: Command): void {
     .argument('<PROJECT_NAME>', 'folder to create, or . for the current directory')
     .option('-f, --force', 'overwrite existing files without asking')
     .action(async (name: string, opts: { force?: boolean }) => {
+      const { planInit, writeInit } = await import('../../init');
       const plan = planInit(name);
       if (plan.conflicts.length && !opts.force) {
         process.stderr.write(`${yellow('These files exist and would be overwritten:')}\n${plan.conflicts.map((f) => `  ${f}`).join('\n')}\n`);

@@ -3,9 +3,8 @@
 import { Command, Option } from 'commander';
 import { UserError } from '../../util/errors';
 import { daemonStatus, startDaemon, stopDaemon } from '../../api/localPlatform';
-import { DEFAULT_PORT } from '../../platform/options';
-import { defaultPlatformDir, platformLayout } from '../../protocol/layout';
-import { startPlatform, type RunningPlatform } from '../../platform/platform';
+import { DEFAULT_PORT, defaultPlatformDir, platformLayout } from '../../protocol/layout';
+import type { RunningPlatform } from '../../platform/platform';
 
 interface ServeFlags {
   host: string;
@@ -39,6 +38,7 @@ async function serve(f: ServeFlags): Promise<void> {
     heartbeatMs: intFlag('--heartbeat-ms', f.heartbeatMs, 10),
     groupCommitMs: intFlag('--group-commit-ms', f.groupCommitMs),
   };
+  const { startPlatform } = await import('../../platform/platform');
   let platform: RunningPlatform;
   try {
     platform = await startPlatform({ ...base, port: explicitPort ?? DEFAULT_PORT });

@@ -1,0 +1,71 @@
+// Start-up stays small: `strato --version` and `--help` load only the command line itself (commander and the
+// commands' registrations), never the platform, the parser, GraphQL, PGlite, the build or the dev server; and
+// a command that needs one of them loads it on demand. Checked on the bundle users run (dist/cli.js).
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { CLI, ensureBuilt, REPO } from '../helpers/cli';
+
+/** Marks of the heavy parts, as they appear in their bundled code. */
+const HEAVY: Record<string, RegExp> = {
+  'the platform': /strato platform: cannot write worker log/,
+  'the tree-sitter parser': /tree-sitter\.wasm/,
+  GraphQL: /GraphQLSchema/,
+  PGlite: /pglite\.data/,
+  'the Swagger UI': /swagger-ui-bundle/,
+};
+
+let dir: string;
+before(() => {
+  ensureBuilt();
+  dir = mkdtempSync(path.join(os.tmpdir(), 'strato-startup-'));
+});
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+/** The files of the CLI a command loaded, with their text. */
+function loaded(args: string[], cwd = dir): Array<{ file: string; text: string }> {
+  const log = path.join(dir, `load-${Math.random().toString(36).slice(2)}.log`);
+  const r = spawnSync(process.execPath, ['--import', path.join(REPO, 'test', 'cli', 'loadLog.mjs'), CLI, ...args], {
+    cwd,
+    env: { ...process.env, STRATO_LOAD_LOG: log, STRATO_DATA_DIR: path.join(dir, 'data'), STRATO_API_URL: '', NO_COLOR: '1' },
+    encoding: 'utf8',
+  });
+  assert.equal(r.status, 0, r.stderr);
+  const files = readFileSync(log, 'utf8').trim().split('\n').map((u) => fileURLToPath(u));
+  return files.filter((f) => f.startsWith(path.join(REPO, 'dist'))).map((file) => ({ file, text: readFileSync(file, 'utf8') }));
+}
+
+describe('the CLI loads only what a command uses', () => {
+  test('each heavy part is found in the bundle by its mark (so that the checks below can see it)', () => {
+    const chunks = readdirSync(path.join(REPO, 'dist')).filter((f) => /^cli.*\.mjs$/.test(f));
+    for (const [part, mark] of Object.entries(HEAVY)) {
+      assert.ok(chunks.some((c) => mark.test(readFileSync(path.join(REPO, 'dist', c), 'utf8'))), `no chunk holds ${part}`);
+    }
+  });
+
+  for (const args of [['--version'], ['--help'], ['deploy', '--help']]) {
+    test(`strato ${args.join(' ')} loads none of the heavy parts`, () => {
+      const files = loaded(args);
+      assert.ok(files.some((f) => f.file.endsWith('cli.mjs')), 'the CLI entry was loaded');
+      for (const [part, mark] of Object.entries(HEAVY)) {
+        const culprit = files.find((f) => mark.test(f.text));
+        assert.equal(culprit, undefined, `${part} was loaded by ${path.basename(culprit?.file ?? '')}`);
+      }
+      const bytes = files.reduce((n, f) => n + f.text.length, 0);
+      assert.ok(bytes < 400_000, `start-up read ${bytes} bytes of bundle`);
+    });
+  }
+
+  test('strato build loads the parser, and still not the platform or GraphQL', () => {
+    spawnSync(process.execPath, [CLI, 'init', 'tpl'], { cwd: dir, env: { ...process.env, NO_COLOR: '1' } });
+    const files = loaded(['build'], path.join(dir, 'tpl'));
+    assert.ok(files.some((f) => HEAVY['the tree-sitter parser'].test(f.text)), 'build loaded the parser');
+    for (const part of ['the platform', 'GraphQL', 'PGlite']) {
+      assert.ok(!files.some((f) => HEAVY[part].test(f.text)), `build loaded ${part}`);
+    }
+  });
+});
