@@ -1,6 +1,7 @@
 // The jobs of every queue endpoint, in memory and backed by the store through the write-behind writer:
 // submission, the state machine of the spec (queue -> in progress -> ended; cancel, retry, purge, expiry),
 // counts for health, and what `/runsync` and `/stream` wait on. Worker-side hand-out lives in dispatch.ts.
+import { storableText } from '../store/storableText';
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../clock';
 import type { RetentionWindows } from '../options';
@@ -209,8 +210,9 @@ export class JobEngine {
     const worker = this.releaseFromWorker(job, !byWorker);
     if (job.status === 'IN_QUEUE') e.queue.forget();
     job.status = status;
-    job.output = output;
-    job.error = error;
+    // What the database refuses is replaced here, so that clients read the same text before and after a restart.
+    job.output = storableText(output);
+    job.error = storableText(error);
     job.endedAt = this.deps.clock.now();
     if (!job.ttlSet) job.expiresAt = job.endedAt + job.retentionMs;
     this.countEnded(e, status, +1);

@@ -4,7 +4,8 @@
 // (or with the next eager commit), so a busy platform spends its time on requests, not on commits.
 import type { JobBatch, JobRow, JobStateRow, PlatformStore } from './types';
 
-export type StoreState = 'new' | 'flushing' | 'stored' | 'gone';
+/** `refused`: the database would not take the row; the job lives in memory only and is not written again. */
+export type StoreState = 'new' | 'flushing' | 'stored' | 'gone' | 'refused';
 
 /** What the writer needs from a job: its rows and a place to remember whether it is in the database. */
 export interface StoredJob {
@@ -28,7 +29,7 @@ export class JobWriter {
   private inFlight: Promise<void> | null = null;
   private closed = false;
   /** Rows written and flushes done, for diagnostics and the bench. */
-  readonly stats = { flushes: 0, rows: 0, failures: 0 };
+  readonly stats = { flushes: 0, rows: 0, failures: 0, refused: 0 };
 
   constructor(
     private readonly store: PlatformStore,
@@ -39,7 +40,7 @@ export class JobWriter {
 
   /** The job was created or changed: write it in the next group commit. */
   changed(job: StoredJob): void {
-    if (job.storeState === 'gone') return;
+    if (job.storeState === 'gone' || job.storeState === 'refused') return;
     this.dirty.add(job);
     this.schedule(this.lazyMs);
   }
@@ -47,7 +48,7 @@ export class JobWriter {
   /** The job is gone (expired, purged, its endpoint deleted). */
   removed(job: StoredJob): void {
     this.dirty.delete(job);
-    if (job.storeState !== 'new' && job.storeState !== 'gone') this.deletes.add(job.id);
+    if (job.storeState === 'stored' || job.storeState === 'flushing') this.deletes.add(job.id);
     job.storeState = 'gone';
     this.schedule(this.lazyMs);
   }
@@ -95,6 +96,40 @@ export class JobWriter {
     }, delay);
   }
 
+  /**
+   * Writes the batch in one transaction; when that fails, row by row, so that one row the database refuses never
+   * stops the writer (and every later `/run`): the refused rows are left out, named in the error log, and their
+   * jobs stay served from memory. A failure of every row (the database itself) is thrown as before.
+   */
+  private async writeIsolating(batch: JobBatch, jobs: StoredJob[]): Promise<void> {
+    try {
+      await this.store.writeJobs(batch);
+      return;
+    } catch (e) {
+      if (batch.inserts.length + batch.updates.length <= 1) throw e;
+    }
+    const single: JobBatch[] = [
+      ...batch.inserts.map((r) => ({ inserts: [r], updates: [], deletes: [] })),
+      ...batch.updates.map((r) => ({ inserts: [], updates: [r], deletes: [] })),
+    ];
+    const refused: Array<{ id: string; error: Error }> = [];
+    for (const b of single) {
+      try {
+        await this.store.writeJobs(b);
+      } catch (err) {
+        refused.push({ id: (b.inserts[0] ?? b.updates[0]).id, error: err instanceof Error ? err : new Error(String(err)) });
+      }
+    }
+    if (refused.length === single.length) throw refused[0].error;
+    if (batch.deletes.length) await this.store.writeJobs({ inserts: [], updates: [], deletes: batch.deletes });
+    for (const r of refused) {
+      const job = jobs.find((j) => j.id === r.id);
+      if (job) job.storeState = 'refused';
+      this.stats.refused++;
+      this.onError(new Error(`job ${r.id} could not be stored and is kept in memory only: ${r.error.message}`));
+    }
+  }
+
   private runFlush(): Promise<void> {
     const jobs = [...this.dirty];
     const deletes = [...this.deletes];
@@ -114,7 +149,7 @@ export class JobWriter {
     }
     const run = (async () => {
       try {
-        await this.store.writeJobs(batch);
+        await this.writeIsolating(batch, jobs);
         this.failing = false;
         this.stats.flushes++;
         this.stats.rows += batch.inserts.length + batch.updates.length + deletes.length;
