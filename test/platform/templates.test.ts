@@ -53,6 +53,7 @@ before(async () => {
     { name: 'slow', file: 'tpl.py', fn: 'who', workers: [0, 1], idleTimeout: 1 },
     { name: 'threaded', file: 'threaded.py', fn: 'who', workers: [0, 1], idleTimeout: 1 },
     { name: 'gpu', file: 'tpl.py', fn: 'who', workers: [0, 2], idleTimeout: 1, gpu: 'ADA_24' },
+    { name: 'timeout', file: 'tpl.py', fn: 'who', workers: [0, 1], idleTimeout: 1, executionTimeoutMs: 1500 },
   ]);
   eps = await deploy(tp.cp, art);
 });
@@ -111,6 +112,30 @@ test('two forked workers of a GPU endpoint get different CUDA_VISIBLE_DEVICES', 
   assert.equal(a.ppid, b.ppid, 'both forked from the one template');
   assert.notEqual(a.ppid, process.pid);
   assert.deepEqual([a.cuda, b.cuda].sort(), ['0', '1']);
+});
+
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+test('forked workers: a timed-out job fails, a cancelled one is cancelled, and stopped workers exit', async () => {
+  const u = eps.timeout.url;
+  const warm = await forkedRun(u);
+  await waitUntil('the workers to stop', () => idle(u), 15_000);
+  assert.ok(!alive(warm.pid), 'the stopped forked worker has exited (and was reaped)');
+  const long = (await call('POST', `${u}/runsync`, { body: { input: { seconds: 20 } } })).json as { status: string; error?: string };
+  assert.equal(long.status, 'TIMED_OUT');
+  const { id } = (await call('POST', `${u}/run`, { body: { input: { seconds: 20 } } })).json as { id: string };
+  await waitUntil('the job to run', async () => ((await call('GET', `${u}/status/${id}`)).json as { status: string }).status === 'IN_PROGRESS');
+  await call('POST', `${u}/cancel/${id}`);
+  await waitUntil('the job to be cancelled', async () => ((await call('GET', `${u}/status/${id}`)).json as { status: string }).status === 'CANCELLED');
+  const after = await runsync(u);
+  assert.notEqual(after.ppid, process.pid, 'still served by forked workers');
 });
 
 test('a SIGKILLed template takes its workers along, fails their jobs with why, and is started again', async () => {
