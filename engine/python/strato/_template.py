@@ -2,8 +2,10 @@
 # endpoint's code, then waits; each fork request makes a child that takes its own identity and serves as a worker.
 import json
 import os
+import random
 import selectors
 import signal
+import socket
 import sys
 import threading
 
@@ -40,6 +42,7 @@ def wait_for_fork():
     if reason:
         _reply({"t": "unsafe", "reason": reason})
         os._exit(0)
+    _libc()  # loaded once here rather than in every child
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_w, False)
     os.set_blocking(wake_r, False)
@@ -126,8 +129,6 @@ def _become_worker(request):
     os.environ.clear()
     os.environ.update(request["env"])
     log.set_level(os.environ.get("STRATO_LOG_LEVEL", "INFO"))
-    import random
-
     random.seed()
     numpy = sys.modules.get("numpy")
     if numpy is not None:
@@ -135,8 +136,6 @@ def _become_worker(request):
 
 
 def _attach_log(path, worker_id, stream, fd):
-    import socket
-
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     s.connect(path)
     s.sendall(f"{worker_id} {stream}\n".encode())
@@ -145,14 +144,24 @@ def _attach_log(path, worker_id, stream, fd):
     s.close()
 
 
+_LIBC = []
+
+
+def _libc():
+    if not _LIBC and sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            _LIBC.append(ctypes.CDLL(None, use_errno=True))
+        except OSError:
+            pass
+    return _LIBC[0] if _LIBC else None
+
+
 def _die_with_parent():
     """PR_SET_PDEATHSIG: a worker whose template died would have nobody to report its exit."""
-    if not sys.platform.startswith("linux"):
-        return
+    libc = _libc()
     try:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # 1 = PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
+    except AttributeError:
         log.warn("cannot tie this worker to its template's life (prctl unavailable)")
