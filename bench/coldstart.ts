@@ -2,20 +2,46 @@
 // (issue 17): a no-op CPU endpoint, one whose dependency takes 1 s to import, and, where a GPU and torch are present,
 // one that imports torch and runs a bf16 matmul on CUDA. Targets: CPU under 30 ms, GPU with torch under 1 s (H100).
 import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { buildTestArtifact, type TestEndpointSpec } from '../test/helpers/artifact';
-import { call, deploy, PYTHON, startTestPlatform, waitUntil } from '../test/helpers/platform';
+import { ControlPlaneClient } from '../engine/src/api/controlPlane';
+import { JobsClient } from '../engine/src/api/jobs';
+import { buildProject } from '../engine/src/build';
+import { startPlatform } from '../engine/src/platform/platform';
+
+const PYTHON = process.env.STRATO_PYTHON || 'python3';
+/** Shared with the tests: the database template is initialised once per machine. */
+const TEMPLATE_DIR = path.join(os.tmpdir(), 'strato-test-pglite-template');
 
 const SAMPLES = Number(process.env.STRATO_BENCH_SAMPLES || 5);
 
 const FILES: Record<string, string> = {
-  'noop.py': `def noop(**kw):\n    return {"ok": True}\n`,
+  'noop.py': `from strato import CpuInstanceType, Endpoint
+
+
+@Endpoint(name="noop", cpu=CpuInstanceType.CPU3C_1_2, workers=(0, 1), idle_timeout=1)
+def noop(x: int = 0) -> dict:
+    return {"ok": True}
+`,
   'slowdep.py': `import time\n\ntime.sleep(1.0)  # stands for a heavy import\n`,
-  'slow.py': `import slowdep  # noqa: F401\n\n\ndef slow(**kw):\n    return {"ok": True}\n`,
-  'gpu.py': `import torch
+  'slow.py': `from strato import CpuInstanceType, Endpoint
+
+import slowdep  # noqa: F401
 
 
-def matmul(n=4096, **kw):
+@Endpoint(name="slowimport", cpu=CpuInstanceType.CPU3C_1_2, workers=(0, 1), idle_timeout=1)
+def slow(x: int = 0) -> dict:
+    return {"ok": True}
+`,
+  'gpu.py': `from strato import Endpoint, GpuGroup
+
+import torch
+
+
+@Endpoint(name="gpu-torch", gpu=GpuGroup.ADA_24, workers=(0, 1), idle_timeout=1)
+def matmul(n: int = 4096) -> dict:
     a = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
     b = (a @ a).float().sum().item()
     torch.cuda.synchronize()
@@ -27,53 +53,71 @@ const hasGpu = () =>
   spawnSync('nvidia-smi', ['-L'], { encoding: 'utf8' }).status === 0 &&
   spawnSync(PYTHON, ['-c', 'import torch'], { encoding: 'utf8' }).status === 0;
 
-async function measure(templates: boolean, specs: TestEndpointSpec[]): Promise<Record<string, number[]>> {
-  const tp = await startTestPlatform({ workerTemplates: templates, heartbeatMs: 1000 });
+async function measure(templates: boolean, files: string[]): Promise<Record<string, number[]>> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'strato-bench-cold-'));
+  const platform = await startPlatform({
+    dataDir: path.join(dir, 'data'),
+    port: 0,
+    apiKey: 'bench-key',
+    python: PYTHON,
+    writeStateFile: false,
+    workerTemplates: templates,
+    log: () => {},
+    pgliteTemplateDir: TEMPLATE_DIR,
+  });
   try {
-    const eps = await deploy(tp.cp, await buildTestArtifact(FILES, specs));
+    const project = path.join(dir, 'project');
+    fs.mkdirSync(project);
+    for (const f of [...files, 'slowdep.py']) fs.writeFileSync(path.join(project, f), FILES[f]);
+    const built = await buildProject(project);
+    const target = { baseUrl: platform.url, apiKey: platform.apiKey };
+    const cp = new ControlPlaneClient(target);
+    const jobs = new JobsClient(target);
+    const app = await cp.createApp('bench');
+    const env = await cp.createEnvironment(app.id, 'production');
+    const build = await cp.uploadBuild(app.id, built.artifactPath, built.manifest);
+    await cp.deployBuild(env.id, build.id);
     const out: Record<string, number[]> = {};
-    for (const s of specs) {
-      const u = eps[s.name].url;
-      const idle = async () => {
-        const h = (await call('GET', `${u}/health`)).json as { workers: Record<string, number> };
-        return h.workers.idle + h.workers.running + h.workers.initializing === 0;
-      };
+    for (const name of Object.keys(built.manifest.resources)) {
+      const ep = await cp.saveEndpoint({ environmentId: env.id, name });
       const once = async () => {
-        await waitUntil('the workers to stop', idle, 60_000, 20);
+        for (;;) {
+          const w = (await jobs.health(ep.id)).workers;
+          if (w.idle + w.running + w.initializing === 0) break;
+          await new Promise((r) => setTimeout(r, 20));
+        }
         const t0 = performance.now();
-        const r = (await call('POST', `${u}/runsync`, { body: { input: {} } })).json as { status: string; error?: string };
-        if (r.status !== 'COMPLETED') throw new Error(`${s.name}: ${JSON.stringify(r)}`);
+        const r = await jobs.runsync(ep.id, {});
+        if (r.status !== 'COMPLETED') throw new Error(`${name}: ${JSON.stringify(r)}`);
         return performance.now() - t0;
       };
       await once(); // the first start is a plain one; it starts the template
       await once();
       await new Promise((r) => setTimeout(r, templates ? 3000 : 0)); // a slow template finishes its imports
-      out[s.name] = [];
-      for (let i = 0; i < SAMPLES; i++) out[s.name].push(await once());
+      out[name] = [];
+      for (let i = 0; i < SAMPLES; i++) out[name].push(await once());
     }
     return out;
   } finally {
-    await tp.close();
+    await platform.close();
+    fs.rmSync(dir, { recursive: true, force: true });
   }
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 async function main() {
-  const specs: TestEndpointSpec[] = [
-    { name: 'noop', file: 'noop.py', fn: 'noop', workers: [0, 1], idleTimeout: 1 },
-    { name: 'slowimport', file: 'slow.py', fn: 'slow', workers: [0, 1], idleTimeout: 1 },
-  ];
-  if (hasGpu()) specs.push({ name: 'gpu-torch', file: 'gpu.py', fn: 'matmul', workers: [0, 1], idleTimeout: 1, gpu: 'ADA_24' });
+  const files = ['noop.py', 'slow.py'];
+  if (hasGpu()) files.push('gpu.py');
   else console.log('gpu-torch: skipped (no GPU or no torch for this Python)');
-  const plain = await measure(false, specs);
-  const forked = await measure(true, specs);
+  const plain = await measure(false, files);
+  const forked = await measure(true, files);
   console.log(`cold start, request to first job done, median of ${SAMPLES} (min..max):`);
-  for (const s of specs) {
-    const p = plain[s.name];
-    const f = forked[s.name];
+  for (const name of Object.keys(plain)) {
+    const p = plain[name];
+    const f = forked[name];
     const fmt = (xs: number[]) => `${median(xs).toFixed(1)} ms (${Math.min(...xs).toFixed(1)}..${Math.max(...xs).toFixed(1)})`;
-    console.log(`  ${s.name.padEnd(11)} plain start ${fmt(p)}   forked from template ${fmt(f)}   ratio ${(median(p) / median(f)).toFixed(1)}x`);
+    console.log(`  ${name.padEnd(11)} plain start ${fmt(p)}   forked from template ${fmt(f)}   ratio ${(median(p) / median(f)).toFixed(1)}x`);
   }
 }
 
