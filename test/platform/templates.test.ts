@@ -4,6 +4,7 @@
 // and comes back.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import type { Endpoint } from '../../engine/src/api/controlPlane';
 import { buildTestArtifact } from '../helpers/artifact';
 import { call, deploy, startTestPlatform, waitUntil, type TestPlatform } from '../helpers/platform';
 
@@ -25,7 +26,12 @@ import slowdep
 def who(seconds=0, **kw):
     time.sleep(seconds)
     return {"pid": os.getpid(), "ppid": os.getppid(), "imported_in": slowdep.IMPORTED_IN,
-            "cuda": os.environ.get("CUDA_VISIBLE_DEVICES"), "worker": os.environ.get("STRATO_WORKER_ID")}
+            "cuda": os.environ.get("CUDA_VISIBLE_DEVICES"), "worker": os.environ.get("STRATO_WORKER_ID"),
+            "rev": os.environ.get("REV")}
+
+
+def who_lb():
+    return who()
 `;
 
 const THREADED_PY = `
@@ -40,11 +46,11 @@ def who(**kw):
     return {"pid": os.getpid(), "ppid": os.getppid()}
 `;
 
-type Who = { pid: number; ppid: number; imported_in: number; cuda: string | null; worker: string };
+type Who = { pid: number; ppid: number; imported_in: number; cuda: string | null; worker: string; rev: string | null };
 type Health = { workers: { idle: number; running: number; initializing: number } };
 
 let tp: TestPlatform;
-let eps: Record<string, { url: string; id: string }>;
+let eps: Record<string, Endpoint>;
 
 before(async () => {
   process.env.STRATO_GPUS = 'fake-a,fake-b'; // two GPUs as far as the allocator knows: CUDA_VISIBLE_DEVICES 0 and 1
@@ -53,6 +59,8 @@ before(async () => {
     { name: 'slow', file: 'tpl.py', fn: 'who', workers: [0, 1], idleTimeout: 1 },
     { name: 'threaded', file: 'threaded.py', fn: 'who', workers: [0, 1], idleTimeout: 1 },
     { name: 'gpu', file: 'tpl.py', fn: 'who', workers: [0, 2], idleTimeout: 1, gpu: 'ADA_24' },
+    { name: 'lb', file: 'tpl.py', fn: 'who_lb', routes: { 'GET /who': 'who_lb' }, workers: [0, 1], idleTimeout: 1 },
+    { name: 'roll', file: 'tpl.py', fn: 'who', workers: [0, 1], idleTimeout: 1 },
     { name: 'timeout', file: 'tpl.py', fn: 'who', workers: [0, 1], idleTimeout: 1, executionTimeoutMs: 1500 },
   ]);
   eps = await deploy(tp.cp, art);
@@ -69,10 +77,10 @@ const idle = async (url: string) => {
   return h.workers.idle + h.workers.running + h.workers.initializing === 0;
 };
 /** Runs jobs (waiting for the workers to stop in between) until one ran in a forked worker. */
-async function forkedRun(url: string): Promise<Who> {
+async function forkedRun(url: string, stopped = () => idle(url), run = () => runsync(url)): Promise<Who> {
   return waitUntil('a job in a worker forked from the template', async () => {
-    await waitUntil('the workers to stop', () => idle(url), 15_000);
-    const out = await runsync(url);
+    await waitUntil('the workers to stop', stopped, 15_000);
+    const out = await run();
     return out.ppid !== process.pid ? out : null;
   }, 40_000, 10);
 }
@@ -112,6 +120,34 @@ test('two forked workers of a GPU endpoint get different CUDA_VISIBLE_DEVICES', 
   assert.equal(a.ppid, b.ppid, 'both forked from the one template');
   assert.notEqual(a.ppid, process.pid);
   assert.deepEqual([a.cuda, b.cuda].sort(), ['0', '1']);
+});
+
+test('load-balanced endpoints fork their workers from a template too', async () => {
+  const id = eps.lb.id;
+  const get = async () => {
+    const r = await call('GET', `${eps.lb.url}/who`);
+    assert.equal(r.status, 200, JSON.stringify(r.json));
+    return r.json as Who;
+  };
+  const stopped = async () => {
+    const h = await tp.cp.endpointHealth(id);
+    return h !== null && h.idle + h.running + h.initializing === 0;
+  };
+  const forked = await forkedRun(eps.lb.url, stopped, get);
+  assert.equal(forked.imported_in, forked.ppid);
+});
+
+test('a new revision gets a new template; the old one leaves with its last worker', async () => {
+  const first = await forkedRun(eps.roll.url);
+  assert.equal(first.rev, null);
+  await tp.cp.saveEndpoint({ environmentId: eps.roll.environmentId, name: 'roll', env: { REV: '2' } });
+  const next = await waitUntil('a forked worker of the new revision', async () => {
+    await waitUntil('the workers to stop', () => idle(eps.roll.url), 15_000);
+    const out = await runsync(eps.roll.url);
+    return out.rev === '2' && out.ppid !== process.pid ? out : null;
+  }, 40_000, 10);
+  assert.notEqual(next.ppid, first.ppid, 'a new template');
+  await waitUntil('the old template to exit', () => !alive(first.ppid), 10_000);
 });
 
 const alive = (pid: number) => {
