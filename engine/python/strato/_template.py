@@ -48,7 +48,7 @@ def wait_for_fork():
     os.set_blocking(wake_r, False)
     signal.set_wakeup_fd(wake_w)
     signal.signal(signal.SIGCHLD, lambda *_: None)
-    signal.signal(signal.SIGTERM, lambda *_: _exit_when_alone())
+    signal.signal(signal.SIGTERM, lambda *_: _leave_now())
     sel = selectors.DefaultSelector()
     sel.register(REQUESTS_FD, selectors.EVENT_READ, "requests")
     sel.register(wake_r, selectors.EVENT_READ, "signal")
@@ -91,8 +91,9 @@ def wait_for_fork():
             os._exit(0)
 
 
-def _exit_when_alone():
-    # SIGTERM: the template has nothing to finish; its workers keep running until they are stopped themselves.
+def _leave_now():
+    # SIGTERM comes at platform shutdown, after the workers were stopped: nothing to finish (a worker still
+    # running dies with the template, PR_SET_PDEATHSIG).
     os._exit(0)
 
 

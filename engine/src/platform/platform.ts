@@ -116,7 +116,10 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
     const sched = scheduler;
     lb = new LbRouter({ keys, cp, scheduler: sched, coldStartWaitMs: Math.min(o.workerStartTimeoutMs, 120_000) });
     cp.onEndpointChange((ev) => {
-      if (ev.type === 'deleted') engine.dropEndpoint(ev.endpoint.id);
+      if (ev.type === 'deleted') {
+        engine.dropEndpoint(ev.endpoint.id);
+        templates?.drop(ev.endpoint.id);
+      }
       sched.demand(ev.endpoint.id);
     });
 

@@ -87,6 +87,14 @@ export class Templates {
     return t?.ready ? t.proc.pid : undefined;
   }
 
+  /** The endpoint is gone: its template leaves with its last worker. */
+  drop(endpointId: string): void {
+    const s = this.endpoints.get(endpointId);
+    if (s?.current) this.retire(s.current);
+    if (s) s.current = null;
+    this.endpoints.delete(endpointId);
+  }
+
   close(): void {
     this.closed = true;
     for (const s of this.endpoints.values()) if (s.current) s.current.proc.kill('SIGTERM');
