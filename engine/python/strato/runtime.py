@@ -36,6 +36,8 @@ def exit_setup_error(e):
 
 def _serve(name, handler_file):
     resource, routes, _ = load_endpoint(name, handler_file)
+    if os.environ.get("STRATO_TEMPLATE") == "1":
+        return _serve_template(name, resource, routes)
     as_worker = bool(os.environ.get("STRATO_WORKER_TOKEN"))
     if not as_worker:
         # Local testing: calls of other endpoints' functions run in this process too.
@@ -50,21 +52,48 @@ def _serve(name, handler_file):
         raise SetupError(f"queue-based endpoint {name!r} must have one function or class in the manifest, it has "
                          f"{len(functions)}: rebuild the artifact")
     target = Target(import_function(functions[0]["module"], functions[0]["name"]))
-    call_job = lambda job: target(job["input"])  # noqa: E731
     if as_worker:
-        from ._platform import Settings
-        from ._worker import QueueWorker
-
-        settings = Settings(os.environ, resource.get("max_concurrency") or 1)
-        if target.is_async:
-            from ._invoke import event_loop
-
-            event_loop()  # before `ready`, so that the first job does not pay for starting it
-        QueueWorker(settings, call_job).run()
+        run_queue_worker(resource, target)
     else:
         from . import _local
 
-        _local.main(call_job, handler_file)
+        _local.main(lambda job: target(job["input"]), handler_file)
+
+
+def run_queue_worker(resource, target):
+    from ._platform import Settings
+    from ._worker import QueueWorker
+
+    call_job = lambda job: target(job["input"])  # noqa: E731
+    settings = Settings(os.environ, resource.get("max_concurrency") or 1)
+    if target.is_async:
+        from ._invoke import event_loop
+
+        event_loop()  # before `ready`, so that the first job does not pay for starting it
+    QueueWorker(settings, call_job).run()
+
+
+def _serve_template(name, resource, routes):
+    """Template mode (_template.py): import everything a worker needs, then fork workers on request."""
+    from ._template import wait_for_fork
+
+    if resource.get("is_load_balanced"):
+        table = route_table(resource, routes)
+        if not table:
+            raise SetupError(f"load-balanced endpoint {name!r} has no routes in the manifest: rebuild the artifact")
+        from . import _lb, _platform  # noqa: F401 - imported once here, not in every forked worker
+
+        wait_for_fork()
+        return run_lb_worker(table)
+    functions = resource.get("functions") or []
+    if len(functions) != 1:
+        raise SetupError(f"queue-based endpoint {name!r} must have one function or class in the manifest, it has "
+                         f"{len(functions)}: rebuild the artifact")
+    target = Target(import_function(functions[0]["module"], functions[0]["name"]))
+    from . import _platform, _worker  # noqa: F401 - imported once here, not in every forked worker
+
+    wait_for_fork()
+    run_queue_worker(resource, target)
 
 
 def run_lb_worker(table):

@@ -44,6 +44,8 @@ export interface PlatformOptions {
   maxQueuedPerEndpoint?: number;
   /** Write the state file (pid, URL) that clients use to find the local platform. */
   writeStateFile?: boolean;
+  /** Fork workers from a warm template process per endpoint revision (default on; STRATO_WORKER_TEMPLATES=0 turns it off). */
+  workerTemplates?: boolean;
   /** Where diagnostics go (default: stderr). */
   log?: (line: string) => void;
 }
@@ -65,6 +67,7 @@ export interface ResolvedOptions {
   lazyCommitMs: number;
   maxQueuedPerEndpoint: number;
   writeStateFile: boolean;
+  workerTemplates: boolean;
   log: (line: string) => void;
 }
 
@@ -93,6 +96,7 @@ export function resolveOptions(o: PlatformOptions): ResolvedOptions {
     lazyCommitMs: o.lazyCommitMs ?? 20,
     maxQueuedPerEndpoint: o.maxQueuedPerEndpoint ?? 200_000,
     writeStateFile: o.writeStateFile ?? true,
+    workerTemplates: o.workerTemplates ?? process.env.STRATO_WORKER_TEMPLATES !== '0',
     log: o.log ?? ((line) => process.stderr.write(`${line}\n`)),
   };
 }

@@ -22,6 +22,7 @@ import { workerApi } from './workerApi';
 import { Scheduler } from './workers/scheduler';
 import { Supervisor } from './workers/supervisor';
 import { GpuAllocator, detectGpus } from './workers/gpus';
+import { Templates } from './workers/templates';
 
 export const PLATFORM_VERSION: string = (require('../../../package.json') as { version: string }).version;
 
@@ -82,8 +83,12 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
       cancelGraceMs: Math.max(5000, 5 * o.heartbeatMs),
     });
     const gpus = new GpuAllocator(detectGpus());
+    const templates = o.workerTemplates
+      ? new Templates({ python: o.python, writeLog: (...a) => supervisor.writeLog(...a), log: o.log })
+      : undefined;
     const supervisor = new Supervisor({
       gpus,
+      templates,
       python: o.python,
       platformUrl: workerUrl,
       heartbeatMs: o.heartbeatMs,
@@ -111,7 +116,10 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
     const sched = scheduler;
     lb = new LbRouter({ keys, cp, scheduler: sched, coldStartWaitMs: Math.min(o.workerStartTimeoutMs, 120_000) });
     cp.onEndpointChange((ev) => {
-      if (ev.type === 'deleted') engine.dropEndpoint(ev.endpoint.id);
+      if (ev.type === 'deleted') {
+        engine.dropEndpoint(ev.endpoint.id);
+        templates?.drop(ev.endpoint.id);
+      }
       sched.demand(ev.endpoint.id);
     });
 
@@ -123,8 +131,11 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
     const health = (id: string): EndpointHealthView => {
       const c = engine.counts(id);
       const ep = cp.endpoint(id);
-      const hardwareNote = ep && !ep.config.cpu ? gpus.note(ep.config.gpuIds) : null;
-      return { ...sched.counts(id), inQueue: c.inQueue, inProgress: c.inProgress, lastError: sched.lastError(id), hardwareNote };
+      // The health view has one free-text note: the missing hardware, and why workers start without a template.
+      const notes = [ep && !ep.config.cpu ? gpus.note(ep.config.gpuIds) : null, templates?.note(id) ?? null].filter(Boolean);
+      const hardwareNote = notes.length ? notes.join('; ') : null;
+      const lastError = sched.lastError(id) ?? templates?.lastError(id) ?? null;
+      return { ...sched.counts(id), inQueue: c.inQueue, inProgress: c.inProgress, lastError, hardwareNote };
     };
     const server = createServer({
       keys,

@@ -8,6 +8,7 @@ import path from 'node:path';
 import type { DeployedEndpoint } from '../controlPlane/service';
 import type { Worker } from './worker';
 import type { GpuAllocator } from './gpus';
+import type { Templates } from './templates';
 
 export interface SupervisorDeps {
   python: string;
@@ -19,6 +20,8 @@ export interface SupervisorDeps {
   /** App and environment names of an endpoint (STRATO_APP, STRATO_ENV). */
   context(ep: DeployedEndpoint): { app: string; env: string };
   gpus: GpuAllocator;
+  /** Warm templates to fork workers from; absent (or answering null) means a plain start. */
+  templates?: Templates;
   onExit(w: Worker, code: number | null, signal: NodeJS.Signals | null, wasPhase: Worker['phase']): void;
   log(line: string): void;
 }
@@ -72,15 +75,20 @@ export class Supervisor {
     if (w.loadBalanced) childEnv.STRATO_LB_PORT = '0';
     const isGpu = !ep.config.cpu;
     if (isGpu) childEnv.CUDA_VISIBLE_DEVICES = this.d.gpus.assign(ep.config.gpuCount);
-    const child = spawn(this.d.python, ['-u', ep.config.handlerFile], {
-      cwd: root,
-      env: childEnv,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const forked = this.d.templates?.fork(ep, root, childEnv, w.id) ?? null;
+    w.forked = forked !== null;
+    const child =
+      forked ??
+      spawn(this.d.python, ['-u', ep.config.handlerFile], {
+        cwd: root,
+        env: childEnv,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
     w.process = child;
     const log = this.logFor(ep.id);
     const note = isGpu ? this.d.gpus.note(ep.config.gpuIds) : null;
     if (note) log.write(`${new Date().toISOString()} ${w.id} P ${note}\n`);
+    if (forked) log.write(`${new Date().toISOString()} ${w.id} P forked from the endpoint's template\n`);
     const pipe = (stream: NodeJS.ReadableStream | null, isErr: boolean) => {
       let partial = '';
       stream?.setEncoding('utf8');
@@ -141,7 +149,13 @@ export class Supervisor {
     return { how, tail: lastMeaningful(w.stderrTail) };
   }
 
+  /** One line of a template's output into the endpoint's log (templates.ts). */
+  writeLog(endpointId: string, source: string, stream: 'O' | 'E', line: string): void {
+    this.logFor(endpointId).write(`${new Date().toISOString()} ${source} ${stream} ${line}\n`);
+  }
+
   close(): void {
+    this.d.templates?.close();
     for (const s of this.logs.values()) s.end();
     this.logs.clear();
   }

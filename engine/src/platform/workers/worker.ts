@@ -1,7 +1,12 @@
 // A worker as the platform tracks it: one Python process serving one endpoint. The supervisor owns the
 // process; the job engine owns which jobs it runs; the scheduler decides when it starts and stops.
-import type { ChildProcess } from 'node:child_process';
 import type { Job } from '../jobs/job';
+
+/** The worker's process: a child of the platform, or one forked from a template (forked.ts). */
+export interface WorkerProcess {
+  readonly pid?: number;
+  kill(signal?: NodeJS.Signals | number): boolean;
+}
 
 /** Health buckets of decisions.md plus the platform's own retirement states. */
 export type WorkerPhase = 'initializing' | 'ready' | 'draining' | 'stopping' | 'exited';
@@ -16,7 +21,9 @@ export interface Worker {
   readonly maxConcurrency: number;
   readonly loadBalanced: boolean;
   phase: WorkerPhase;
-  process: ChildProcess | null;
+  process: WorkerProcess | null;
+  /** Forked from the endpoint's template rather than started as a new interpreter. */
+  forked?: boolean;
   /** Jobs the worker owns (queue endpoints). */
   jobs: Set<Job>;
   /** Requests being proxied to it (load-balanced endpoints). */
