@@ -247,11 +247,15 @@ describe('load shedding', () => {
   test('/run answers 429 when the endpoint queue is full', async () => {
     const small = await startTestPlatform({ maxQueuedPerEndpoint: 2 });
     try {
-      const art = await buildTestArtifact({ 'worker.py': WORKER_PY }, [queueSpec('parked', 'echo', { workers: [0, 0] })]);
+      // One worker at most, busy for a minute with whichever job it takes first: at most 1 job runs and 2 wait,
+      // so of 4 quick submissions the last one always finds the queue full, whenever the worker comes up.
+      const art = await buildTestArtifact({ 'worker.py': WORKER_PY }, [queueSpec('parked', 'sleep', { workers: [0, 1] })]);
       const u = (await deploy(small.cp, art)).parked.url;
-      for (let i = 0; i < 2; i++) assert.equal((await call('POST', `${u}/run`, { body: { input: {} } })).status, 200);
-      const r = await call('POST', `${u}/run`, { body: { input: {} } });
-      assert.equal(r.status, 429);
+      const statuses: number[] = [];
+      for (let i = 0; i < 4; i++) statuses.push((await call('POST', `${u}/run`, { body: { input: { seconds: 60 } } })).status);
+      assert.deepEqual(statuses.slice(0, 2), [200, 200]);
+      const r = await call('POST', `${u}/run`, { body: { input: { seconds: 60 } } });
+      assert.equal(r.status, 429, `statuses ${statuses.join(', ')}`);
       assert.match((r.json as { error: string }).error, /too many queued jobs/);
     } finally {
       await small.close();
