@@ -22,6 +22,10 @@ export interface DeployOptions {
   onWarning?: (d: Diagnostic) => void;
   /** How long configure waits for the minimum workers to be ready. */
   readyTimeoutMs?: number;
+  /** Runs between the build and the upload (the preview checks images and makes its network there). */
+  afterBuild?: (b: BuildResult) => Promise<void>;
+  /** Workers of every endpoint, instead of the configuration's (the preview runs exactly one each). */
+  workers?: { min: number; max: number };
 }
 
 export interface DeployResult {
@@ -54,6 +58,7 @@ export async function deployProject(root: string, o: DeployOptions): Promise<Dep
   checkNames(appName, o.env);
   const buildResult = await step('build', () => buildProject(root, { exclude: o.exclude, onProgress: o.onProgress, onWarning: o.onWarning }), (b) => `${Object.keys(b.manifest.resources).length} endpoints, ${(b.sizeBytes / 1024).toFixed(0)} KB`);
 
+  await o.afterBuild?.(buildResult);
   const { app, environment, build } = await step('upload', async () => {
     let app = await client.findApp(appName);
     const choice = chooseEnvironment(app, o.env);
@@ -81,8 +86,8 @@ export async function deployProject(root: string, o: DeployOptions): Promise<Dep
         environmentId: environment.id,
         name,
         buildId: build.id,
-        workersMin: r.workersMin,
-        workersMax: r.workersMax,
+        workersMin: o.workers?.min ?? r.workersMin,
+        workersMax: o.workers?.max ?? r.workersMax,
         idleTimeout: r.idle_timeout,
         maxConcurrency: r.max_concurrency,
         executionTimeoutMs: r.execution_timeout_ms,

@@ -2,6 +2,7 @@
 // Tests shorten windows and timers here; `strato platform serve` maps its flags onto the same options.
 import catalog from '../catalog/catalog.json';
 import { Clock, systemClock } from './clock';
+import type { WorkerLauncher } from './workers/launcher';
 
 export interface RetentionWindows {
   /** `/run` jobs: kept this long after they end. */
@@ -45,6 +46,8 @@ export interface PlatformOptions {
   writeStateFile?: boolean;
   /** Where diagnostics go (default: stderr). */
   log?: (line: string) => void;
+  /** Runs workers other than as local processes (the preview's containers). */
+  workerLauncher?: WorkerLauncher;
 }
 
 export interface ResolvedOptions {

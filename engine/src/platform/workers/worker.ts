@@ -1,6 +1,6 @@
 // A worker as the platform tracks it: one Python process serving one endpoint. The supervisor owns the
 // process; the job engine owns which jobs it runs; the scheduler decides when it starts and stops.
-import type { ChildProcess } from 'node:child_process';
+import type { EventEmitter } from 'node:events';
 import type { Job } from '../jobs/job';
 
 /** Health buckets of decisions.md plus the platform's own retirement states. */
@@ -16,13 +16,15 @@ export interface Worker {
   readonly maxConcurrency: number;
   readonly loadBalanced: boolean;
   phase: WorkerPhase;
-  process: ChildProcess | null;
+  process: WorkerProcess | null;
   /** Jobs the worker owns (queue endpoints). */
   jobs: Set<Job>;
   /** Requests being proxied to it (load-balanced endpoints). */
   inFlight: number;
   /** Load-balanced workers: the port its HTTP server listens on. */
   port?: number;
+  /** Load-balanced workers: the address of that server when it is not loopback (a container). */
+  host?: string;
   spawnedAt: number;
   readyAt?: number;
   /** Last request of any kind from the worker (heartbeat watchdog), real time. */
@@ -33,6 +35,15 @@ export interface Worker {
   cancelRequested: Map<string, number>;
   /** Last lines of stderr, for error messages. */
   stderrTail: string[];
+}
+
+/** What the supervisor needs of a running worker: a child process, or a container that behaves like one
+ * (emits `exit` with (code, signal) and `error`; kill() sends a signal). */
+export interface WorkerProcess extends EventEmitter {
+  readonly pid?: number;
+  readonly stdout: NodeJS.ReadableStream | null;
+  readonly stderr: NodeJS.ReadableStream | null;
+  kill(signal?: NodeJS.Signals): boolean;
 }
 
 export function isBusy(w: Worker): boolean {
