@@ -1,5 +1,5 @@
 // A real Docker engine of the test's own (socket, data root, exec root, pidfile in a temp dir), started once per
-// test file; stop() ends it by its PID and removes what it changed on the host (docker0, DOCKER iptables chains).
+// test file; stop() ends it by its PID and removes what it changed on the host (bridges, iptables chains and policy).
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -14,8 +14,6 @@ export interface TestDockerd {
   stop(): Promise<void>;
 }
 
-const CHAINS = ['DOCKER', 'DOCKER-USER', 'DOCKER-ISOLATION-STAGE-1', 'DOCKER-ISOLATION-STAGE-2'];
-
 /** Why the engine cannot run here (not installed, not root), or null. */
 export function dockerdMissing(): string | null {
   if (spawnSync('dockerd', ['--version']).error) return 'dockerd is not installed (apt-get install docker.io iptables)';
@@ -23,18 +21,32 @@ export function dockerdMissing(): string | null {
   return null;
 }
 
-function hostState(): { bridge: boolean; chains: Set<string> } {
-  const bridge = fs.existsSync('/sys/class/net/docker0');
-  const chains = new Set<string>();
-  for (const table of ['filter', 'nat']) {
-    const r = spawnSync('iptables', ['-t', table, '-S'], { encoding: 'utf8' });
-    for (const m of (r.stdout ?? '').matchAll(/^-N (\S+)/gm)) if (CHAINS.includes(m[1])) chains.add(`${table}/${m[1]}`);
+/** The filter and nat tables (dockerd adds chains, rules and a FORWARD DROP policy), to restore afterwards. */
+function saveIptables(): string {
+  return ['filter', 'nat'].map((t) => spawnSync('iptables-save', ['-t', t], { encoding: 'utf8' }).stdout ?? '').join('');
+}
+
+function links(): Set<string> {
+  return new Set(fs.readdirSync('/sys/class/net'));
+}
+
+/** Processes whose command line names our directory (containerd and its shims, started by our dockerd). */
+function ours(dir: string): number[] {
+  const pids: number[] = [];
+  for (const e of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(e)) continue;
+    try {
+      if (fs.readFileSync(`/proc/${e}/cmdline`, 'utf8').includes(dir)) pids.push(Number(e));
+    } catch {
+      /* gone */
+    }
   }
-  return { bridge, chains };
+  return pids;
 }
 
 export async function startDockerd(): Promise<TestDockerd> {
-  const before = hostState();
+  const iptablesBefore = saveIptables();
+  const linksBefore = links();
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'strato-dockerd-'));
   const sock = path.join(dir, 'docker.sock');
   const log = fs.openSync(path.join(dir, 'dockerd.log'), 'a');
@@ -60,6 +72,15 @@ export async function startDockerd(): Promise<TestDockerd> {
     }
   }
   const stop = async () => {
+    // Containers first (a test that failed half-way may leave a preview running), then the engine by its PID.
+    try {
+      const all = await engine.json<Array<{ Id: string }>>('GET', '/containers/json?all=1');
+      for (const c of all) await engine.call('DELETE', `/containers/${c.Id}?force=1`, undefined, [404, 409]);
+      const nets = await engine.json<Array<{ Id: string; Name: string }>>('GET', '/networks');
+      for (const n of nets.filter((n) => !['bridge', 'host', 'none'].includes(n.Name))) await engine.call('DELETE', `/networks/${n.Id}`, undefined, [404, 409]);
+    } catch {
+      /* the engine is gone already */
+    }
     if (child.exitCode === null) {
       const exited = new Promise((r) => child.once('exit', r));
       child.kill('SIGTERM');
@@ -67,21 +88,9 @@ export async function startDockerd(): Promise<TestDockerd> {
       await exited;
       clearTimeout(t);
     }
-    const now = hostState();
-    if (now.bridge && !before.bridge) spawnSync('ip', ['link', 'del', 'docker0']);
-    // Flush every new chain first (they jump to each other), then unhook and delete them.
-    const added = [...now.chains].filter((c) => !before.chains.has(c));
-    for (const c of added) {
-      const [table, chain] = c.split('/');
-      spawnSync('iptables', ['-t', table, '-F', chain]);
-    }
-    for (const c of added) {
-      const [table, chain] = c.split('/');
-      const rules = spawnSync('iptables', ['-t', table, '-S'], { encoding: 'utf8' }).stdout ?? '';
-      for (const rule of rules.split('\n').filter((l) => l.startsWith('-A ') && l.includes(`-j ${chain}`)))
-        spawnSync('iptables', ['-t', table, ...rule.replace(/^-A /, '-D ').split(' ')]);
-      spawnSync('iptables', ['-t', table, '-X', chain]);
-    }
+    for (const pid of ours(dir)) process.kill(pid, 'SIGKILL');
+    for (const l of links()) if (!linksBefore.has(l) && /^(docker0|br-|veth)/.test(l)) spawnSync('ip', ['link', 'del', l]);
+    spawnSync('iptables-restore', [], { input: iptablesBefore });
     // Container layers are mounts under the data root: unmount before removing.
     spawnSync('sh', ['-c', `grep -o " ${dir}[^ ]*" /proc/mounts | sort -r | xargs -r -n1 umount -l`]);
     fs.rmSync(dir, { recursive: true, force: true });

@@ -98,9 +98,12 @@ export async function startPreview(root: string, o: PreviewOptions = {}): Promis
   });
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'strato-preview-'));
   let stopping: Promise<void> | null = null;
+  let platformStarting: Promise<RunningPlatform> | null = null;
   const stop = () =>
     (stopping ??= (async () => {
-      await platform?.close().catch((e: Error) => log(`strato preview: ${e.message}`));
+      // The platform may still be starting (a failure during the build): wait for it, then close it.
+      const running = platform ?? (await platformStarting?.catch(() => null));
+      await running?.close().catch((e: Error) => log(`strato preview: ${e.message}`));
       await forwarder?.close();
       await removeLeftovers(engine, `strato.preview=${key}`, log);
       fs.rmSync(dataDir, { recursive: true, force: true });
@@ -109,7 +112,7 @@ export async function startPreview(root: string, o: PreviewOptions = {}): Promis
     })());
 
   try {
-    const platformStarting = startPlatform({ dataDir, apiKey, port: 0, writeStateFile: false, workerLauncher: launcher, workerStopGraceMs: 3000, log });
+    platformStarting = startPlatform({ dataDir, apiKey, port: 0, writeStateFile: false, workerLauncher: launcher, workerStopGraceMs: 3000, log });
     platformStarting.catch(() => {});
     let deployStarted = 0;
     let count = 0;
@@ -143,7 +146,7 @@ export async function startPreview(root: string, o: PreviewOptions = {}): Promis
         end('images', t, [...new Set(images.values())].join(', '));
         t = begin('network');
         network = await createNetwork(engine, `strato-preview-${app}-${key.slice(0, 6)}`.toLowerCase(), labels);
-        platform = await platformStarting;
+        platform = await platformStarting!;
         forwarder = await forward(network.gateway, platform.port);
         target.baseUrl = platform.url;
         target.apiKey = platform.apiKey;
