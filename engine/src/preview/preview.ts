@@ -142,7 +142,10 @@ export async function startPreview(root: string, o: PreviewOptions = {}): Promis
         count = Object.keys(b.manifest.resources).length;
         let t = begin('images');
         gpus = (await runtimes(engine)).includes('nvidia');
-        await checkImages(engine, b, images, o);
+        // Flags first, then the project's .env (or the environment), then the manifest's image names.
+        const cpuImage = o.cpuImage ?? (process.env.STRATO_PREVIEW_CPU_IMAGE || dotEnv.STRATO_PREVIEW_CPU_IMAGE || undefined);
+        const gpuImage = o.gpuImage ?? (process.env.STRATO_PREVIEW_GPU_IMAGE || dotEnv.STRATO_PREVIEW_GPU_IMAGE || undefined);
+        await checkImages(engine, b, images, { ...o, cpuImage, gpuImage });
         end('images', t, [...new Set(images.values())].join(', '));
         t = begin('network');
         network = await createNetwork(engine, `strato-preview-${app}-${key.slice(0, 6)}`.toLowerCase(), labels);
