@@ -1,6 +1,7 @@
 // What a preview leaves must go: its containers and network (found by label), and a previous preview of the same
 // project, which is stopped first (a second preview replaces the first).
 import fs from 'node:fs';
+import { isPreviewProcess as alive } from './state';
 import { listContainers, listNetworks, removeContainer, removeNetwork, type DockerEngine } from '../containers';
 
 /** Force-removes the labelled containers, then the labelled networks. */
@@ -17,14 +18,6 @@ export async function removeLeftovers(engine: DockerEngine, label: string, log: 
   return removed;
 }
 
-/** Whether pid is still a running preview (not a process that reused the number). */
-function alive(pid: number): boolean {
-  try {
-    return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('--preview');
-  } catch {
-    return false;
-  }
-}
 
 /** Stops the preview recorded in the state file (SIGTERM, so it cleans up itself), then removes what is left. */
 export async function replacePrevious(engine: DockerEngine, stateFile: string, label: string): Promise<void> {

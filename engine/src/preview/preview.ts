@@ -7,7 +7,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { Endpoint } from '../api/controlPlane';
 import { readDotEnv } from '../api/config';
-import { STRATO_DIR, type BuildResult } from '../build';
+import type { BuildResult } from '../build';
 import { DockerEngine, createNetwork, imageExists, pullImage, runtimes, type NetworkInfo } from '../containers';
 import { deployProject, appNameFor } from '../deploy';
 import { startPlatform, type RunningPlatform } from '../platform/platform';
@@ -16,6 +16,7 @@ import { UserError } from '../util/errors';
 import { removeLeftovers, replacePrevious } from './cleanup';
 import { forward, type Forwarder } from './forward';
 import { ContainerLauncher } from './launcher';
+import { previewStateFile, writePreviewState } from './state';
 
 export type PreviewStep = 'build' | 'images' | 'network' | 'containers' | 'ready';
 export const PREVIEW_STEPS: readonly PreviewStep[] = ['build', 'images', 'network', 'containers', 'ready'];
@@ -64,7 +65,7 @@ export async function startPreview(root: string, o: PreviewOptions = {}): Promis
   const app = appNameFor(root);
   const key = previewKey(root);
   const labels = { 'strato.preview': key, 'strato.app': app };
-  const stateFile = path.join(root, STRATO_DIR, 'preview.json');
+  const stateFile = previewStateFile(root);
   await replacePrevious(engine, stateFile, `strato.preview=${key}`);
 
   const durations = {} as Record<PreviewStep, number>;
@@ -154,9 +155,16 @@ export async function startPreview(root: string, o: PreviewOptions = {}): Promis
         target.baseUrl = platform.url;
         target.apiKey = platform.apiKey;
         end('network', t, `${network.name} (${network.gateway}), platform in front at ${platform.url}`);
-        fs.mkdirSync(path.dirname(stateFile), { recursive: true });
-        fs.writeFileSync(stateFile, JSON.stringify({ pid: process.pid, network: network.name, url: platform.url, startedAt: Date.now() }));
+        writePreviewState(root, { pid: process.pid, network: network.name, url: platform.url, startedAt: Date.now() });
       },
+    });
+    writePreviewState(root, {
+      pid: process.pid,
+      network: network!.name,
+      url: platform!.url,
+      startedAt: Date.now(),
+      environment: r.environment.name,
+      endpoints: r.endpoints.map((e) => ({ name: e.name, type: e.type === 'QUEUE' ? 'queue' : 'load-balanced', url: e.url, routes: e.routes })),
     });
     const gpuEndpoints = Object.values(r.buildResult.manifest.resources).filter((res) => !res.cpu).length;
     return {
