@@ -204,3 +204,25 @@ test('errors: no engine, a missing image, a build error; each in one sentence, n
   assert.deepEqual(await listContainers(d.engine, label), []);
   assert.deepEqual(await listNetworks(d.engine, label), []);
 });
+
+test('Ctrl+C during the start (after the network is made) removes what was made and exits', { skip: skip ?? false }, async () => {
+  const dir = path.join(tmp, 'early');
+  assert.equal((await runCli(['init', 'early'], { cwd: tmp })).code, 0);
+  ensureBuilt();
+  const child = spawn(process.execPath, [CLI, 'deploy', '--preview'], { cwd: dir, env: { ...process.env, NO_COLOR: '1', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  children.push(child);
+  let out = '';
+  let err = '';
+  child.stdout!.on('data', (b) => (out += b));
+  child.stderr!.on('data', (b) => (err += b));
+  const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+  const deadline = Date.now() + 60_000;
+  while (!/✓ network/.test(out) && child.exitCode === null && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+  child.kill('SIGINT');
+  const code = await exited;
+  assert.ok(code === 130 || code === 0, `exit ${code}\n${out}\n${err}`);
+  if (code === 130) assert.match(err, /the preview was stopped before it was up; its containers and network are removed\./);
+  const label = `strato.preview=${previewKey(dir)}`;
+  assert.deepEqual(await listContainers(d.engine, label), []);
+  assert.deepEqual(await listNetworks(d.engine, label), []);
+});

@@ -15,6 +15,7 @@ export async function runPreview(opts: PreviewFlags): Promise<void> {
   const { sampleCall } = await import('../../deploy/samples');
   const { formatDiagnostic } = await import('../../project');
   const { parseList } = await import('./build');
+  const { UserError } = await import('../../util/errors');
   const root = process.cwd();
   const progress = new Progress();
   // Ctrl+C during the start still cleans up: startPreview's own failure path removes what was made.
@@ -36,7 +37,7 @@ export async function runPreview(opts: PreviewFlags): Promise<void> {
       process.stderr.write(`${yellow(formatDiagnostic(d))}\n`);
     },
     onStep: (step, phase, detail, ms) => {
-      if (interrupted) throw new Error('interrupted');
+      if (interrupted) throw new UserError('the preview was stopped before it was up; its containers and network are removed.', 130);
       if (phase === 'start') progress.update(`${step}...`);
       else {
         progress.done();
