@@ -46,6 +46,9 @@ function ours(dir: string): number[] {
 
 export async function startDockerd(): Promise<TestDockerd> {
   const iptablesBefore = saveIptables();
+  // dockerd turns on IP forwarding for its bridges; put it back as it was.
+  const forwarding = '/proc/sys/net/ipv4/ip_forward';
+  const forwardingBefore = fs.readFileSync(forwarding, 'utf8');
   const linksBefore = links();
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'strato-dockerd-'));
   const sock = path.join(dir, 'docker.sock');
@@ -91,6 +94,11 @@ export async function startDockerd(): Promise<TestDockerd> {
     for (const pid of ours(dir)) process.kill(pid, 'SIGKILL');
     for (const l of links()) if (!linksBefore.has(l) && /^(docker0|br-|veth)/.test(l)) spawnSync('ip', ['link', 'del', l]);
     spawnSync('iptables-restore', [], { input: iptablesBefore });
+    try {
+      fs.writeFileSync(forwarding, forwardingBefore);
+    } catch {
+      /* read-only /proc/sys (a container): nothing to put back */
+    }
     // Container layers are mounts under the data root: unmount before removing.
     spawnSync('sh', ['-c', `grep -o " ${dir}[^ ]*" /proc/mounts | sort -r | xargs -r -n1 umount -l`]);
     fs.rmSync(dir, { recursive: true, force: true });
