@@ -10,6 +10,7 @@ need_apt=()
 command -v python3 >/dev/null 2>&1 || need_apt+=(python3)
 [ -x /usr/bin/chromium ] || need_apt+=(chromium)          # the dev server's /docs page, rendered in a real browser
 command -v script >/dev/null 2>&1 || need_apt+=(bsdutils) # a pseudo-terminal for the confirmation prompts
+command -v dockerd >/dev/null 2>&1 && command -v iptables-save >/dev/null 2>&1 || need_apt+=(docker.io iptables) # deploy --preview on a real engine
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "installing Debian packages: ${need_apt[*]}"
   export DEBIAN_FRONTEND=noninteractive

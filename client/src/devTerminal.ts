@@ -1,12 +1,16 @@
-// `strato dev` in an integrated terminal the extension owns: started once and reused, stopped with Ctrl+C so
-// that the dev server removes its live- endpoints before it exits.
+// `strato dev` (or `strato deploy --preview`) in an integrated terminal the extension owns: started once and
+// reused, stopped with Ctrl+C so that the command removes what it made (live- endpoints, containers) before it exits.
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { effectiveEnv } from './settings';
 
-const NAME = 'Strato dev';
-
 export class DevTerminal implements vscode.Disposable {
+  constructor(
+    private readonly name = 'Strato dev',
+    private readonly args: readonly string[] = ['dev'],
+    private readonly icon = 'server-process',
+  ) {}
+
   private terminal: vscode.Terminal | undefined;
   private readonly sub = vscode.window.onDidCloseTerminal((t) => {
     if (t === this.terminal) this.terminal = undefined;
@@ -23,15 +27,15 @@ export class DevTerminal implements vscode.Disposable {
     }
     const env = effectiveEnv(folder.uri);
     const vars: Record<string, string> = { ELECTRON_RUN_AS_NODE: '1' };
-    for (const k of ['STRATO_API_URL', 'STRATO_API_KEY', 'STRATO_PYTHON']) if (env[k]) vars[k] = env[k]!;
+    for (const k of ['STRATO_API_URL', 'STRATO_API_KEY', 'STRATO_PYTHON', 'DOCKER_HOST']) if (env[k]) vars[k] = env[k]!;
     this.terminal = vscode.window.createTerminal({
-      name: NAME,
+      name: this.name,
       cwd: folder.uri.fsPath,
       // VS Code's own executable runs as Node with ELECTRON_RUN_AS_NODE (in code-server it is Node already).
       shellPath: process.execPath,
-      shellArgs: [path.join(__dirname, 'cli.js'), 'dev'],
+      shellArgs: [path.join(__dirname, 'cli.js'), ...this.args],
       env: vars,
-      iconPath: new vscode.ThemeIcon('server-process'),
+      iconPath: new vscode.ThemeIcon(this.icon),
     });
     this.terminal.show();
     return this.terminal;

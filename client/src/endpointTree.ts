@@ -2,6 +2,7 @@
 // control plane's state, turned into vscode.TreeItems elsewhere (treeProvider.ts), so this is tested with node.
 import { kindLabel } from '../../engine/src/protocol';
 import type { EndpointSpec, ProjectModel } from '../../engine/src/project';
+import type { PreviewState } from '../../engine/src/preview';
 
 /** Where a node points in the source: workspace-relative file and 0-based line. */
 export interface NodeLocation {
@@ -123,6 +124,28 @@ export function buildEnvironmentTree(envs: readonly EnvironmentInfo[]): TreeNode
         children: (ep.routes ?? []).map((r) => ({ id: `env:${e.app}:${e.environment}:${ep.name}:${r.method}:${r.path}`, label: `${r.method} ${r.path}`, description: `${ep.url}${r.path}`, icon: 'symbol-method', url: `${ep.url}${r.path}` })),
       })),
     }));
+}
+
+/** A running `deploy --preview` of a project, shown first in the Environments view while it runs. */
+export function buildPreviewNode(app: string, p: PreviewState): TreeNode {
+  const endpoints = [...(p.endpoints ?? [])].sort((a, b) => a.name.localeCompare(b.name));
+  return {
+    id: `preview:${app}`,
+    label: 'preview',
+    description: `${app} · ${endpoints.length ? `${endpoints.length} endpoint(s) in containers` : 'starting'} · ${p.network}`,
+    tooltip: `strato deploy --preview (pid ${p.pid}), the platform in front at ${p.url}, network ${p.network}`,
+    icon: 'vm-running',
+    contextValue: 'strato.preview',
+    children: endpoints.map((ep) => ({
+      id: `preview:${app}:${ep.name}`,
+      label: ep.name,
+      description: ep.url,
+      tooltip: `${kindLabel(ep.type)} (preview container)\n${ep.url}`,
+      icon: ep.type === 'QUEUE' ? 'list-ordered' : 'server',
+      url: ep.url,
+      children: ep.routes.map((r) => ({ id: `preview:${app}:${ep.name}:${r.method}:${r.path}`, label: `${r.method} ${r.path}`, description: `${ep.url}${r.path}`, icon: 'symbol-method', url: `${ep.url}${r.path}` })),
+    })),
+  };
 }
 
 /** Deployed state per endpoint name from the environments of one app. */

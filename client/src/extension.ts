@@ -21,6 +21,8 @@ export interface StratoExtensionApi {
   views: StratoViews;
   languageClient: () => LanguageClient | undefined;
   dev: DevTerminal;
+  /** `strato deploy --preview` in its terminal. */
+  preview: DevTerminal;
 }
 
 export async function activate(context: vscode.ExtensionContext): Promise<StratoExtensionApi> {
@@ -29,7 +31,15 @@ export async function activate(context: vscode.ExtensionContext): Promise<Strato
   setErrorLog(output);
   const views = new StratoViews();
   const dev = new DevTerminal();
+  const preview = new DevTerminal('Strato preview', ['deploy', '--preview'], 'vm-running');
+  // The preview records itself in .strato/preview.json while it runs: the Environments view follows that file.
+  const previewWatch = vscode.workspace.createFileSystemWatcher('**/.strato/preview.json');
+  for (const on of [previewWatch.onDidCreate, previewWatch.onDidChange, previewWatch.onDidDelete]) context.subscriptions.push(on(() => views.refreshSoon()));
   context.subscriptions.push(
+    preview,
+    previewWatch,
+    vscode.commands.registerCommand('strato.deployPreview', (folder?: string) => guarded('deploy preview', async () => preview.start(await projectFolder(views, folder)).name)),
+    vscode.commands.registerCommand('strato.stopPreview', () => guarded('stop preview', () => preview.stop())),
     output,
     views,
     dev,
@@ -57,7 +67,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Strato
     views.refreshSoon(0); // the views still show the deployed environments
     void vscode.window.showErrorMessage(`Strato: the language server did not start (${(e as Error).message}); see the Strato output.`);
   }
-  return { views, languageClient: () => client, dev };
+  return { views, languageClient: () => client, dev, preview };
 }
 
 export async function deactivate(): Promise<void> {

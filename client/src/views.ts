@@ -1,8 +1,10 @@
 // The Strato activity-bar views: Endpoints (code + deployed state), Jobs (submitted by this extension) and
 // Environments (of the app). Refreshed on save, after deploys and runs, and by the refresh command.
+import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { JobsClient } from '../../engine/src/api';
-import { buildEndpointTree, buildEnvironmentTree, deployedStateOf, type DeployedState, type TreeNode } from './endpointTree';
+import { readPreviewState } from '../../engine/src/preview';
+import { buildEndpointTree, buildEnvironmentTree, buildPreviewNode, deployedStateOf, type DeployedState, type TreeNode } from './endpointTree';
 import { JobList, jobNodes } from './jobs';
 import { NodeTreeProvider, openLocationCommand } from './treeProvider';
 import { passiveApiTarget } from './settings';
@@ -70,7 +72,11 @@ export class StratoViews implements vscode.Disposable {
         const deployed = new Map<string, DeployedState>(folders.map((f) => [f.model.root, deployedStateOf(f.environments ?? [])]));
         this.endpoints.set(buildEndpointTree(folders, deployed));
         const envs = folders.flatMap((f) => f.environments ?? []);
-        this.environments.set(envs.length ? buildEnvironmentTree(envs) : [this.emptyEnvironments(folders)]);
+        const previews = folders.flatMap((f) => {
+          const p = readPreviewState(f.model.root);
+          return p ? [buildPreviewNode(path.basename(f.model.root), p)] : [];
+        });
+        this.environments.set([...previews, ...(envs.length ? buildEnvironmentTree(envs) : previews.length ? [] : [this.emptyEnvironments(folders)])]);
         await this.refreshJobs();
         return folders;
       } finally {

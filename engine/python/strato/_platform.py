@@ -43,6 +43,8 @@ class Settings:
         self.max_concurrency = _env_int(env, "STRATO_MAX_CONCURRENCY", default_concurrency, 1)
         self.heartbeat_s = _env_int(env, "STRATO_HEARTBEAT_MS", 1000, 10) / 1000
         self.lb_port = _env_int(env, "STRATO_LB_PORT", 0, 0)
+        # Loopback unless the platform reaches the worker from outside (a container: 0.0.0.0).
+        self.lb_host = env.get("STRATO_LB_HOST") or "127.0.0.1"
 
     def connect(self, timeout=30.0):
         """A new keep-alive connection whose paths are relative to /_worker/<endpoint_id>/."""

@@ -192,7 +192,12 @@ def lookup(name):
     ep = data.get("endpointByName")
     if not ep:
         raise _no_context(name, f"no endpoint named '{full}' in app '{app}', environment '{env}'")
-    found = {"url": ep["url"], "type": ep["type"], "timeout_ms": ep.get("declaredExecutionTimeoutMs"), "key": key}
+    url = ep["url"]
+    if base == os.environ.get("STRATO_PLATFORM_URL", "").rstrip("/"):
+        # A worker calls through the address it reaches its platform at (a preview container: strato-platform),
+        # not the one the platform advertises to clients on its own machine.
+        url = base + "/" + url.split("/", 3)[3] if url.count("/") >= 3 else url
+    found = {"url": url, "type": ep["type"], "timeout_ms": ep.get("declaredExecutionTimeoutMs"), "key": key}
     with _cache_lock:
         _cache[cache_key] = (now + PEER_CACHE_SECONDS, found)
     return found

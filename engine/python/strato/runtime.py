@@ -104,13 +104,13 @@ def run_lb_worker(table):
     stopper = Stopper()
     contact = Contact(stopper)
     try:
-        server = start_server(table, "127.0.0.1", settings.lb_port)
+        server = start_server(table, settings.lb_host, settings.lb_port)
     except OSError as e:
-        raise SetupError(f"cannot listen on 127.0.0.1:{settings.lb_port}: {e.strerror or e}") from None
+        raise SetupError(f"cannot listen on {settings.lb_host}:{settings.lb_port}: {e.strerror or e}") from None
     post_ready(settings, contact, server.server_port)
     if stopper.code is None:
         start_heartbeat(settings, contact, lambda: [], lambda job_id: None)
-        log.info(f"worker {settings.worker_id} ready on 127.0.0.1:{server.server_port}: {', '.join(table)}")
+        log.info(f"worker {settings.worker_id} ready on {settings.lb_host}:{server.server_port}: {', '.join(table)}")
     if stopper.wait():  # SIGTERM: answer the requests in progress, accept no more
         server.shutdown()
         server.wait_idle(GRACE_S)

@@ -12,7 +12,7 @@ import { sourceFingerprint } from './fingerprint';
 import { generateHandlers } from './handlers';
 import { createManifest, DEFAULT_PYTHON_VERSION, type Manifest } from './manifest';
 
-export { createManifest, handlerFileName, type Manifest } from './manifest';
+export { baseImageName, createManifest, handlerFileName, type Manifest } from './manifest';
 export { sourceFingerprint } from './fingerprint';
 export { formatSize } from './artifact';
 

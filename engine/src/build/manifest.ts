@@ -9,7 +9,12 @@ export { handlerFileName } from '../protocol/manifest';
 export const DEFAULT_PYTHON_VERSION = '3.11';
 
 export function imageName(ep: EndpointSpec, pythonVersion: string): string {
-  return `strato/worker-${ep.config.cpu ? 'cpu' : 'gpu'}:py${pythonVersion}`;
+  return baseImageName(ep.config.cpu ? 'cpu' : 'gpu', pythonVersion);
+}
+
+/** The base image an endpoint of that hardware runs in (what `strato preview image` builds locally). */
+export function baseImageName(kind: 'cpu' | 'gpu', pythonVersion: string): string {
+  return `strato/worker-${kind}:py${pythonVersion}`;
 }
 
 function manifestFunction(fn: FunctionInfo, module: string): ManifestFunction {

@@ -14,7 +14,7 @@ function resolveModule(from: string, imported: string): string {
 export function endpointCalls(model: ProjectModel): Map<string, Set<string>> {
   const owner = new Map<string, string>();
   for (const ep of model.endpoints) {
-    if (ep.kind !== 'QUEUE') continue;
+    // Queue functions and load-balanced routes alike: both are called with the key.
     for (const fn of ep.functions) owner.set(`${ep.module}:${fn.name}`, ep.name);
   }
   const calls = new Map<string, Set<string>>();

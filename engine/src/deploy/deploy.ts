@@ -22,6 +22,10 @@ export interface DeployOptions {
   onWarning?: (d: Diagnostic) => void;
   /** How long configure waits for the minimum workers to be ready. */
   readyTimeoutMs?: number;
+  /** Runs between the build and the upload (the preview checks images and makes its network there). */
+  afterBuild?: (b: BuildResult) => Promise<void>;
+  /** Workers of every endpoint, instead of the configuration's (the preview runs exactly one each). */
+  workers?: { min: number; max: number };
 }
 
 export interface DeployResult {
@@ -54,6 +58,7 @@ export async function deployProject(root: string, o: DeployOptions): Promise<Dep
   checkNames(appName, o.env);
   const buildResult = await step('build', () => buildProject(root, { exclude: o.exclude, onProgress: o.onProgress, onWarning: o.onWarning }), (b) => `${Object.keys(b.manifest.resources).length} endpoints, ${(b.sizeBytes / 1024).toFixed(0)} KB`);
 
+  await o.afterBuild?.(buildResult);
   const { app, environment, build } = await step('upload', async () => {
     let app = await client.findApp(appName);
     const choice = chooseEnvironment(app, o.env);
@@ -73,7 +78,8 @@ export async function deployProject(root: string, o: DeployOptions): Promise<Dep
     const endpoints: Endpoint[] = [];
     // One at a time keeps the platform's rolling release orderly and the output deterministic.
     for (const name of names) {
-      const ep = await client.saveEndpoint(endpointInput({ environmentId: environment.id, buildId: build.id, name, model: buildResult.model, apiKey: o.target.apiKey }));
+      const overrides = o.workers ? { workersMin: o.workers.min, workersMax: o.workers.max } : undefined;
+      const ep = await client.saveEndpoint(endpointInput({ environmentId: environment.id, buildId: build.id, name, model: buildResult.model, apiKey: o.target.apiKey, overrides }));
       (byName.has(name) ? updated : created).push(name);
       endpoints.push(ep);
     }

@@ -14,8 +14,8 @@ export interface EndpointInputArgs {
   model: ProjectModel;
   /** The caller's key: endpoints that call other endpoints (found statically) get it as STRATO_API_KEY. */
   apiKey: string;
-  /** What differs from the manifest on purpose (dev's live endpoints scale to zero). */
-  overrides?: Pick<EndpointInput, 'workersMin'>;
+  /** What differs from the manifest on purpose (dev's live endpoints scale to zero; the preview runs one worker each). */
+  overrides?: Pick<EndpointInput, 'workersMin' | 'workersMax'>;
 }
 
 export function endpointInput(a: EndpointInputArgs): EndpointInput {

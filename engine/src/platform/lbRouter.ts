@@ -85,7 +85,7 @@ export class LbRouter {
   private forward(req: IncomingMessage, res: ServerResponse, w: Worker, path: string, timeoutMs: number): void {
     const headers: http.OutgoingHttpHeaders = {};
     for (const [k, v] of Object.entries(req.headers)) if (!HOP_HEADERS.has(k) && k !== 'authorization') headers[k] = v;
-    headers.host = `127.0.0.1:${w.port}`;
+    headers.host = `${w.host ?? '127.0.0.1'}:${w.port}`;
     w.inFlight++;
     w.lastBusy = Date.now();
     let finished = false;
@@ -97,7 +97,7 @@ export class LbRouter {
       this.d.scheduler.freed(w);
     };
     const up = http.request(
-      { host: '127.0.0.1', port: w.port, method: req.method, path, headers, agent: this.agent },
+      { host: w.host ?? '127.0.0.1', port: w.port, method: req.method, path, headers, agent: this.agent },
       (wr) => {
         const out: http.OutgoingHttpHeaders = {};
         for (const [k, v] of Object.entries(wr.headers)) if (!HOP_HEADERS.has(k)) out[k] = v;

@@ -3,6 +3,7 @@
 import catalog from '../catalog/catalog.json';
 import { Clock, systemClock } from './clock';
 import { DEFAULT_PORT } from '../protocol/layout';
+import type { WorkerLauncher } from './workers/launcher';
 
 export interface RetentionWindows {
   /** `/run` jobs: kept this long after they end. */
@@ -48,6 +49,8 @@ export interface PlatformOptions {
   workerTemplates?: boolean;
   /** Where diagnostics go (default: stderr). */
   log?: (line: string) => void;
+  /** Runs workers other than as local processes (the preview's containers). */
+  workerLauncher?: WorkerLauncher;
 }
 
 export interface ResolvedOptions {

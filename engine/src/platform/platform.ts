@@ -101,6 +101,7 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
       }),
       onExit: (w, code, signal, was) => scheduler?.exited(w, code, signal, was),
       log: o.log,
+      launcher: options.workerLauncher,
     });
     let lb: LbRouter | null = null;
     scheduler = new Scheduler({

@@ -32,9 +32,11 @@ export function register(program: Command): void {
     .description('build, upload, provision and configure the endpoints (embedded platform unless STRATO_API_URL is set)')
     .option('--env <name>', 'environment to deploy to (created when missing)')
     .option('--exclude <packages>', 'comma-separated packages not to install')
-    .option('--preview', 'run the endpoints in local containers instead (needs a Docker engine)')
-    .action(async (opts: { env?: string; exclude?: string; preview?: boolean }) => {
-      if (opts.preview) throw new UserError('deploy --preview is not available yet: use strato deploy (the embedded platform runs the endpoints on this machine) or strato dev.');
+    .option('--preview', 'run the endpoints in local containers instead (needs a Docker engine); Ctrl+C removes them')
+    .option('--cpu-image <image>', 'with --preview: base image of CPU endpoints (default strato/worker-cpu:py<version>)')
+    .option('--gpu-image <image>', 'with --preview: base image of GPU endpoints (default strato/worker-gpu:py<version>)')
+    .action(async (opts: { env?: string; exclude?: string; preview?: boolean; cpuImage?: string; gpuImage?: string }) => {
+      if (opts.preview) return (await import('./preview')).runPreview(opts);
       const [{ resolveProjectContext }, { deployProject, sampleCall }, { formatDiagnostic }] = await Promise.all([
         import('../../deploy/context'),
         import('../../deploy'),

@@ -1,7 +1,6 @@
 // Worker processes: `<python> -u handler_<name>.py` in the unpacked build with PYTHONPATH=<root>:<root>/deps and
 // the environment of docs/worker-protocol.md. Output goes to logs/<endpoint_id>.log; the last stderr lines are
 // kept for error messages. Stopping is SIGTERM, then SIGKILL after a grace period.
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -9,6 +8,7 @@ import type { DeployedEndpoint } from '../controlPlane/service';
 import type { Worker } from './worker';
 import type { GpuAllocator } from './gpus';
 import type { Templates } from './templates';
+import { localLauncher, type WorkerLauncher } from './launcher';
 
 export interface SupervisorDeps {
   python: string;
@@ -24,6 +24,8 @@ export interface SupervisorDeps {
   templates?: Templates;
   onExit(w: Worker, code: number | null, signal: NodeJS.Signals | null, wasPhase: Worker['phase']): void;
   log(line: string): void;
+  /** Starts workers elsewhere than in local processes (the preview's containers). */
+  launcher?: WorkerLauncher;
 }
 
 const TAIL_LINES = 30;
@@ -32,7 +34,11 @@ export class Supervisor {
   private logs = new Map<string, fs.WriteStream>();
   private seq = 0;
 
-  constructor(private readonly d: SupervisorDeps) {}
+  private readonly launcher: WorkerLauncher;
+
+  constructor(private readonly d: SupervisorDeps) {
+    this.launcher = d.launcher ?? localLauncher(d.python);
+  }
 
   spawn(ep: DeployedEndpoint): Worker {
     const root = this.d.buildDir(ep.buildId);
@@ -57,8 +63,7 @@ export class Supervisor {
     };
     const { app, env } = this.d.context(ep);
     const inherited = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('STRATO_')));
-    const childEnv: NodeJS.ProcessEnv = {
-      ...inherited,
+    const own: Record<string, string> = {
       ...ep.config.env,
       PYTHONPATH: [root, path.join(root, 'deps')].join(path.delimiter),
       PYTHONUNBUFFERED: '1',
@@ -72,18 +77,14 @@ export class Supervisor {
       STRATO_APP: app,
       STRATO_ENV: env,
     };
-    if (w.loadBalanced) childEnv.STRATO_LB_PORT = '0';
+    if (w.loadBalanced) own.STRATO_LB_PORT = '0';
     const isGpu = !ep.config.cpu;
-    if (isGpu) childEnv.CUDA_VISIBLE_DEVICES = this.d.gpus.assign(ep.config.gpuCount);
-    const forked = this.d.templates?.fork(ep, root, childEnv, w.id) ?? null;
+    if (isGpu) own.CUDA_VISIBLE_DEVICES = this.d.gpus.assign(ep.config.gpuCount);
+    const processEnv: NodeJS.ProcessEnv = { ...inherited, ...own };
+    // Warm templates fork local processes; another launcher (the preview's containers) starts workers its own way.
+    const forked = this.d.launcher ? null : (this.d.templates?.fork(ep, root, processEnv, w.id) ?? null);
     w.forked = forked !== null;
-    const child =
-      forked ??
-      spawn(this.d.python, ['-u', ep.config.handlerFile], {
-        cwd: root,
-        env: childEnv,
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
+    const child = forked ?? this.launcher.launch(w, { endpoint: ep, root, env: own, processEnv, gpuCount: isGpu ? ep.config.gpuCount : 0 });
     w.process = child;
     const log = this.logFor(ep.id);
     const note = isGpu ? this.d.gpus.note(ep.config.gpuIds) : null;

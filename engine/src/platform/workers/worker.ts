@@ -1,12 +1,7 @@
 // A worker as the platform tracks it: one Python process serving one endpoint. The supervisor owns the
 // process; the job engine owns which jobs it runs; the scheduler decides when it starts and stops.
+import type { EventEmitter } from 'node:events';
 import type { Job } from '../jobs/job';
-
-/** The worker's process: a child of the platform, or one forked from a template (forked.ts). */
-export interface WorkerProcess {
-  readonly pid?: number;
-  kill(signal?: NodeJS.Signals | number): boolean;
-}
 
 /** Health buckets of decisions.md plus the platform's own retirement states. */
 export type WorkerPhase = 'initializing' | 'ready' | 'draining' | 'stopping' | 'exited';
@@ -30,6 +25,8 @@ export interface Worker {
   inFlight: number;
   /** Load-balanced workers: the port its HTTP server listens on. */
   port?: number;
+  /** Load-balanced workers: the address of that server when it is not loopback (a container). */
+  host?: string;
   spawnedAt: number;
   readyAt?: number;
   /** Last request of any kind from the worker (heartbeat watchdog), real time. */
@@ -40,6 +37,15 @@ export interface Worker {
   cancelRequested: Map<string, number>;
   /** Last lines of stderr, for error messages. */
   stderrTail: string[];
+}
+
+/** What the supervisor needs of a running worker: a child process, one forked from a template (forked.ts), or a
+ * container that behaves like one (emits `exit` with (code, signal) and `error`; kill() sends a signal). */
+export interface WorkerProcess extends EventEmitter {
+  readonly pid?: number;
+  readonly stdout: NodeJS.ReadableStream | null;
+  readonly stderr: NodeJS.ReadableStream | null;
+  kill(signal?: NodeJS.Signals): boolean;
 }
 
 export function isBusy(w: Worker): boolean {

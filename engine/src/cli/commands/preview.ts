@@ -1,0 +1,108 @@
+// `strato preview image` and the terminal side of `strato deploy --preview`: timed steps, the endpoints grouped by
+// type with sample calls, then waiting for Ctrl+C or SIGTERM, which removes the containers and the network.
+import type { Command } from 'commander';
+import { Progress, bold, cyan, dim, green, red, yellow } from '../output';
+
+export interface PreviewFlags {
+  env?: string;
+  exclude?: string;
+  cpuImage?: string;
+  gpuImage?: string;
+}
+
+export async function runPreview(opts: PreviewFlags): Promise<void> {
+  const { startPreview } = await import('../../preview');
+  const { sampleCall } = await import('../../deploy/samples');
+  const { formatDiagnostic } = await import('../../project');
+  const { parseList } = await import('./build');
+  const { UserError } = await import('../../util/errors');
+  const root = process.cwd();
+  const progress = new Progress();
+  // Ctrl+C during the start still cleans up: startPreview's own failure path removes what was made.
+  let interrupted = false;
+  const onSignalDuringStart = () => {
+    interrupted = true;
+    progress.update('stopping after the current step...');
+  };
+  process.on('SIGINT', onSignalDuringStart);
+  process.on('SIGTERM', onSignalDuringStart);
+  const p = await startPreview(root, {
+    env: opts.env,
+    exclude: parseList(opts.exclude),
+    cpuImage: opts.cpuImage,
+    gpuImage: opts.gpuImage,
+    onProgress: (m) => progress.update(m),
+    onWarning: (d) => {
+      progress.done();
+      process.stderr.write(`${yellow(formatDiagnostic(d))}\n`);
+    },
+    onStep: (step, phase, detail, ms) => {
+      if (interrupted) throw new UserError('the preview was stopped before it was up; its containers and network are removed.', 130);
+      if (phase === 'start') progress.update(`${step}...`);
+      else {
+        progress.done();
+        process.stdout.write(`${green('✓')} ${step.padEnd(10)} ${(detail ?? '').padEnd(58)} ${dim(`${Math.round(ms ?? 0)} ms`)}\n`);
+      }
+    },
+  }).finally(() => {
+    process.off('SIGINT', onSignalDuringStart);
+    process.off('SIGTERM', onSignalDuringStart);
+  });
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    process.stderr.write(`\n${dim(`${signal}: removing the preview's containers and network...`)}\n`);
+    void p.stop().then(() => process.exit(0));
+  };
+  process.on('SIGINT', () => stop('Ctrl+C'));
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  if (interrupted) return stop('Ctrl+C');
+
+  const specs = new Map(p.buildResult.model.endpoints.map((e) => [e.name, e]));
+  const lb = p.endpoints.filter((e) => e.type === 'LOAD_BALANCED');
+  const queue = p.endpoints.filter((e) => e.type === 'QUEUE');
+  process.stdout.write(`\nPreview of ${bold(p.app)} (${p.environment}) in containers on network ${bold(p.network)}; the platform in front at ${p.url}\n`);
+  const line = (name: string) => `  ${cyan(name)}  ${dim(`[${p.images.get(name)}]`)}`;
+  if (lb.length) {
+    process.stdout.write(`\n${bold('Load-balanced endpoints')}\n`);
+    for (const e of lb) {
+      process.stdout.write(`${line(e.name)}  ${e.url}\n`);
+      for (const route of e.routes) process.stdout.write(`    ${route.method.padEnd(6)} ${route.path}\n`);
+      process.stdout.write(`  ${dim('sample:')} ${sampleCall(e, specs.get(e.name))}\n`);
+    }
+  }
+  if (queue.length) {
+    process.stdout.write(`\n${bold('Queue-based endpoints')}\n`);
+    for (const e of queue) {
+      process.stdout.write(`${line(e.name)}  ${e.url}/runsync\n`);
+      process.stdout.write(`  ${dim('sample:')} ${sampleCall(e, specs.get(e.name))}\n`);
+    }
+  }
+  if (p.gpuNote) process.stdout.write(`\n${yellow(p.gpuNote)}\n`);
+  process.stdout.write(`\n${dim(`export STRATO_API_KEY=${p.apiKey}  (the samples use it)`)}\n`);
+  for (const pr of p.problems) process.stderr.write(`${red('error')}: ${pr.endpoint}: ${pr.error}\n`);
+  process.stdout.write(`\n${bold('Preview running.')} Ctrl+C stops it and removes its containers and network.\n`);
+  // Keep the process alive until a signal arrives.
+  await new Promise<never>(() => setInterval(() => {}, 1 << 30));
+}
+
+export function register(program: Command): void {
+  const preview = program.command('preview').description('local container previews (strato deploy --preview)');
+  preview
+    .command('image')
+    .description("build the preview's base images from this machine's Python (no registry needed)")
+    .option('--python <path>', 'interpreter to copy into the image', '/usr/bin/python3')
+    .option('--tag <image...>', 'image names (default: the CPU and GPU base images the preview looks for)')
+    .action(async (opts: { python: string; tag?: string[] }) => {
+      const { buildBaseImage } = await import('../../preview');
+      const { baseImageName } = await import('../../build/manifest');
+      const { execFileSync } = await import('node:child_process');
+      const version = execFileSync(opts.python, ['-S', '-c', 'import sys;print("%d.%d"%sys.version_info[:2])'], { encoding: 'utf8' }).trim();
+      const tags = opts.tag ?? [baseImageName('cpu', version), baseImageName('gpu', version)];
+      const progress = new Progress();
+      const r = await buildBaseImage({ tags, python: opts.python, onProgress: (m) => progress.update(m) });
+      progress.done();
+      process.stdout.write(`${green('✓')} ${r.tags.join(', ')} from ${r.python} (Python ${r.pythonVersion}): ${r.files} files, ${(r.sizeBytes / 1e6).toFixed(0)} MB ${dim(`${r.ms} ms`)}\n`);
+    });
+}

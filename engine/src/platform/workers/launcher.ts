@@ -1,0 +1,27 @@
+// How a worker is started: a local Python process (the default), or something else that behaves like one (the
+// preview's containers). The supervisor decides the worker's environment; a launcher only runs it.
+import { spawn } from 'node:child_process';
+import type { DeployedEndpoint } from '../controlPlane/service';
+import type { Worker, WorkerProcess } from './worker';
+
+export interface LaunchSpec {
+  endpoint: DeployedEndpoint;
+  /** The unpacked build on this machine. */
+  root: string;
+  /** The worker's own environment (endpoint env and STRATO_*), without what the platform's process inherits. */
+  env: Record<string, string>;
+  /** What a local process gets: the platform's inherited environment plus `env`. */
+  processEnv: NodeJS.ProcessEnv;
+  /** GPUs the endpoint asks for (0 for CPU endpoints). */
+  gpuCount: number;
+}
+
+export interface WorkerLauncher {
+  launch(w: Worker, spec: LaunchSpec): WorkerProcess;
+}
+
+export function localLauncher(python: string): WorkerLauncher {
+  return {
+    launch: (_w, s) => spawn(python, ['-u', s.endpoint.config.handlerFile], { cwd: s.root, env: s.processEnv, stdio: ['ignore', 'pipe', 'pipe'] }),
+  };
+}

@@ -1,0 +1,125 @@
+// `strato preview image`: a base image made from this machine's own Python (interpreter, standard library and the
+// shared libraries ldd lists), imported into the local engine like `docker import`; no registry is needed.
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import * as tar from 'tar';
+import { DockerEngine, importImage } from '../containers';
+import { UserError } from '../util/errors';
+
+const run = promisify(execFile);
+
+/** Standard-library parts a worker never needs; leaving them out keeps the image near 50 MB. */
+const SKIP = /\/(test|tests|idlelib|tkinter|turtledemo|ensurepip|lib2to3|config-[^/]+)(\/|$)/;
+/** Loaded at run time (pthread cancellation, C++ extensions), so ldd does not list them. */
+const EXTRA_LIBS = ['libgcc_s.so.1', 'libstdc++.so.6'];
+const CA_FILES = ['/etc/ssl/certs/ca-certificates.crt'];
+
+export interface BaseImageResult {
+  tags: string[];
+  python: string;
+  pythonVersion: string;
+  files: number;
+  sizeBytes: number;
+  ms: number;
+}
+
+interface PythonLayout {
+  executable: string;
+  version: string;
+  stdlib: string;
+  dynload: string;
+}
+
+async function inspectPython(python: string): Promise<PythonLayout> {
+  const code = 'import sys,sysconfig,os;print(os.path.realpath(sys.executable));print("%d.%d"%sys.version_info[:2]);p=sysconfig.get_paths();print(p["stdlib"]);print(os.path.join(p["platstdlib"],"lib-dynload"))';
+  try {
+    const { stdout } = await run(python, ['-S', '-c', code]);
+    const [executable, version, stdlib, dynload] = stdout.trim().split('\n');
+    return { executable, version, stdlib, dynload };
+  } catch (e) {
+    throw new UserError(`cannot run ${python} to copy it into the image (${(e as Error).message.split('\n')[0]}): pass --python with the path of a Python 3 interpreter.`);
+  }
+}
+
+/** Shared libraries (and the loader) the interpreter and its extension modules need. */
+async function sharedLibraries(files: string[]): Promise<string[]> {
+  const found = new Set<string>();
+  for (let i = 0; i < files.length; i += 50) {
+    const { stdout } = await run('ldd', files.slice(i, i + 50)).catch((e: { stdout?: string }) => ({ stdout: e.stdout ?? '' }));
+    for (const line of stdout.split('\n')) {
+      const m = /=>\s+(\/\S+)/.exec(line) ?? /^\s*(\/\S+)\s+\(/.exec(line);
+      if (m) found.add(m[1]);
+    }
+  }
+  const dirs = [...new Set([...found].map((f) => path.dirname(f)))];
+  for (const lib of EXTRA_LIBS) {
+    const at = dirs.map((d) => path.join(d, lib)).find((p) => fs.existsSync(p));
+    if (at) found.add(at);
+  }
+  return [...found];
+}
+
+/** A staging tree of symlinks to the host's files; the tar follows them, so nothing is copied twice. */
+function stage(dir: string, layout: PythonLayout, libs: string[]): void {
+  const link = (hostPath: string, inImage = hostPath) => {
+    const at = path.join(dir, inImage);
+    if (fs.existsSync(at)) return;
+    fs.mkdirSync(path.dirname(at), { recursive: true });
+    fs.symlinkSync(hostPath, at);
+  };
+  link(layout.executable);
+  for (const alias of ['/usr/bin/python3', '/usr/local/bin/python3']) link(layout.executable, alias);
+  link(layout.stdlib);
+  if (!layout.dynload.startsWith(layout.stdlib + path.sep)) link(layout.dynload);
+  for (const lib of libs) link(lib);
+  for (const f of CA_FILES) if (fs.existsSync(f)) link(f);
+  fs.mkdirSync(path.join(dir, 'etc'), { recursive: true });
+  fs.writeFileSync(path.join(dir, 'etc/passwd'), 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n');
+  fs.writeFileSync(path.join(dir, 'etc/group'), 'root:x:0:\nnogroup:x:65534:\n');
+  for (const d of ['tmp', 'root', 'app']) fs.mkdirSync(path.join(dir, d), { recursive: true, mode: 0o1777 });
+}
+
+/** Builds the base image from `python` and tags it with every name in `tags`. */
+export async function buildBaseImage(o: { tags: string[]; python?: string; engine?: DockerEngine; onProgress?: (m: string) => void }): Promise<BaseImageResult> {
+  const t0 = Date.now();
+  const engine = o.engine ?? (await new DockerEngine().connect());
+  const python = o.python ?? '/usr/bin/python3';
+  const layout = await inspectPython(python);
+  o.onProgress?.(`collecting Python ${layout.version} from ${layout.executable}`);
+  const dynloadFiles = fs.existsSync(layout.dynload) ? fs.readdirSync(layout.dynload).filter((f) => f.endsWith('.so')).map((f) => path.join(layout.dynload, f)) : [];
+  const libs = await sharedLibraries([layout.executable, ...dynloadFiles]);
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'strato-image-'));
+  try {
+    stage(dir, layout, libs);
+    let files = 0;
+    let sizeBytes = 0;
+    const stream = tar.c(
+      {
+        cwd: dir,
+        follow: true,
+        portable: true,
+        filter: (p, st) => {
+          if (SKIP.test(p) && p.startsWith(`.${layout.stdlib}`)) return false;
+          files++;
+          sizeBytes += 'size' in st ? st.size : 0;
+          return true;
+        },
+      },
+      fs.readdirSync(dir).map((e) => `./${e}`),
+    );
+    const [first, ...rest] = o.tags;
+    o.onProgress?.(`importing ${first}`);
+    await importImage(engine, first, stream as unknown as NodeJS.ReadableStream, ['ENV PATH=/usr/local/bin:/usr/bin:/bin', 'ENV LANG=C.UTF-8', 'WORKDIR /app', 'CMD ["python3"]']);
+    for (const tag of rest) {
+      const at = tag.lastIndexOf(':');
+      const [repo, t] = at > tag.lastIndexOf('/') ? [tag.slice(0, at), tag.slice(at + 1)] : [tag, 'latest'];
+      await engine.call('POST', `/images/${encodeURIComponent(first)}/tag?repo=${encodeURIComponent(repo)}&tag=${encodeURIComponent(t)}`);
+    }
+    return { tags: o.tags, python: layout.executable, pythonVersion: layout.version, files, sizeBytes, ms: Date.now() - t0 };
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,135 @@
+// Runs the platform's workers as containers: the unpacked build mounted read-only at /app, the worker's own
+// environment (never the host's), on the preview network under the endpoint's name. To the supervisor a container
+// looks like a child process: its output on stdout/stderr, `exit` with its status, kill() as a signal.
+import { EventEmitter } from 'node:events';
+import { PassThrough } from 'node:stream';
+import {
+  containerAddress,
+  createContainer,
+  followLogs,
+  killContainer,
+  removeContainer,
+  startContainer,
+  waitContainer,
+  type DockerEngine,
+} from '../containers';
+import type { LaunchSpec, WorkerLauncher } from '../platform/workers/launcher';
+import type { Worker, WorkerProcess } from '../platform/workers/worker';
+
+/** The name containers reach the platform by (an extra host entry for the network's gateway). */
+export const PLATFORM_HOST = 'strato-platform';
+const APP_DIR = '/app';
+
+export interface ContainerLauncherOptions {
+  engine: DockerEngine;
+  /** Set once the network exists (before any worker starts). */
+  network: () => { name: string; gateway: string; platformPort: number };
+  /** Image of each endpoint by name (its hardware's base image). */
+  images: Map<string, string>;
+  /** Whether the engine gives containers GPUs (an NVIDIA runtime); known once the engine is asked. */
+  gpus: () => boolean;
+  labels: Record<string, string>;
+  /** Container name prefix (the project's preview). */
+  prefix: string;
+  /** Secrets from the project's .env, passed as environment. */
+  secrets: Record<string, string>;
+  log: (line: string) => void;
+}
+
+class ContainerProcess extends EventEmitter implements WorkerProcess {
+  readonly stdout = new PassThrough();
+  readonly stderr = new PassThrough();
+  readonly pid = undefined;
+  id: string | null = null;
+  killed: NodeJS.Signals | null = null;
+  exited = false;
+
+  constructor(private readonly engine: DockerEngine) {
+    super();
+  }
+
+  kill(signal: NodeJS.Signals = 'SIGTERM'): boolean {
+    this.killed = signal;
+    if (this.id && !this.exited) {
+      const id = this.id;
+      const done = signal === 'SIGKILL' ? removeContainer(this.engine, id) : killContainer(this.engine, id, signal);
+      done.catch(() => {});
+    }
+    return true;
+  }
+
+  end(code: number | null, why?: string): void {
+    if (this.exited) return;
+    this.exited = true;
+    if (why) this.stderr.write(`${why}\n`);
+    this.stdout.end();
+    this.stderr.end();
+    const sig = this.killed && code !== 0 ? this.killed : null;
+    setImmediate(() => this.emit('exit', sig ? null : code, sig));
+  }
+}
+
+export class ContainerLauncher implements WorkerLauncher {
+  /** Containers this launcher made and has not removed yet. */
+  readonly live = new Set<string>();
+
+  constructor(private readonly o: ContainerLauncherOptions) {}
+
+  launch(w: Worker, s: LaunchSpec): WorkerProcess {
+    const proc = new ContainerProcess(this.o.engine);
+    void this.run(w, s, proc).catch((e: Error) => proc.end(125, `the container of ${s.endpoint.name} could not start: ${e.message}`));
+    return proc;
+  }
+
+  private async run(w: Worker, s: LaunchSpec, proc: ContainerProcess): Promise<void> {
+    const net = this.o.network();
+    const gpuCount = this.o.gpus() ? s.gpuCount : 0;
+    const env: Record<string, string> = { ...this.o.secrets, ...s.env, PYTHONPATH: `${APP_DIR}:${APP_DIR}/deps`, STRATO_PLATFORM_URL: `http://${PLATFORM_HOST}:${net.platformPort}` };
+    if (w.loadBalanced) env.STRATO_LB_HOST = '0.0.0.0';
+    // Without a GPU runtime the devices are not there: let frameworks see none instead of a host index.
+    if (!gpuCount) delete env.CUDA_VISIBLE_DEVICES;
+    const id = await createContainer(this.o.engine, {
+      name: `${this.o.prefix}-${s.endpoint.name}-${w.id.slice(-6)}`,
+      image: this.o.images.get(s.endpoint.name) ?? '',
+      cmd: ['python3', '-u', s.endpoint.config.handlerFile],
+      env,
+      workingDir: APP_DIR,
+      labels: { ...this.o.labels, 'strato.endpoint': s.endpoint.name, 'strato.worker': w.id },
+      mounts: [{ host: s.root, container: APP_DIR }],
+      network: net.name,
+      aliases: [s.endpoint.name],
+      extraHosts: [`${PLATFORM_HOST}:${net.gateway}`],
+      gpuCount,
+    });
+    proc.id = id;
+    this.live.add(id);
+    if (proc.killed) {
+      await this.remove(id);
+      proc.end(null);
+      return;
+    }
+    await startContainer(this.o.engine, id);
+    // The platform forwards load-balanced requests to the container's address (the port the worker reports).
+    if (w.loadBalanced) w.host = await containerAddress(this.o.engine, id, net.name);
+    const logs = await followLogs(this.o.engine, id, (text, isErr) => (isErr ? proc.stderr : proc.stdout).write(text));
+    const code = await waitContainer(this.o.engine, id);
+    // Let the last log lines arrive: they explain the exit.
+    await new Promise<void>((r) => {
+      if (logs.readableEnded) return r();
+      logs.once('end', () => r());
+      setTimeout(r, 500).unref();
+    });
+    logs.destroy();
+    await this.remove(id);
+    proc.end(code);
+  }
+
+  private async remove(id: string): Promise<void> {
+    try {
+      await removeContainer(this.o.engine, id);
+    } catch (e) {
+      this.o.log(`strato preview: could not remove container ${id.slice(0, 12)}: ${(e as Error).message}`);
+    }
+    this.live.delete(id);
+  }
+}
