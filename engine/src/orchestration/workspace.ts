@@ -56,7 +56,8 @@ export function loadOrchestration(root: string, overrides?: ReadonlyMap<string, 
   const { files } = listProjectFiles(root);
   const models: DstackFile[] = [];
   const diagnostics: Diagnostic[] = [];
-  for (const rel of files) {
+  const all = new Set([...files, ...(overrides?.keys() ?? [])]);
+  for (const rel of [...all].sort()) {
     if (!dstackKindOf(rel)) continue;
     let text = overrides?.get(rel);
     if (text === undefined) {
