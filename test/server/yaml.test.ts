@@ -140,7 +140,7 @@ describe('orchestration YAML with a push-only client', () => {
       await c.initialize({ folders: [root], pull: false });
       const u = uriOf(path.join(root, 'infra', 'cheap.dstack.yml'));
       await c.open(u, 'type: task\nspot_policy: spto\n');
-      const p = await c.until(() => c.published.get(u)?.diagnostics.length && c.published.get(u), 'push');
+      const p = await c.until(() => (c.published.get(u)?.diagnostics.length ? c.published.get(u) : undefined), 'push');
       assert.equal(p.diagnostics[0].code, 'invalid-value');
       await c.replace(u, 0, c.text(u).length, 'type: task\nspot_policy: spot\n');
       await c.until(() => c.published.get(u)?.diagnostics.length === 0, 'cleared');
