@@ -52,7 +52,7 @@ describe('Strato injection grammar', () => {
     assert.ok(scopesOf([line], 'Endpoint').includes('support.class.endpoint.strato'));
     assert.ok(scopesOf([line], 'Endpoint').includes('entity.name.function.decorator.python'));
     assert.ok(scopesOf([line], 'GpuGroup').includes('support.class.catalog.strato'));
-    assert.ok(scopesOf([line], 'ADA_24').includes('support.constant.catalog.strato'));
+    assert.ok(scopesOf([line], 'ADA_24').includes('variable.other.enummember.catalog.strato'));
     // Python's own scopes still apply inside: the string and the keyword argument.
     assert.ok(scopesOf([line], 'img').some((s) => s.startsWith('string.quoted')));
     assert.ok(scopesOf([line], 'workers').includes('variable.parameter.function-call.python'));
@@ -68,13 +68,13 @@ describe('Strato injection grammar', () => {
   });
 
   it('colours catalog enums anywhere in code, and leaves comments, strings and other decorators alone', () => {
-    assert.ok(scopesOf(['CHOICE = CpuInstanceType.CPU3C_2_4'], 'CPU3C_2_4').includes('support.constant.catalog.strato'));
-    assert.ok(!scopesOf(['# GpuGroup.ADA_24 in a comment'], 'ADA_24').includes('support.constant.catalog.strato'));
-    assert.ok(!scopesOf(['x = "GpuType.NVIDIA_H200"'], 'NVIDIA_H200').includes('support.constant.catalog.strato'));
+    assert.ok(scopesOf(['CHOICE = CpuInstanceType.CPU3C_2_4'], 'CPU3C_2_4').includes('variable.other.enummember.catalog.strato'));
+    assert.ok(!scopesOf(['# GpuGroup.ADA_24 in a comment'], 'ADA_24').includes('variable.other.enummember.catalog.strato'));
+    assert.ok(!scopesOf(['x = "GpuType.NVIDIA_H200"'], 'NVIDIA_H200').includes('variable.other.enummember.catalog.strato'));
     assert.ok(!scopesOf(['@app.route("/x")'], 'route').includes('support.function.http-method.strato'));
     // The function after a multi-line decorator is still a Python function.
     const lines = ['@Endpoint(', '    name="a",', '    gpu=GpuType.NVIDIA_H200,', ')', 'def handler(job):'];
-    assert.ok(scopesOf(lines.slice(0, 3), 'NVIDIA_H200').includes('support.constant.catalog.strato'));
+    assert.ok(scopesOf(lines.slice(0, 3), 'NVIDIA_H200').includes('variable.other.enummember.catalog.strato'));
     assert.ok(scopesOf(lines, 'handler').includes('entity.name.function.python'));
   });
 });
