@@ -75,7 +75,10 @@ test('GPU names come from the catalog, with a did-you-mean', () => {
   assert.deepEqual(codes(d), ['unknown-gpu']);
   assert.match(d[0].message, /unknown GPU "H1000": did you mean "H100"\?/);
   assert.deepEqual(d[0].range.start, { line: 2, character: 7 });
-  for (const ok of ['H200', 'RTX4090:2', 'A100:80GB', 'ADA_24', 'NVIDIA L40S', 'L4,L40S:1..2', '24GB']) assert.deepEqual(codes(diagnose(`type: task\nresources:\n  gpu: ${ok}\n`)), [], ok);
+  const mem = diagnose('type: task\nresources:\n  gpu: H100:24GB\n');
+  assert.deepEqual(codes(mem), ['invalid-value']);
+  assert.match(mem[0].message, /no GPU of that name has 24GB of memory in the catalog \(it has 80GB, 94GB\)/);
+  for (const ok of ['H100:80GB..', 'A100:40GB..80GB', 'H200', 'RTX4090:2', 'A100:80GB', 'ADA_24', 'NVIDIA L40S', 'L4,L40S:1..2', '24GB']) assert.deepEqual(codes(diagnose(`type: task\nresources:\n  gpu: ${ok}\n`)), [], ok);
 });
 
 test('a volume names a known backend, and a strato volume a datacenter of the catalog', () => {

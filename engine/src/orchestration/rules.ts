@@ -1,6 +1,6 @@
 // The rule table for the orchestration tool's YAML files: every key each file kind accepts, its type, its
 // documentation (hover, completion, JSON schema) and its value checks, with the codes and messages users see.
-import { datacenters, didYouMean, findDatacenter, findGpusByName, gpuNames } from '../catalog';
+import { datacenters, didYouMean, findDatacenter, findGpusByName, gpuNames, type GpuType } from '../catalog';
 import type { RuleCode } from '../project/model';
 
 export type YamlType = 'string' | 'integer' | 'number' | 'string-or-integer' | 'list' | 'map' | 'any';
@@ -80,14 +80,31 @@ function checkSizeOrRange(what: string, example: string): ValueCheck {
 export const checkGpuSpec: ValueCheck = (v) => {
   const s = String(v).trim();
   if (!s) return { code: 'invalid-value', message: 'gpu is empty: write a GPU name, a memory or a count, e.g. H100:80GB:1 or 24GB.' };
+  const named: GpuType[] = [];
+  let memory: string | undefined;
   for (const part of s.split(':')) {
     const p = part.trim();
     if (/^[\d.]+\s*(MB|GB|TB)?(\.\.[\d.]*\s*(MB|GB|TB)?)?$/i.test(p) || /^\.\.[\d.]+\s*(MB|GB|TB)$/i.test(p)) {
-      const problem = /(MB|GB|TB)/i.test(p) ? checkSizeOrRange('gpu memory', '24GB or 24GB..80GB')(p) : checkCountRange('gpu count', '1 or 1..2')(p);
+      const isMemory = /(MB|GB|TB)/i.test(p);
+      const problem = isMemory ? checkSizeOrRange('gpu memory', '24GB or 24GB..80GB')(p) : checkCountRange('gpu count', '1 or 1..2')(p);
       if (problem) return problem;
+      if (isMemory) memory = p;
       continue;
     }
-    for (const name of p.split(',')) if (findGpusByName(name).length === 0) return unknownGpu(name.trim());
+    for (const name of p.split(',')) {
+      const types = findGpusByName(name);
+      if (types.length === 0) return unknownGpu(name.trim());
+      named.push(...types);
+    }
+  }
+  // A name and a memory that no catalog model of that name has can never be scheduled.
+  if (memory && named.length) {
+    const [lo, hi] = memory.includes('..') ? memory.split('..').map((x) => (x ? toGb(x) : NaN)) : [toGb(memory), toGb(memory)];
+    const fits = named.some((t) => !(t.memoryGb < lo) && !(t.memoryGb > hi));
+    if (!fits) {
+      const have = [...new Set(named.map((t) => t.memoryGb))].sort((a, b) => a - b).map((m) => `${m}GB`).join(', ');
+      return { code: 'invalid-value', message: `no GPU of that name has ${memory} of memory in the catalog (it has ${have}): fix the memory or the name.` };
+    }
   }
   return undefined;
 };
