@@ -10,7 +10,13 @@ export async function startLanguageClient(): Promise<LanguageClient> {
     debug: { module, transport: TransportKind.ipc, options: { execArgv: ['--nolazy', '--inspect=6019'] } },
   };
   const clientOptions: LanguageClientOptions = {
-    documentSelector: [{ scheme: 'file', language: 'python' }, { scheme: 'untitled', language: 'python' }],
+    documentSelector: [
+      { scheme: 'file', language: 'python' },
+      { scheme: 'untitled', language: 'python' },
+      // The orchestration tool's task, volume and server files (any language id: YAML support may be absent).
+      { scheme: 'file', pattern: '**/{.dstack.yml,*.dstack.yml,.dstack.yaml,*.dstack.yaml}' },
+      { scheme: 'file', pattern: '**/.dstack/server/config.{yml,yaml}' },
+    ],
   };
   const client = new LanguageClient('strato', 'Strato Language Server', serverOptions, clientOptions);
   await client.start();

@@ -12,6 +12,8 @@ import { DiagnosticsService } from './diagnostics';
 import { hover } from './hover';
 import { DIAGNOSTIC_SOURCE, LANGUAGE_ID, PROJECT_CHANGED_NOTIFICATION, PROJECT_MODEL_REQUEST, type ProjectModelParams } from '../../engine/src/protocol/lsp';
 import { documentSymbols } from './symbols';
+import { yamlCodeActions, yamlCompletion, yamlHover, yamlLspDiagnostics, yamlSymbols } from './dstack/yamlFeatures';
+import { YamlWorkspace } from './dstack/yamlWorkspace';
 import { WorkspaceIndex, type FileChange, type IndexedFile } from './workspaceIndex';
 
 interface State {
@@ -19,6 +21,10 @@ interface State {
   diagnostics: DiagnosticsService;
   capabilities: ClientCapabilities;
   folders: WorkspaceFolder[];
+  yaml: YamlWorkspace;
+  pull: boolean;
+  /** Orchestration YAML files whose diagnostics were pushed non-empty (push mode): cleared when they pass. */
+  yamlPushed: Set<string>;
 }
 
 export function startServer(connection: Connection): void {
@@ -55,6 +61,13 @@ export function startServer(connection: Connection): void {
       const f = s.index.get(p.textDocument.uri);
       return f ? handler(p, f, s) : fallback;
     });
+  /** A request on an orchestration YAML document goes to its own handler. */
+  const withYaml = <P extends { textDocument: { uri: string } }, R>(what: string, fallback: R, handler: (p: P, doc: import('vscode-languageserver-textdocument').TextDocument, s: State) => R, other: (p: P) => R) =>
+    guard<P, R>(what, fallback, (p, s) => {
+      if (!YamlWorkspace.handles(p.textDocument.uri)) return other(p);
+      const doc = s.yaml.document(p.textDocument.uri);
+      return doc ? handler(p, doc, s) : fallback;
+    });
 
   connection.onInitialize(async (params): Promise<InitializeResult> => {
     const capabilities = params.capabilities;
@@ -68,7 +81,9 @@ export function startServer(connection: Connection): void {
         : undefined,
     });
     const folders = params.workspaceFolders ?? (params.rootUri ? [{ uri: params.rootUri, name: '' }] : []);
-    state = { index, diagnostics, capabilities, folders };
+    const yaml = new YamlWorkspace();
+    for (const f of folders) yaml.addFolder(f.uri);
+    state = { index, diagnostics, capabilities, folders, yaml, pull, yamlPushed: new Set() };
     const server: ServerCapabilities = {
       textDocumentSync: { openClose: true, change: TextDocumentSyncKind.Incremental },
       codeActionProvider: { codeActionKinds: [CodeActionKind.QuickFix] },
@@ -82,17 +97,39 @@ export function startServer(connection: Connection): void {
     return { capabilities: server, serverInfo: { name: 'Strato language server' } };
   });
 
+  /** After a YAML change: push every YAML file's diagnostics, or ask a pulling client to pull again. */
+  const settleYaml = (s: State) => {
+    if (s.pull) {
+      if (s.capabilities.workspace?.diagnostics?.refreshSupport) void connection.sendRequest(DiagnosticRefreshRequest.type).catch((e: unknown) => logError('diagnostic refresh', e));
+      return;
+    }
+    const now = s.yaml.all();
+    for (const [uri, items] of now) {
+      if (!items.length && !s.yamlPushed.has(uri)) continue;
+      void connection.sendDiagnostics({ uri, diagnostics: yamlLspDiagnostics(s.yaml, uri), version: s.yaml.document(uri)?.version }).catch((e: unknown) => logError('publishing diagnostics', e));
+      if (items.length) s.yamlPushed.add(uri);
+      else s.yamlPushed.delete(uri);
+    }
+    for (const uri of [...s.yamlPushed]) {
+      if (now.has(uri)) continue;
+      s.yamlPushed.delete(uri);
+      void connection.sendDiagnostics({ uri, diagnostics: [] }).catch((e: unknown) => logError('publishing diagnostics', e));
+    }
+  };
+
   connection.onInitialized(
     guard('indexing the workspace', undefined, (_p: unknown, s) => {
       const started = performance.now();
       const indexed = s.folders.flatMap((f) => s.index.addFolder(f.uri));
       s.diagnostics.settle(indexed);
+      settleYaml(s);
       connection.console.info(`strato: indexed ${indexed.length} Python files in ${Math.round(performance.now() - started)} ms`);
       if (s.capabilities.workspace?.didChangeWatchedFiles?.dynamicRegistration) {
         void connection.client
           .register(DidChangeWatchedFilesNotification.type, {
             watchers: [
               { globPattern: '**/*.py' },
+              { globPattern: '**/{.dstack.yml,*.dstack.yml,.dstack.yaml,*.dstack.yaml,.dstack/server/config.yml}' },
               { globPattern: '**/.gitignore' },
               { globPattern: '**/*', kind: WatchKind.Create | WatchKind.Delete }, // folders moved in or removed
             ],
@@ -101,24 +138,54 @@ export function startServer(connection: Connection): void {
       }
       if (s.capabilities.workspace?.workspaceFolders) {
         connection.workspace.onDidChangeWorkspaceFolders(
-          mutate('changing workspace folders', (e, st) => [
+          mutate('changing workspace folders', (e, st) => {
+            for (const f of e.removed) st.yaml.removeFolder(f.uri);
+            for (const f of e.added) st.yaml.addFolder(f.uri);
+            settleYaml(st);
+            return [
             ...e.removed.flatMap((f) => st.index.removeFolder(f.uri)),
             ...e.added.flatMap((f) => st.index.addFolder(f.uri)),
-          ]),
+          ];
+          }),
         );
       }
     }),
   );
 
   connection.onDidOpenTextDocument(
-    mutate('opening a document', ({ textDocument: d }, s) =>
-      d.languageId === LANGUAGE_ID || d.uri.endsWith('.py') ? s.index.open(d.uri, d.text, d.version) : [],
-    ),
+    mutate('opening a document', ({ textDocument: d }, s) => {
+      if (YamlWorkspace.handles(d.uri)) {
+        s.yaml.open(d.uri, d.text, d.version);
+        settleYaml(s);
+        return [];
+      }
+      return d.languageId === LANGUAGE_ID || d.uri.endsWith('.py') ? s.index.open(d.uri, d.text, d.version) : [];
+    }),
   );
-  connection.onDidChangeTextDocument(mutate('editing a document', (p, s) => s.index.change(p.textDocument.uri, p.contentChanges, p.textDocument.version)));
-  connection.onDidCloseTextDocument(mutate('closing a document', (p, s) => s.index.close(p.textDocument.uri)));
+  connection.onDidChangeTextDocument(
+    mutate('editing a document', (p, s) => {
+      if (s.yaml.change(p.textDocument.uri, p.contentChanges, p.textDocument.version)) {
+        settleYaml(s);
+        return [];
+      }
+      return s.index.change(p.textDocument.uri, p.contentChanges, p.textDocument.version);
+    }),
+  );
+  connection.onDidCloseTextDocument(
+    mutate('closing a document', (p, s) => {
+      if (s.yaml.close(p.textDocument.uri)) {
+        settleYaml(s);
+        return [];
+      }
+      return s.index.close(p.textDocument.uri);
+    }),
+  );
   connection.onDidChangeWatchedFiles(
     mutate('watched files', (p, s) => {
+      if (p.changes.some((c) => YamlWorkspace.handles(c.uri))) {
+        s.yaml.invalidate();
+        settleYaml(s);
+      }
       const changed = s.index.fileEvents(
         p.changes.map((c): FileChange => ({ uri: c.uri, type: c.type === FileChangeType.Created ? 'created' : c.type === FileChangeType.Deleted ? 'deleted' : 'changed' })),
       );
@@ -128,15 +195,31 @@ export function startServer(connection: Connection): void {
     }),
   );
 
-  connection.languages.diagnostics.on(guard('diagnostics', { kind: 'full', items: [] }, (p, s) => s.diagnostics.documentReport(p.textDocument.uri, p.previousResultId)));
-  connection.languages.diagnostics.onWorkspace(guard('workspace diagnostics', { items: [] }, (p, s) => s.diagnostics.workspaceReport(p.previousResultIds)));
-  connection.onCodeAction(
-    withFile('code actions', [], (p, f, s) => codeActions(s.index, f, p, { documentChanges: s.capabilities.workspace?.workspaceEdit?.documentChanges === true })),
+  connection.languages.diagnostics.on(
+    guard('diagnostics', { kind: 'full', items: [] }, (p, s) =>
+      YamlWorkspace.handles(p.textDocument.uri)
+        ? { kind: 'full', items: yamlLspDiagnostics(s.yaml, p.textDocument.uri) }
+        : s.diagnostics.documentReport(p.textDocument.uri, p.previousResultId),
+    ),
   );
-  connection.onHover(withFile('hover', null, (p, f, s) => hover(s.index, f, p.position)));
-  connection.onCompletion(withFile('completion', [], (p, f, s) => completion(s.index, f, p.position)));
+  connection.languages.diagnostics.onWorkspace(
+    guard('workspace diagnostics', { items: [] }, (p, s) => {
+      const report = s.diagnostics.workspaceReport(p.previousResultIds);
+      const had = new Set(p.previousResultIds.map((r) => r.uri));
+      for (const [uri, items] of s.yaml.all()) {
+        if (!items.length && !had.has(uri)) continue;
+        report.items.push({ kind: 'full', uri, version: s.yaml.document(uri)?.version ?? null, items: yamlLspDiagnostics(s.yaml, uri) });
+      }
+      return report;
+    }),
+  );
+  connection.onCodeAction(
+    withYaml('code actions', [], (p, doc, s) => yamlCodeActions(s.yaml, doc, p), withFile('code actions', [], (p, f, s) => codeActions(s.index, f, p, { documentChanges: s.capabilities.workspace?.workspaceEdit?.documentChanges === true }))),
+  );
+  connection.onHover(withYaml('hover', null, (p, doc) => yamlHover(doc, p.position), withFile('hover', null, (p, f, s) => hover(s.index, f, p.position))));
+  connection.onCompletion(withYaml('completion', [], (p, doc) => yamlCompletion(doc, p.position), withFile('completion', [], (p, f, s) => completion(s.index, f, p.position))));
   connection.onCodeLens(withFile('code lenses', [], (_p, f, s) => codeLenses(s.index, f)));
-  connection.onDocumentSymbol(withFile('document symbols', [], (_p, f, s) => documentSymbols(s.index, f)));
+  connection.onDocumentSymbol(withYaml('document symbols', [], (_p, doc) => yamlSymbols(doc), withFile('document symbols', [], (_p, f, s) => documentSymbols(s.index, f))));
   connection.onRequest(
     PROJECT_MODEL_REQUEST,
     guard('project model', null, (p: ProjectModelParams, s) => {

@@ -134,10 +134,10 @@ describe('workspace index', () => {
     assert.deepEqual(await c.diagnostics(uri('workers/gpu_infer.py')), []);
   });
 
-  it('registers file watchers for Python files, .gitignore and removed folders', async () => {
+  it('registers file watchers for Python files, orchestration YAML files, .gitignore and removed folders', async () => {
     const reg = await c.until(() => c.registrations.find((r) => r.method === 'workspace/didChangeWatchedFiles'), 'a watcher registration');
     const globs = (reg.registerOptions as { watchers: Array<{ globPattern: string }> }).watchers.map((w) => w.globPattern);
-    assert.deepEqual(globs, ['**/*.py', '**/.gitignore', '**/*']);
+    assert.deepEqual(globs, ['**/*.py', '**/{.dstack.yml,*.dstack.yml,.dstack.yaml,*.dstack.yaml,.dstack/server/config.yml}', '**/.gitignore', '**/*']);
   });
 
   it('a .gitignore change applies at once, and a deleted folder takes its files with it', async () => {

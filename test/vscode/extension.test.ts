@@ -51,6 +51,23 @@ async function waitHealthy(url: string, timeoutMs: number): Promise<void> {
   throw new Error(`code-server did not answer ${url} within ${timeoutMs} ms:\n${serverLog.join('')}`);
 }
 
+/** The rendered colour of the first editor token with each text, plus the editor's plain foreground colour. */
+async function colourOfTokens(page: import('playwright-core').Page, texts: string[]): Promise<Record<string, string>> {
+  // A string, because this file is compiled without the DOM library; it runs in the page.
+  const script = `(() => {
+    const wanted = ${JSON.stringify(texts)};
+    const out = {};
+    const lines = document.querySelector('.monaco-editor .view-lines');
+    if (lines) out.plain = getComputedStyle(lines).color;
+    for (const span of document.querySelectorAll('.monaco-editor .view-line span span')) {
+      const t = (span.textContent || '').trim();
+      if (wanted.includes(t) && !out[t]) out[t] = getComputedStyle(span).color;
+    }
+    return out;
+  })()`;
+  return page.evaluate<Record<string, string>>(script).catch(() => ({}));
+}
+
 before(async () => {
   let t = Date.now();
   const install = spawnSync('bash', [path.join(REPO, 'scripts', 'install-code-server.sh')], { encoding: 'utf8', timeout: 600_000 });
@@ -145,6 +162,7 @@ test('in a real VS Code: activation, diagnostics, code lenses, views, deploy, ru
   const shot = path.join(tmp, 'screenshot');
   let done = false;
   let lensTitles: string[] = [];
+  let tokenColours: Record<string, string> = {};
   void exited.then(() => (done = true));
   while (!done && !fs.existsSync(`${shot}.ready`)) await new Promise((r) => setTimeout(r, 200));
   if (!done) {
@@ -152,6 +170,7 @@ test('in a real VS Code: activation, diagnostics, code lenses, views, deploy, ru
     await page.screenshot({ path: path.join(RESULTS_DIR, 'vscode-workbench.png') }).catch(() => undefined);
     await page.locator('.codelens-decoration a').first().waitFor({ timeout: 5000 }).catch(() => undefined);
     lensTitles = await page.locator('.codelens-decoration a').allTextContents().catch(() => []);
+    tokenColours = await colourOfTokens(page, ['CpuInstanceType', 'CPU3C_1_2', 'def']);
     fs.writeFileSync(`${shot}.done`, '');
   }
   const code = await exited;
@@ -165,4 +184,10 @@ test('in a real VS Code: activation, diagnostics, code lenses, views, deploy, ru
   assert.deepEqual(results.failed, [], detail);
   assert.equal(results.passed.length, 9, detail);
   assert.deepEqual(lensTitles.sort(), ['Deploy cpu-stats', '▶ Run cpu-stats'], 'the workbench draws the code lenses above cpu_stats');
+  // syntaxes/: the injection grammar colours the catalog enum (support.class / variable.other.enummember), which Python's
+  // grammar alone leaves in the editor's plain foreground colour.
+  const plain = tokenColours.plain;
+  assert.ok(plain && tokenColours.CpuInstanceType && tokenColours.CPU3C_1_2, JSON.stringify(tokenColours));
+  assert.notEqual(tokenColours.CpuInstanceType, plain, JSON.stringify(tokenColours));
+  assert.notEqual(tokenColours.CPU3C_1_2, plain, JSON.stringify(tokenColours));
 });

@@ -96,3 +96,35 @@ function editDistance(a: string, b: string): number {
   }
   return prev[b.length];
 }
+
+export interface Datacenter {
+  id: string;
+  location: string;
+}
+/** Where Pods and volumes live; a volume's datacenter fixes the region of the Pod that mounts it. */
+export const datacenters: readonly Datacenter[] = data.datacenters;
+
+export function findDatacenter(id: string): Datacenter | undefined {
+  return datacenters.find((d) => d.id.toLowerCase() === id.toLowerCase());
+}
+
+/** Short GPU names as YAML tools write them ("H100", "RTX A6000"): the model name without the vendor prefix. */
+function shortNames(t: GpuType): string[] {
+  const short = t.id.replace(/^NVIDIA\s+/, '').replace(/^GeForce\s+/, '');
+  return [short, short.replace(/\s+/g, ''), short.split(/[\s-]/)[0]];
+}
+
+/** The GPU types a name means: a catalog model or group id, or a short model name; none when unknown. */
+export function findGpusByName(name: string): GpuType[] {
+  const n = name.trim().toLowerCase();
+  const group = gpuGroups.find((g) => g.id.toLowerCase() === n);
+  if (group) return gpuTypes.filter((t) => t.group === group.id || group.id === 'any');
+  return gpuTypes.filter((t) => t.id.toLowerCase() === n || shortNames(t).some((s) => s.toLowerCase() === n));
+}
+
+/** Every name findGpusByName accepts, for completion and did-you-mean. */
+export function gpuNames(): string[] {
+  const names = new Set<string>();
+  for (const t of gpuTypes) for (const s of shortNames(t)) names.add(s);
+  return [...names];
+}

@@ -35,7 +35,18 @@ export type RuleCode =
   | 'top-level-import'
   | 'invalid-endpoint-name'
   | 'unknown-parameter'
-  | 'duplicate-argument';
+  | 'duplicate-argument'
+  // The orchestration tool's YAML files (engine/src/orchestration).
+  | 'unknown-key'
+  | 'missing-key'
+  | 'invalid-value'
+  | 'invalid-range'
+  | 'invalid-size'
+  | 'unknown-region'
+  | 'unknown-backend'
+  | 'unknown-volume'
+  | 'region-conflict'
+  | 'clear-text-key';
 
 export interface RelatedInfo {
   file: string;

@@ -7,8 +7,9 @@ import { register as dev } from './dev';
 import { register as deploy } from './deploy';
 import { register as platform } from './platform';
 import { register as preview } from './preview';
+import { register as check } from './check';
 
-const commands: Array<(program: Command) => void> = [init, dev, build, deploy, preview, platform];
+const commands: Array<(program: Command) => void> = [init, dev, build, check, deploy, preview, platform];
 
 export function registerCommands(program: Command): void {
   for (const register of commands) register(program);

@@ -1,0 +1,165 @@
+// Completion, hover, document symbols and quick fixes for the orchestration YAML files, all driven by the rule
+// table of engine/src/orchestration (keys, docs, allowed values) and the catalog (GPUs, datacenters).
+import {
+  CodeActionKind, CompletionItemKind, MarkupKind, SymbolKind,
+  type CodeAction, type CodeActionParams, type CompletionItem, type DocumentSymbol, type Hover, type Position, type Range,
+} from 'vscode-languageserver/node';
+import type { TextDocument } from 'vscode-languageserver-textdocument';
+import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Node } from 'yaml';
+import { datacenters, findDatacenter, findGpusByName, gpuNames, gpuTypes } from '../../../engine/src/catalog';
+import { BACKEND_TYPES, SERVER, STRATO_BACKEND, TASK, VOLUME, dstackKindOf, type KeySpec } from '../../../engine/src/orchestration';
+import { DIAGNOSTIC_SOURCE } from '../../../engine/src/protocol/lsp';
+import { pathOf } from '../paths';
+import type { YamlWorkspace } from './yamlWorkspace';
+
+/** The key table of the document's top level. */
+function tableOf(doc: TextDocument): Record<string, KeySpec> {
+  const p = pathOf(doc.uri) ?? doc.uri;
+  if (dstackKindOf(p.replace(/\\/g, '/')) === 'server') return SERVER;
+  return /^type:\s*volume\s*$/m.test(doc.getText()) ? VOLUME : TASK;
+}
+
+/** The keys that enclose a line, by indentation (`resources` > `gpu`), and the key written on the line itself. */
+function context(doc: TextDocument, pos: Position): { parents: string[]; key?: string; afterColon: boolean; word: string } {
+  const lines = doc.getText().split(/\r?\n/);
+  const line = lines[pos.line] ?? '';
+  const before = line.slice(0, pos.character);
+  const indent = (s: string) => s.length - s.replace(/^[\s-]*/, '').length;
+  const parents: string[] = [];
+  let level = indent(line);
+  for (let i = pos.line - 1; i >= 0 && level > 0; i--) {
+    const l = lines[i];
+    if (!l.trim() || l.trim().startsWith('#')) continue;
+    const m = /^([\s-]*)([A-Za-z_][\w-]*):/.exec(l);
+    if (m && indent(l) < level) {
+      parents.unshift(m[2]);
+      level = indent(l);
+    }
+  }
+  const km = /^[\s-]*([A-Za-z_][\w-]*):/.exec(line);
+  const wm = /[\w.:-]*$/.exec(before);
+  const afterWord = /^[\w.-]*/.exec(line.slice(pos.character))?.[0] ?? '';
+  return { parents, key: km?.[1], afterColon: !!km && before.length > line.indexOf(':'), word: (wm?.[0] ?? '') + afterWord };
+}
+
+function specAt(table: Record<string, KeySpec>, parents: readonly string[]): Record<string, KeySpec> | undefined {
+  let keys: Record<string, KeySpec> | undefined = table;
+  for (const p of parents) {
+    let spec: KeySpec | undefined = keys?.[p];
+    while (spec?.item) spec = spec.item;
+    keys = p === 'backends' ? STRATO_BACKEND : spec?.keys;
+  }
+  return keys;
+}
+
+function valueItems(key: string, spec: KeySpec | undefined): CompletionItem[] {
+  if (key === 'gpu') {
+    return gpuNames().map((name) => {
+      const mem = [...new Set(findGpusByName(name).map((t) => t.memoryGb))].join('/');
+      return { label: name, kind: CompletionItemKind.Value, detail: `${mem} GB`, insertText: findGpusByName(name).length === 1 ? `${name}:${mem}GB` : name };
+    });
+  }
+  if (key === 'region' || key === 'regions') return datacenters.map((d) => ({ label: d.id, kind: CompletionItemKind.Value, detail: d.location }));
+  if (key === 'backend') return BACKEND_TYPES.map((b) => ({ label: b, kind: CompletionItemKind.EnumMember }));
+  return (spec?.values ?? []).map((v) => ({ label: v, kind: CompletionItemKind.EnumMember }));
+}
+
+export function yamlCompletion(doc: TextDocument, pos: Position): CompletionItem[] {
+  const c = context(doc, pos);
+  const table = tableOf(doc);
+  if (c.key && c.afterColon) return valueItems(c.key, specAt(table, c.parents)?.[c.key]);
+  const line = doc.getText().split(/\r?\n/)[pos.line] ?? '';
+  // A list item under regions / backends.
+  if (/^\s*-\s*\S*$/.test(line.slice(0, pos.character)) && c.parents.length) {
+    const parent = c.parents[c.parents.length - 1];
+    if (parent === 'regions' || parent === 'backends') return valueItems(parent === 'regions' ? 'regions' : 'backend', undefined);
+  }
+  const keys = specAt(table, c.parents) ?? {};
+  return Object.entries(keys).map(([k, spec]) => ({
+    label: k, kind: CompletionItemKind.Property, detail: spec.type, documentation: spec.doc,
+    insertText: spec.type === 'map' || spec.type === 'list' ? `${k}:\n` : `${k}: `,
+  }));
+}
+
+export function yamlHover(doc: TextDocument, pos: Position): Hover | null {
+  const c = context(doc, pos);
+  const word = c.word.replace(/:.*$/, '');
+  if (!word) return null;
+  const keys = specAt(tableOf(doc), c.parents);
+  const line = doc.getText().split(/\r?\n/)[pos.line] ?? '';
+  if (c.key === word && !c.afterColon && keys?.[word]) return { contents: { kind: MarkupKind.Markdown, value: `**${word}** (${keys[word].type})\n\n${keys[word].doc}` } };
+  const dc = findDatacenter(word);
+  if (dc) return { contents: { kind: MarkupKind.Markdown, value: `**${dc.id}**: datacenter in ${dc.location}` } };
+  const gpuWord = /gpu:/.test(line) ? (c.word.split(':').find((p) => findGpusByName(p).length) ?? '') : word;
+  const gpus = gpuWord ? findGpusByName(gpuWord) : [];
+  if (gpus.length && gpus.length < gpuTypes.length) {
+    return { contents: { kind: MarkupKind.Markdown, value: gpus.map((t) => `**${t.id}**: ${t.memoryGb} GB (${t.group})`).join('\n\n') } };
+  }
+  if (c.key && c.afterColon && keys?.[c.key]?.values?.includes(word)) return { contents: { kind: MarkupKind.Markdown, value: `**${c.key}: ${word}**\n\n${keys[c.key].doc}` } };
+  return null;
+}
+
+export function yamlSymbols(doc: TextDocument): DocumentSymbol[] {
+  const lc = new LineCounter();
+  const text = doc.getText();
+  const parsed = parseDocument(text, { lineCounter: lc });
+  const pos = (o: number) => {
+    const p = lc.linePos(Math.min(o, text.length));
+    return { line: p.line - 1, character: p.col - 1 };
+  };
+  const rangeOf = (n: Node, end?: Node | null): Range => ({ start: pos(n.range?.[0] ?? 0), end: pos((end ?? n).range?.[2] ?? 0) });
+  const walk = (node: Node | null, depth: number): DocumentSymbol[] => {
+    if (!node || depth > 4) return [];
+    if (isMap(node)) {
+      return node.items.flatMap((pair): DocumentSymbol[] => {
+        const key = pair.key as Node;
+        if (!isScalar(key)) return [];
+        const value = pair.value as Node | null;
+        const detail = value && isScalar(value) ? String(value.value) : undefined;
+        return [{
+          name: String(key.value), detail, kind: value && (isMap(value) || isSeq(value)) ? SymbolKind.Object : SymbolKind.Property,
+          range: rangeOf(key, value ?? key), selectionRange: rangeOf(key), children: walk(value, depth + 1),
+        }];
+      });
+    }
+    if (isSeq(node)) {
+      return node.items.flatMap((item, i): DocumentSymbol[] => {
+        const n = item as Node;
+        if (isScalar(n)) return [{ name: String(n.value), kind: SymbolKind.String, range: rangeOf(n), selectionRange: rangeOf(n) }];
+        const name = isMap(n) ? String(n.get('name') ?? n.get('type') ?? i) : String(i);
+        return [{ name, kind: SymbolKind.Object, range: rangeOf(n), selectionRange: rangeOf(n), children: walk(n, depth + 1) }];
+      });
+    }
+    return [];
+  };
+  return walk(parsed.contents as Node | null, 0);
+}
+
+/** Quick fixes: the engine's replace-value fixes (did-you-mean, clear-text key -> environment reference). */
+export function yamlCodeActions(yaml: YamlWorkspace, doc: TextDocument, params: CodeActionParams): CodeAction[] {
+  const out: CodeAction[] = [];
+  for (const d of yaml.diagnostics(doc.uri)) {
+    if (d.fix?.kind !== 'replace-value') continue;
+    const r = d.range;
+    const hit = params.context.diagnostics.some((x) => x.code === d.code && x.range.start.line === r.start.line && x.range.start.character === r.start.character);
+    if (!hit) continue;
+    const title = d.code === 'clear-text-key' ? `Move the key to an environment reference: ${d.fix.replacement}` : `Replace with ${d.fix.replacement}`;
+    out.push({
+      title, kind: CodeActionKind.QuickFix, isPreferred: true,
+      diagnostics: params.context.diagnostics.filter((x) => x.code === d.code && x.source === DIAGNOSTIC_SOURCE),
+      edit: { changes: { [doc.uri]: [{ range: d.fix.range, newText: d.fix.replacement }] } },
+    });
+  }
+  return out;
+}
+
+const SEVERITY = { error: 1, warning: 2, information: 3, hint: 4 } as const;
+
+/** Engine diagnostics of a YAML file as LSP diagnostics; related information points at the volume files. */
+export function yamlLspDiagnostics(yaml: YamlWorkspace, uri: string): import('vscode-languageserver/node').Diagnostic[] {
+  const folder = yaml.folderOf(uri);
+  return yaml.diagnostics(uri).map((d) => ({
+    range: d.range, severity: SEVERITY[d.severity], code: d.code, source: DIAGNOSTIC_SOURCE, message: d.message,
+    relatedInformation: d.related?.map((r) => ({ location: { uri: folder ? yaml.uriOf(folder, r.file) : uri, range: r.range }, message: r.message })),
+  }));
+}

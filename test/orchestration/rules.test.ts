@@ -1,0 +1,139 @@
+// Every orchestration YAML rule on real files: the valid set (every key) is clean, each rule fires with its
+// code, message and the `yaml` package's position, and the region rules point at the volume file.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { analyzeDstack, loadOrchestration } from '../../engine/src/orchestration';
+
+const GOOD = path.resolve(__dirname, '../fixtures/dstack/good');
+
+function diagnose(text: string, file = 'a.dstack.yml') {
+  return analyzeDstack(file, text).sink.items;
+}
+const codes = (d: Array<{ code: string }>) => d.map((x) => x.code);
+
+function project(files: Record<string, string>): { root: string; done: () => void } {
+  const root = mkdtempSync(path.join(os.tmpdir(), 'strato-dstack-'));
+  for (const [rel, text] of Object.entries(files)) {
+    mkdirSync(path.dirname(path.join(root, rel)), { recursive: true });
+    writeFileSync(path.join(root, rel), text);
+  }
+  return { root, done: () => rmSync(root, { recursive: true, force: true }) };
+}
+
+test('the valid set, which uses every key, has no diagnostics', () => {
+  const r = loadOrchestration(GOOD);
+  assert.deepEqual(r.diagnostics, []);
+  assert.deepEqual(r.files.map((f) => `${f.file}:${f.kind}`).sort(), [
+    '.dstack.yml:task', '.dstack/server/config.yml:server', 'infra/aws.dstack.yml:volume', 'infra/cheap.dstack.yml:task',
+    'infra/data.dstack.yml:volume', 'infra/models.dstack.yml:volume', 'infra/other.dstack.yml:task',
+  ]);
+  const task = r.files.find((f) => f.file === '.dstack.yml');
+  assert.deepEqual(task?.mounts.map((m) => `${m.name}:${m.path}`), ['data:/data', 'models:/models']);
+});
+
+test('an unknown key gets a did-you-mean and a rename fix at the key position', () => {
+  const d = diagnose('type: task\ncomands: [ls]\n');
+  assert.deepEqual(codes(d), ['unknown-key']);
+  assert.match(d[0].message, /'comands' is not a key of a task: did you mean 'commands'\?/);
+  assert.deepEqual(d[0].range, { start: { line: 1, character: 0 }, end: { line: 1, character: 7 } });
+  assert.equal(d[0].fix?.kind === 'replace-value' && d[0].fix.replacement, 'commands');
+  assert.deepEqual(codes(diagnose('type: task\nresources:\n  gpus: 24GB\n')), ['unknown-key']);
+});
+
+test('wrong types are reported on the value', () => {
+  const d = diagnose('type: task\ncommands: python x.py\nresources: big\nmax_price: cheap\n');
+  assert.deepEqual(codes(d), ['invalid-type', 'invalid-type', 'invalid-type']);
+  assert.match(d[0].message, /commands must be a list/);
+  assert.equal(d[0].range.start.line, 1);
+  assert.deepEqual(codes(diagnose('- a\n- b\n')), ['invalid-type']);
+});
+
+test('spot policy, type, python version and ports are checked', () => {
+  const d = diagnose('type: task\nspot_policy: spto\n');
+  assert.deepEqual(codes(d), ['invalid-value']);
+  assert.match(d[0].message, /did you mean "spot"\?/);
+  assert.deepEqual(codes(diagnose('type: tsak\n')), ['invalid-value']);
+  assert.deepEqual(codes(diagnose('name: x\n')), ['missing-key']);
+  assert.deepEqual(codes(diagnose('type: task\npython: 3.10\n')), ['invalid-value']);
+  assert.deepEqual(codes(diagnose('type: task\nports: ["80:x"]\n')), ['invalid-value']);
+});
+
+test('malformed ranges and sizes', () => {
+  assert.deepEqual(codes(diagnose('type: task\nresources:\n  cpu: 8..2\n')), ['invalid-range']);
+  assert.match(diagnose('type: task\nresources:\n  cpu: 8..2\n')[0].message, /did you mean 2\.\.8\?/);
+  assert.deepEqual(codes(diagnose('type: task\nresources:\n  cpu: two\n')), ['invalid-range']);
+  assert.deepEqual(codes(diagnose('type: task\nresources:\n  memory: 16 gigs\n')), ['invalid-size']);
+  assert.deepEqual(codes(diagnose('type: volume\nname: v\nbackend: strato\nregion: EU-RO-1\nsize: 100\n')), ['invalid-size']);
+  assert.deepEqual(codes(diagnose('type: task\nresources:\n  gpu: H100:80GB..40GB\n')), ['invalid-range']);
+});
+
+test('GPU names come from the catalog, with a did-you-mean', () => {
+  const d = diagnose('type: task\nresources:\n  gpu: H1000:1\n');
+  assert.deepEqual(codes(d), ['unknown-gpu']);
+  assert.match(d[0].message, /unknown GPU "H1000": did you mean "H100"\?/);
+  assert.deepEqual(d[0].range.start, { line: 2, character: 7 });
+  const mem = diagnose('type: task\nresources:\n  gpu: H100:24GB\n');
+  assert.deepEqual(codes(mem), ['invalid-value']);
+  assert.match(mem[0].message, /no GPU of that name has 24GB of memory in the catalog \(it has 80GB, 94GB\)/);
+  for (const ok of ['H100:80GB..', 'A100:40GB..80GB', 'H200', 'RTX4090:2', 'A100:80GB', 'ADA_24', 'NVIDIA L40S', 'L4,L40S:1..2', '24GB']) assert.deepEqual(codes(diagnose(`type: task\nresources:\n  gpu: ${ok}\n`)), [], ok);
+});
+
+test('a volume names a known backend, and a strato volume a datacenter of the catalog', () => {
+  assert.deepEqual(codes(diagnose('type: volume\nname: v\nbackend: strat\nregion: EU-RO-1\n')), ['invalid-value']);
+  const d = diagnose('type: volume\nname: v\nbackend: strato\nregion: EU-RO-9\n');
+  assert.deepEqual(codes(d), ['unknown-region']);
+  assert.match(d[0].message, /did you mean "EU-RO-1"\?/);
+  assert.deepEqual(codes(diagnose('type: volume\nname: v\nbackend: aws\nregion: us-east-1\n')), []);
+  assert.deepEqual(codes(diagnose('type: volume\nbackend: aws\nregion: us-east-1\n')), ['missing-key']);
+});
+
+test('a strato backend key in clear text is a warning with a fix to an environment reference', () => {
+  const text = 'projects:\n  - name: main\n    backends:\n      - type: strato\n        creds:\n          type: api_key\n          api_key: sk-live-123\n';
+  const d = diagnose(text, '.dstack/server/config.yml');
+  assert.deepEqual(codes(d), ['clear-text-key']);
+  assert.equal(d[0].severity, 'warning');
+  assert.deepEqual(d[0].range, { start: { line: 6, character: 19 }, end: { line: 6, character: 30 } });
+  assert.equal(d[0].fix?.kind === 'replace-value' && d[0].fix.replacement, '"${{ env.STRATO_API_KEY }}"');
+  // Other backend types are the tool's business; a wrong creds type on strato is not.
+  assert.deepEqual(codes(diagnose(text.replace('strato', 'aws').replace('api_key\n', 'whatever\n'), '.dstack/server/config.yml')), []);
+  assert.deepEqual(codes(diagnose(text.replace('type: api_key', 'type: apikey').replace('sk-live-123', '${{ env.K }}'), '.dstack/server/config.yml')), ['invalid-value']);
+});
+
+test('a YAML syntax error is reported at the parser position', () => {
+  const d = diagnose('type: task\ncommands: [a, b\n');
+  assert.equal(d[0].code, 'syntax-error');
+  assert.match(d[0].message, /^YAML syntax error/);
+});
+
+test('a mounted volume with no volume file is an error with a did-you-mean', () => {
+  const p = project({ 'a.dstack.yml': 'type: task\nvolumes:\n  - dta:/data\n', 'v.dstack.yml': 'type: volume\nname: data\nbackend: strato\nregion: EU-RO-1\n' });
+  try {
+    const d = loadOrchestration(p.root).diagnostics;
+    assert.deepEqual(codes(d), ['unknown-volume']);
+    assert.match(d[0].message, /no volume named "dta" in the workspace: did you mean "data"\?/);
+    assert.deepEqual(d[0].range.start, { line: 2, character: 4 });
+  } finally {
+    p.done();
+  }
+});
+
+test("regions that exclude the volume's region, and volumes in two regions, are errors pointing at the volume files", () => {
+  const p = project({
+    'a.dstack.yml': 'type: task\nvolumes:\n  - data:/data\n  - more:/more\nregions: [US-KS-2]\n',
+    'v/data.dstack.yml': 'type: volume\nname: data\nbackend: strato\nregion: EU-RO-1\n',
+    'v/more.dstack.yml': 'type: volume\nname: more\nbackend: strato\nregion: US-KS-2\n',
+  });
+  try {
+    const d = loadOrchestration(p.root).diagnostics;
+    assert.deepEqual(codes(d), ['region-conflict', 'region-conflict']);
+    assert.match(d[0].message, /volume "data" is in region EU-RO-1.*regions excludes it/);
+    assert.deepEqual(d[0].related?.[0], { file: 'v/data.dstack.yml', range: { start: { line: 3, character: 8 }, end: { line: 3, character: 15 } }, message: 'volume "data" is in EU-RO-1' });
+    assert.match(d[1].message, /different regions \(EU-RO-1, US-KS-2\)/);
+    assert.deepEqual(d[1].related?.map((r) => r.file), ['v/data.dstack.yml', 'v/more.dstack.yml']);
+  } finally {
+    p.done();
+  }
+});
