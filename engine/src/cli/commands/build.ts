@@ -1,7 +1,7 @@
 // `strato build [--exclude a,b] [--keep-build]`: packages the project into .strato/ and prints a summary.
 import type { Command } from 'commander';
 import path from 'node:path';
-import { buildProject, formatSize } from '../../build';
+import { buildProject, formatSize, secretsLine } from '../../build';
 import { formatDiagnostic } from '../../project';
 import { Progress, bold, green, yellow } from '../output';
 
@@ -33,6 +33,7 @@ export function register(program: Command): void {
           `${green('built')} ${bold(r.projectName)}  ${eps} endpoint${eps === 1 ? '' : 's'}, ${r.files.length} files, ${r.dependencies.length} deps, ${formatSize(r.sizeBytes)} in ${Math.round(r.durationMs)} ms -> ${path.relative(process.cwd(), r.artifactPath)}\n`,
         );
         if (r.excluded.length) process.stdout.write(`  not installed (in the base image or --exclude): ${r.excluded.join(', ')}\n`);
+        if (r.secretsLeftOut.length) process.stdout.write(`  ${secretsLine(r.secretsLeftOut)}\n`);
       } finally {
         progress.done();
       }
