@@ -1,6 +1,6 @@
 // Worker processes: `<python> -u handler_<name>.py` in the unpacked build with PYTHONPATH=<root>:<root>/deps and
-// the environment of docs/worker-protocol.md. Output goes to logs/<endpoint_id>.log; the last stderr lines are
-// kept for error messages. Stopping is SIGTERM, then SIGKILL after a grace period.
+// the environment of docs/worker-protocol.md (and ./environment.ts). Output goes to logs/<endpoint_id>.log; the last
+// stderr lines are kept for error messages. Stopping is SIGTERM, then SIGKILL after a grace period.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
@@ -8,6 +8,7 @@ import path from 'node:path';
 import type { DeployedEndpoint } from '../controlPlane/service';
 import type { Worker } from './worker';
 import type { GpuAllocator } from './gpus';
+import { inheritedWorkerEnv } from './environment';
 
 export interface SupervisorDeps {
   python: string;
@@ -53,9 +54,8 @@ export class Supervisor {
       stderrTail: [],
     };
     const { app, env } = this.d.context(ep);
-    const inherited = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('STRATO_')));
     const childEnv: NodeJS.ProcessEnv = {
-      ...inherited,
+      ...inheritedWorkerEnv(),
       ...ep.config.env,
       PYTHONPATH: [root, path.join(root, 'deps')].join(path.delimiter),
       PYTHONUNBUFFERED: '1',
