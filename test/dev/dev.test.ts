@@ -96,6 +96,7 @@ test('the startup table, every route of the template, reload on save, a broken s
   assert.equal(await dev.stop(), 0);
   assert.match(dev.stderr(), /removed live-cpu-stats, live-gpu-hello, live-lb-api/);
   assert.deepEqual(await liveEndpoints('devapp'), []);
+  assert.deepEqual((await p.cp.findApp('devapp'))?.environments.map((e) => e.name), [], 'Ctrl+C leaves no empty live environment');
 });
 
 function rawPost(port: number, headers: Record<string, string>, body: string): Promise<{ status: number; text: string }> {
