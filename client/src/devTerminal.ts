@@ -2,7 +2,8 @@
 // that the dev server removes its live- endpoints before it exits.
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { effectiveEnv } from './settings';
+import { checkKeyDestination } from '../../engine/src/api/trust';
+import { effectiveEnv, workspaceApiUrl } from './settings';
 
 const NAME = 'Strato dev';
 
@@ -24,6 +25,12 @@ export class DevTerminal implements vscode.Disposable {
     const env = effectiveEnv(folder.uri);
     const vars: Record<string, string> = { ELECTRON_RUN_AS_NODE: '1' };
     for (const k of ['STRATO_API_URL', 'STRATO_API_KEY', 'STRATO_PYTHON']) if (env[k]) vars[k] = env[k]!;
+    const projectUrl = workspaceApiUrl(folder.uri);
+    if (projectUrl) {
+      // The workspace chose this URL: the user's key goes there only once trusted (throws a UserError otherwise).
+      checkKeyDestination(projectUrl, 'project', env.STRATO_API_KEY ? 'user' : 'project', env);
+      vars.STRATO_API_URL = projectUrl;
+    }
     this.terminal = vscode.window.createTerminal({
       name: NAME,
       cwd: folder.uri.fsPath,

@@ -6,8 +6,9 @@ import { register as build } from './build';
 import { register as dev } from './dev';
 import { register as deploy } from './deploy';
 import { register as platform } from './platform';
+import { register as trust } from './trust';
 
-const commands: Array<(program: Command) => void> = [init, dev, build, deploy, platform];
+const commands: Array<(program: Command) => void> = [init, dev, build, deploy, platform, trust];
 
 export function registerCommands(program: Command): void {
   for (const register of commands) register(program);
