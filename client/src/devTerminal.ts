@@ -2,7 +2,8 @@
 // reused, stopped with Ctrl+C so that the command removes what it made (live- endpoints, containers) before it exits.
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { effectiveEnv } from './settings';
+import { checkKeyDestination } from '../../engine/src/api';
+import { effectiveEnv, workspaceApiUrl } from './settings';
 
 export class DevTerminal implements vscode.Disposable {
   constructor(
@@ -28,6 +29,12 @@ export class DevTerminal implements vscode.Disposable {
     const env = effectiveEnv(folder.uri);
     const vars: Record<string, string> = { ELECTRON_RUN_AS_NODE: '1' };
     for (const k of ['STRATO_API_URL', 'STRATO_API_KEY', 'STRATO_PYTHON', 'DOCKER_HOST']) if (env[k]) vars[k] = env[k]!;
+    const projectUrl = workspaceApiUrl(folder.uri);
+    if (projectUrl) {
+      // The workspace chose this URL: the user's key goes there only once trusted (throws a UserError otherwise).
+      checkKeyDestination(projectUrl, 'project', env.STRATO_API_KEY ? 'user' : 'project', env);
+      vars.STRATO_API_URL = projectUrl;
+    }
     this.terminal = vscode.window.createTerminal({
       name: this.name,
       cwd: folder.uri.fsPath,

@@ -136,6 +136,7 @@ test('no endpoint found: the error names the decorator syntax, the ignore files 
   const dir = path.join(tmp, 'empty');
   mkdirSync(path.join(dir, 'tests'), { recursive: true });
   writeFileSync(path.join(dir, 'main.py'), 'print("hi")\n');
+  writeFileSync(path.join(dir, 'pyproject.toml'), '[project]\nname = "empty"\n');
   writeFileSync(path.join(dir, 'tests', 'w.py'), 'from strato import Endpoint\n@Endpoint(name="x")\ndef f():\n    pass\n');
   const r = await runCli(['build'], { cwd: dir });
   assert.equal(r.code, 1);
@@ -157,6 +158,42 @@ test('secrets are never packaged; .gitignore is honoured', async () => {
   const entries = listTar(path.join(dir, '.strato/artifact.tar.gz'));
   for (const secret of ['.env', '.env.local', 'server.pem', 'local_data/big.bin']) assert.ok(!entries.includes(secret), `${secret} was packaged`);
   assert.ok(entries.includes('.env.example'));
+});
+
+test('secret-looking files are left out by default, named in the build output, and packaged when .stratoinclude names them', async () => {
+  const dir = await initProject('creds');
+  const secrets: Record<string, string> = {
+    '.envrc': 'export K=1\n', '.aws/credentials': '[default]\n', '.git-credentials': 'https://u:p@h\n', 'id_ecdsa': 'K\n',
+    'id_rsa': 'K\n', 'id_ed25519': 'K\n', 'cert.p12': 'K\n', 'tls.pem': 'K\n', 'tls.key': 'K\n', 'credentials.json': '{}\n',
+    'secrets.toml': 'a=1\n', '.ssh/config': 'Host x\n', '.kube/config': 'k\n', '.docker/config.json': '{}\n', '.pgpass': 'h:5432:*:u:p\n',
+    '.netrc': 'machine h\n', '.bash_history': 'ls\n', '.zsh_history': 'ls\n', 'sub/.aws/config': '[x]\n',
+  };
+  for (const [f, text] of Object.entries(secrets)) {
+    mkdirSync(path.dirname(path.join(dir, f)), { recursive: true });
+    writeFileSync(path.join(dir, f), text);
+  }
+  const r = await runCli(['build'], { cwd: dir });
+  assert.equal(r.code, 0, r.stderr);
+  const entries = listTar(path.join(dir, '.strato/artifact.tar.gz'));
+  for (const f of Object.keys(secrets)) assert.ok(!entries.includes(f), `${f} was packaged`);
+  assert.ok(!entries.some((e) => /(^|\/)\.(aws|ssh|kube)(\/|$)/.test(e)), entries.join(' '));
+  assert.match(r.stdout, /left out 19 secret-looking files: .*\.aws\/.*\.ssh\/.*id_rsa.*\(name one in \.stratoinclude to package it on purpose\)/);
+  writeFileSync(path.join(dir, '.stratoinclude'), 'tls.pem\n');
+  const again = await runCli(['build'], { cwd: dir });
+  assert.equal(again.code, 0, again.stderr);
+  assert.ok(listTar(path.join(dir, '.strato/artifact.tar.gz')).includes('tls.pem'), 'a file named in .stratoinclude is packaged');
+  assert.match(again.stdout, /left out 18 secret-looking files/);
+});
+
+test('build outside a project (no pyproject.toml, requirements.txt or .strato/) refuses and packages nothing', async () => {
+  const home = path.join(tmp, 'home');
+  mkdirSync(path.join(home, '.ssh'), { recursive: true });
+  writeFileSync(path.join(home, '.ssh', 'id_rsa'), 'KEY\n');
+  writeFileSync(path.join(home, 'w.py'), 'from strato import Endpoint\n@Endpoint(name="x", cpu="cpu3c-1-2")\ndef f():\n    return 1\n');
+  const r = await runCli(['build'], { cwd: home });
+  assert.equal(r.code, 1);
+  assert.match(r.stderr, /is not a Strato project \(none of pyproject\.toml, requirements\.txt, \.strato\/ is there\), so nothing was packaged: run strato build in the project folder/);
+  assert.ok(!existsSync(path.join(home, '.strato')));
 });
 
 test('warnings do not stop the build and are printed with file:line', async () => {

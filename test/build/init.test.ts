@@ -56,4 +56,8 @@ test('init without a name, or onto a file, is a clear error', async () => {
   const file = await runCli(['init', 'afile'], { cwd: tmp });
   assert.equal(file.code, 1);
   assert.match(file.stderr, /afile exists and is not a directory/);
+  const bad = await runCli(['init', 'bad name!'], { cwd: tmp });
+  assert.equal(bad.code, 1);
+  assert.match(bad.stderr, /"bad name!" cannot be a project name \(deploy names the app after it\): use 1-63 letters, digits, '-', '_' or '\.', starting with a letter or digit, e\.g\. strato init bad-name\./);
+  assert.ok(!existsSync(path.join(tmp, 'bad name!')), 'nothing was written');
 });

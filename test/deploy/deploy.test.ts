@@ -49,7 +49,19 @@ test('deploy of the template: four timed steps, endpoints grouped by type with U
   assert.deepEqual(steps, ['build', 'upload', 'provision', 'configure']);
   assert.match(r.stdout, /✓ upload +app shop, environment production/);
   assert.match(r.stdout, /Load-balanced endpoints\n {2}lb-api {2}http:\/\/127\.0\.0\.1:\d+\/lb\/\S+\n {4}POST +\/process\n {4}GET +\/health\n {2}sample: curl -X POST \S+\/process -H "Authorization: Bearer \$STRATO_API_KEY"/);
-  assert.match(r.stdout, /Queue-based endpoints\n {2}cpu-stats {2}http:\/\/127\.0\.0\.1:\d+\/v2\/\S+\/runsync\n {2}sample: curl -X POST \S+\/runsync .* -d '\{"input":\{"numbers":\[\]\}\}'/);
+  assert.match(r.stdout, /Queue-based endpoints\n {2}cpu-stats {2}http:\/\/127\.0\.0\.1:\d+\/v2\/\S+\/runsync\n {2}sample: curl -X POST \S+\/runsync .* -d '\{"input":\{"numbers":\[1\.5,2\.5\]\}\}'/);
+  // Every printed sample succeeds when run as printed (with the key exported).
+  const samples = [...r.stdout.matchAll(/sample: curl -X (\w+) (\S+) -H "Authorization: Bearer \$STRATO_API_KEY"(?: -H 'Content-Type: application\/json' -d '([^']*)')?/g)];
+  assert.equal(samples.length, 3, r.stdout);
+  for (const [, method, url, body] of samples) {
+    const res = await fetch(url, { method, headers: { authorization: `Bearer ${p.key}`, 'content-type': 'application/json' }, body });
+    const out = await res.json() as { status?: string; output?: unknown };
+    assert.equal(res.status, 200, `${url}: ${JSON.stringify(out)}`);
+    if (url.endsWith('/runsync')) {
+      assert.equal(out.status, 'COMPLETED', JSON.stringify(out));
+      assert.doesNotMatch(JSON.stringify(out.output), /"error"/, `${url}: ${JSON.stringify(out)}`);
+    }
+  }
 
   const info = await envGet(dir, 'production');
   assert.deepEqual(info.endpoints.map((e) => `${e.name}:${e.type}`), ['cpu-stats:QUEUE', 'gpu-hello:QUEUE', 'lb-api:LOAD_BALANCED']);
@@ -105,11 +117,11 @@ test('environments: --env staging beside production, env list, ambiguity without
   const un = await runCli(['undeploy', '--env', 'staging', '--yes'], { cwd: dir, env });
   assert.equal(un.code, 0, un.stderr);
   assert.match(un.stdout, /removed 3 endpoint\(s\) from multi\/staging: cpu-stats, gpu-hello, lb-api/);
-  const text = await runCli(['env', 'get', 'staging'], { cwd: dir, env });
-  assert.match(text.stdout, /no resources\. run deploy --env staging/);
-  const missing = await runCli(['env', 'get', 'qa'], { cwd: dir, env });
+  const after = await runCli(['env', 'list', '--json'], { cwd: dir, env });
+  assert.deepEqual(JSON.parse(after.stdout).map((e: { environment: string }) => e.environment), ['production'], 'the emptied environment is gone from env list');
+  const missing = await runCli(['env', 'get', 'staging'], { cwd: dir, env });
   assert.equal(missing.code, 1);
-  assert.match(missing.stderr, /app "multi" has no environment "qa" \(it has production, staging\)/);
+  assert.match(missing.stderr, /app "multi" has no environment "staging" \(it has production\)/);
 });
 
 test('STRATO_APP overrides the app name taken from the directory', async () => {

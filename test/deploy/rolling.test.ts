@@ -34,6 +34,7 @@ def slow(seconds: float = 0) -> dict:
 test('redeploying a source change: the running job finishes on the old build, queued jobs run on the new one', async () => {
   const dir = path.join(tmp, 'rolling');
   mkdirSync(dir);
+  writeFileSync(path.join(dir, 'pyproject.toml'), '[project]\nname = "rolling"\n'); // the marker strato build asks for
   writeFileSync(path.join(dir, 'slow_worker.py'), worker(1));
   const env = { STRATO_API_URL: p.url, STRATO_API_KEY: p.key };
   assert.equal((await runCli(['deploy'], { cwd: dir, env })).code, 0);

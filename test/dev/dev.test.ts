@@ -96,6 +96,41 @@ test('the startup table, every route of the template, reload on save, a broken s
   assert.equal(await dev.stop(), 0);
   assert.match(dev.stderr(), /removed live-cpu-stats, live-gpu-hello, live-lb-api/);
   assert.deepEqual(await liveEndpoints('devapp'), []);
+  assert.deepEqual((await p.cp.findApp('devapp'))?.environments.map((e) => e.name), [], 'Ctrl+C leaves no empty live environment');
+});
+
+function rawPost(port: number, headers: Record<string, string>, body: string): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: '127.0.0.1', port, method: 'POST', path: '/cpu_worker/runsync', headers: { 'content-type': 'text/plain', ...headers } }, (res) => {
+      let text = '';
+      res.on('data', (d) => (text += d));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+test('cross-site calls and foreign Host names are refused before anything runs; same-origin and non-browser calls work', async () => {
+  const dir = await project('devorigin');
+  const dev = await serve(dir, ['--no-reload']);
+  const body = '{"input":{"numbers":[1,2]}}';
+  const here = `127.0.0.1:${dev.port}`;
+  const evil = await rawPost(dev.port, { host: here, origin: 'http://evil.example' }, body);
+  assert.equal(evil.status, 403);
+  assert.match(JSON.parse(evil.text).error, /cross-site request from origin "http:\/\/evil\.example" refused/);
+  assert.equal((await rawPost(dev.port, { host: here, origin: 'null' }, body)).status, 403);
+  assert.equal((await rawPost(dev.port, { host: here, origin: `http://localhost:${dev.port}` }, body)).status, 403, 'another origin, even a local one');
+  const rebound = await rawPost(dev.port, { host: `evil.example:${dev.port}` }, body);
+  assert.equal(rebound.status, 403);
+  assert.match(JSON.parse(rebound.text).error, /Host header "evil\.example:\d+" does not name this machine/);
+  assert.equal((await rawPost(dev.port, { host: here, 'sec-fetch-site': 'cross-site' }, body)).status, 403);
+  assert.deepEqual(await liveEndpoints('devorigin'), [], 'nothing was provisioned for the refused calls');
+  const same = await rawPost(dev.port, { host: here, origin: `http://${here}` }, body);
+  assert.equal(same.status, 200, same.text);
+  assert.deepEqual(JSON.parse(same.text).output, { count: 2, mean: 1.5, min: 1, max: 2 });
+  for (const host of [`localhost:${dev.port}`, `[::1]:${dev.port}`, `app.localhost:${dev.port}`]) assert.equal((await rawPost(dev.port, { host }, body)).status, 200, host);
+  assert.equal(await dev.stop(), 0);
 });
 
 test('a function that calls another endpoint runs through both live endpoints, the peer provisioned with it', async () => {
@@ -192,6 +227,9 @@ test('the hidden alias `run` behaves like dev and is not listed in --help', asyn
   const help = await runCli(['--help'], { cwd: tmp });
   assert.match(help.stdout, /dev \[options\]/);
   assert.doesNotMatch(help.stdout, /\brun \[options\]/);
+  const devHelp = await runCli(['dev', '--help'], { cwd: tmp });
+  assert.match(devHelp.stdout, /--reload +reload on saved changes \(default: true\)\n/);
+  assert.doesNotMatch(devHelp.stdout, /\(default\) \(default/);
 });
 
 test('startup errors: no worker file, a remote platform without a key', async () => {

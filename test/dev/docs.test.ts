@@ -26,7 +26,7 @@ before(async () => {
   });
   browser = await chromium.launch({
     executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage', '--host-resolver-rules=MAP rebind.example 127.0.0.1'],
   });
 });
 after(async () => {
@@ -60,4 +60,23 @@ test('Swagger UI lists every operation with its docstring summary', async () => 
   const shot = path.join(out, 'dev-docs.png');
   await page.screenshot({ path: shot, fullPage: true });
   assert.ok(existsSync(shot) && statSync(shot).size > 10_000);
+});
+
+test('/docs calls its own server from the page; a rebound DNS name is refused', async () => {
+  const page = await browser.newPage();
+  await page.route(/^(?!http:\/\/(127\.0\.0\.1|rebind\.example|evil\.example))/, (route) => route.abort());
+  await page.goto(`http://127.0.0.1:${dev.port}/docs`);
+  const same = await page.evaluate(async () => {
+    const r = await fetch('/cpu_worker/runsync', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ input: { numbers: [1, 3] } }) });
+    return { status: r.status, body: (await r.json()) as { output: unknown } };
+  });
+  assert.equal(same.status, 200, JSON.stringify(same.body));
+  assert.deepEqual(same.body.output, { count: 2, mean: 2, min: 1, max: 3 });
+
+  // DNS rebinding: a name the attacker controls now resolves to 127.0.0.1; the Host header gives it away.
+  const rebound = await page.goto(`http://rebind.example:${dev.port}/docs`);
+  assert.equal(rebound?.status(), 403);
+  assert.match(await rebound!.text(), /does not name this machine/);
+
+  await page.close();
 });

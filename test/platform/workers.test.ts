@@ -7,6 +7,8 @@ import { buildTestArtifact } from '../helpers/artifact';
 import { call, deploy, startTestPlatform, waitUntil, type TestPlatform } from '../helpers/platform';
 import { BROKEN_PY, queueSpec, WORKER_PY } from '../helpers/testWorkers';
 
+const ENVDUMP_PY = 'import os\n\ndef handler(**kw):\n    return dict(os.environ)\n';
+
 let tp: TestPlatform;
 let eps: Record<string, { url: string; id: string }>;
 
@@ -17,13 +19,14 @@ const total = (h: Health) => h.workers.idle + h.workers.running + h.workers.init
 before(async () => {
   process.env.STRATO_GPUS = ''; // this machine has no GPU, whatever nvidia-smi says
   tp = await startTestPlatform();
-  const art = await buildTestArtifact({ 'worker.py': WORKER_PY, 'broken.py': BROKEN_PY }, [
+  const art = await buildTestArtifact({ 'worker.py': WORKER_PY, 'broken.py': BROKEN_PY, 'envdump.py': ENVDUMP_PY }, [
     queueSpec('warm', 'noop', { workers: [1, 1] }),
     queueSpec('elastic', 'sleep', { workers: [0, 3], idleTimeout: 1 }),
     queueSpec('concurrent', 'sleep', { workers: [0, 1], maxConcurrency: 4 }),
     queueSpec('aconcurrent', 'asleep', { workers: [0, 1], maxConcurrency: 8, isAsync: true }),
     { name: 'broken', file: 'broken.py', fn: 'handler', workers: [0, 1] },
     queueSpec('gpu', 'env_info', { gpu: 'ADA_24' }),
+    { name: 'envdump', file: 'envdump.py', fn: 'handler', workers: [0, 1], env: { MY_VAR: 'from-endpoint' } },
   ]);
   eps = await deploy(tp.cp, art);
 });
@@ -87,4 +90,28 @@ test('a GPU endpoint runs without a GPU, and its health says the hardware is abs
   const h = await tp.cp.endpointHealth(eps.gpu.id);
   assert.match(h?.hardwareNote ?? '', /asks for a GPU \(ADA_24\) but this machine has none/);
   assert.equal((await tp.cp.endpointHealth(eps.warm.id))?.hardwareNote, null);
+});
+
+test('workers get the allow-list, the endpoint env and the STRATO_* variables, not the operator\'s other variables', async () => {
+  process.env.OPERATOR_SECRET_TOKEN = 'do-not-leak';
+  process.env.AWS_SECRET_ACCESS_KEY = 'do-not-leak';
+  process.env.STRATO_WORKER_PASS_ENV = 'PASSED_ON_PURPOSE';
+  process.env.PASSED_ON_PURPOSE = 'yes';
+  try {
+    const r = (await call('POST', `${eps.envdump.url}/runsync`, { body: { input: {} } })).json as { status: string; output: Record<string, string> };
+    assert.equal(r.status, 'COMPLETED', JSON.stringify(r));
+    const env = r.output;
+    assert.equal(env.OPERATOR_SECRET_TOKEN, undefined);
+    assert.equal(env.AWS_SECRET_ACCESS_KEY, undefined);
+    assert.equal(env.PASSED_ON_PURPOSE, 'yes');
+    assert.equal(env.MY_VAR, 'from-endpoint');
+    assert.ok(env.PATH.endsWith(process.env.PATH!), env.PATH); // a pyenv shim may prepend its folders
+    assert.equal(env.STRATO_ENDPOINT_NAME, 'envdump');
+    assert.ok(env.STRATO_WORKER_TOKEN);
+    const allowed = /^(PATH|HOME|USER|LOGNAME|LANG|LANGUAGE|TZ|TMPDIR|TEMP|TMP|TERM|LD_LIBRARY_PATH|SSL_CERT_FILE|SSL_CERT_DIR|LC_.*|STRATO_.*|PYTHON.*|CUDA_VISIBLE_DEVICES|MY_VAR|PASSED_ON_PURPOSE)$/;
+    const allowedByPython = /^(LC_CTYPE|_?PYENV_.*|PWD|SHLVL|_)$/; // Python (PEP 538) or a pyenv shell shim may set these itself
+    assert.deepEqual(Object.keys(env).filter((k) => !allowed.test(k) && !allowedByPython.test(k)), []);
+  } finally {
+    for (const k of ['OPERATOR_SECRET_TOKEN', 'AWS_SECRET_ACCESS_KEY', 'STRATO_WORKER_PASS_ENV', 'PASSED_ON_PURPOSE']) delete process.env[k];
+  }
 });

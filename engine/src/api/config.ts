@@ -1,17 +1,20 @@
 // Where clients send requests and with which key. Base URL: STRATO_API_URL, else the local platform (started
 // on demand). Key: STRATO_API_KEY from the environment, else from the project's .env, else (local platform
-// only) its key file.
+// only) its key file. A user's key goes to a project's URL only when trusted (./trust.ts).
 import fs from 'node:fs';
 import path from 'node:path';
 import { UserError } from '../util/errors';
 import { daemonStatus, ensureLocalPlatform } from './localPlatform';
 import { defaultPlatformDir, readKeyFile } from '../protocol/layout';
 import type { ApiTarget } from './http';
+import { checkKeyDestination, type SettingSource } from './trust';
 
 export interface ResolveOptions {
   /** Directory whose .env is read (default: the current directory). */
   projectDir?: string;
   env?: NodeJS.ProcessEnv;
+  /** A URL the project chose outside .env (the extension's workspace settings): trusted like one from .env. */
+  projectUrl?: string;
 }
 
 export interface ApiConfig extends ApiTarget {
@@ -51,13 +54,23 @@ export async function resolveApiConfig(o: ResolveOptions & { start?: boolean } =
   const env = o.env ?? process.env;
   const dotEnv = readDotEnv(path.join(o.projectDir ?? process.cwd(), '.env'));
   const explicitKey = env.STRATO_API_KEY || dotEnv.STRATO_API_KEY || undefined;
-  const remote = (env.STRATO_API_URL || dotEnv.STRATO_API_URL || '').trim().replace(/\/+$/, '');
+  const keySource: SettingSource = env.STRATO_API_KEY ? 'user' : 'project';
+  const urlSource: SettingSource = o.projectUrl || !env.STRATO_API_URL ? 'project' : 'user';
+  const remote = (o.projectUrl || env.STRATO_API_URL || dotEnv.STRATO_API_URL || '').trim().replace(/\/+$/, '');
   if (remote) {
-    const problem = !/^https?:\/\//.test(remote)
+    let problem = !/^https?:\/\//.test(remote)
       ? `STRATO_API_URL must start with http:// or https://, got "${remote}"`
       : !explicitKey
         ? `STRATO_API_URL is set (${remote}) but STRATO_API_KEY is not; set it in the environment or in .env`
         : null;
+    if (!problem) {
+      try {
+        checkKeyDestination(remote, urlSource, keySource, env);
+      } catch (e) {
+        if (o.start !== false) throw e;
+        problem = (e as Error).message;
+      }
+    }
     if (problem && o.start === false) return undefined;
     if (problem) throw new UserError(problem);
     return { baseUrl: remote, apiKey: explicitKey!, source: 'STRATO_API_URL' };

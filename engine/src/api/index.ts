@@ -7,3 +7,4 @@ export type { ApiTarget } from './http';
 export { JobsClient } from './jobs';
 export { callRoute } from './loadBalanced';
 export { daemonStatus, ensureLocalPlatform } from './localPlatform';
+export { checkKeyDestination, trustUrl, type SettingSource } from './trust';

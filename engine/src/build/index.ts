@@ -3,7 +3,7 @@
 import { mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { formatDiagnostic, listProjectFiles, loadProject, type Diagnostic, type ProjectModel } from '../project';
+import { formatDiagnostic, hasProjectMarker, INCLUDE_FILE, listProjectFiles, loadProject, PROJECT_MARKERS, type Diagnostic, type ProjectModel } from '../project';
 import { UserError } from '../util/errors';
 import { pythonExecutable, pythonPackageRoot } from '../util/paths';
 import { checkArtifactSize, packArtifact } from './artifact';
@@ -41,7 +41,15 @@ export interface BuildResult {
   /** Installed requirement lines. */
   dependencies: string[];
   excluded: string[];
+  /** Files and folders left out because they look like secrets (list one in .stratoinclude to package it). */
+  secretsLeftOut: string[];
   durationMs: number;
+}
+
+/** The build-output line naming the secret-looking files that were left out, or '' when there were none. */
+export function secretsLine(secretsLeftOut: readonly string[]): string {
+  if (!secretsLeftOut.length) return '';
+  return `left out ${secretsLeftOut.length} secret-looking file${secretsLeftOut.length === 1 ? '' : 's'}: ${secretsLeftOut.join(', ')} (name one in ${INCLUDE_FILE} to package it on purpose)`;
 }
 
 export class BuildRefused extends UserError {
@@ -75,6 +83,9 @@ export async function buildProject(root: string, options: BuildOptions = {}): Pr
   const projectName = path.basename(projectRoot);
   const pythonVersion = options.pythonVersion ?? process.env.STRATO_PYTHON_VERSION ?? DEFAULT_PYTHON_VERSION;
 
+  if (!options.model && !hasProjectMarker(projectRoot)) {
+    throw new UserError(`${projectRoot} is not a Strato project (none of ${PROJECT_MARKERS.join(', ')} is there), so nothing was packaged: run strato build in the project folder, or create one with strato init NAME.`);
+  }
   progress('analysing the project');
   const model = options.model ?? (await loadProject(projectRoot));
   const errors = model.diagnostics.filter((d) => d.severity === 'error');
@@ -86,7 +97,7 @@ export async function buildProject(root: string, options: BuildOptions = {}): Pr
     );
   }
 
-  const { files } = listProjectFiles(projectRoot);
+  const { files, secretsLeftOut } = listProjectFiles(projectRoot);
   const fingerprint = sourceFingerprint(projectRoot, files);
   const manifest = createManifest(model, projectName, fingerprint, pythonVersion);
 
@@ -144,6 +155,7 @@ export async function buildProject(root: string, options: BuildOptions = {}): Pr
       files,
       dependencies: reqs.install,
       excluded: reqs.excluded,
+      secretsLeftOut,
       durationMs: performance.now() - started,
     };
   } finally {

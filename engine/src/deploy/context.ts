@@ -27,11 +27,12 @@ export interface ProjectContext {
 }
 
 /**
- * The one resolution of the project context, for the CLI and the extension (whose settings arrive through `env`).
+ * The one resolution of the project context, for the CLI and the extension (whose settings arrive through `env`, and
+ * a workspace's own `strato.apiUrl` as `projectUrl`: the project's choice, like one from .env).
  * The Python package follows the same conventions (strato/_remote.py; test/deploy/context.test.ts holds both to them).
  */
-export async function resolveProjectContext(root: string, env: NodeJS.ProcessEnv = process.env): Promise<ProjectContext> {
-  const target = await resolveApiConfig({ projectDir: root, env });
+export async function resolveProjectContext(root: string, env: NodeJS.ProcessEnv = process.env, projectUrl?: string): Promise<ProjectContext> {
+  const target = await resolveApiConfig({ projectDir: root, env, projectUrl });
   return { root: path.resolve(root), app: appNameFor(root, env), target };
 }
 

@@ -3,7 +3,7 @@
 import { performance } from 'node:perf_hooks';
 import { ControlPlaneClient, type App, type Build, type Endpoint, type Environment } from '../api/controlPlane';
 import type { ApiTarget } from '../api/http';
-import { buildProject, type BuildResult } from '../build';
+import { buildProject, secretsLine, type BuildResult } from '../build';
 import type { Diagnostic } from '../project';
 import { UserError } from '../util/errors';
 import { endpointInput } from './endpointInput';
@@ -56,7 +56,7 @@ export async function deployProject(root: string, o: DeployOptions): Promise<Dep
 
   const appName = appNameFor(root);
   checkNames(appName, o.env);
-  const buildResult = await step('build', () => buildProject(root, { exclude: o.exclude, onProgress: o.onProgress, onWarning: o.onWarning }), (b) => `${Object.keys(b.manifest.resources).length} endpoints, ${(b.sizeBytes / 1024).toFixed(0)} KB`);
+  const buildResult = await step('build', () => buildProject(root, { exclude: o.exclude, onProgress: o.onProgress, onWarning: o.onWarning }), (b) => `${Object.keys(b.manifest.resources).length} endpoints, ${(b.sizeBytes / 1024).toFixed(0)} KB${b.secretsLeftOut.length ? `; ${secretsLine(b.secretsLeftOut)}` : ''}`);
 
   await o.afterBuild?.(buildResult);
   const { app, environment, build } = await step('upload', async () => {

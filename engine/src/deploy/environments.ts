@@ -41,12 +41,13 @@ export async function listEnvironments(target: ApiTarget, appName: string): Prom
   return out.sort((a, b) => a.environment.localeCompare(b.environment));
 }
 
-/** Deletes every endpoint of the environment (their workers stop, their jobs go); returns their names. */
+/** Deletes every endpoint of the environment (their workers stop, their jobs go), then the emptied environment. */
 export async function undeployEnvironment(target: ApiTarget, appName: string, envName: string | undefined): Promise<{ environment: string; removed: string[] }> {
   const client = new ControlPlaneClient(target);
   const env = findEnvironment(await client.findApp(appName), appName, envName);
   const endpoints = await client.listEndpoints(env.id);
   for (const e of endpoints) await client.deleteEndpoint(e.id);
+  await client.deleteEnvironment(env.id);
   return { environment: env.name, removed: endpoints.map((e) => e.name).sort() };
 }
 

@@ -1,5 +1,6 @@
 // Sample calls printed after a deploy: a curl command per endpoint with the Bearer header and a body built
-// from the function's parameters (defaults where given, a placeholder of the annotated type otherwise).
+// from the function's parameters (defaults where given, a placeholder of the annotated type otherwise; lists get
+// two elements of their element type, since an empty list is what a function most often refuses).
 import type { Endpoint } from '../api/controlPlane';
 import type { EndpointSpec, FunctionInfo, ParamInfo } from '../project';
 
@@ -11,13 +12,21 @@ function placeholder(p: ParamInfo): unknown {
       // not a JSON-compatible literal: fall through to the type
     }
   }
-  const t = (p.annotation ?? '').replace(/\s+/g, '').toLowerCase();
+  return ofType((p.annotation ?? '').replace(/\s+/g, '').toLowerCase(), p.name);
+}
+
+function ofType(t: string, name: string): unknown {
   if (t.startsWith('int')) return 1;
   if (t.startsWith('float')) return 1.5;
   if (t.startsWith('bool')) return true;
-  if (t.startsWith('list') || t.startsWith('tuple') || t.startsWith('sequence')) return [];
+  if (t.startsWith('list') || t.startsWith('tuple') || t.startsWith('sequence')) {
+    const inner = /^[a-z.]+\[([^,\]]+)/.exec(t)?.[1] ?? '';
+    if (inner.startsWith('int')) return [1, 2];
+    if (inner.startsWith('float')) return [1.5, 2.5];
+    return [ofType(inner, 'item'), ofType(inner, 'item')];
+  }
   if (t.startsWith('dict') || t.startsWith('mapping')) return {};
-  return p.name === 'prompt' || p.name === 'text' ? 'Hello' : 'value';
+  return name === 'prompt' || name === 'text' ? 'Hello' : 'value';
 }
 
 export function sampleArgs(fn: FunctionInfo | undefined): Record<string, unknown> {

@@ -162,6 +162,12 @@ export class LiveEndpoints {
     this.live.clear();
     this.resolved.clear();
     this.writeCache({});
+    // An emptied `live` environment goes too, so that `env list` does not keep showing it after Ctrl+C.
+    const env = this.env ? await this.env.catch(() => undefined) : undefined;
+    if (env && (await this.client.listEndpoints(env.id).catch(() => [null])).length === 0) {
+      await this.client.deleteEnvironment(env.id).catch(() => {});
+      this.env = undefined;
+    }
     return removed.sort();
   }
 

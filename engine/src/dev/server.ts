@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { send } from '../api/http';
 import { formatDiagnostic } from '../project';
 import { openApiDocument } from './openapi';
+import { checkOrigin } from './origin';
 import { matchRoute, type DevRoute } from './routes';
 import type { DevSession } from './session';
 import { swaggerAsset, swaggerHtml } from './swagger';
@@ -34,9 +35,12 @@ function readBody(req: http.IncomingMessage): Promise<Buffer | undefined> {
   });
 }
 
-export function createDevServer(session: DevSession): http.Server {
+/** `listenHost` is the --host the server listens on: a name other than localhost that its Host header may carry. */
+export function createDevServer(session: DevSession, listenHost = 'localhost'): http.Server {
   return http.createServer((req, res) => {
-    handle(session, req)
+    const verdict = checkOrigin(req.headers as Parameters<typeof checkOrigin>[0], listenHost);
+    const reply = verdict.ok ? handle(session, req) : Promise.resolve(json(403, { error: verdict.reason }));
+    reply
       .catch((e: Error): Reply => json(502, { error: 'the call could not be run on the platform', detail: e.message }))
       .then((r) => {
         if (res.headersSent) return;

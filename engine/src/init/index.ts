@@ -1,6 +1,7 @@
 // `strato init`: writes the project template into a new or existing folder. Touches only local files.
 import { existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { APP_OR_ENV_NAME, APP_OR_ENV_NAME_RULE, suggestName } from '../protocol/names';
 import { UserError } from '../util/errors';
 import { templateFiles } from './template';
 
@@ -17,6 +18,10 @@ export function planInit(target: string, cwd = process.cwd()): InitPlan {
   const dir = path.resolve(cwd, target);
   if (existsSync(dir) && !statSync(dir).isDirectory()) throw new UserError(`${target} exists and is not a directory: choose another project name.`);
   const projectName = path.basename(dir);
+  if (!APP_OR_ENV_NAME.test(projectName)) {
+    const suggestion = suggestName(projectName)?.replace(/-+$/, '') || 'my-project';
+    throw new UserError(`"${projectName}" cannot be a project name (deploy names the app after it): ${APP_OR_ENV_NAME_RULE}, e.g. strato init ${suggestion}.`);
+  }
   const files = Object.keys(templateFiles(projectName));
   const conflicts = files.filter((f) => existsSync(path.join(dir, f)));
   return { dir, projectName, files, conflicts };

@@ -62,7 +62,8 @@ def health() -> dict:
     return {"status": "ok"}
 `,
     '.env.example': `# Copy to .env and fill in. .env is never packaged into a build.
-# The API key of your Strato platform (the embedded one prints it: strato platform status).
+# The API key of your Strato platform (the embedded one keeps it in a key file, and strato platform status
+# prints that file's path; the CLI on this machine reads it there, so leave this empty for the embedded one).
 STRATO_API_KEY=
 # Point the CLI at a remote Strato service instead of the embedded platform:
 # STRATO_API_URL=https://strato.example.com

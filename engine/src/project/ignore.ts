@@ -1,6 +1,6 @@
 // Which project files are packaged and analysed: `.gitignore` (root and nested) plus the built-in patterns.
-// Secrets (.env and friends) are always ignored, whatever the .gitignore says.
-import { readdirSync, readFileSync, type Dirent } from 'node:fs';
+// Secrets (.env, keys, cloud credentials) are left out whatever the .gitignore says, unless .stratoinclude names them.
+import { readdirSync, readFileSync, statSync, type Dirent } from 'node:fs';
 import path from 'node:path';
 import ignore, { type Ignore } from 'ignore';
 
@@ -10,19 +10,42 @@ export const BUILTIN_IGNORES = [
   'dist/', 'build/', '*.egg-info/', 'tests/', 'test/', 'test_*.py', '*_test.py', 'conftest.py', 'docs/', '*.md', '!README.md',
   '.DS_Store',
 ];
-/** Never packaged, even when .gitignore re-includes them. */
-export const SECRET_PATTERNS = ['.env', '.env.*', '!.env.example', '*.pem', '*.key', 'id_rsa', 'id_ed25519', '.netrc', '.pypirc', '.npmrc'];
+/** Never packaged, even when .gitignore re-includes them; only a line in .stratoinclude packages one on purpose. */
+export const SECRET_PATTERNS = [
+  '.env', '.env.*', '!.env.example', '.envrc', '*.pem', '*.key', '*.p12', '*.pfx', 'id_rsa', 'id_dsa', 'id_ecdsa', 'id_ed25519',
+  '.ssh/', '.aws/', '.kube/', '.docker/config.json', '.gnupg/', '.git-credentials', 'credentials.json', 'secrets.toml',
+  '.pgpass', '.netrc', '.pypirc', '.npmrc', '.bash_history', '.zsh_history', '.sh_history', '.python_history',
+  '.psql_history', '.mysql_history', '.node_repl_history', '.lesshst',
+];
+/** The project-root file whose gitignore-style lines name secret-looking files to package on purpose. */
+export const INCLUDE_FILE = '.stratoinclude';
 
 export interface ProjectFiles {
   /** Every packaged file, project-relative POSIX paths, sorted. */
   files: string[];
   /** The Python files among them. */
   pythonFiles: string[];
+  /** Files and folders left out because they look like secrets (folders end with '/'), sorted. */
+  secretsLeftOut: string[];
 }
 
+export type IgnoreReason = false | 'secret' | 'ignored';
+
 export function createIgnore(root: string): (rel: string, isDir: boolean) => boolean {
+  const why = ignoreReasons(root);
+  return (rel, isDir) => why(rel, isDir) !== false;
+}
+
+/** Why a path is left out: a secret (unless .stratoinclude names it), a built-in or .gitignore pattern, or not at all. */
+export function ignoreReasons(root: string): (rel: string, isDir: boolean) => IgnoreReason {
   const builtin = ignore().add(BUILTIN_IGNORES);
   const secrets = ignore().add(SECRET_PATTERNS);
+  let wanted: Ignore | undefined;
+  try {
+    wanted = ignore().add(readFileSync(path.join(root, INCLUDE_FILE), 'utf8'));
+  } catch {
+    wanted = undefined;
+  }
   const nested = new Map<string, Ignore>();
   const gitignoreOf = (dir: string): Ignore | undefined => {
     if (!nested.has(dir)) {
@@ -38,21 +61,25 @@ export function createIgnore(root: string): (rel: string, isDir: boolean) => boo
   };
   return (rel, isDir) => {
     const p = isDir ? `${rel}/` : rel;
-    if (secrets.ignores(p) || builtin.ignores(p)) return true;
+    const included = wanted?.ignores(p) ?? false;
+    if (secrets.ignores(p) && !included) return 'secret';
+    if (included) return false;
+    if (builtin.ignores(p)) return 'ignored';
     // Apply each .gitignore from the root down to the file's folder, relative to its own folder.
     const parts = rel.split('/');
     for (let i = 0; i < parts.length; i++) {
       const dir = parts.slice(0, i).join('/');
       const rules = gitignoreOf(dir);
-      if (rules && rules.ignores(isDir ? `${parts.slice(i).join('/')}/` : parts.slice(i).join('/'))) return true;
+      if (rules && rules.ignores(isDir ? `${parts.slice(i).join('/')}/` : parts.slice(i).join('/'))) return 'ignored';
     }
     return false;
   };
 }
 
 export function listProjectFiles(root: string): ProjectFiles {
-  const isIgnored = createIgnore(root);
+  const why = ignoreReasons(root);
   const files: string[] = [];
+  const secretsLeftOut: string[] = [];
   const visit = (dir: string) => {
     let entries: Dirent[];
     try {
@@ -62,16 +89,19 @@ export function listProjectFiles(root: string): ProjectFiles {
     }
     for (const e of entries) {
       const rel = dir ? `${dir}/${e.name}` : e.name;
-      if (e.isDirectory()) {
-        if (!isIgnored(rel, true)) visit(rel);
-      } else if (e.isFile() && !isIgnored(rel, false)) {
-        files.push(rel);
+      if (!e.isDirectory() && !e.isFile()) continue;
+      const reason = why(rel, e.isDirectory());
+      if (reason === 'secret') secretsLeftOut.push(e.isDirectory() ? `${rel}/` : rel);
+      else if (reason === false) {
+        if (e.isDirectory()) visit(rel);
+        else files.push(rel);
       }
     }
   };
   visit('');
   files.sort();
-  return { files, pythonFiles: files.filter((f) => f.endsWith('.py')) };
+  secretsLeftOut.sort();
+  return { files, pythonFiles: files.filter((f) => f.endsWith('.py')), secretsLeftOut };
 }
 
 /** Top-level module names the project provides itself (root .py files and package folders). */
@@ -83,4 +113,18 @@ export function localModulesOf(files: readonly string[]): Set<string> {
     out.add(first.endsWith('.py') ? first.slice(0, -3) : first);
   }
   return out;
+}
+
+/** Files or folders whose presence says "this folder is a Strato project" (the template writes the first two). */
+export const PROJECT_MARKERS = ['pyproject.toml', 'requirements.txt', '.strato/'];
+
+export function hasProjectMarker(root: string): boolean {
+  return PROJECT_MARKERS.some((m) => {
+    try {
+      const st = statSync(path.join(root, m));
+      return m.endsWith('/') ? st.isDirectory() : st.isFile();
+    } catch {
+      return false;
+    }
+  });
 }

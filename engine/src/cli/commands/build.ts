@@ -14,7 +14,7 @@ export function register(program: Command): void {
     .option('--exclude <packages>', 'comma-separated packages not to install (besides torch, torchvision, torchaudio, numpy, triton)')
     .option('--keep-build', 'keep the work folder .strato/.build/')
     .action(async (opts: { exclude?: string; keepBuild?: boolean }) => {
-      const [{ buildProject, formatSize }, { formatDiagnostic }] = await Promise.all([import('../../build'), import('../../project')]);
+      const [{ buildProject, formatSize, secretsLine }, { formatDiagnostic }] = await Promise.all([import('../../build'), import('../../project')]);
       const progress = new Progress();
       try {
         const r = await buildProject(process.cwd(), {
@@ -32,6 +32,7 @@ export function register(program: Command): void {
           `${green('built')} ${bold(r.projectName)}  ${eps} endpoint${eps === 1 ? '' : 's'}, ${r.files.length} files, ${r.dependencies.length} deps, ${formatSize(r.sizeBytes)} in ${Math.round(r.durationMs)} ms -> ${path.relative(process.cwd(), r.artifactPath)}\n`,
         );
         if (r.excluded.length) process.stdout.write(`  not installed (in the base image or --exclude): ${r.excluded.join(', ')}\n`);
+        if (r.secretsLeftOut.length) process.stdout.write(`  ${secretsLine(r.secretsLeftOut)}\n`);
       } finally {
         progress.done();
       }

@@ -49,7 +49,7 @@ async function runDev(opts: DevOptions): Promise<void> {
     process.stderr.write(`${green('provisioned')} ${r.created.length} live endpoint(s)${r.reused.length ? `, reused ${r.reused.length} from the cache (${r.reused.join(', ')})` : ''}\n`);
   }
 
-  const server = createDevServer(session);
+  const server = createDevServer(session, opts.host);
   const used = await listen(server, opts.host, port);
   if (used !== port) process.stderr.write(`${yellow(`port ${port} is taken`)}: using ${used}\n`);
   if (opts.reload) session.watch();
@@ -82,7 +82,7 @@ export function register(program: Command): void {
       .description('development server: every function served over HTTP, run on live- endpoints of the platform')
       .option('--host <host>', 'interface to listen on', 'localhost')
       .option('-p, --port <port>', 'port (the next free one is used when it is taken)', '8888')
-      .option('--reload', 'reload on saved changes (default)', true)
+      .option('--reload', 'reload on saved changes', true)
       .option('--no-reload', 'do not watch the files')
       .option('--auto-provision', 'provision every endpoint at startup (at most 3 at once)')
       .action((opts: DevOptions) => runDev(opts));

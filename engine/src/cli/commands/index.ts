@@ -8,8 +8,9 @@ import { register as deploy } from './deploy';
 import { register as platform } from './platform';
 import { register as preview } from './preview';
 import { register as check } from './check';
+import { register as trust } from './trust';
 
-const commands: Array<(program: Command) => void> = [init, dev, build, check, deploy, preview, platform];
+const commands: Array<(program: Command) => void> = [init, dev, build, check, deploy, preview, platform, trust];
 
 export function registerCommands(program: Command): void {
   for (const register of commands) register(program);

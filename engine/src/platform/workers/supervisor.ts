@@ -1,6 +1,6 @@
 // Worker processes: `<python> -u handler_<name>.py` in the unpacked build with PYTHONPATH=<root>:<root>/deps and
-// the environment of docs/worker-protocol.md. Output goes to logs/<endpoint_id>.log; the last stderr lines are
-// kept for error messages. Stopping is SIGTERM, then SIGKILL after a grace period.
+// the environment of docs/worker-protocol.md (and ./environment.ts). Output goes to logs/<endpoint_id>.log; the last
+// stderr lines are kept for error messages. Stopping is SIGTERM, then SIGKILL after a grace period.
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -9,6 +9,7 @@ import type { Worker } from './worker';
 import type { GpuAllocator } from './gpus';
 import type { Templates } from './templates';
 import { localLauncher, type WorkerLauncher } from './launcher';
+import { inheritedWorkerEnv } from './environment';
 
 export interface SupervisorDeps {
   python: string;
@@ -62,7 +63,7 @@ export class Supervisor {
       stderrTail: [],
     };
     const { app, env } = this.d.context(ep);
-    const inherited = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('STRATO_')));
+    const inherited = inheritedWorkerEnv();
     const own: Record<string, string> = {
       ...ep.config.env,
       PYTHONPATH: [root, path.join(root, 'deps')].join(path.delimiter),
