@@ -9,6 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { resolveApiConfig } from '../../engine/src/api/config';
+import { trustUrl } from '../../engine/src/api/trust';
 import { appNameFor } from '../../engine/src/deploy/context';
 import { defaultPlatformDir, platformLayout, writeState } from '../../engine/src/protocol/layout';
 import { runPython } from '../python/helpers';
@@ -35,6 +36,8 @@ interface Case {
   dotEnv?: string;
   /** A local platform (state file and key file) in the data dir. */
   local?: { key: string };
+  /** An origin the user confirmed with `strato trust`. */
+  trusted?: string;
 }
 
 function project(c: Case): { root: string; env: NodeJS.ProcessEnv } {
@@ -45,6 +48,7 @@ function project(c: Case): { root: string; env: NodeJS.ProcessEnv } {
   fs.writeFileSync(path.join(root, 'pyproject.toml'), '[project]\nname = "shop"\n');
   if (c.dotEnv !== undefined) fs.writeFileSync(path.join(root, '.env'), c.dotEnv);
   const env: NodeJS.ProcessEnv = { ...process.env, ...CLEAN, STRATO_DATA_DIR: path.join(base, 'data'), ...c.env };
+  if (c.trusted) trustUrl(c.trusted, env);
   if (c.local) {
     const l = platformLayout(defaultPlatformDir(env));
     fs.mkdirSync(l.root, { recursive: true });
@@ -72,7 +76,8 @@ except Exception as e:
 const CASES: Case[] = [
   { what: 'URL and key from the environment', env: { STRATO_API_URL: 'http://127.0.0.1:9/', STRATO_API_KEY: 'env-key' } },
   { what: 'URL and key from .env, with export, quotes and comments', dotEnv: '# team platform\nexport STRATO_API_URL="http://127.0.0.1:9"\nSTRATO_API_KEY=dot-key   # mine\n' },
-  { what: 'the environment wins over .env', env: { STRATO_API_KEY: 'env-key' }, dotEnv: "STRATO_API_URL='http://127.0.0.1:9'\nSTRATO_API_KEY=dot-key\n" },
+  { what: 'the environment wins over .env', env: { STRATO_API_URL: 'http://127.0.0.1:9', STRATO_API_KEY: 'env-key' }, dotEnv: "STRATO_API_URL='http://127.0.0.1:8'\nSTRATO_API_KEY=dot-key\n" },
+  { what: "the user's key goes to a .env URL the user trusted", env: { STRATO_API_KEY: 'env-key' }, dotEnv: 'STRATO_API_URL=http://127.0.0.1:9\n', trusted: 'http://127.0.0.1:9' },
   { what: 'the local platform and its key file', local: { key: 'file-key' } },
   { what: 'the local platform with a key from .env', local: { key: 'file-key' }, dotEnv: 'STRATO_API_KEY=dot-key\n' },
   { what: 'STRATO_APP names the app', env: { STRATO_APP: ' billing ' }, local: { key: 'file-key' } },
@@ -88,6 +93,13 @@ describe('one project context for the CLI, the extension and the Python package'
       assert.deepEqual(py, { url: ts.baseUrl, key: ts.apiKey, app: appNameFor(root, env) });
     });
   }
+
+  test("neither side sends the user's key to a URL from the project's .env that the user has not trusted", async () => {
+    const { root, env } = project({ what: 'untrusted', env: { STRATO_API_KEY: 'env-key' }, dotEnv: 'STRATO_API_URL=http://127.0.0.1:9\n' });
+    await assert.rejects(resolveApiConfig({ projectDir: root, env }), /strato trust http:\/\/127\.0\.0\.1:9/);
+    assert.equal(await resolveApiConfig({ projectDir: root, env, start: false }), undefined);
+    assert.equal(await fromPython(root, env), 'StratoContextError');
+  });
 
   test('with no platform at all, neither side invents one', async () => {
     const { root, env } = project({ what: 'nothing' });

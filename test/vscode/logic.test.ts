@@ -71,7 +71,7 @@ test('the run input is prefilled from parameters: defaults, placeholders by anno
   const model = await templateModel();
   const ep = (n: string) => model.endpoints.find((e) => e.name === n)!;
   assert.equal(prefillInput(functionOf(ep('gpu-hello'), 'gpu_hello')), '{"prompt":"hello","repeat":1}');
-  assert.equal(prefillInput(functionOf(ep('cpu-stats'), 'cpu_stats')), '{"numbers":[]}');
+  assert.equal(prefillInput(functionOf(ep('cpu-stats'), 'cpu_stats')), '{"numbers":[1.5,2.5]}');
   assert.equal(prefillInput(functionOf(ep('lb-api'), 'process', 'POST', '/process')), '{"text":"Hello","uppercase":false}');
   assert.equal(prefillInput(functionOf(ep('lb-api'), 'health', 'GET', '/health')), '{}');
   assert.equal(prefillInput(undefined), '{}');

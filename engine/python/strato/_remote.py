@@ -90,11 +90,39 @@ def _data_dir():
     return os.path.join(base, "strato")
 
 
+def _origin(url):
+    """scheme://host[:port], lower-cased: the unit of trust (engine/src/api/trust.ts originOf)."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    default = {"http": 80, "https": 443}.get(parts.scheme)
+    port = f":{parts.port}" if parts.port and parts.port != default else ""
+    return f"{parts.scheme}://{parts.hostname or ''}{port}".lower()
+
+
+def _trusted(url):
+    """True when the user confirmed this URL's origin with `strato trust URL` (the same file the CLI reads)."""
+    try:
+        with open(os.path.join(_data_dir(), "trusted-urls"), encoding="utf-8") as f:
+            return _origin(url) in {line.strip().lower() for line in f if line.strip()}
+    except OSError:
+        return False
+
+
 def _target(name, root):
-    """(base_url, api_key) of the platform, from the environment, .env, the worker's platform or the local one."""
+    """(base_url, api_key) of the platform, from the environment, .env, the worker's platform or the local one.
+    The rule of the CLI (engine/src/api/trust.ts): the user's own key never goes to a URL the project's .env chose
+    unless the user trusted it."""
     dotenv = _dotenv(root)
     url = os.environ.get("STRATO_API_URL") or dotenv.get("STRATO_API_URL") or os.environ.get("STRATO_PLATFORM_URL")
     key = os.environ.get("STRATO_API_KEY") or dotenv.get("STRATO_API_KEY")
+    project_url = not os.environ.get("STRATO_API_URL") and bool(dotenv.get("STRATO_API_URL"))
+    if project_url and os.environ.get("STRATO_API_KEY") and not _trusted(url):
+        raise StratoContextError(
+            f"calling endpoint '{name}': STRATO_API_URL {_origin(url)} comes from the project's .env, and your "
+            f"STRATO_API_KEY is not sent to a server the project chose: if you trust it, run strato trust {_origin(url)} "
+            "(or set STRATO_API_URL in your own environment)"
+        )
     if not url:
         platform = os.path.join(_data_dir(), "platform")
         try:
