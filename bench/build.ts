@@ -29,7 +29,10 @@ function main() {
   const floor = time(() => execFileSync(process.execPath, ['-e', ''], { stdio: 'pipe' }), runs);
   const p50 = (xs: number[]) => xs[Math.floor(xs.length / 2)];
   console.log('strato build of the init template (whole command, including Node start)');
-  console.log(`  build     p50 ${p50(build).toFixed(0)} ms  min ${build[0].toFixed(0)} ms  max ${build[build.length - 1].toFixed(0)} ms  (target < 500 ms: ${p50(build) < 500 ? 'met' : 'MISSED'})`);
+  console.log(
+    `  build     p50 ${p50(build).toFixed(0)} ms  min ${build[0].toFixed(0)} ms  max ${build[build.length - 1].toFixed(0)} ms  (target < 500 ms: ` +
+      `${p50(build) < 500 ? 'met' : 'MISSED'})`,
+  );
   console.log(`  node -e   p50 ${p50(floor).toFixed(0)} ms  (baseline: starting Node)`);
   console.log(`  ratio     ${(p50(build) / p50(floor)).toFixed(2)}x the bare Node start`);
   rmSync(dir, { recursive: true, force: true });

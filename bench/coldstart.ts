@@ -50,8 +50,7 @@ def matmul(n: int = 4096) -> dict:
 };
 
 const hasGpu = () =>
-  spawnSync('nvidia-smi', ['-L'], { encoding: 'utf8' }).status === 0 &&
-  spawnSync(PYTHON, ['-c', 'import torch'], { encoding: 'utf8' }).status === 0;
+  spawnSync('nvidia-smi', ['-L'], { encoding: 'utf8' }).status === 0 && spawnSync(PYTHON, ['-c', 'import torch'], { encoding: 'utf8' }).status === 0;
 
 async function measure(templates: boolean, files: string[]): Promise<Record<string, number[]>> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'strato-bench-cold-'));

@@ -12,7 +12,11 @@ const cli = path.join(repo, 'dist', 'cli.js');
 
 async function call(port: number, n: number): Promise<{ ms: number; body: any }> {
   const t = performance.now();
-  const res = await fetch(`http://127.0.0.1:${port}/cpu_worker/runsync`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ input: { numbers: [n] } }) });
+  const res = await fetch(`http://127.0.0.1:${port}/cpu_worker/runsync`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ input: { numbers: [n] } }),
+  });
   const body = await res.json();
   return { ms: performance.now() - t, body };
 }
@@ -24,7 +28,11 @@ async function main() {
   execFileSync(process.execPath, [cli, 'init', 'app'], { cwd: tmp });
   const dir = path.join(tmp, 'app');
   const port = 41000 + Math.floor(Math.random() * 5000);
-  const dev = spawn(process.execPath, [cli, 'dev', '--host', '127.0.0.1', '--port', String(port)], { cwd: dir, env: { ...process.env, STRATO_API_URL: platform.url, STRATO_API_KEY: platform.apiKey }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const dev = spawn(process.execPath, [cli, 'dev', '--host', '127.0.0.1', '--port', String(port)], {
+    cwd: dir,
+    env: { ...process.env, STRATO_API_URL: platform.url, STRATO_API_KEY: platform.apiKey },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   try {
     await new Promise<void>((resolve, reject) => {
       let out = '';
@@ -50,7 +58,10 @@ async function main() {
     }
     const pct = (xs: number[], q: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * q))];
     console.log('strato dev: save a worker file, then call it (the first response already runs the saved code)');
-    console.log(`  save -> first call served  p50 ${pct(reload, 0.5).toFixed(0)} ms  max ${pct(reload, 1).toFixed(0)} ms  (target < 300 ms: ${pct(reload, 0.5) < 300 ? 'met' : 'MISSED'})`);
+    console.log(
+      `  save -> first call served  p50 ${pct(reload, 0.5).toFixed(0)} ms  max ${pct(reload, 1).toFixed(0)} ms  (target < 300 ms: ` +
+        `${pct(reload, 0.5) < 300 ? 'met' : 'MISSED'})`,
+    );
     console.log(`  warm call, no change       p50 ${pct(warm, 0.5).toFixed(1)} ms  (baseline)`);
     console.log(`  ratio                      ${(pct(reload, 0.5) / pct(warm, 0.5)).toFixed(1)}x the warm call`);
   } finally {

@@ -19,24 +19,65 @@ const WARMUP = 100;
 /** A realistic large worker file: imports, constants, helpers and classes, queue endpoints and routes. */
 function largeWorkerFile(lines: number): string {
   const out = [
-    '"""A large worker file."""', 'import json', 'import logging', 'import os', 'import requests', 'import numpy as np',
-    'from strato import CpuInstanceType, Endpoint, GpuGroup', '', 'MODEL = os.environ.get("MODEL", "small")', 'log = logging.getLogger(__name__)',
-    'api = Endpoint(name="api", cpu=CpuInstanceType.CPU3C_2_4, workers=(0, 3))', '',
+    '"""A large worker file."""',
+    'import json',
+    'import logging',
+    'import os',
+    'import requests',
+    'import numpy as np',
+    'from strato import CpuInstanceType, Endpoint, GpuGroup',
+    '',
+    'MODEL = os.environ.get("MODEL", "small")',
+    'log = logging.getLogger(__name__)',
+    'api = Endpoint(name="api", cpu=CpuInstanceType.CPU3C_2_4, workers=(0, 3))',
+    '',
   ];
   for (let i = 1; out.length < lines; i++) {
     if (i % 10 === 0) {
-      out.push(`@api.post("/route${i}")`, `async def route${i}(data: dict) -> dict:`, `    """Handles route ${i}."""`, '    x = np.array(data["values"])', `    return {"sum": float(x.sum()), "n": ${i}}`, '', '');
+      out.push(
+        `@api.post("/route${i}")`,
+        `async def route${i}(data: dict) -> dict:`,
+        `    """Handles route ${i}."""`,
+        '    x = np.array(data["values"])',
+        `    return {"sum": float(x.sum()), "n": ${i}}`,
+        '',
+        '',
+      );
     } else if (i % 10 === 5) {
       out.push(
         `@Endpoint(name="job-${i}", gpu=GpuGroup.ADA_24, workers=(0, ${(i % 5) + 1}), dependencies=["requests>=2.31"], env={"MODEL": MODEL})`,
-        `def job_${i}(payload: dict, *, retries: int = 3) -> dict:`, `    """Runs job ${i}."""`, `    r = requests.get("https://example.com/${i}", timeout=10)`,
-        '    for k in range(retries):', '        payload[str(k)] = json.dumps({"k": k, "status": r.status_code})', '    return payload', '', '',
+        `def job_${i}(payload: dict, *, retries: int = 3) -> dict:`,
+        `    """Runs job ${i}."""`,
+        `    r = requests.get("https://example.com/${i}", timeout=10)`,
+        '    for k in range(retries):',
+        '        payload[str(k)] = json.dumps({"k": k, "status": r.status_code})',
+        '    return payload',
+        '',
+        '',
       );
     } else {
       out.push(
-        `class Helper${i}:`, `    """Helper ${i}."""`, '', `    def __init__(self, size: int = ${i}) -> None:`, '        self.size = size', '        self.items: list[int] = []', '',
-        '    def add(self, value: int) -> int:', '        if value < 0:', `            raise ValueError(f"negative value {value} in helper ${i}")`, `        self.items.append(value * ${i})`, '        return len(self.items)', '', '',
-        `def compute_${i}(values: list[float]) -> float:`, '    total = 0.0', '    for v in values:', '        total += v ** 2 / (1 + abs(v))', '    return total', '', '',
+        `class Helper${i}:`,
+        `    """Helper ${i}."""`,
+        '',
+        `    def __init__(self, size: int = ${i}) -> None:`,
+        '        self.size = size',
+        '        self.items: list[int] = []',
+        '',
+        '    def add(self, value: int) -> int:',
+        '        if value < 0:',
+        `            raise ValueError(f"negative value {value} in helper ${i}")`,
+        `        self.items.append(value * ${i})`,
+        '        return len(self.items)',
+        '',
+        '',
+        `def compute_${i}(values: list[float]) -> float:`,
+        '    total = 0.0',
+        '    for v in values:',
+        '        total += v ** 2 / (1 + abs(v))',
+        '    return total',
+        '',
+        '',
       );
     }
   }
@@ -46,7 +87,10 @@ function largeWorkerFile(lines: number): string {
 /** A small project file: one in ten declares endpoints, the others are helpers. */
 function projectFile(i: number): string {
   if (i % 10 === 0) {
-    return `from strato import Endpoint, GpuGroup\n\n\n@Endpoint(name="job-${i}", gpu=GpuGroup.ADA_24, workers=(0, 2))\ndef job_${i}(payload: dict) -> dict:\n    """Job ${i}."""\n    import requests\n    return requests.post("https://example.com", json=payload).json()\n`;
+    return (
+      `from strato import Endpoint, GpuGroup\n\n\n@Endpoint(name="job-${i}", gpu=GpuGroup.ADA_24, workers=(0, 2))\ndef job_${i}(payload: dict) ` +
+      `-> dict:\n    """Job ${i}."""\n    import requests\n    return requests.post("https://example.com", json=payload).json()\n`
+    );
   }
   const body = Array.from({ length: 12 }, (_, k) => `def helper_${i}_${k}(x: int) -> int:\n    """Helper ${k}."""\n    return x * ${k} + ${i}\n`).join('\n\n');
   return `"""Helpers ${i}."""\nimport math\n\n\n${body}`;
@@ -84,7 +128,12 @@ function startServer(): Server {
 }
 
 async function initialize(server: Server): Promise<void> {
-  await server.connection.sendRequest('initialize', { processId: null, rootUri: null, workspaceFolders: null, capabilities: { textDocument: { diagnostic: {} } } });
+  await server.connection.sendRequest('initialize', {
+    processId: null,
+    rootUri: null,
+    workspaceFolders: null,
+    capabilities: { textDocument: { diagnostic: {} } },
+  });
   await server.connection.sendNotification('initialized', {});
 }
 
@@ -105,7 +154,7 @@ async function diagnosticsLatency(): Promise<void> {
   // fall inside an Endpoint(...) decorator, where they change the diagnostics.
   const decorators = [...text.matchAll(/@Endpoint\(name="job-\d+"/g)].map((m) => m.index! + m[0].length - 1);
   let seed = 42;
-  const random = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff);
+  const random = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff;
   const times: number[] = [];
   let pending: { offset: number } | undefined;
   for (let i = 0; i < WARMUP + EDITS; i++) {
@@ -141,7 +190,9 @@ async function diagnosticsLatency(): Promise<void> {
   const p99 = percentile(times, 0.99);
   console.log(`diagnostics after a one-character edit of a 2,000-line worker file (${EDITS} edits, end to end over stdio):`);
   console.log(`  p50 ${ms(p50)}, p99 ${ms(p99)}, max ${ms(times[times.length - 1])}   (targets: p50 < 5 ms, p99 < 20 ms)`);
-  console.log(`  baseline, full parse + analysis of the file: p50 ${ms(percentile(full, 0.5))}; incremental p50 is ${(p50 / percentile(full, 0.5)).toFixed(2)}x of it`);
+  console.log(
+    `  baseline, full parse + analysis of the file: p50 ${ms(percentile(full, 0.5))}; incremental p50 is ${(p50 / percentile(full, 0.5)).toFixed(2)}x of it`,
+  );
 }
 
 async function indexing(): Promise<void> {
@@ -163,7 +214,10 @@ async function indexing(): Promise<void> {
       const server = startServer();
       const uri = pathToFileURL(root).href;
       await server.connection.sendRequest('initialize', {
-        processId: null, rootUri: uri, workspaceFolders: [{ uri, name: 'bench' }], capabilities: { textDocument: { diagnostic: {} } },
+        processId: null,
+        rootUri: uri,
+        workspaceFolders: [{ uri, name: 'bench' }],
+        capabilities: { textDocument: { diagnostic: {} } },
       });
       // From `initialized` (when the server indexes) to the first answer that needs the whole index.
       started = performance.now();
@@ -184,7 +238,10 @@ async function indexing(): Promise<void> {
     console.log('workspace indexing of 1,000 Python files (best of 3, end to end: initialized -> workspace diagnostics):');
     console.log(`  ${best.toFixed(0)} ms, ${Math.round(1000 / (best / 1000))} files/s   (target: < 1 s; runs: ${runs.map((r) => r.toFixed(0)).join(', ')} ms)`);
     console.log(`  server log of the last run: "${serverSide.replace(/^strato: /, '')}"`);
-    console.log(`  baseline, the build's loadProject of the same files: first run ${buildCold.toFixed(0)} ms, warm ${build.toFixed(0)} ms; the server takes ${(best / buildCold).toFixed(2)}x of the first run`);
+    console.log(
+      `  baseline, the build's loadProject of the same files: first run ${buildCold.toFixed(0)} ms, warm ${build.toFixed(0)} ms; the server takes ` +
+        `${(best / buildCold).toFixed(2)}x of the first run`,
+    );
   } finally {
     rmSync(root, { recursive: true, force: true });
   }

@@ -118,7 +118,21 @@ async function main() {
     const echoUrl = await start(process.execPath, ['-e', ECHO], /listening on (\S+)/);
     const url = await start(
       process.execPath,
-      ['--import', 'tsx', 'engine/src/cli/main.ts', 'platform', 'serve', '--data-dir', path.join(tmp, 'data'), '--port', '0', '--api-key', KEY, '--python', PYTHON],
+      [
+        '--import',
+        'tsx',
+        'engine/src/cli/main.ts',
+        'platform',
+        'serve',
+        '--data-dir',
+        path.join(tmp, 'data'),
+        '--port',
+        '0',
+        '--api-key',
+        KEY,
+        '--python',
+        PYTHON,
+      ],
       /listening on (\S+)/,
       { ...process.env, STRATO_PGLITE_TEMPLATE: TEMPLATE_DIR, STRATO_DATA_DIR: path.join(tmp, 'user') },
     );
@@ -167,12 +181,17 @@ async function main() {
     while ((await health(pool, eps.bulk.id)).jobs.completed < N) await new Promise((r) => setTimeout(r, 20));
     const total = performance.now() - t0;
     console.log(`\n/run throughput, ${N.toLocaleString('en')} no-op jobs, 32 concurrent clients, 3 workers x max_concurrency 8:`);
-    console.log(`  accepted (durable) in ${total.toFixed(0)} ms total, ${accepted.toFixed(0)} ms to accept: ${Math.round(N / (accepted / 1000))} jobs/s accepted`);
+    console.log(
+      `  accepted (durable) in ${total.toFixed(0)} ms total, ${accepted.toFixed(0)} ms to accept: ${Math.round(N / (accepted / 1000))} jobs/s accepted`,
+    );
     console.log(`  completed: ${Math.round(N / (total / 1000))} jobs/s to completion   (target: 2,000 jobs/s)`);
     // Ended jobs stay in memory for their retention window (30 min for /run): what that costs per job.
     const mem1 = process.memoryUsage();
     const mb = (b: number) => `${(b / 1024 / 1024).toFixed(1)} MB`;
-    console.log(`  memory (platform and this client, one process): heap ${mb(mem0.heapUsed)} -> ${mb(mem1.heapUsed)}, rss ${mb(mem0.rss)} -> ${mb(mem1.rss)}; ~${Math.round((mem1.heapUsed - mem0.heapUsed) / N)} bytes of heap per retained job`);
+    console.log(
+      `  memory (platform and this client, one process): heap ${mb(mem0.heapUsed)} -> ${mb(mem1.heapUsed)}, rss ${mb(mem0.rss)} -> ${mb(mem1.rss)}; ` +
+        `~${Math.round((mem1.heapUsed - mem0.heapUsed) / N)} bytes of heap per retained job`,
+    );
 
     // 3. Cold start: no worker up; one request; spawn -> first job done, as the client sees it.
     const cold: number[] = [];

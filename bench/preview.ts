@@ -25,7 +25,11 @@ async function answers(url: string, key: string, body: unknown): Promise<boolean
 /** One preview: ms from spawning the command to all three endpoints answering, and each step's ms. */
 async function once(dir: string, env: NodeJS.ProcessEnv): Promise<{ total: number; steps: Record<string, number> }> {
   const t0 = performance.now();
-  const child = spawn(process.execPath, [cli, 'deploy', '--preview'], { cwd: dir, env: { ...process.env, NO_COLOR: '1', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [cli, 'deploy', '--preview'], {
+    cwd: dir,
+    env: { ...process.env, NO_COLOR: '1', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   child.stdout.on('data', (b) => (out += b));
   child.stderr.on('data', () => {});
@@ -41,9 +45,11 @@ async function once(dir: string, env: NodeJS.ProcessEnv): Promise<{ total: numbe
       [url('gpu-hello'), { input: { prompt: 'x', repeat: 1 } }],
       [`${url('lb-api')}/process`, { text: 'x' }],
     ];
-    await Promise.all(calls.map(async ([u, b]) => {
-      while (!(await answers(u, key, b))) await new Promise((r) => setTimeout(r, 20));
-    }));
+    await Promise.all(
+      calls.map(async ([u, b]) => {
+        while (!(await answers(u, key, b))) await new Promise((r) => setTimeout(r, 20));
+      }),
+    );
     const total = performance.now() - t0;
     const steps = Object.fromEntries([...out.matchAll(/^✓ (\S+) .* (\d+) ms$/gm)].map((m) => [m[1], Number(m[2])]));
     return { total, steps };
@@ -76,18 +82,30 @@ async function main() {
     const bare: number[] = [];
     for (let i = 0; i < runs; i++) {
       const t = performance.now();
-      const id = await createContainer(d.engine, { name: `bench-bare-${i}`, image: 'strato/worker-cpu:py3.11', cmd: ['python3', '-c', 'print(1)'], env: {}, labels: {} });
+      const id = await createContainer(d.engine, {
+        name: `bench-bare-${i}`,
+        image: 'strato/worker-cpu:py3.11',
+        cmd: ['python3', '-c', 'print(1)'],
+        env: {},
+        labels: {},
+      });
       await startContainer(d.engine, id);
       await waitContainer(d.engine, id);
       await removeContainer(d.engine, id);
       bare.push(performance.now() - t);
     }
     const total = median(results.map((r) => r.total));
-    console.log(`preview, 3 endpoints, command to every endpoint answering: median ${Math.round(total)} ms over ${runs} runs (${results.map((r) => Math.round(r.total)).join(', ')}); target < 5000 ms`);
+    console.log(
+      `preview, 3 endpoints, command to every endpoint answering: median ${Math.round(total)} ms over ${runs} runs ` +
+        `(${results.map((r) => Math.round(r.total)).join(', ')}); target < 5000 ms`,
+    );
     for (const step of ['build', 'images', 'network', 'containers', 'ready'])
       console.log(`  ${step.padEnd(10)} median ${String(median(results.map((r) => r.steps[step] ?? 0))).padStart(5)} ms`);
     const b = median(bare);
-    console.log(`baseline: one bare container (create, start, python answers, remove) median ${Math.round(b)} ms; preview = ${(total / b).toFixed(1)}x one bare container`);
+    console.log(
+      `baseline: one bare container (create, start, python answers, remove) median ${Math.round(b)} ms; preview = ${(total / b).toFixed(1)}x one ` +
+        `bare container`,
+    );
   } finally {
     rmSync(tmp, { recursive: true, force: true });
     await d.stop();

@@ -38,9 +38,7 @@ function generate(catalog) {
     'class GpuGroup(_StrEnum):',
     '    """GPU groups: any model of the group may serve the endpoint."""',
     '',
-    ...catalog.gpuGroups.map((g) =>
-      member(g.enum, g.id, [g.description, g.models.length ? g.models.join(', ') : ''].filter(Boolean).join(': ')),
-    ),
+    ...catalog.gpuGroups.map((g) => member(g.enum, g.id, [g.description, g.models.length ? g.models.join(', ') : ''].filter(Boolean).join(': '))),
     '',
     '',
     'class GpuType(_StrEnum):',
@@ -57,9 +55,7 @@ function generate(catalog) {
     '',
     '# Inclusive (min, max) bounds of the numeric parameters of Endpoint(...).',
     'PARAMETER_BOUNDS = {',
-    ...catalog.parameters
-      .filter((p) => p.min !== undefined || p.max !== undefined)
-      .map((p) => `    ${py(p.name)}: (${p.min ?? 'None'}, ${p.max ?? 'None'}),`),
+    ...catalog.parameters.filter((p) => p.min !== undefined || p.max !== undefined).map((p) => `    ${py(p.name)}: (${p.min ?? 'None'}, ${p.max ?? 'None'}),`),
     '}',
     `WORKERS_MAX_UPPER_BOUND = ${catalog.limits.workersMaxUpperBound}`,
     '# Defaults of the parameters that have one.',

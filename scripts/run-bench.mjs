@@ -3,7 +3,9 @@ import { readdirSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 
 const filters = process.argv.slice(2);
-const files = readdirSync('bench').filter((f) => /\.(ts|mjs)$/.test(f) && f !== 'tsconfig.json' && (filters.length === 0 || filters.some((x) => f.includes(x)))).sort();
+const files = readdirSync('bench')
+  .filter((f) => /\.(ts|mjs)$/.test(f) && f !== 'tsconfig.json' && (filters.length === 0 || filters.some((x) => f.includes(x))))
+  .sort();
 let failed = 0;
 for (const f of files) {
   console.log(`\n### bench/${f}`);

@@ -12,7 +12,9 @@ function walk(dir) {
   });
 }
 const filters = process.argv.slice(2);
-const files = walk('test').filter((f) => filters.length === 0 || filters.some((x) => f.includes(x))).sort();
+const files = walk('test')
+  .filter((f) => filters.length === 0 || filters.some((x) => f.includes(x)))
+  .sort();
 if (files.length === 0) {
   console.error('no test file matches ' + filters.join(' '));
   process.exit(1);

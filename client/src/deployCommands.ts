@@ -32,7 +32,8 @@ export async function deploy(views: StratoViews, arg: TargetArg): Promise<Deploy
   const o = parseArg<{ environment?: string; folder?: string }>(arg);
   const folder = await projectFolder(views, o.folder);
   const { app, target } = await projectContext(folder.uri);
-  const environment = o.environment ?? (await pickEnvironment(await existingEnvironments(target, app), { allowNew: true, forDeploy: true, title: `Deploy ${app} to` }));
+  const environment =
+    o.environment ?? (await pickEnvironment(await existingEnvironments(target, app), { allowNew: true, forDeploy: true, title: `Deploy ${app} to` }));
   const result: DeployResult = await vscode.window.withProgress(
     { location: vscode.ProgressLocation.Notification, title: `Strato: deploying ${app} to ${environment}`, cancellable: false },
     (progress) =>
@@ -56,7 +57,9 @@ export async function deploy(views: StratoViews, arg: TargetArg): Promise<Deploy
   if (summary.problems.length) {
     void vscode.window.showWarningMessage(`Deployed ${app} to ${environment}, but ${summary.problems.map((p) => `${p.endpoint}: ${p.error}`).join('; ')}`);
   } else {
-    void vscode.window.showInformationMessage(`Deployed ${summary.endpoints.length} endpoint(s) of ${app} to ${environment}.`, 'Show environment').then((a) => a && vscode.commands.executeCommand('strato.envGet', { environment }));
+    void vscode.window
+      .showInformationMessage(`Deployed ${summary.endpoints.length} endpoint(s) of ${app} to ${environment}.`, 'Show environment')
+      .then((a) => a && vscode.commands.executeCommand('strato.envGet', { environment }));
   }
   return summary;
 }
@@ -78,7 +81,9 @@ export async function undeploy(views: StratoViews, arg: UndeployArg): Promise<st
   }
   const r = await undeployEnvironment(target, app, environment);
   await views.refresh();
-  void vscode.window.showInformationMessage(r.removed.length ? `Removed ${r.removed.join(', ')} from ${r.environment}.` : `${r.environment} had no endpoint to remove.`);
+  void vscode.window.showInformationMessage(
+    r.removed.length ? `Removed ${r.removed.join(', ')} from ${r.environment}.` : `${r.environment} had no endpoint to remove.`,
+  );
   return r.removed;
 }
 

@@ -70,9 +70,22 @@ function endpointNode(folder: FolderModel, ep: EndpointSpec, deployed: readonly 
     }
   }
   for (const d of [...deployed].sort((a, b) => a.environment.localeCompare(b.environment))) {
-    children.push({ id: `${base}:env:${d.environment}`, label: d.environment, description: d.url, tooltip: d.url, icon: 'cloud', contextValue: 'strato.deployment', url: d.url });
+    children.push({
+      id: `${base}:env:${d.environment}`,
+      label: d.environment,
+      description: d.url,
+      tooltip: d.url,
+      icon: 'cloud',
+      contextValue: 'strato.deployment',
+      url: d.url,
+    });
   }
-  const state = deployed.length ? `deployed: ${deployed.map((d) => d.environment).sort().join(', ')}` : 'not deployed';
+  const state = deployed.length
+    ? `deployed: ${deployed
+        .map((d) => d.environment)
+        .sort()
+        .join(', ')}`
+    : 'not deployed';
   return {
     id: base,
     label: ep.name,
@@ -93,7 +106,13 @@ export function buildEndpointTree(folders: readonly FolderModel[], deployed: Rea
     return { f, nodes: eps.map((ep) => endpointNode(f, ep, state.get(ep.name) ?? [])) };
   });
   if (perFolder.length === 1) return perFolder[0].nodes;
-  return perFolder.map(({ f, nodes }) => ({ id: `folder:${f.model.root}`, label: f.name, icon: 'folder', children: nodes, description: `${nodes.length} endpoint(s)` }));
+  return perFolder.map(({ f, nodes }) => ({
+    id: `folder:${f.model.root}`,
+    label: f.name,
+    icon: 'folder',
+    children: nodes,
+    description: `${nodes.length} endpoint(s)`,
+  }));
 }
 
 export interface EnvironmentInfo {
@@ -113,16 +132,24 @@ export function buildEnvironmentTree(envs: readonly EnvironmentInfo[]): TreeNode
       description: `${apps.size > 1 ? `${e.app} · ` : ''}${e.endpoints.length} endpoint(s)`,
       icon: 'cloud',
       contextValue: 'strato.environment',
-      children: [...e.endpoints].sort((a, b) => a.name.localeCompare(b.name)).map((ep) => ({
-        id: `env:${e.app}:${e.environment}:${ep.name}`,
-        label: ep.name,
-        description: ep.url,
-        tooltip: `${ep.type}\n${ep.url}`,
-        icon: ep.type === 'QUEUE' ? 'list-ordered' : 'server',
-        url: ep.url,
-        contextValue: 'strato.deployment',
-        children: (ep.routes ?? []).map((r) => ({ id: `env:${e.app}:${e.environment}:${ep.name}:${r.method}:${r.path}`, label: `${r.method} ${r.path}`, description: `${ep.url}${r.path}`, icon: 'symbol-method', url: `${ep.url}${r.path}` })),
-      })),
+      children: [...e.endpoints]
+        .sort((a, b) => a.name.localeCompare(b.name))
+        .map((ep) => ({
+          id: `env:${e.app}:${e.environment}:${ep.name}`,
+          label: ep.name,
+          description: ep.url,
+          tooltip: `${ep.type}\n${ep.url}`,
+          icon: ep.type === 'QUEUE' ? 'list-ordered' : 'server',
+          url: ep.url,
+          contextValue: 'strato.deployment',
+          children: (ep.routes ?? []).map((r) => ({
+            id: `env:${e.app}:${e.environment}:${ep.name}:${r.method}:${r.path}`,
+            label: `${r.method} ${r.path}`,
+            description: `${ep.url}${r.path}`,
+            icon: 'symbol-method',
+            url: `${ep.url}${r.path}`,
+          })),
+        })),
     }));
 }
 
@@ -143,7 +170,13 @@ export function buildPreviewNode(app: string, p: PreviewState): TreeNode {
       tooltip: `${kindLabel(ep.type)} (preview container)\n${ep.url}`,
       icon: ep.type === 'QUEUE' ? 'list-ordered' : 'server',
       url: ep.url,
-      children: ep.routes.map((r) => ({ id: `preview:${app}:${ep.name}:${r.method}:${r.path}`, label: `${r.method} ${r.path}`, description: `${ep.url}${r.path}`, icon: 'symbol-method', url: `${ep.url}${r.path}` })),
+      children: ep.routes.map((r) => ({
+        id: `preview:${app}:${ep.name}:${r.method}:${r.path}`,
+        label: `${r.method} ${r.path}`,
+        description: `${ep.url}${r.path}`,
+        icon: 'symbol-method',
+        url: `${ep.url}${r.path}`,
+      })),
     })),
   };
 }

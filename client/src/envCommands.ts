@@ -19,11 +19,16 @@ export function formatEnvironment(s: EnvironmentSummary): string {
   return lines.join('\n');
 }
 
-export async function envGet(views: StratoViews, output: vscode.OutputChannel, arg?: string | { environment?: string; folder?: string }): Promise<EnvironmentSummary> {
-  const o = typeof arg === 'string' ? { environment: arg } : arg ?? {};
+export async function envGet(
+  views: StratoViews,
+  output: vscode.OutputChannel,
+  arg?: string | { environment?: string; folder?: string },
+): Promise<EnvironmentSummary> {
+  const o = typeof arg === 'string' ? { environment: arg } : (arg ?? {});
   const folder = await projectFolder(views, o.folder);
   const { app, target } = await projectContext(folder.uri);
-  const environment = o.environment ?? (await pickEnvironment(await existingEnvironments(target, app), { allowNew: false, forDeploy: false, title: `Environment of ${app}` }));
+  const environment =
+    o.environment ?? (await pickEnvironment(await existingEnvironments(target, app), { allowNew: false, forDeploy: false, title: `Environment of ${app}` }));
   const s = await getEnvironment(target, app, environment);
   output.appendLine(formatEnvironment(s));
   output.appendLine('');

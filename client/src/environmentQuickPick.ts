@@ -19,7 +19,11 @@ export async function pickEnvironment(existing: ExistingEnvironment[], o: { allo
   const picked = await vscode.window.showQuickPick(items, { title: o.title, placeHolder: 'Environment' });
   if (!picked) throw new UserError('cancelled: no environment chosen.');
   if (picked.environment) return picked.environment;
-  const name = await vscode.window.showInputBox({ title: 'New environment', prompt: 'Name of the environment to create', validateInput: (v) => checkEnvironmentName(v, existing) });
+  const name = await vscode.window.showInputBox({
+    title: 'New environment',
+    prompt: 'Name of the environment to create',
+    validateInput: (v) => checkEnvironmentName(v, existing),
+  });
   if (!name) throw new UserError('cancelled: no environment name given.');
   return name.trim();
 }

@@ -38,18 +38,26 @@ export async function activate(context: vscode.ExtensionContext): Promise<Strato
   context.subscriptions.push(
     preview,
     previewWatch,
-    vscode.commands.registerCommand('strato.deployPreview', (folder?: string) => guarded('deploy preview', async () => preview.start(await projectFolder(views, folder)).name)),
+    vscode.commands.registerCommand('strato.deployPreview', (folder?: string) =>
+      guarded('deploy preview', async () => preview.start(await projectFolder(views, folder)).name),
+    ),
     vscode.commands.registerCommand('strato.stopPreview', () => guarded('stop preview', () => preview.stop())),
     output,
     views,
     dev,
     ...registerDeployCommands(views),
-    vscode.commands.registerCommand('strato.refresh', () => guarded('refresh', async () => (await views.refresh()).map((f) => f.model.endpoints.map((e) => e.name)).flat())),
+    vscode.commands.registerCommand('strato.refresh', () =>
+      guarded('refresh', async () => (await views.refresh()).map((f) => f.model.endpoints.map((e) => e.name)).flat()),
+    ),
     vscode.commands.registerCommand('strato.refreshJobs', () => guarded('refresh jobs', () => views.refreshJobs())),
-    vscode.commands.registerCommand('strato.envGet', (arg?: string | { environment?: string; folder?: string }) => guarded('env get', () => envGet(views, output, arg))),
+    vscode.commands.registerCommand('strato.envGet', (arg?: string | { environment?: string; folder?: string }) =>
+      guarded('env get', () => envGet(views, output, arg)),
+    ),
     vscode.commands.registerCommand('strato.showJob', (id: string) => guarded('show job', async () => showJob(views, output, id))),
     vscode.commands.registerCommand(Commands.runEndpoint, (args: unknown, o?: RunOptions) => guarded('run', () => runEndpoint(views, output, args, o))),
-    vscode.commands.registerCommand('strato.startDev', (folder?: string) => guarded('start dev server', async () => dev.start(await projectFolder(views, folder)).name)),
+    vscode.commands.registerCommand('strato.startDev', (folder?: string) =>
+      guarded('start dev server', async () => dev.start(await projectFolder(views, folder)).name),
+    ),
     vscode.commands.registerCommand('strato.stopDev', () => guarded('stop dev server', () => dev.stop())),
     vscode.workspace.onDidChangeConfiguration((e) => e.affectsConfiguration('strato.pythonPath') && applyPythonSetting()),
   );

@@ -14,7 +14,10 @@ export async function projectFolder(views: StratoViews, hint?: string | vscode.U
   const folders = (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === 'file');
   if (folders.length === 0) throw new UserError('open a folder with a Strato project first (File > Open Folder).');
   if (folders.length === 1) return folders[0];
-  const withEndpoints = views.state().filter((s) => s.model.endpoints.length > 0).map((s) => s.folder);
+  const withEndpoints = views
+    .state()
+    .filter((s) => s.model.endpoints.length > 0)
+    .map((s) => s.folder);
   if (withEndpoints.length === 1) return withEndpoints[0];
   if (active) {
     const f = vscode.workspace.getWorkspaceFolder(active);

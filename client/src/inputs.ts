@@ -6,7 +6,9 @@ import type { EndpointSpec, FunctionInfo } from '../../engine/src/project';
 /** The function a code lens or tree node names, within its endpoint (a route's function for LB endpoints). */
 export function functionOf(ep: EndpointSpec, fnName: string, method?: string, routePath?: string): FunctionInfo | undefined {
   if (ep.kind === 'LOAD_BALANCED') {
-    const r = ep.routes.find((x) => (method === undefined || x.method === method) && (routePath === undefined || x.path === routePath) && x.function.name === fnName) ?? ep.routes.find((x) => x.function.name === fnName);
+    const r =
+      ep.routes.find((x) => (method === undefined || x.method === method) && (routePath === undefined || x.path === routePath) && x.function.name === fnName) ??
+      ep.routes.find((x) => x.function.name === fnName);
     return r?.function;
   }
   return ep.functions.find((f) => f.name === fnName) ?? ep.functions[0];

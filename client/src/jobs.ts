@@ -51,7 +51,15 @@ export class JobList {
   }
 }
 
-const ICONS: Record<JobState, string> = { IN_QUEUE: 'clock', IN_PROGRESS: 'sync', COMPLETED: 'pass', FAILED: 'error', CANCELLED: 'circle-slash', TIMED_OUT: 'watch', ERROR: 'error' };
+const ICONS: Record<JobState, string> = {
+  IN_QUEUE: 'clock',
+  IN_PROGRESS: 'sync',
+  COMPLETED: 'pass',
+  FAILED: 'error',
+  CANCELLED: 'circle-slash',
+  TIMED_OUT: 'watch',
+  ERROR: 'error',
+};
 
 export function jobNodes(list: JobList): TreeNode[] {
   return list.all().map((j) => ({

@@ -52,23 +52,56 @@ export async function runEndpoint(views: StratoViews, output: vscode.OutputChann
   const wanted = o.environment ? deployedIn.filter((d) => d.name === o.environment) : deployedIn;
   if (wanted.length === 0) {
     const where = o.environment ? `in ${o.environment}` : 'in any environment';
-    const choice = await vscode.window.showWarningMessage(`${args.endpoint} is not deployed ${where} of ${app}: deploy the project first, then run it.`, 'Deploy');
+    const choice = await vscode.window.showWarningMessage(
+      `${args.endpoint} is not deployed ${where} of ${app}: deploy the project first, then run it.`,
+      'Deploy',
+    );
     if (choice === 'Deploy') await vscode.commands.executeCommand(Commands.deployEndpoint, args, o.environment);
     return undefined;
   }
-  const envName = wanted.length === 1 ? wanted[0].name : await pickEnvironment(wanted.map((w) => ({ name: w.name })), { allowNew: false, forDeploy: false, title: `Run ${args.endpoint} in` });
+  const envName =
+    wanted.length === 1
+      ? wanted[0].name
+      : await pickEnvironment(
+          wanted.map((w) => ({ name: w.name })),
+          { allowNew: false, forDeploy: false, title: `Run ${args.endpoint} in` },
+        );
   const endpointId = wanted.find((w) => w.name === envName)!.endpointId;
   const input = o.input ?? (await askInput(views, folder, args));
 
   let job: SubmittedJob;
   if (args.kind === 'QUEUE') {
-    job = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Strato: running ${args.endpoint} in ${envName}` }, async () => {
-      const r = await new JobsClient(target).runsync(endpointId, input);
-      return views.jobList.upsert({ id: r.id, endpoint: args.endpoint, endpointId, environment: envName, kind: 'QUEUE', input, status: r.status, output: r.output, error: r.error, executionTime: r.executionTime, submittedAt: Date.now() });
-    });
+    job = await vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Notification, title: `Strato: running ${args.endpoint} in ${envName}` },
+      async () => {
+        const r = await new JobsClient(target).runsync(endpointId, input);
+        return views.jobList.upsert({
+          id: r.id,
+          endpoint: args.endpoint,
+          endpointId,
+          environment: envName,
+          kind: 'QUEUE',
+          input,
+          status: r.status,
+          output: r.output,
+          error: r.error,
+          executionTime: r.executionTime,
+          submittedAt: Date.now(),
+        });
+      },
+    );
   } else {
     const route = `${args.method ?? 'POST'} ${args.path ?? '/'}`;
-    const base = { id: `call-${Date.now().toString(36)}`, endpoint: args.endpoint, endpointId, environment: envName, kind: 'LOAD_BALANCED' as const, route, input, submittedAt: Date.now() };
+    const base = {
+      id: `call-${Date.now().toString(36)}`,
+      endpoint: args.endpoint,
+      endpointId,
+      environment: envName,
+      kind: 'LOAD_BALANCED' as const,
+      route,
+      input,
+      submittedAt: Date.now(),
+    };
     try {
       const body = await callRoute(target, endpointId, args.method ?? 'POST', args.path ?? '/', input);
       job = views.jobList.upsert({ ...base, status: 'COMPLETED', output: body });
@@ -80,7 +113,8 @@ export async function runEndpoint(views: StratoViews, output: vscode.OutputChann
   output.appendLine(jobReport(job));
   output.appendLine('');
   output.show(true);
-  if (!isEnded(job.status)) void vscode.window.showInformationMessage(`${args.endpoint}: job ${job.id} is ${job.status.toLowerCase()}; refresh the Jobs view for its result.`);
+  if (!isEnded(job.status))
+    void vscode.window.showInformationMessage(`${args.endpoint}: job ${job.id} is ${job.status.toLowerCase()}; refresh the Jobs view for its result.`);
   else if (job.status !== 'COMPLETED') void vscode.window.showErrorMessage(`${args.endpoint} ${job.status.toLowerCase()}: ${job.error ?? 'no detail'}`);
   return job;
 }

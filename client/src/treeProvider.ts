@@ -44,7 +44,9 @@ export class NodeTreeProvider implements vscode.TreeDataProvider<TreeNode> {
 
   getTreeItem(n: TreeNode): vscode.TreeItem {
     const collapsible = n.children?.length
-      ? this.expandAll ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.Collapsed
+      ? this.expandAll
+        ? vscode.TreeItemCollapsibleState.Expanded
+        : vscode.TreeItemCollapsibleState.Collapsed
       : vscode.TreeItemCollapsibleState.None;
     const item = new vscode.TreeItem(n.label, collapsible);
     item.id = n.id;
@@ -58,7 +60,7 @@ export class NodeTreeProvider implements vscode.TreeDataProvider<TreeNode> {
   }
 
   getChildren(n?: TreeNode): TreeNode[] {
-    return n ? n.children ?? [] : this.roots;
+    return n ? (n.children ?? []) : this.roots;
   }
 
   getParent(n: TreeNode): TreeNode | undefined {

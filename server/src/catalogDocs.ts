@@ -24,7 +24,13 @@ export function gpuMarkdown(value: string): string | undefined {
   if (found.type) {
     const t = found.type;
     const group = found.group;
-    return [`**${t.id}** (\`GpuType.${t.enum}\`): GPU model`, '', `Memory: ${t.memoryGb} GB`, '', `Group: ${t.group}${group ? ` (${group.description})` : ''}`].join('\n');
+    return [
+      `**${t.id}** (\`GpuType.${t.enum}\`): GPU model`,
+      '',
+      `Memory: ${t.memoryGb} GB`,
+      '',
+      `Group: ${t.group}${group ? ` (${group.description})` : ''}`,
+    ].join('\n');
   }
   const g = found.group!;
   if (g.id === 'any') return `**any** (\`GpuGroup.ANY\`): any available GPU`;
@@ -41,7 +47,11 @@ export function gpuMarkdown(value: string): string | undefined {
 export function cpuMarkdown(value: string): string | undefined {
   const c = findCpu(value);
   if (!c) return undefined;
-  return [`**${c.id}** (\`CpuInstanceType.${c.enum}\`): CPU shape, ${c.description}`, '', `${c.vcpus} vCPU${c.vcpus === 1 ? '' : 's'}, ${c.memoryGb} GB memory (family ${c.family})`].join('\n');
+  return [
+    `**${c.id}** (\`CpuInstanceType.${c.enum}\`): CPU shape, ${c.description}`,
+    '',
+    `${c.vcpus} vCPU${c.vcpus === 1 ? '' : 's'}, ${c.memoryGb} GB memory (family ${c.family})`,
+  ].join('\n');
 }
 
 /** A GPU or CPU value's markdown, whichever it is. */

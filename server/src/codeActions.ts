@@ -1,8 +1,13 @@
 // Quick fixes, built from the FixData the engine attaches to a diagnostic: the engine decides what the fix is,
 // this module only turns it into text edits (and keeps the user's quote style).
 import {
-  CodeActionKind, TextDocumentEdit,
-  type CodeAction, type CodeActionParams, type Range, type TextEdit, type WorkspaceEdit,
+  CodeActionKind,
+  TextDocumentEdit,
+  type CodeAction,
+  type CodeActionParams,
+  type Range,
+  type TextEdit,
+  type WorkspaceEdit,
 } from 'vscode-languageserver/node';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
 import type { FixData } from '../../engine/src/project';
@@ -27,8 +32,16 @@ export function codeActions(index: WorkspaceIndex, f: IndexedFile, params: CodeA
     for (const { title, edits, preferred } of fixesOf(d.fix, doc)) {
       const id = `${title}\u0000${JSON.stringify(edits)}`;
       const existing = actions.get(id);
-      if (existing) existing.diagnostics!.push(lsp); // both diagnostics of a gpu/cpu pair share their fixes
-      else actions.set(id, { title, kind: CodeActionKind.QuickFix, diagnostics: [lsp], isPreferred: preferred, edit: workspaceEdit(f.uri, open.version, edits, options) });
+      if (existing)
+        existing.diagnostics!.push(lsp); // both diagnostics of a gpu/cpu pair share their fixes
+      else
+        actions.set(id, {
+          title,
+          kind: CodeActionKind.QuickFix,
+          diagnostics: [lsp],
+          isPreferred: preferred,
+          edit: workspaceEdit(f.uri, open.version, edits, options),
+        });
     }
   }
   return [...actions.values()];

@@ -1,9 +1,6 @@
 // Completion inside `Endpoint(...)`: parameter names, GPU groups and types for gpu=, CPU shapes for cpu= (as
 // catalog enum members or strings), members after `GpuGroup.` and friends, and HTTP methods on route decorators.
-import {
-  CompletionItemKind, InsertTextFormat, MarkupKind,
-  type CompletionItem, type Position, type Range,
-} from 'vscode-languageserver/node';
+import { CompletionItemKind, InsertTextFormat, MarkupKind, type CompletionItem, type Position, type Range } from 'vscode-languageserver/node';
 import { enumClasses, HTTP_METHODS, parameterDoc, parameters } from '../../engine/src/catalog';
 import { cpuValues, gpuValues, hardwareDetail, hardwareMarkdown, parameterMarkdown } from './catalogDocs';
 import { callKeywords, cursorContext, endpointCall, statementStart, typedBefore } from './cursorContext';
@@ -109,7 +106,10 @@ function routeMethods(variable: string, range: Range): CompletionItem[] {
       label: name,
       kind: CompletionItemKind.Method,
       detail: `${m} route of ${variable}`,
-      documentation: { kind: MarkupKind.Markdown, value: `Declares an HTTP \`${m}\` route on the load-balanced endpoint \`${variable}\`: \`@${variable}.${name}("/path")\`.` },
+      documentation: {
+        kind: MarkupKind.Markdown,
+        value: `Declares an HTTP \`${m}\` route on the load-balanced endpoint \`${variable}\`: \`@${variable}.${name}("/path")\`.`,
+      },
       sortText: order(i),
       filterText: name,
       insertTextFormat: InsertTextFormat.PlainText,

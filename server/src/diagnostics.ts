@@ -1,8 +1,12 @@
 // Engine diagnostics as LSP diagnostics, delivered by pull (document and workspace reports with result ids) or by
 // push; when a change alters the result of a file other than the edited one, the client is asked to pull again.
 import {
-  DiagnosticSeverity, DocumentDiagnosticReportKind,
-  type Diagnostic as LspDiagnostic, type DocumentDiagnosticReport, type PreviousResultId, type WorkspaceDiagnosticReport,
+  DiagnosticSeverity,
+  DocumentDiagnosticReportKind,
+  type Diagnostic as LspDiagnostic,
+  type DocumentDiagnosticReport,
+  type PreviousResultId,
+  type WorkspaceDiagnosticReport,
   type WorkspaceDocumentDiagnosticReport,
 } from 'vscode-languageserver/node';
 import type { Diagnostic, Range, Severity } from '../../engine/src/project';

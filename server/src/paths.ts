@@ -39,7 +39,13 @@ export function relativeTo(folder: string, file: string): string | undefined {
 
 /** A file name for documents without a path (an untitled buffer): the last segment of the URI, as a .py name. */
 export function looseName(uri: string): string {
-  const last = decodeURIComponentSafe(uri.replace(/[?#].*$/, '').split(/[/:]/).pop() ?? '') || 'untitled';
+  const last =
+    decodeURIComponentSafe(
+      uri
+        .replace(/[?#].*$/, '')
+        .split(/[/:]/)
+        .pop() ?? '',
+    ) || 'untitled';
   return last.endsWith('.py') ? last : `${last.replace(/[^A-Za-z0-9_]/g, '_')}.py`;
 }
 

@@ -1,8 +1,17 @@
 // The language server: capabilities, and the wiring of each LSP message to the workspace index and the feature
 // modules. Transport-agnostic: main.ts passes a stdio or IPC connection, tests an in-memory one.
 import {
-  CodeActionKind, DiagnosticRefreshRequest, DidChangeWatchedFilesNotification, FileChangeType, TextDocumentSyncKind, WatchKind,
-  type ClientCapabilities, type Connection, type InitializeResult, type ServerCapabilities, type WorkspaceFolder,
+  CodeActionKind,
+  DiagnosticRefreshRequest,
+  DidChangeWatchedFilesNotification,
+  FileChangeType,
+  TextDocumentSyncKind,
+  WatchKind,
+  type ClientCapabilities,
+  type Connection,
+  type InitializeResult,
+  type ServerCapabilities,
+  type WorkspaceFolder,
 } from 'vscode-languageserver/node';
 import { createPythonParser } from '../../engine/src/project';
 import { codeActions } from './codeActions';
@@ -62,7 +71,12 @@ export function startServer(connection: Connection): void {
       return f ? handler(p, f, s) : fallback;
     });
   /** A request on an orchestration YAML document goes to its own handler. */
-  const withYaml = <P extends { textDocument: { uri: string } }, R>(what: string, fallback: R, handler: (p: P, doc: import('vscode-languageserver-textdocument').TextDocument, s: State) => R, other: (p: P) => R) =>
+  const withYaml = <P extends { textDocument: { uri: string } }, R>(
+    what: string,
+    fallback: R,
+    handler: (p: P, doc: import('vscode-languageserver-textdocument').TextDocument, s: State) => R,
+    other: (p: P) => R,
+  ) =>
     guard<P, R>(what, fallback, (p, s) => {
       if (!YamlWorkspace.handles(p.textDocument.uri)) return other(p);
       const doc = s.yaml.document(p.textDocument.uri);
@@ -75,7 +89,8 @@ export function startServer(connection: Connection): void {
     const index = new WorkspaceIndex(await createPythonParser());
     const diagnostics = new DiagnosticsService(index, {
       mode: pull ? 'pull' : 'push',
-      publish: (uri, items, version) => void connection.sendDiagnostics({ uri, diagnostics: items, version }).catch((e: unknown) => logError('publishing diagnostics', e)),
+      publish: (uri, items, version) =>
+        void connection.sendDiagnostics({ uri, diagnostics: items, version }).catch((e: unknown) => logError('publishing diagnostics', e)),
       refresh: capabilities.workspace?.diagnostics?.refreshSupport
         ? () => void connection.sendRequest(DiagnosticRefreshRequest.type).catch((e: unknown) => logError('diagnostic refresh', e))
         : undefined,
@@ -100,13 +115,16 @@ export function startServer(connection: Connection): void {
   /** After a YAML change: push every YAML file's diagnostics, or ask a pulling client to pull again. */
   const settleYaml = (s: State) => {
     if (s.pull) {
-      if (s.capabilities.workspace?.diagnostics?.refreshSupport) void connection.sendRequest(DiagnosticRefreshRequest.type).catch((e: unknown) => logError('diagnostic refresh', e));
+      if (s.capabilities.workspace?.diagnostics?.refreshSupport)
+        void connection.sendRequest(DiagnosticRefreshRequest.type).catch((e: unknown) => logError('diagnostic refresh', e));
       return;
     }
     const now = s.yaml.all();
     for (const [uri, items] of now) {
       if (!items.length && !s.yamlPushed.has(uri)) continue;
-      void connection.sendDiagnostics({ uri, diagnostics: yamlLspDiagnostics(s.yaml, uri), version: s.yaml.document(uri)?.version }).catch((e: unknown) => logError('publishing diagnostics', e));
+      void connection
+        .sendDiagnostics({ uri, diagnostics: yamlLspDiagnostics(s.yaml, uri), version: s.yaml.document(uri)?.version })
+        .catch((e: unknown) => logError('publishing diagnostics', e));
       if (items.length) s.yamlPushed.add(uri);
       else s.yamlPushed.delete(uri);
     }
@@ -142,10 +160,7 @@ export function startServer(connection: Connection): void {
             for (const f of e.removed) st.yaml.removeFolder(f.uri);
             for (const f of e.added) st.yaml.addFolder(f.uri);
             settleYaml(st);
-            return [
-            ...e.removed.flatMap((f) => st.index.removeFolder(f.uri)),
-            ...e.added.flatMap((f) => st.index.addFolder(f.uri)),
-          ];
+            return [...e.removed.flatMap((f) => st.index.removeFolder(f.uri)), ...e.added.flatMap((f) => st.index.addFolder(f.uri))];
           }),
         );
       }
@@ -187,7 +202,10 @@ export function startServer(connection: Connection): void {
         settleYaml(s);
       }
       const changed = s.index.fileEvents(
-        p.changes.map((c): FileChange => ({ uri: c.uri, type: c.type === FileChangeType.Created ? 'created' : c.type === FileChangeType.Deleted ? 'deleted' : 'changed' })),
+        p.changes.map((c): FileChange => ({
+          uri: c.uri,
+          type: c.type === FileChangeType.Created ? 'created' : c.type === FileChangeType.Deleted ? 'deleted' : 'changed',
+        })),
       );
       // The extension's views show the project model: files that came or went on disk change it.
       if (changed.length) void connection.sendNotification(PROJECT_CHANGED_NOTIFICATION).catch((e: unknown) => logError('project change notice', e));
@@ -214,12 +232,40 @@ export function startServer(connection: Connection): void {
     }),
   );
   connection.onCodeAction(
-    withYaml('code actions', [], (p, doc, s) => yamlCodeActions(s.yaml, doc, p), withFile('code actions', [], (p, f, s) => codeActions(s.index, f, p, { documentChanges: s.capabilities.workspace?.workspaceEdit?.documentChanges === true }))),
+    withYaml(
+      'code actions',
+      [],
+      (p, doc, s) => yamlCodeActions(s.yaml, doc, p),
+      withFile('code actions', [], (p, f, s) =>
+        codeActions(s.index, f, p, { documentChanges: s.capabilities.workspace?.workspaceEdit?.documentChanges === true }),
+      ),
+    ),
   );
-  connection.onHover(withYaml('hover', null, (p, doc) => yamlHover(doc, p.position), withFile('hover', null, (p, f, s) => hover(s.index, f, p.position))));
-  connection.onCompletion(withYaml('completion', [], (p, doc) => yamlCompletion(doc, p.position), withFile('completion', [], (p, f, s) => completion(s.index, f, p.position))));
+  connection.onHover(
+    withYaml(
+      'hover',
+      null,
+      (p, doc) => yamlHover(doc, p.position),
+      withFile('hover', null, (p, f, s) => hover(s.index, f, p.position)),
+    ),
+  );
+  connection.onCompletion(
+    withYaml(
+      'completion',
+      [],
+      (p, doc) => yamlCompletion(doc, p.position),
+      withFile('completion', [], (p, f, s) => completion(s.index, f, p.position)),
+    ),
+  );
   connection.onCodeLens(withFile('code lenses', [], (_p, f, s) => codeLenses(s.index, f)));
-  connection.onDocumentSymbol(withYaml('document symbols', [], (_p, doc) => yamlSymbols(doc), withFile('document symbols', [], (_p, f, s) => documentSymbols(s.index, f))));
+  connection.onDocumentSymbol(
+    withYaml(
+      'document symbols',
+      [],
+      (_p, doc) => yamlSymbols(doc),
+      withFile('document symbols', [], (_p, f, s) => documentSymbols(s.index, f)),
+    ),
+  );
   connection.onRequest(
     PROJECT_MODEL_REQUEST,
     guard('project model', null, (p: ProjectModelParams, s) => {

@@ -6,10 +6,7 @@ import { combine, createIgnore, listProjectFiles, type Diagnostic, type FileMode
 import type { TextDocumentContentChangeEvent } from 'vscode-languageserver-textdocument';
 import { analyzeSource, emptyModel, OpenDocument } from './sourceFile';
 import { childUri, keyOf, looseName, pathOf, relativeTo } from './paths';
-import {
-  folderRoot, isIgnoredPath, looseRoot, readRootFile, rootDiagnostics, updateLocalModules,
-  type IndexedFile, type ProjectRoot,
-} from './projectRoot';
+import { folderRoot, isIgnoredPath, looseRoot, readRootFile, rootDiagnostics, updateLocalModules, type IndexedFile, type ProjectRoot } from './projectRoot';
 
 export type { IndexedFile, ProjectRoot };
 

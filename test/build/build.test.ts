@@ -32,7 +32,10 @@ async function initProject(name: string): Promise<string> {
 }
 
 function listTar(file: string): string[] {
-  return execFileSync('tar', ['tzf', file], { encoding: 'utf8' }).split('\n').filter(Boolean).map((l) => l.replace(/\/$/, ''));
+  return execFileSync('tar', ['tzf', file], { encoding: 'utf8' })
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => l.replace(/\/$/, ''));
 }
 
 test('the init template builds: manifest with exactly the spec fields, handlers, sources, runtime, summary line', async () => {
@@ -49,7 +52,10 @@ test('the init template builds: manifest with exactly the spec fields, handlers,
   assert.equal(gpu.is_load_balanced, false);
   assert.equal(gpu.gpuIds, 'ADA_24');
   assert.deepEqual([gpu.workersMin, gpu.workersMax], [0, 3]);
-  assert.deepEqual(gpu.functions.map((f: { name: string; module: string }) => [f.name, f.module]), [['gpu_hello', 'gpu_worker']]);
+  assert.deepEqual(
+    gpu.functions.map((f: { name: string; module: string }) => [f.name, f.module]),
+    [['gpu_hello', 'gpu_worker']],
+  );
   assert.equal(typeof gpu.imageName, 'string');
   assert.deepEqual(gpu.env, {});
   const lb = manifest.resources['lb-api'];
@@ -57,7 +63,18 @@ test('the init template builds: manifest with exactly the spec fields, handlers,
   assert.equal(lb.gpuIds, undefined, 'CPU endpoints carry no gpuIds');
   assert.deepEqual(manifest.routes, { 'lb-api': { 'POST /process': 'process', 'GET /health': 'health' } });
   const entries = listTar(path.join(dir, '.strato/artifact.tar.gz'));
-  for (const f of ['strato_manifest.json', 'requirements.txt', 'handler_gpu_hello.py', 'handler_cpu_stats.py', 'handler_lb_api.py', 'gpu_worker.py', 'lb_worker.py', 'cpu_worker.py', 'deps/strato/__init__.py', 'README.md']) {
+  for (const f of [
+    'strato_manifest.json',
+    'requirements.txt',
+    'handler_gpu_hello.py',
+    'handler_cpu_stats.py',
+    'handler_lb_api.py',
+    'gpu_worker.py',
+    'lb_worker.py',
+    'cpu_worker.py',
+    'deps/strato/__init__.py',
+    'README.md',
+  ]) {
     assert.ok(entries.includes(f), `artifact lacks ${f}`);
   }
   assert.ok(!entries.some((e) => e.startsWith('.strato')), 'the work folder is not packaged');
@@ -86,31 +103,38 @@ test('the fingerprint covers the packaged sources: a source change changes it, a
   assert.equal(fp2, fp1);
 });
 
-test('dependencies: requirements.txt and dependencies=[...] merged, installed with pip; base-image packages dropped even when transitive; --exclude', async () => {
-  const dir = await initProject('deps');
-  writeFileSync(path.join(dir, 'requirements.txt'), '# shared\ntinyfmt==1.2.0\ntorch>=2\n');
-  writeFileSync(path.join(dir, 'extra_worker.py'), 'from strato import Endpoint\n\n@Endpoint(name="extra", cpu="cpu3c-1-2", dependencies=["tinyextra", "numpy"])\ndef extra(x: int = 1):\n    import tinyextra\n    return tinyextra.hello()\n');
-  const r = await runCli(['build', '--keep-build'], { cwd: dir, env: pipEnv() });
-  assert.equal(r.code, 0, r.stderr + r.stdout);
-  assert.match(r.stdout, /2 deps/);
-  // The artifact's requirements.txt is the merged one; the project's own file is never written.
-  assert.equal(readFileSync(path.join(dir, 'requirements.txt'), 'utf8'), '# shared\ntinyfmt==1.2.0\ntorch>=2\n');
-  assert.match(r.stdout, /not installed \(in the base image or --exclude\): torch, numpy/);
-  const deps = path.join(dir, '.strato/.build/deps');
-  assert.ok(existsSync(path.join(deps, 'tinyfmt/__init__.py')));
-  assert.ok(existsSync(path.join(deps, 'tinyextra/__init__.py')));
-  assert.ok(!existsSync(path.join(deps, 'numpy')), 'a transitive numpy is removed');
-  assert.equal(readFileSync(path.join(dir, '.strato/.build/requirements.txt'), 'utf8'), 'tinyfmt==1.2.0\ntinyextra\n');
-  const entries = listTar(path.join(dir, '.strato/artifact.tar.gz'));
-  assert.ok(entries.includes('deps/tinyfmt/__init__.py'));
-  assert.ok(!entries.some((e) => e.startsWith('deps/numpy')));
+test(
+  'dependencies: requirements.txt and dependencies=[...] merged, installed with pip; base-image packages dropped even when ' + 'transitive; --exclude',
+  async () => {
+    const dir = await initProject('deps');
+    writeFileSync(path.join(dir, 'requirements.txt'), '# shared\ntinyfmt==1.2.0\ntorch>=2\n');
+    writeFileSync(
+      path.join(dir, 'extra_worker.py'),
+      'from strato import Endpoint\n\n@Endpoint(name="extra", cpu="cpu3c-1-2", dependencies=["tinyextra", "numpy"])\ndef extra(x: int = 1):\n    import ' +
+        'tinyextra\n    return tinyextra.hello()\n',
+    );
+    const r = await runCli(['build', '--keep-build'], { cwd: dir, env: pipEnv() });
+    assert.equal(r.code, 0, r.stderr + r.stdout);
+    assert.match(r.stdout, /2 deps/);
+    // The artifact's requirements.txt is the merged one; the project's own file is never written.
+    assert.equal(readFileSync(path.join(dir, 'requirements.txt'), 'utf8'), '# shared\ntinyfmt==1.2.0\ntorch>=2\n');
+    assert.match(r.stdout, /not installed \(in the base image or --exclude\): torch, numpy/);
+    const deps = path.join(dir, '.strato/.build/deps');
+    assert.ok(existsSync(path.join(deps, 'tinyfmt/__init__.py')));
+    assert.ok(existsSync(path.join(deps, 'tinyextra/__init__.py')));
+    assert.ok(!existsSync(path.join(deps, 'numpy')), 'a transitive numpy is removed');
+    assert.equal(readFileSync(path.join(dir, '.strato/.build/requirements.txt'), 'utf8'), 'tinyfmt==1.2.0\ntinyextra\n');
+    const entries = listTar(path.join(dir, '.strato/artifact.tar.gz'));
+    assert.ok(entries.includes('deps/tinyfmt/__init__.py'));
+    assert.ok(!entries.some((e) => e.startsWith('deps/numpy')));
 
-  const ex = await runCli(['build', '--exclude', 'tinyextra'], { cwd: dir, env: pipEnv() });
-  assert.equal(ex.code, 0, ex.stderr);
-  assert.ok(!listTar(path.join(dir, '.strato/artifact.tar.gz')).some((e) => e.startsWith('deps/tinyextra')));
-});
+    const ex = await runCli(['build', '--exclude', 'tinyextra'], { cwd: dir, env: pipEnv() });
+    assert.equal(ex.code, 0, ex.stderr);
+    assert.ok(!listTar(path.join(dir, '.strato/artifact.tar.gz')).some((e) => e.startsWith('deps/tinyextra')));
+  },
+);
 
-test('a failed install shows pip\'s reason in one block and how to fix it', async () => {
+test("a failed install shows pip's reason in one block and how to fix it", async () => {
   const dir = await initProject('badpip');
   writeFileSync(path.join(dir, 'requirements.txt'), 'no-such-package-xyz==1.0\n');
   const r = await runCli(['build'], { cwd: dir, env: pipEnv() });
@@ -123,7 +147,10 @@ test('a failed install shows pip\'s reason in one block and how to fix it', asyn
 
 test('a configuration error refuses the build with file:line:col for each error', async () => {
   const dir = await initProject('refused');
-  writeFileSync(path.join(dir, 'gpu_worker.py'), 'from strato import Endpoint\n\n@Endpoint(name="g", gpu="ADA_24", cpu="cpu3c-1-2", workers=(3, 1))\ndef g():\n    return 1\n');
+  writeFileSync(
+    path.join(dir, 'gpu_worker.py'),
+    'from strato import Endpoint\n\n@Endpoint(name="g", gpu="ADA_24", cpu="cpu3c-1-2", workers=(3, 1))\ndef g():\n    return 1\n',
+  );
   const r = await runCli(['build'], { cwd: dir });
   assert.equal(r.code, 1);
   assert.match(r.stderr, /^gpu_worker\.py:3:21: error: gpu and cpu are mutually exclusive/m);
@@ -163,10 +190,25 @@ test('secrets are never packaged; .gitignore is honoured', async () => {
 test('secret-looking files are left out by default, named in the build output, and packaged when .stratoinclude names them', async () => {
   const dir = await initProject('creds');
   const secrets: Record<string, string> = {
-    '.envrc': 'export K=1\n', '.aws/credentials': '[default]\n', '.git-credentials': 'https://u:p@h\n', 'id_ecdsa': 'K\n',
-    'id_rsa': 'K\n', 'id_ed25519': 'K\n', 'cert.p12': 'K\n', 'tls.pem': 'K\n', 'tls.key': 'K\n', 'credentials.json': '{}\n',
-    'secrets.toml': 'a=1\n', '.ssh/config': 'Host x\n', '.kube/config': 'k\n', '.docker/config.json': '{}\n', '.pgpass': 'h:5432:*:u:p\n',
-    '.netrc': 'machine h\n', '.bash_history': 'ls\n', '.zsh_history': 'ls\n', 'sub/.aws/config': '[x]\n',
+    '.envrc': 'export K=1\n',
+    '.aws/credentials': '[default]\n',
+    '.git-credentials': 'https://u:p@h\n',
+    id_ecdsa: 'K\n',
+    id_rsa: 'K\n',
+    id_ed25519: 'K\n',
+    'cert.p12': 'K\n',
+    'tls.pem': 'K\n',
+    'tls.key': 'K\n',
+    'credentials.json': '{}\n',
+    'secrets.toml': 'a=1\n',
+    '.ssh/config': 'Host x\n',
+    '.kube/config': 'k\n',
+    '.docker/config.json': '{}\n',
+    '.pgpass': 'h:5432:*:u:p\n',
+    '.netrc': 'machine h\n',
+    '.bash_history': 'ls\n',
+    '.zsh_history': 'ls\n',
+    'sub/.aws/config': '[x]\n',
   };
   for (const [f, text] of Object.entries(secrets)) {
     mkdirSync(path.dirname(path.join(dir, f)), { recursive: true });
@@ -192,13 +234,19 @@ test('build outside a project (no pyproject.toml, requirements.txt or .strato/) 
   writeFileSync(path.join(home, 'w.py'), 'from strato import Endpoint\n@Endpoint(name="x", cpu="cpu3c-1-2")\ndef f():\n    return 1\n');
   const r = await runCli(['build'], { cwd: home });
   assert.equal(r.code, 1);
-  assert.match(r.stderr, /is not a Strato project \(none of pyproject\.toml, requirements\.txt, \.strato\/ is there\), so nothing was packaged: run strato build in the project folder/);
+  assert.match(
+    r.stderr,
+    /is not a Strato project \(none of pyproject\.toml, requirements\.txt, \.strato\/ is there\), so nothing was packaged: run strato build in the project folder/,
+  );
   assert.ok(!existsSync(path.join(home, '.strato')));
 });
 
 test('warnings do not stop the build and are printed with file:line', async () => {
   const dir = await initProject('warn');
-  writeFileSync(path.join(dir, 'cpu_worker.py'), 'import requests\nfrom strato import Endpoint\n\n@Endpoint(name="c", cpu="cpu3c-1-2")\ndef c():\n    return requests.__name__\n');
+  writeFileSync(
+    path.join(dir, 'cpu_worker.py'),
+    'import requests\nfrom strato import Endpoint\n\n@Endpoint(name="c", cpu="cpu3c-1-2")\ndef c():\n    return requests.__name__\n',
+  );
   const r = await runCli(['build'], { cwd: dir });
   assert.equal(r.code, 0, r.stderr);
   assert.match(r.stderr, /cpu_worker\.py:1:1: warning: 'requests' is a third-party package/);

@@ -21,7 +21,10 @@ test('init NAME creates every template file, and the template is valid', async (
   const model = await loadProject(path.join(tmp, 'proj'));
   assert.deepEqual(model.diagnostics, []);
   assert.deepEqual(model.endpoints.map((e) => `${e.name}:${e.kind}`).sort(), ['cpu-stats:QUEUE', 'gpu-hello:QUEUE', 'lb-api:LOAD_BALANCED']);
-  assert.ok(model.endpoints.every((e) => e.functions.every((f) => f.summary)), 'every template function has a docstring');
+  assert.ok(
+    model.endpoints.every((e) => e.functions.every((f) => f.summary)),
+    'every template function has a docstring',
+  );
 });
 
 test('init . writes into the current directory', async () => {
@@ -58,6 +61,9 @@ test('init without a name, or onto a file, is a clear error', async () => {
   assert.match(file.stderr, /afile exists and is not a directory/);
   const bad = await runCli(['init', 'bad name!'], { cwd: tmp });
   assert.equal(bad.code, 1);
-  assert.match(bad.stderr, /"bad name!" cannot be a project name \(deploy names the app after it\): use 1-63 letters, digits, '-', '_' or '\.', starting with a letter or digit, e\.g\. strato init bad-name\./);
+  assert.match(
+    bad.stderr,
+    /"bad name!" cannot be a project name \(deploy names the app after it\): use 1-63 letters, digits, '-', '_' or '\.', starting with a letter or digit, e\.g\. strato init bad-name\./,
+  );
   assert.ok(!existsSync(path.join(tmp, 'bad name!')), 'nothing was written');
 });

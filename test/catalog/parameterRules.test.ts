@@ -96,7 +96,10 @@ describe('one table for every parameter rule', () => {
     const c = model.endpoints[0].config;
     const manifest = { resources: { a: { is_load_balanced: false, functions: [] } } } as unknown as Manifest;
     const p = resolveConfig(manifest, 'a');
-    const r = await runPython(['-c', "import json\nfrom strato import Endpoint\ne = Endpoint('a')\nprint(json.dumps([e.workers, e.idle_timeout, e.gpu_count, e.max_concurrency]))"]);
+    const r = await runPython([
+      '-c',
+      "import json\nfrom strato import Endpoint\ne = Endpoint('a')\nprint(json.dumps([e.workers, e.idle_timeout, e.gpu_count, e.max_concurrency]))",
+    ]);
     const fromPython = JSON.parse(r.stdout);
     const expected = [[...parameterDefaults.workers], parameterDefaults.idleTimeout, parameterDefaults.gpuCount, parameterDefaults.maxConcurrency];
     assert.deepEqual([[c.workersMin, c.workersMax], c.idleTimeout, c.gpuCount, c.maxConcurrency], expected);

@@ -35,7 +35,10 @@ function loaded(args: string[], cwd = dir): Array<{ file: string; text: string }
     encoding: 'utf8',
   });
   assert.equal(r.status, 0, r.stderr);
-  const files = readFileSync(log, 'utf8').trim().split('\n').map((u) => fileURLToPath(u));
+  const files = readFileSync(log, 'utf8')
+    .trim()
+    .split('\n')
+    .map((u) => fileURLToPath(u));
   return files.filter((f) => f.startsWith(path.join(REPO, 'dist'))).map((file) => ({ file, text: readFileSync(file, 'utf8') }));
 }
 
@@ -43,14 +46,20 @@ describe('the CLI loads only what a command uses', () => {
   test('each heavy part is found in the bundle by its mark (so that the checks below can see it)', () => {
     const chunks = readdirSync(path.join(REPO, 'dist')).filter((f) => /^cli.*\.mjs$/.test(f));
     for (const [part, mark] of Object.entries(HEAVY)) {
-      assert.ok(chunks.some((c) => mark.test(readFileSync(path.join(REPO, 'dist', c), 'utf8'))), `no chunk holds ${part}`);
+      assert.ok(
+        chunks.some((c) => mark.test(readFileSync(path.join(REPO, 'dist', c), 'utf8'))),
+        `no chunk holds ${part}`,
+      );
     }
   });
 
   for (const args of [['--version'], ['--help'], ['deploy', '--help']]) {
     test(`strato ${args.join(' ')} loads none of the heavy parts`, () => {
       const files = loaded(args);
-      assert.ok(files.some((f) => f.file.endsWith('cli.mjs')), 'the CLI entry was loaded');
+      assert.ok(
+        files.some((f) => f.file.endsWith('cli.mjs')),
+        'the CLI entry was loaded',
+      );
       for (const [part, mark] of Object.entries(HEAVY)) {
         const culprit = files.find((f) => mark.test(f.text));
         assert.equal(culprit, undefined, `${part} was loaded by ${path.basename(culprit?.file ?? '')}`);
@@ -63,7 +72,10 @@ describe('the CLI loads only what a command uses', () => {
   test('strato build loads the parser, and still not the platform or GraphQL', () => {
     spawnSync(process.execPath, [CLI, 'init', 'tpl'], { cwd: dir, env: { ...process.env, NO_COLOR: '1' } });
     const files = loaded(['build'], path.join(dir, 'tpl'));
-    assert.ok(files.some((f) => HEAVY['the tree-sitter parser'].test(f.text)), 'build loaded the parser');
+    assert.ok(
+      files.some((f) => HEAVY['the tree-sitter parser'].test(f.text)),
+      'build loaded the parser',
+    );
     for (const part of ['the platform', 'GraphQL', 'PGlite']) {
       assert.ok(!files.some((f) => HEAVY[part].test(f.text)), `build loaded ${part}`);
     }

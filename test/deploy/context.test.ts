@@ -75,9 +75,21 @@ except Exception as e:
 
 const CASES: Case[] = [
   { what: 'URL and key from the environment', env: { STRATO_API_URL: 'http://127.0.0.1:9/', STRATO_API_KEY: 'env-key' } },
-  { what: 'URL and key from .env, with export, quotes and comments', dotEnv: '# team platform\nexport STRATO_API_URL="http://127.0.0.1:9"\nSTRATO_API_KEY=dot-key   # mine\n' },
-  { what: 'the environment wins over .env', env: { STRATO_API_URL: 'http://127.0.0.1:9', STRATO_API_KEY: 'env-key' }, dotEnv: "STRATO_API_URL='http://127.0.0.1:8'\nSTRATO_API_KEY=dot-key\n" },
-  { what: "the user's key goes to a .env URL the user trusted", env: { STRATO_API_KEY: 'env-key' }, dotEnv: 'STRATO_API_URL=http://127.0.0.1:9\n', trusted: 'http://127.0.0.1:9' },
+  {
+    what: 'URL and key from .env, with export, quotes and comments',
+    dotEnv: '# team platform\nexport STRATO_API_URL="http://127.0.0.1:9"\nSTRATO_API_KEY=dot-key   # mine\n',
+  },
+  {
+    what: 'the environment wins over .env',
+    env: { STRATO_API_URL: 'http://127.0.0.1:9', STRATO_API_KEY: 'env-key' },
+    dotEnv: "STRATO_API_URL='http://127.0.0.1:8'\nSTRATO_API_KEY=dot-key\n",
+  },
+  {
+    what: "the user's key goes to a .env URL the user trusted",
+    env: { STRATO_API_KEY: 'env-key' },
+    dotEnv: 'STRATO_API_URL=http://127.0.0.1:9\n',
+    trusted: 'http://127.0.0.1:9',
+  },
   { what: 'the local platform and its key file', local: { key: 'file-key' } },
   { what: 'the local platform with a key from .env', local: { key: 'file-key' }, dotEnv: 'STRATO_API_KEY=dot-key\n' },
   { what: 'STRATO_APP names the app', env: { STRATO_APP: ' billing ' }, local: { key: 'file-key' } },

@@ -45,17 +45,28 @@ test('deploy of the template: four timed steps, endpoints grouped by type with U
   const dir = await initProject('shop');
   const r = await runCli(['deploy'], { cwd: dir, env });
   assert.equal(r.code, 0, r.stderr);
-  const steps = r.stdout.split('\n').filter((l) => l.startsWith('✓')).map((l) => l.split(/\s+/)[1]);
+  const steps = r.stdout
+    .split('\n')
+    .filter((l) => l.startsWith('✓'))
+    .map((l) => l.split(/\s+/)[1]);
   assert.deepEqual(steps, ['build', 'upload', 'provision', 'configure']);
   assert.match(r.stdout, /✓ upload +app shop, environment production/);
-  assert.match(r.stdout, /Load-balanced endpoints\n {2}lb-api {2}http:\/\/127\.0\.0\.1:\d+\/lb\/\S+\n {4}POST +\/process\n {4}GET +\/health\n {2}sample: curl -X POST \S+\/process -H "Authorization: Bearer \$STRATO_API_KEY"/);
-  assert.match(r.stdout, /Queue-based endpoints\n {2}cpu-stats {2}http:\/\/127\.0\.0\.1:\d+\/v2\/\S+\/runsync\n {2}sample: curl -X POST \S+\/runsync .* -d '\{"input":\{"numbers":\[1\.5,2\.5\]\}\}'/);
+  assert.match(
+    r.stdout,
+    /Load-balanced endpoints\n {2}lb-api {2}http:\/\/127\.0\.0\.1:\d+\/lb\/\S+\n {4}POST +\/process\n {4}GET +\/health\n {2}sample: curl -X POST \S+\/process -H "Authorization: Bearer \$STRATO_API_KEY"/,
+  );
+  assert.match(
+    r.stdout,
+    /Queue-based endpoints\n {2}cpu-stats {2}http:\/\/127\.0\.0\.1:\d+\/v2\/\S+\/runsync\n {2}sample: curl -X POST \S+\/runsync .* -d '\{"input":\{"numbers":\[1\.5,2\.5\]\}\}'/,
+  );
   // Every printed sample succeeds when run as printed (with the key exported).
-  const samples = [...r.stdout.matchAll(/sample: curl -X (\w+) (\S+) -H "Authorization: Bearer \$STRATO_API_KEY"(?: -H 'Content-Type: application\/json' -d '([^']*)')?/g)];
+  const samples = [
+    ...r.stdout.matchAll(/sample: curl -X (\w+) (\S+) -H "Authorization: Bearer \$STRATO_API_KEY"(?: -H 'Content-Type: application\/json' -d '([^']*)')?/g),
+  ];
   assert.equal(samples.length, 3, r.stdout);
   for (const [, method, url, body] of samples) {
     const res = await fetch(url, { method, headers: { authorization: `Bearer ${p.key}`, 'content-type': 'application/json' }, body });
-    const out = await res.json() as { status?: string; output?: unknown };
+    const out = (await res.json()) as { status?: string; output?: unknown };
     assert.equal(res.status, 200, `${url}: ${JSON.stringify(out)}`);
     if (url.endsWith('/runsync')) {
       assert.equal(out.status, 'COMPLETED', JSON.stringify(out));
@@ -64,7 +75,10 @@ test('deploy of the template: four timed steps, endpoints grouped by type with U
   }
 
   const info = await envGet(dir, 'production');
-  assert.deepEqual(info.endpoints.map((e) => `${e.name}:${e.type}`), ['cpu-stats:QUEUE', 'gpu-hello:QUEUE', 'lb-api:LOAD_BALANCED']);
+  assert.deepEqual(
+    info.endpoints.map((e) => `${e.name}:${e.type}`),
+    ['cpu-stats:QUEUE', 'gpu-hello:QUEUE', 'lb-api:LOAD_BALANCED'],
+  );
   const target = { baseUrl: p.url, apiKey: p.key };
   const jobs = new JobsClient(target);
   const byName = Object.fromEntries(info.endpoints.map((e) => [e.name, e]));
@@ -89,7 +103,10 @@ test('redeploy: a source-only change is served, ids stay, an endpoint removed fr
   assert.match(r.stdout, /✓ provision +0 created, 2 updated, 1 deleted/);
   assert.match(r.stdout, /removed: gpu-hello/);
   const after1 = await envGet(dir, 'production');
-  assert.deepEqual(after1.endpoints.map((e) => e.name), ['cpu-stats', 'lb-api']);
+  assert.deepEqual(
+    after1.endpoints.map((e) => e.name),
+    ['cpu-stats', 'lb-api'],
+  );
   assert.equal(after1.endpoints[0].id, before1.endpoints.find((e) => e.name === 'cpu-stats')!.id, 'updated in place');
   const job = await new JobsClient({ baseUrl: p.url, apiKey: p.key }).runsync(after1.endpoints[0].id, { numbers: [4] });
   assert.equal((job.output as { version: number }).version, 2);
@@ -102,7 +119,10 @@ test('environments: --env staging beside production, env list, ambiguity without
   assert.equal(st.code, 0, st.stderr);
   assert.match(st.stdout, /environment staging/);
   const list = await runCli(['env', 'list', '--json'], { cwd: dir, env });
-  assert.deepEqual(JSON.parse(list.stdout).map((e: { environment: string; endpoints: number }) => `${e.environment}:${e.endpoints}`), ['production:3', 'staging:3']);
+  assert.deepEqual(
+    JSON.parse(list.stdout).map((e: { environment: string; endpoints: number }) => `${e.environment}:${e.endpoints}`),
+    ['production:3', 'staging:3'],
+  );
   const prodIds = (await envGet(dir, 'production')).endpoints.map((e) => e.id);
   const stagingIds = (await envGet(dir, 'staging')).endpoints.map((e) => e.id);
   assert.equal(prodIds.filter((id) => stagingIds.includes(id)).length, 0, 'separate endpoints per environment');
@@ -118,7 +138,11 @@ test('environments: --env staging beside production, env list, ambiguity without
   assert.equal(un.code, 0, un.stderr);
   assert.match(un.stdout, /removed 3 endpoint\(s\) from multi\/staging: cpu-stats, gpu-hello, lb-api/);
   const after = await runCli(['env', 'list', '--json'], { cwd: dir, env });
-  assert.deepEqual(JSON.parse(after.stdout).map((e: { environment: string }) => e.environment), ['production'], 'the emptied environment is gone from env list');
+  assert.deepEqual(
+    JSON.parse(after.stdout).map((e: { environment: string }) => e.environment),
+    ['production'],
+    'the emptied environment is gone from env list',
+  );
   const missing = await runCli(['env', 'get', 'staging'], { cwd: dir, env });
   assert.equal(missing.code, 1);
   assert.match(missing.stderr, /app "multi" has no environment "staging" \(it has production\)/);

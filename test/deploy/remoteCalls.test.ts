@@ -108,18 +108,24 @@ except StratoRemoteError as e:
 test('STRATO_APP and STRATO_ENV let a script that moved elsewhere find the app', async () => {
   const elsewhere = path.join(tmp, 'elsewhere');
   mkdirSync(elsewhere, { recursive: true });
-  const r = await python(`import sys\nsys.path.insert(0, ${JSON.stringify(dir)})\nfrom cpu_worker import cpu_stats\nprint(cpu_stats([7])["max"])\n`, elsewhere, { ...env, STRATO_APP: 'calls', STRATO_ENV: 'production' });
+  const r = await python(
+    `import sys\nsys.path.insert(0, ${JSON.stringify(dir)})\nfrom cpu_worker import cpu_stats\nprint(cpu_stats([7])["max"])\n`,
+    elsewhere,
+    { ...env, STRATO_APP: 'calls', STRATO_ENV: 'production' },
+  );
   assert.equal(r.code, 0, r.stderr);
   assert.equal(r.stdout.trim(), '7');
 });
 
 test('without any context the call raises the runtime error naming the endpoint and both remedies', async () => {
   const nowhere = mkdtempSync(path.join(tmp, 'nowhere-'));
-  const r = await python(
-    `import sys\nsys.path.insert(0, ${JSON.stringify(dir)})\nfrom cpu_worker import cpu_stats\ncpu_stats([1])\n`,
-    nowhere,
-    { STRATO_API_URL: '', STRATO_API_KEY: '', STRATO_APP: '', STRATO_ENV: '', STRATO_DATA_DIR: path.join(nowhere, 'data') },
-  );
+  const r = await python(`import sys\nsys.path.insert(0, ${JSON.stringify(dir)})\nfrom cpu_worker import cpu_stats\ncpu_stats([1])\n`, nowhere, {
+    STRATO_API_URL: '',
+    STRATO_API_KEY: '',
+    STRATO_APP: '',
+    STRATO_ENV: '',
+    STRATO_DATA_DIR: path.join(nowhere, 'data'),
+  });
   assert.notEqual(r.code, 0);
   assert.match(r.stderr, /StratoContextError: no app context for endpoint 'cpu-stats'/);
   assert.match(r.stderr, /strato dev/);

@@ -45,8 +45,14 @@ test("a project's .env URL does not get the user's key until the user trusts it"
   seen.length = 0;
   const r = await runCli(['env', 'list'], { cwd: dir, env });
   assert.equal(r.code, 1);
-  assert.match(r.stderr, new RegExp(`STRATO_API_URL ${url.replace(/\./g, '\\.')} comes from the project \\(\\.env or workspace settings\\), and your STRATO_API_KEY is not sent to a server the project chose: if you trust it, run strato trust ${url.replace(/\./g, '\\.')}`));
-  assert.equal(seen.length, 0, 'nothing at all reached the project\'s server');
+  assert.match(
+    r.stderr,
+    new RegExp(
+      `STRATO_API_URL ${url.replace(/\./g, '\\.')} comes from the project \\(\\.env or workspace settings\\), and your STRATO_API_KEY is not sent to ` +
+        `a server the project chose: if you trust it, run strato trust ${url.replace(/\./g, '\\.')}`,
+    ),
+  );
+  assert.equal(seen.length, 0, "nothing at all reached the project's server");
 
   const t = await runCli(['trust', `${url}/some/path`], { cwd: dir, env });
   assert.equal(t.code, 0, t.stderr);

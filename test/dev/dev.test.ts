@@ -34,7 +34,11 @@ async function project(name: string): Promise<string> {
 }
 
 async function call(port: number, method: string, route: string, body?: unknown): Promise<{ status: number; body: any }> {
-  const res = await fetch(`http://127.0.0.1:${port}${route}`, { method, headers: body === undefined ? {} : { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+  const res = await fetch(`http://127.0.0.1:${port}${route}`, {
+    method,
+    headers: body === undefined ? {} : { 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
   const text = await res.text();
   return { status: res.status, body: text ? JSON.parse(text) : null };
 }
@@ -96,16 +100,23 @@ test('the startup table, every route of the template, reload on save, a broken s
   assert.equal(await dev.stop(), 0);
   assert.match(dev.stderr(), /removed live-cpu-stats, live-gpu-hello, live-lb-api/);
   assert.deepEqual(await liveEndpoints('devapp'), []);
-  assert.deepEqual((await p.cp.findApp('devapp'))?.environments.map((e) => e.name), [], 'Ctrl+C leaves no empty live environment');
+  assert.deepEqual(
+    (await p.cp.findApp('devapp'))?.environments.map((e) => e.name),
+    [],
+    'Ctrl+C leaves no empty live environment',
+  );
 });
 
 function rawPost(port: number, headers: Record<string, string>, body: string): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port, method: 'POST', path: '/cpu_worker/runsync', headers: { 'content-type': 'text/plain', ...headers } }, (res) => {
-      let text = '';
-      res.on('data', (d) => (text += d));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
-    });
+    const req = http.request(
+      { host: '127.0.0.1', port, method: 'POST', path: '/cpu_worker/runsync', headers: { 'content-type': 'text/plain', ...headers } },
+      (res) => {
+        let text = '';
+        res.on('data', (d) => (text += d));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
@@ -129,7 +140,8 @@ test('cross-site calls and foreign Host names are refused before anything runs; 
   const same = await rawPost(dev.port, { host: here, origin: `http://${here}` }, body);
   assert.equal(same.status, 200, same.text);
   assert.deepEqual(JSON.parse(same.text).output, { count: 2, mean: 1.5, min: 1, max: 2 });
-  for (const host of [`localhost:${dev.port}`, `[::1]:${dev.port}`, `app.localhost:${dev.port}`]) assert.equal((await rawPost(dev.port, { host }, body)).status, 200, host);
+  for (const host of [`localhost:${dev.port}`, `[::1]:${dev.port}`, `app.localhost:${dev.port}`])
+    assert.equal((await rawPost(dev.port, { host }, body)).status, 200, host);
   assert.equal(await dev.stop(), 0);
 });
 
@@ -137,7 +149,8 @@ test('a function that calls another endpoint runs through both live endpoints, t
   const dir = await project('chained');
   writeFileSync(
     path.join(dir, 'chain_worker.py'),
-    'from strato import Endpoint\n\n\n@Endpoint(name="summarize", cpu="cpu3c-1-2")\ndef summarize(numbers: list) -> dict:\n    """Labels the stats of cpu-stats."""\n    from cpu_worker import cpu_stats\n\n    return {"stats": cpu_stats(numbers)}\n',
+    'from strato import Endpoint\n\n\n@Endpoint(name="summarize", cpu="cpu3c-1-2")\ndef summarize(numbers: list) -> dict:\n    """Labels the stats of ' +
+      'cpu-stats."""\n    from cpu_worker import cpu_stats\n\n    return {"stats": cpu_stats(numbers)}\n',
   );
   const dev = await serve(dir, ['--no-reload']);
   const r = await call(dev.port, 'POST', '/chain_worker/runsync', { input: { numbers: [1, 3] } });
@@ -183,7 +196,11 @@ test('--auto-provision: all at start, reused from the cache after a crash, refus
   assert.deepEqual(await liveEndpoints('auto'), []);
 
   for (let i = 0; i < 3; i++) {
-    writeFileSync(path.join(dir, `extra_${i}.py`), `from strato import Endpoint\n\n\n@Endpoint(name="extra-${i}", cpu="cpu3c-1-2")\ndef extra_${i}(x: int = 0) -> dict:\n    """Extra ${i}."""\n    return {"x": x}\n`);
+    writeFileSync(
+      path.join(dir, `extra_${i}.py`),
+      `from strato import Endpoint\n\n\n@Endpoint(name="extra-${i}", cpu="cpu3c-1-2")\ndef extra_${i}(x: int = 0) -> dict:\n    """Extra ${i}."""\n   ` +
+        ` return {"x": x}\n`,
+    );
   }
   const refused = await startDev(['--auto-provision', '--port', '0'], { cwd: dir, env });
   const code = await new Promise((r) => refused.child.once('exit', r));

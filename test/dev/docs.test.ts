@@ -26,7 +26,17 @@ before(async () => {
   });
   browser = await chromium.launch({
     executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage', '--host-resolver-rules=MAP rebind.example 127.0.0.1'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--disable-dev-shm-usage',
+      '--host-resolver-rules=MAP rebind.example 127.0.0.1',
+    ],
   });
 });
 after(async () => {
@@ -67,7 +77,11 @@ test('/docs calls its own server from the page; a rebound DNS name is refused', 
   await page.route(/^(?!http:\/\/(127\.0\.0\.1|rebind\.example|evil\.example))/, (route) => route.abort());
   await page.goto(`http://127.0.0.1:${dev.port}/docs`);
   const same = await page.evaluate(async () => {
-    const r = await fetch('/cpu_worker/runsync', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ input: { numbers: [1, 3] } }) });
+    const r = await fetch('/cpu_worker/runsync', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ input: { numbers: [1, 3] } }),
+    });
     return { status: r.status, body: (await r.json()) as { output: unknown } };
   });
   assert.equal(same.status, 200, JSON.stringify(same.body));

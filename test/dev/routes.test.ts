@@ -7,20 +7,29 @@ import { devRoutes, matchRoute } from '../../engine/src/dev/routes';
 import { openApiDocument, schemaOf } from '../../engine/src/dev/openapi';
 
 const SRC = {
-  'workers/gpu_infer.py': 'from strato import Endpoint\n\n@Endpoint(name="infer")\ndef infer(prompt: str, n: int = 2) -> dict:\n    """Run inference.\n\n    Longer."""\n    return {}\n',
-  'multi.py': 'from strato import Endpoint\n\n@Endpoint(name="one")\ndef first(x: float):\n    return x\n\n@Endpoint(name="two")\nasync def second(items: list[int], flag: bool = False):\n    return items\n',
-  'api.py': 'from strato import Endpoint\napi = Endpoint(name="api", cpu="cpu3c-1-2")\n\n@api.get("/items/{item_id}")\ndef item(item_id: int, verbose: bool = False):\n    """Get an item."""\n    return {}\n\n@api.post("/items")\ndef create(name: str, tags: dict | None = None):\n    return {}\n',
+  'workers/gpu_infer.py':
+    'from strato import Endpoint\n\n@Endpoint(name="infer")\ndef infer(prompt: str, n: int = 2) -> dict:\n    """Run inference.\n\n    Longer."""\n   ' +
+    ' return {}\n',
+  'multi.py':
+    'from strato import Endpoint\n\n@Endpoint(name="one")\ndef first(x: float):\n    return x\n\n@Endpoint(name="two")\nasync def second(items: ' +
+    'list[int], flag: bool = False):\n    return items\n',
+  'api.py':
+    'from strato import Endpoint\napi = Endpoint(name="api", cpu="cpu3c-1-2")\n\n@api.get("/items/{item_id}")\ndef item(item_id: int, verbose: bool = ' +
+    'False):\n    """Get an item."""\n    return {}\n\n@api.post("/items")\ndef create(name: str, tags: dict | None = None):\n    return {}\n',
 };
 
 test('queue functions are served at /<module path>/runsync, or /<module path>/<function>/runsync when a file has several', async () => {
   const routes = devRoutes(await analyzeFiles(SRC));
-  assert.deepEqual(routes.map((r) => `${r.method} ${r.path} ${r.kind}`), [
-    'POST /api/items LOAD_BALANCED',
-    'GET /api/items/{item_id} LOAD_BALANCED',
-    'POST /multi/first/runsync QUEUE',
-    'POST /multi/second/runsync QUEUE',
-    'POST /workers/gpu_infer/runsync QUEUE',
-  ]);
+  assert.deepEqual(
+    routes.map((r) => `${r.method} ${r.path} ${r.kind}`),
+    [
+      'POST /api/items LOAD_BALANCED',
+      'GET /api/items/{item_id} LOAD_BALANCED',
+      'POST /multi/first/runsync QUEUE',
+      'POST /multi/second/runsync QUEUE',
+      'POST /workers/gpu_infer/runsync QUEUE',
+    ],
+  );
   const m = matchRoute(routes, 'GET', '/api/items/42');
   assert.equal(m.route?.function.name, 'item');
   assert.equal(m.endpointPath, '/items/42');

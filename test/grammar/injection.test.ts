@@ -17,7 +17,10 @@ before(async () => {
   const wasm = readFileSync(require.resolve('vscode-oniguruma/release/onig.wasm'));
   await oniguruma.loadWASM(wasm.buffer.slice(wasm.byteOffset, wasm.byteOffset + wasm.byteLength));
   const registry = new Registry({
-    onigLib: Promise.resolve({ createOnigScanner: (p: string[]) => new oniguruma.OnigScanner(p), createOnigString: (s: string) => new oniguruma.OnigString(s) }),
+    onigLib: Promise.resolve({
+      createOnigScanner: (p: string[]) => new oniguruma.OnigScanner(p),
+      createOnigString: (s: string) => new oniguruma.OnigString(s),
+    }),
     loadGrammar: async (scope) => {
       const file = scope === 'source.python' ? PYTHON : scope === 'strato.python.injection' ? INJECTION : undefined;
       return file ? parseRawGrammar(readFileSync(file, 'utf8'), file) : null;

@@ -32,8 +32,10 @@ describe('JSON schemas', () => {
   it('accept every file of the valid set', () => {
     const v = validator();
     const cases: Array<[string, string]> = [
-      ['.dstack.yml', 'dstack-config.schema.json'], ['infra/data.dstack.yml', 'dstack-config.schema.json'],
-      ['infra/other.dstack.yml', 'dstack-config.schema.json'], ['infra/aws.dstack.yml', 'dstack-volume.schema.json'],
+      ['.dstack.yml', 'dstack-config.schema.json'],
+      ['infra/data.dstack.yml', 'dstack-config.schema.json'],
+      ['infra/other.dstack.yml', 'dstack-config.schema.json'],
+      ['infra/aws.dstack.yml', 'dstack-volume.schema.json'],
       ['.dstack/server/config.yml', 'dstack-server.schema.json'],
     ];
     for (const [file, schema] of cases) {

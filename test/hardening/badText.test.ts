@@ -48,10 +48,14 @@ after(async () => {
 });
 
 async function ended(u: string, id: string): Promise<Record<string, unknown>> {
-  return waitUntil(`job ${id} to end`, async () => {
-    const j = (await call('GET', `${u}/status/${id}`)).json as Record<string, unknown>;
-    return j && !['IN_QUEUE', 'IN_PROGRESS'].includes(String(j.status)) ? j : null;
-  }, 20_000);
+  return waitUntil(
+    `job ${id} to end`,
+    async () => {
+      const j = (await call('GET', `${u}/status/${id}`)).json as Record<string, unknown>;
+      return j && !['IN_QUEUE', 'IN_PROGRESS'].includes(String(j.status)) ? j : null;
+    },
+    20_000,
+  );
 }
 
 test('a job whose error holds a NUL byte or a lone surrogate is stored, and /run keeps working, across a restart', async () => {

@@ -14,7 +14,11 @@ export interface DevProcess {
 
 export async function startDev(args: string[], opts: { cwd: string; env: NodeJS.ProcessEnv; command?: 'dev' | 'run' }): Promise<DevProcess> {
   ensureBuilt();
-  const child = spawn(process.execPath, [CLI, opts.command ?? 'dev', ...args], { cwd: opts.cwd, env: { ...process.env, NO_COLOR: '1', ...opts.env }, stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [CLI, opts.command ?? 'dev', ...args], {
+    cwd: opts.cwd,
+    env: { ...process.env, NO_COLOR: '1', ...opts.env },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
   let out = '';
   let err = '';
   child.stdout!.on('data', (d) => (out += d));

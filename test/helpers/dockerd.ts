@@ -56,7 +56,18 @@ export async function startDockerd(): Promise<TestDockerd> {
   // No default bridge: the preview makes networks of its own, so docker0 is never needed.
   const child: ChildProcess = spawn(
     'dockerd',
-    ['--data-root', path.join(dir, 'data'), '--exec-root', path.join(dir, 'exec'), '--pidfile', path.join(dir, 'docker.pid'), '-H', `unix://${sock}`, '--bridge', 'none'],
+    [
+      '--data-root',
+      path.join(dir, 'data'),
+      '--exec-root',
+      path.join(dir, 'exec'),
+      '--pidfile',
+      path.join(dir, 'docker.pid'),
+      '-H',
+      `unix://${sock}`,
+      '--bridge',
+      'none',
+    ],
     { stdio: ['ignore', log, log] },
   );
   fs.closeSync(log);

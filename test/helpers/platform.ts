@@ -144,7 +144,24 @@ export interface PlatformProcess {
 
 /** `strato platform serve` from the sources, in its own process group, on a free port. */
 export async function spawnPlatformProcess(dataDir: string, extraArgs: string[] = [], port = 0): Promise<PlatformProcess> {
-  const args = ['--import', 'tsx', path.join(REPO, 'engine/src/cli/main.ts'), 'platform', 'serve', '--data-dir', dataDir, '--port', String(port), '--api-key', TEST_KEY, '--python', PYTHON, '--heartbeat-ms', '250', ...extraArgs];
+  const args = [
+    '--import',
+    'tsx',
+    path.join(REPO, 'engine/src/cli/main.ts'),
+    'platform',
+    'serve',
+    '--data-dir',
+    dataDir,
+    '--port',
+    String(port),
+    '--api-key',
+    TEST_KEY,
+    '--python',
+    PYTHON,
+    '--heartbeat-ms',
+    '250',
+    ...extraArgs,
+  ];
   const child = spawn(process.execPath, args, {
     cwd: REPO,
     detached: true,

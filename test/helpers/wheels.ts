@@ -12,7 +12,8 @@ export function buildWheel(workDir: string, wheelsDir: string, name: string, ver
   writeFileSync(path.join(src, name, '__init__.py'), `VERSION = ${JSON.stringify(version)}\ndef hello():\n    return "hello from ${name}"\n`);
   writeFileSync(
     path.join(src, 'setup.py'),
-    `from setuptools import setup\nsetup(name=${JSON.stringify(name)}, version=${JSON.stringify(version)}, packages=[${JSON.stringify(name)}], install_requires=${JSON.stringify(requires)})\n`,
+    `from setuptools import setup\nsetup(name=${JSON.stringify(name)}, version=${JSON.stringify(version)}, packages=[${JSON.stringify(name)}], ` +
+      `install_requires=${JSON.stringify(requires)})\n`,
   );
   mkdirSync(wheelsDir, { recursive: true });
   execFileSync(WHEEL_PYTHON, ['-m', 'pip', 'wheel', '--no-deps', '--no-build-isolation', '--no-index', '-q', '-w', wheelsDir, src], { stdio: 'pipe' });

@@ -21,7 +21,10 @@ test('strato check fails on a bad project and reports Python and YAML problems, 
     cpSync(GOOD, root, { recursive: true });
     writeFileSync(path.join(root, 'worker.py'), 'from strato import Endpoint\n\n@Endpoint(name="hello", gpu="ADA_42")\ndef hello(job):\n    return {}\n');
     writeFileSync(path.join(root, 'infra/data.dstack.yml'), 'type: volume\nname: data\nbackend: strato\nregion: US-KS-2\nsize: 100GB\n');
-    writeFileSync(path.join(root, '.dstack/server/config.yml'), 'projects:\n  - name: main\n    backends:\n      - type: strato\n        creds:\n          type: api_key\n          api_key: sk-123\n');
+    writeFileSync(
+      path.join(root, '.dstack/server/config.yml'),
+      'projects:\n  - name: main\n    backends:\n      - type: strato\n        creds:\n          type: api_key\n          api_key: sk-123\n',
+    );
     const r = await runCli(['check'], { cwd: root });
     assert.equal(r.code, 1, r.stdout + r.stderr);
     assert.match(r.stdout, /worker\.py:3:\d+: error: unknown GPU "ADA_42"/);
@@ -31,7 +34,9 @@ test('strato check fails on a bad project and reports Python and YAML problems, 
     assert.equal(j.code, 1);
     const out = JSON.parse(j.stdout) as { errors: number; warnings: number; diagnostics: Array<{ code: string; file: string }> };
     assert.deepEqual(out.diagnostics.map((d) => `${d.file} ${d.code}`).sort(), [
-      '.dstack.yml region-conflict', '.dstack/server/config.yml clear-text-key', 'worker.py unknown-gpu',
+      '.dstack.yml region-conflict',
+      '.dstack/server/config.yml clear-text-key',
+      'worker.py unknown-gpu',
     ]);
     assert.equal(out.errors, 2);
     assert.equal(out.warnings, 1);

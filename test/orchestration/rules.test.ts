@@ -27,11 +27,19 @@ test('the valid set, which uses every key, has no diagnostics', () => {
   const r = loadOrchestration(GOOD);
   assert.deepEqual(r.diagnostics, []);
   assert.deepEqual(r.files.map((f) => `${f.file}:${f.kind}`).sort(), [
-    '.dstack.yml:task', '.dstack/server/config.yml:server', 'infra/aws.dstack.yml:volume', 'infra/cheap.dstack.yml:task',
-    'infra/data.dstack.yml:volume', 'infra/models.dstack.yml:volume', 'infra/other.dstack.yml:task',
+    '.dstack.yml:task',
+    '.dstack/server/config.yml:server',
+    'infra/aws.dstack.yml:volume',
+    'infra/cheap.dstack.yml:task',
+    'infra/data.dstack.yml:volume',
+    'infra/models.dstack.yml:volume',
+    'infra/other.dstack.yml:task',
   ]);
   const task = r.files.find((f) => f.file === '.dstack.yml');
-  assert.deepEqual(task?.mounts.map((m) => `${m.name}:${m.path}`), ['data:/data', 'models:/models']);
+  assert.deepEqual(
+    task?.mounts.map((m) => `${m.name}:${m.path}`),
+    ['data:/data', 'models:/models'],
+  );
 });
 
 test('an unknown key gets a did-you-mean and a rename fix at the key position', () => {
@@ -78,7 +86,8 @@ test('GPU names come from the catalog, with a did-you-mean', () => {
   const mem = diagnose('type: task\nresources:\n  gpu: H100:24GB\n');
   assert.deepEqual(codes(mem), ['invalid-value']);
   assert.match(mem[0].message, /no GPU of that name has 24GB of memory in the catalog \(it has 80GB, 94GB\)/);
-  for (const ok of ['H100:80GB..', 'A100:40GB..80GB', 'H200', 'RTX4090:2', 'A100:80GB', 'ADA_24', 'NVIDIA L40S', 'L4,L40S:1..2', '24GB']) assert.deepEqual(codes(diagnose(`type: task\nresources:\n  gpu: ${ok}\n`)), [], ok);
+  for (const ok of ['H100:80GB..', 'A100:40GB..80GB', 'H200', 'RTX4090:2', 'A100:80GB', 'ADA_24', 'NVIDIA L40S', 'L4,L40S:1..2', '24GB'])
+    assert.deepEqual(codes(diagnose(`type: task\nresources:\n  gpu: ${ok}\n`)), [], ok);
 });
 
 test('a volume names a known backend, and a strato volume a datacenter of the catalog', () => {
@@ -99,7 +108,9 @@ test('a strato backend key in clear text is a warning with a fix to an environme
   assert.equal(d[0].fix?.kind === 'replace-value' && d[0].fix.replacement, '"${{ env.STRATO_API_KEY }}"');
   // Other backend types are the tool's business; a wrong creds type on strato is not.
   assert.deepEqual(codes(diagnose(text.replace('strato', 'aws').replace('api_key\n', 'whatever\n'), '.dstack/server/config.yml')), []);
-  assert.deepEqual(codes(diagnose(text.replace('type: api_key', 'type: apikey').replace('sk-live-123', '${{ env.K }}'), '.dstack/server/config.yml')), ['invalid-value']);
+  assert.deepEqual(codes(diagnose(text.replace('type: api_key', 'type: apikey').replace('sk-live-123', '${{ env.K }}'), '.dstack/server/config.yml')), [
+    'invalid-value',
+  ]);
 });
 
 test('a YAML syntax error is reported at the parser position', () => {
@@ -109,7 +120,10 @@ test('a YAML syntax error is reported at the parser position', () => {
 });
 
 test('a mounted volume with no volume file is an error with a did-you-mean', () => {
-  const p = project({ 'a.dstack.yml': 'type: task\nvolumes:\n  - dta:/data\n', 'v.dstack.yml': 'type: volume\nname: data\nbackend: strato\nregion: EU-RO-1\n' });
+  const p = project({
+    'a.dstack.yml': 'type: task\nvolumes:\n  - dta:/data\n',
+    'v.dstack.yml': 'type: volume\nname: data\nbackend: strato\nregion: EU-RO-1\n',
+  });
   try {
     const d = loadOrchestration(p.root).diagnostics;
     assert.deepEqual(codes(d), ['unknown-volume']);
@@ -130,9 +144,16 @@ test("regions that exclude the volume's region, and volumes in two regions, are 
     const d = loadOrchestration(p.root).diagnostics;
     assert.deepEqual(codes(d), ['region-conflict', 'region-conflict']);
     assert.match(d[0].message, /volume "data" is in region EU-RO-1.*regions excludes it/);
-    assert.deepEqual(d[0].related?.[0], { file: 'v/data.dstack.yml', range: { start: { line: 3, character: 8 }, end: { line: 3, character: 15 } }, message: 'volume "data" is in EU-RO-1' });
+    assert.deepEqual(d[0].related?.[0], {
+      file: 'v/data.dstack.yml',
+      range: { start: { line: 3, character: 8 }, end: { line: 3, character: 15 } },
+      message: 'volume "data" is in EU-RO-1',
+    });
     assert.match(d[1].message, /different regions \(EU-RO-1, US-KS-2\)/);
-    assert.deepEqual(d[1].related?.map((r) => r.file), ['v/data.dstack.yml', 'v/more.dstack.yml']);
+    assert.deepEqual(
+      d[1].related?.map((r) => r.file),
+      ['v/data.dstack.yml', 'v/more.dstack.yml'],
+    );
   } finally {
     p.done();
   }

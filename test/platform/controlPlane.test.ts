@@ -43,7 +43,10 @@ describe('apps and environments', () => {
     const env = await tp.cp.createEnvironment(app.id, 'staging');
     await assert.rejects(tp.cp.createEnvironment(app.id, 'staging'), code('CONFLICT'));
     const apps = await tp.cp.listApps();
-    assert.deepEqual(apps.find((a) => a.id === app.id)?.environments.map((e) => e.id), [env.id]);
+    assert.deepEqual(
+      apps.find((a) => a.id === app.id)?.environments.map((e) => e.id),
+      [env.id],
+    );
   });
 
   test('every operation needs the key', async () => {
@@ -70,7 +73,9 @@ describe('builds and endpoints', () => {
   test('an upload without the key is 401; one of the wrong size is refused', async () => {
     const app = await tp.cp.createApp('uploads');
     const q = await tp.cp.query<{ requestBuildUpload: { url: string; uploadId: string } }>(
-      'mutation($a: ID!) { requestBuildUpload(appId: $a, size: 10) { url uploadId } }', { a: app.id });
+      'mutation($a: ID!) { requestBuildUpload(appId: $a, size: 10) { url uploadId } }',
+      { a: app.id },
+    );
     const url = q.requestBuildUpload.url;
     assert.equal((await call('PUT', url, { key: null, raw: '0123456789' })).status, 401);
     assert.equal((await call('PUT', url, { raw: '0123' })).status, 400);
@@ -115,8 +120,10 @@ describe('builds and endpoints', () => {
   test('saving a name the build does not declare is BAD_REQUEST naming what it declares', async () => {
     const app = await tp.cp.findApp('ctx');
     const env = app!.environments[0];
-    await assert.rejects(tp.cp.saveEndpoint({ environmentId: env.id, name: 'ghost' }), (e: unknown) =>
-      code('BAD_REQUEST')(e) && /env-info, echo/.test((e as Error).message));
+    await assert.rejects(
+      tp.cp.saveEndpoint({ environmentId: env.id, name: 'ghost' }),
+      (e: unknown) => code('BAD_REQUEST')(e) && /env-info, echo/.test((e as Error).message),
+    );
   });
 
   test('deleteEndpoint stops serving it; deleteApp removes everything', async () => {
@@ -138,7 +145,10 @@ describe('a project built by strato build', () => {
       for (const [rel, text] of Object.entries(templateFiles('demo'))) fs.writeFileSync(path.join(dir, rel), text);
       const built = await buildProject(dir);
       const eps = await deploy(tp.cp, { artifactPath: built.artifactPath, manifest: built.manifest, dir }, { app: 'demo' });
-      const hello = (await call('POST', `${eps['gpu-hello'].url}/runsync`, { body: { input: { prompt: 'hi', repeat: 2 } } })).json as { status: string; output: { text: string } };
+      const hello = (await call('POST', `${eps['gpu-hello'].url}/runsync`, { body: { input: { prompt: 'hi', repeat: 2 } } })).json as {
+        status: string;
+        output: { text: string };
+      };
       assert.equal(hello.status, 'COMPLETED');
       assert.equal(hello.output.text, 'hi hi');
       const stats = (await call('POST', `${eps['cpu-stats'].url}/runsync`, { body: { input: { numbers: [1, 2, 3] } } })).json as { output: { mean: number } };

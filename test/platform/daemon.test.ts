@@ -99,7 +99,11 @@ test('`platform serve` runs in the foreground from the bundle and stops on SIGIN
   const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
   try {
     const url = await waitUntil('serve to listen', () => /listening on (http:\/\/\S+)/.exec(out)?.[1], 60_000);
-    const r = await fetch(`${url}/graphql`, { method: 'POST', headers: { authorization: 'k1', 'content-type': 'application/json' }, body: '{"query":"{ apps { id } }"}' });
+    const r = await fetch(`${url}/graphql`, {
+      method: 'POST',
+      headers: { authorization: 'k1', 'content-type': 'application/json' },
+      body: '{"query":"{ apps { id } }"}',
+    });
     assert.deepEqual(await r.json(), { data: { apps: [] } });
     child.kill('SIGINT');
     assert.equal(await exited, 0);

@@ -24,16 +24,23 @@ after(async () => {
 type JobView = { status: string; error?: string; output?: Record<string, unknown> };
 const status = async (u: string, id: string) => (await call('GET', `${u}/status/${id}`)).json as JobView;
 const ended = (u: string, id: string, ms = 30_000) =>
-  waitUntil(`job ${id} to end`, async () => {
-    const j = await status(u, id);
-    return ['IN_QUEUE', 'IN_PROGRESS'].includes(j.status) ? null : j;
-  }, ms);
+  waitUntil(
+    `job ${id} to end`,
+    async () => {
+      const j = await status(u, id);
+      return ['IN_QUEUE', 'IN_PROGRESS'].includes(j.status) ? null : j;
+    },
+    ms,
+  );
 
 describe('worker faults', () => {
   test('a worker killed mid-job fails the job with a clear error and is replaced', async () => {
     const tp = await startTestPlatform();
     platforms.push(tp);
-    const art = await buildTestArtifact({ 'worker.py': WORKER_PY }, [queueSpec('holder', 'hold', { workers: [1, 1] }), queueSpec('hangs', 'hold', { workers: [0, 1] })]);
+    const art = await buildTestArtifact({ 'worker.py': WORKER_PY }, [
+      queueSpec('holder', 'hold', { workers: [1, 1] }),
+      queueSpec('hangs', 'hold', { workers: [0, 1] }),
+    ]);
     const eps = await deploy(tp.cp, art);
     const u = eps.holder.url;
     const marker = path.join(tmp, 'killed.pid');
@@ -59,7 +66,10 @@ describe('worker faults', () => {
     const rerun = await ended(h, hung.id, 30_000);
     assert.equal(rerun.status, 'COMPLETED');
     assert.notEqual(rerun.output?.pid, hpid);
-    assert.ok(tp.logs.some((l) => /no heartbeat/.test(l)), 'the platform says why it replaced the worker');
+    assert.ok(
+      tp.logs.some((l) => /no heartbeat/.test(l)),
+      'the platform says why it replaced the worker',
+    );
   });
 });
 
@@ -88,10 +98,14 @@ describe('platform crash', () => {
     const port = new URL(first.url).port;
     const second = await spawnPlatformProcess(dataDir, [], Number(port));
     processes.push(second);
-    await waitUntil('every job to end', async () => {
-      const h = (await call('GET', `${u}/health`)).json as { jobs: { completed: number; inQueue: number; inProgress: number } };
-      return h.jobs.completed === N && h.jobs.inQueue === 0 && h.jobs.inProgress === 0;
-    }, 60_000);
+    await waitUntil(
+      'every job to end',
+      async () => {
+        const h = (await call('GET', `${u}/health`)).json as { jobs: { completed: number; inQueue: number; inProgress: number } };
+        return h.jobs.completed === N && h.jobs.inQueue === 0 && h.jobs.inProgress === 0;
+      },
+      60_000,
+    );
     for (const [i, id] of ids.entries()) {
       const j = await status(u, id);
       assert.equal(j.status, 'COMPLETED', `${id}: ${JSON.stringify(j)}`);

@@ -39,11 +39,15 @@ after(async () => {
 const JOB_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}-u1$/;
 
 async function finished(u: string, id: string, timeoutMs = 20_000): Promise<Record<string, unknown>> {
-  return waitUntil(`job ${id} to end`, async () => {
-    const r = await call('GET', `${u}/status/${id}`);
-    const j = r.json as Record<string, unknown>;
-    return j && !['IN_QUEUE', 'IN_PROGRESS'].includes(String(j.status)) ? j : null;
-  }, timeoutMs);
+  return waitUntil(
+    `job ${id} to end`,
+    async () => {
+      const r = await call('GET', `${u}/status/${id}`);
+      const j = r.json as Record<string, unknown>;
+      return j && !['IN_QUEUE', 'IN_PROGRESS'].includes(String(j.status)) ? j : null;
+    },
+    timeoutMs,
+  );
 }
 
 describe('authentication', () => {
@@ -232,7 +236,10 @@ describe('cancel, retry, purge', () => {
 
   test('purge-queue removes queued jobs; the running one continues', async () => {
     const running = (await call('POST', `${url.sleeper}/run`, { body: { input: { seconds: 1 } } })).json as { id: string };
-    await waitUntil('the first job to start', async () => ((await call('GET', `${url.sleeper}/status/${running.id}`)).json as { status: string }).status === 'IN_PROGRESS');
+    await waitUntil(
+      'the first job to start',
+      async () => ((await call('GET', `${url.sleeper}/status/${running.id}`)).json as { status: string }).status === 'IN_PROGRESS',
+    );
     const queued: string[] = [];
     for (let i = 0; i < 3; i++) queued.push(((await call('POST', `${url.sleeper}/run`, { body: { input: { seconds: 0 } } })).json as { id: string }).id);
     const r = await call('POST', `${url.sleeper}/purge-queue`);

@@ -45,11 +45,16 @@ test(`${N} /run jobs: none lost, none duplicated`, async () => {
   };
   await Promise.all(Array.from({ length: 32 }, submitter));
   const accepted = Date.now() - started;
-  await waitUntil('every job to complete', async () => {
-    const h = (await call('GET', `${ep.url}/health`)).json as { jobs: { completed: number; inQueue: number; inProgress: number; failed: number } };
-    assert.equal(h.jobs.failed, 0);
-    return h.jobs.completed === N && h.jobs.inQueue === 0 && h.jobs.inProgress === 0;
-  }, 180_000, 250);
+  await waitUntil(
+    'every job to complete',
+    async () => {
+      const h = (await call('GET', `${ep.url}/health`)).json as { jobs: { completed: number; inQueue: number; inProgress: number; failed: number } };
+      assert.equal(h.jobs.failed, 0);
+      return h.jobs.completed === N && h.jobs.inQueue === 0 && h.jobs.inProgress === 0;
+    },
+    180_000,
+    250,
+  );
   const total = Date.now() - started;
   process.stdout.write(`# ${N} jobs accepted in ${accepted} ms, all completed in ${total} ms (${Math.round(N / (total / 1000))} jobs/s)\n`);
   assert.equal(new Set(ids).size, N, 'job ids are unique');

@@ -89,10 +89,14 @@ test('unknown endpoints and the wrong API kind are 404', async () => {
 
 test('requests are spread over the endpoint workers', async () => {
   // Both minimum workers must be up first: on a loaded machine the second may still be importing.
-  await waitUntil('both workers ready', async () => {
-    const h = await tp.cp.endpointHealth(lbId);
-    return h !== null && h.idle + h.running >= 2;
-  }, 30_000);
+  await waitUntil(
+    'both workers ready',
+    async () => {
+      const h = await tp.cp.endpointHealth(lbId);
+      return h !== null && h.idle + h.running >= 2;
+    },
+    30_000,
+  );
   const pids = new Set<number>();
   const answers = await Promise.all(Array.from({ length: 8 }, () => call('GET', `${lb}/slow?seconds=0.3`)));
   for (const a of answers) {

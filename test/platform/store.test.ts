@@ -72,7 +72,10 @@ test('a failed commit rejects its waiters and the jobs are written by the next o
   await writer.flush();
   assert.deepEqual(errors, ['disk full']);
   assert.equal(rows.length, 1);
-  assert.deepEqual(rows[0].inserts.map((r) => r.id), ['a']);
+  assert.deepEqual(
+    rows[0].inserts.map((r) => r.id),
+    ['a'],
+  );
   assert.equal(j.storeState, 'stored');
 });
 

@@ -48,20 +48,35 @@ test('a generator handler streams its chunks in order; the output is every yield
   assert.ok(firstChunks.length >= 1, 'the first /stream call waits for a chunk while the job runs');
   const rest = await readAll(url.gen, id);
   const all = [...firstChunks, ...rest.chunks];
-  assert.deepEqual(all.map((c) => c.output), [0, 1, 2, 3, 4].map((i) => ({ i })));
-  assert.deepEqual(all.map((c) => c.metrics.stream_index), [0, 1, 2, 3, 4]);
+  assert.deepEqual(
+    all.map((c) => c.output),
+    [0, 1, 2, 3, 4].map((i) => ({ i })),
+  );
+  assert.deepEqual(
+    all.map((c) => c.metrics.stream_index),
+    [0, 1, 2, 3, 4],
+  );
   assert.ok(rest.calls >= 2, 'chunks arrive over several calls while the job runs');
   const done = (await call('GET', `${url.gen}/status/${id}`)).json as { status: string; output: unknown };
   assert.equal(done.status, 'COMPLETED');
-  assert.deepEqual(done.output, [0, 1, 2, 3, 4].map((i) => ({ i })));
+  assert.deepEqual(
+    done.output,
+    [0, 1, 2, 3, 4].map((i) => ({ i })),
+  );
   assert.deepEqual((await call('GET', `${url.gen}/stream/${id}`)).json, []);
 });
 
 test('an async generator streams too', async () => {
   const { id } = (await call('POST', `${url.agen}/run`, { body: { input: { n: 4 } } })).json as { id: string };
   const { chunks } = await readAll(url.agen, id);
-  assert.deepEqual(chunks.map((c) => c.output), [0, 1, 2, 3].map((a) => ({ a })));
-  assert.deepEqual(((await call('GET', `${url.agen}/status/${id}`)).json as { output: unknown }).output, [0, 1, 2, 3].map((a) => ({ a })));
+  assert.deepEqual(
+    chunks.map((c) => c.output),
+    [0, 1, 2, 3].map((a) => ({ a })),
+  );
+  assert.deepEqual(
+    ((await call('GET', `${url.agen}/status/${id}`)).json as { output: unknown }).output,
+    [0, 1, 2, 3].map((a) => ({ a })),
+  );
 });
 
 test('a handler that does not stream yields one chunk with its whole output', async () => {

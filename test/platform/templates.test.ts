@@ -78,11 +78,16 @@ const idle = async (url: string) => {
 };
 /** Runs jobs (waiting for the workers to stop in between) until one ran in a forked worker. */
 async function forkedRun(url: string, stopped = () => idle(url), run = () => runsync(url)): Promise<Who> {
-  return waitUntil('a job in a worker forked from the template', async () => {
-    await waitUntil('the workers to stop', stopped, 15_000);
-    const out = await run();
-    return out.ppid !== process.pid ? out : null;
-  }, 40_000, 10);
+  return waitUntil(
+    'a job in a worker forked from the template',
+    async () => {
+      await waitUntil('the workers to stop', stopped, 15_000);
+      const out = await run();
+      return out.ppid !== process.pid ? out : null;
+    },
+    40_000,
+    10,
+  );
 }
 
 test('a slow import is paid once in the template: forked workers start with it imported', async () => {
@@ -90,7 +95,7 @@ test('a slow import is paid once in the template: forked workers start with it i
   assert.equal(plain.ppid, process.pid, 'the first worker is a plain start, a child of the platform');
   assert.equal(plain.imported_in, plain.pid, 'a plain start imports the slow dependency itself');
   const forked = await forkedRun(eps.slow.url);
-  assert.equal(forked.imported_in, forked.ppid, 'the dependency was imported in the template, the forked worker\'s parent');
+  assert.equal(forked.imported_in, forked.ppid, "the dependency was imported in the template, the forked worker's parent");
   assert.notEqual(forked.pid, forked.imported_in);
   assert.match(forked.worker, /^w-/, 'the forked worker took its own identity');
   // The platform sees it as a worker of its own: its output reaches the endpoint log with its id.
@@ -141,11 +146,16 @@ test('a new revision gets a new template; the old one leaves with its last worke
   const first = await forkedRun(eps.roll.url);
   assert.equal(first.rev, null);
   await tp.cp.saveEndpoint({ environmentId: eps.roll.environmentId, name: 'roll', env: { REV: '2' } });
-  const next = await waitUntil('a forked worker of the new revision', async () => {
-    await waitUntil('the workers to stop', () => idle(eps.roll.url), 15_000);
-    const out = await runsync(eps.roll.url);
-    return out.rev === '2' && out.ppid !== process.pid ? out : null;
-  }, 40_000, 10);
+  const next = await waitUntil(
+    'a forked worker of the new revision',
+    async () => {
+      await waitUntil('the workers to stop', () => idle(eps.roll.url), 15_000);
+      const out = await runsync(eps.roll.url);
+      return out.rev === '2' && out.ppid !== process.pid ? out : null;
+    },
+    40_000,
+    10,
+  );
   assert.notEqual(next.ppid, first.ppid, 'a new template');
   await waitUntil('the old template to exit', () => !alive(first.ppid), 10_000);
 });
@@ -180,10 +190,14 @@ test('a SIGKILLed template takes its workers along, fails their jobs with why, a
   const { id } = (await call('POST', `${eps.slow.url}/run`, { body: { input: { seconds: 30 } } })).json as { id: string };
   await waitUntil('the job to run', async () => ((await call('GET', `${eps.slow.url}/status/${id}`)).json as { status: string }).status === 'IN_PROGRESS');
   process.kill(template, 'SIGKILL');
-  const failed = await waitUntil('the job to end', async () => {
-    const j = (await call('GET', `${eps.slow.url}/status/${id}`)).json as { status: string; error?: string };
-    return j.status === 'FAILED' || j.status === 'COMPLETED' ? j : null;
-  }, 30_000);
+  const failed = await waitUntil(
+    'the job to end',
+    async () => {
+      const j = (await call('GET', `${eps.slow.url}/status/${id}`)).json as { status: string; error?: string };
+      return j.status === 'FAILED' || j.status === 'COMPLETED' ? j : null;
+    },
+    30_000,
+  );
   assert.equal(failed.status, 'FAILED');
   assert.match(failed.error ?? '', /SIGKILL/);
   const next = await forkedRun(eps.slow.url);

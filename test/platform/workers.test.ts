@@ -44,12 +44,16 @@ test('workers are started while jobs wait, up to workers.max, and stop after idl
   for (let i = 0; i < 6; i++) ids.push(((await call('POST', `${u}/run`, { body: { input: { seconds: 1 } } })).json as { id: string }).id);
   let peak = 0;
   const pids = new Set<number>();
-  await waitUntil('all jobs to finish', async () => {
-    const h = await health(u);
-    peak = Math.max(peak, total(h));
-    assert.ok(total(h) <= 3, `more than workers.max: ${JSON.stringify(h.workers)}`);
-    return h.jobs.completed === 6;
-  }, 30_000);
+  await waitUntil(
+    'all jobs to finish',
+    async () => {
+      const h = await health(u);
+      peak = Math.max(peak, total(h));
+      assert.ok(total(h) <= 3, `more than workers.max: ${JSON.stringify(h.workers)}`);
+      return h.jobs.completed === 6;
+    },
+    30_000,
+  );
   for (const id of ids) pids.add(((await call('GET', `${u}/status/${id}`)).json as { output: { pid: number } }).output.pid);
   assert.equal(peak, 3);
   assert.ok(pids.size >= 2, `the jobs ran in ${pids.size} worker(s)`);
@@ -58,7 +62,10 @@ test('workers are started while jobs wait, up to workers.max, and stop after idl
 });
 
 test('max_concurrency jobs run at once in one worker (sync and async handlers)', async () => {
-  for (const [name, n] of [['concurrent', 4], ['aconcurrent', 8]] as const) {
+  for (const [name, n] of [
+    ['concurrent', 4],
+    ['aconcurrent', 8],
+  ] as const) {
     const u = eps[name].url;
     const started = Date.now();
     const answers = await Promise.all(Array.from({ length: n }, () => call('POST', `${u}/runsync`, { body: { input: { seconds: 1 } } })));
@@ -73,10 +80,14 @@ test('max_concurrency jobs run at once in one worker (sync and async handlers)',
 test('a worker that cannot start fails the queued jobs with its error', async () => {
   const u = eps.broken.url;
   const { id } = (await call('POST', `${u}/run`, { body: { input: {} } })).json as { id: string };
-  const job = await waitUntil('the job to fail', async () => {
-    const j = (await call('GET', `${u}/status/${id}`)).json as { status: string; error?: string };
-    return j.status === 'FAILED' ? j : null;
-  }, 30_000);
+  const job = await waitUntil(
+    'the job to fail',
+    async () => {
+      const j = (await call('GET', `${u}/status/${id}`)).json as { status: string; error?: string };
+      return j.status === 'FAILED' ? j : null;
+    },
+    30_000,
+  );
   assert.match(job.error ?? '', /failed to start/);
   assert.match(job.error ?? '', /not_a_module_that_exists/);
   const h = await tp.cp.endpointHealth(eps.broken.id);
@@ -92,7 +103,7 @@ test('a GPU endpoint runs without a GPU, and its health says the hardware is abs
   assert.equal((await tp.cp.endpointHealth(eps.warm.id))?.hardwareNote, null);
 });
 
-test('workers get the allow-list, the endpoint env and the STRATO_* variables, not the operator\'s other variables', async () => {
+test("workers get the allow-list, the endpoint env and the STRATO_* variables, not the operator's other variables", async () => {
   process.env.OPERATOR_SECRET_TOKEN = 'do-not-leak';
   process.env.AWS_SECRET_ACCESS_KEY = 'do-not-leak';
   process.env.STRATO_WORKER_PASS_ENV = 'PASSED_ON_PURPOSE';
@@ -108,9 +119,13 @@ test('workers get the allow-list, the endpoint env and the STRATO_* variables, n
     assert.ok(env.PATH.endsWith(process.env.PATH!), env.PATH); // a pyenv shim may prepend its folders
     assert.equal(env.STRATO_ENDPOINT_NAME, 'envdump');
     assert.ok(env.STRATO_WORKER_TOKEN);
-    const allowed = /^(PATH|HOME|USER|LOGNAME|LANG|LANGUAGE|TZ|TMPDIR|TEMP|TMP|TERM|LD_LIBRARY_PATH|SSL_CERT_FILE|SSL_CERT_DIR|LC_.*|STRATO_.*|PYTHON.*|CUDA_VISIBLE_DEVICES|MY_VAR|PASSED_ON_PURPOSE)$/;
+    const allowed =
+      /^(PATH|HOME|USER|LOGNAME|LANG|LANGUAGE|TZ|TMPDIR|TEMP|TMP|TERM|LD_LIBRARY_PATH|SSL_CERT_FILE|SSL_CERT_DIR|LC_.*|STRATO_.*|PYTHON.*|CUDA_VISIBLE_DEVICES|MY_VAR|PASSED_ON_PURPOSE)$/;
     const allowedByPython = /^(LC_CTYPE|_?PYENV_.*|PWD|SHLVL|_)$/; // Python (PEP 538) or a pyenv shell shim may set these itself
-    assert.deepEqual(Object.keys(env).filter((k) => !allowed.test(k) && !allowedByPython.test(k)), []);
+    assert.deepEqual(
+      Object.keys(env).filter((k) => !allowed.test(k) && !allowedByPython.test(k)),
+      [],
+    );
   } finally {
     for (const k of ['OPERATOR_SECRET_TOKEN', 'AWS_SECRET_ACCESS_KEY', 'STRATO_WORKER_PASS_ENV', 'PASSED_ON_PURPOSE']) delete process.env[k];
   }

@@ -30,7 +30,11 @@ interface Preview {
 /** Starts `strato deploy --preview` and waits until it says it runs (or exits). */
 async function startPreview(cwd: string, args: string[] = []): Promise<Preview> {
   ensureBuilt();
-  const child = spawn(process.execPath, [CLI, 'deploy', '--preview', ...args], { cwd, env: { ...process.env, NO_COLOR: '1', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [CLI, 'deploy', '--preview', ...args], {
+    cwd,
+    env: { ...process.env, NO_COLOR: '1', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   children.push(child);
   let out = '';
   let err = '';
@@ -83,12 +87,16 @@ after(async () => {
   if (tmp) rmSync(tmp, { recursive: true, force: true });
 });
 
-test('preview of a project: timed steps, every endpoint answers from its container, a cross-endpoint call, /stream, .env secrets; a second preview replaces the first; Ctrl+C leaves nothing', { skip: skip ?? false }, async () => {
-  assert.equal((await runCli(['init', 'shop'], { cwd: tmp })).code, 0);
-  const dir = path.join(tmp, 'shop');
-  writeFileSync(
-    path.join(dir, 'preview_worker.py'),
-    `import os
+test(
+  'preview of a project: timed steps, every endpoint answers from its container, a cross-endpoint call, /stream, .env secrets; a second preview ' +
+    'replaces the first; Ctrl+C leaves nothing',
+  { skip: skip ?? false },
+  async () => {
+    assert.equal((await runCli(['init', 'shop'], { cwd: tmp })).code, 0);
+    const dir = path.join(tmp, 'shop');
+    writeFileSync(
+      path.join(dir, 'preview_worker.py'),
+      `import os
 import socket
 
 from strato import Endpoint
@@ -111,68 +119,97 @@ def ticks(n: int):
         time.sleep(0.1)
         yield {"i": i}
 `,
-  );
-  writeFileSync(path.join(dir, '.env'), 'PREVIEW_SECRET=s3cret\n');
-  const first = await startPreview(dir);
-  const out = first.out();
-  assert.deepEqual(out.split('\n').filter((l) => l.startsWith('✓')).map((l) => l.split(/\s+/)[1]), ['build', 'images', 'network', 'containers', 'ready'], out + first.err());
-  assert.match(out, /^ {2}gpu-hello {2}\[strato\/worker-gpu:py3\.\d+\] {2}http:\/\/127\.0\.0\.1:\d+\/v2\/\S+\/runsync$/m);
-  assert.match(out, /^ {2}cpu-stats {2}\[strato\/worker-cpu:py3\.\d+\]/m);
-  assert.match(out, /Load-balanced endpoints\n {2}lb-api .*\n {4}POST +\/process\n {4}GET +\/health\n {2}sample: curl -X POST http:\/\/127\.0\.0\.1:\d+\/lb\/\S+\/process/);
-  assert.match(out, /no NVIDIA runtime: GPU endpoints run on the CPU/);
+    );
+    writeFileSync(path.join(dir, '.env'), 'PREVIEW_SECRET=s3cret\n');
+    const first = await startPreview(dir);
+    const out = first.out();
+    assert.deepEqual(
+      out
+        .split('\n')
+        .filter((l) => l.startsWith('✓'))
+        .map((l) => l.split(/\s+/)[1]),
+      ['build', 'images', 'network', 'containers', 'ready'],
+      out + first.err(),
+    );
+    assert.match(out, /^ {2}gpu-hello {2}\[strato\/worker-gpu:py3\.\d+\] {2}http:\/\/127\.0\.0\.1:\d+\/v2\/\S+\/runsync$/m);
+    assert.match(out, /^ {2}cpu-stats {2}\[strato\/worker-cpu:py3\.\d+\]/m);
+    assert.match(
+      out,
+      /Load-balanced endpoints\n {2}lb-api .*\n {4}POST +\/process\n {4}GET +\/health\n {2}sample: curl -X POST http:\/\/127\.0\.0\.1:\d+\/lb\/\S+\/process/,
+    );
+    assert.match(out, /no NVIDIA runtime: GPU endpoints run on the CPU/);
 
-  const label = `strato.preview=${previewKey(dir)}`;
-  const running = await listContainers(d.engine, label);
-  assert.equal(running.length, 5, 'one container per endpoint');
-  assert.ok(running.every((c) => c.State === 'running'));
-  assert.equal((await listNetworks(d.engine, label)).length, 1);
+    const label = `strato.preview=${previewKey(dir)}`;
+    const running = await listContainers(d.engine, label);
+    assert.equal(running.length, 5, 'one container per endpoint');
+    assert.ok(running.every((c) => c.State === 'running'));
+    assert.equal((await listNetworks(d.engine, label)).length, 1);
 
-  const { key, url } = urls(out);
-  const stats = await post(`${url('cpu-stats')}/runsync`, key, { input: { numbers: [1, 2, 3] } });
-  assert.deepEqual([stats.status, stats.json.status, stats.json.output.mean], [200, 'COMPLETED', 2]);
-  const hello = await post(`${url('gpu-hello')}/runsync`, key, { input: { prompt: 'hi', repeat: 2 } });
-  assert.equal(hello.json.status, 'COMPLETED', JSON.stringify(hello.json));
-  const lb = await post(`${url('lb-api')}/process`, key, { text: 'Hello' });
-  assert.deepEqual(lb.json, { text: 'Hello', length: 5 });
+    const { key, url } = urls(out);
+    const stats = await post(`${url('cpu-stats')}/runsync`, key, { input: { numbers: [1, 2, 3] } });
+    assert.deepEqual([stats.status, stats.json.status, stats.json.output.mean], [200, 'COMPLETED', 2]);
+    const hello = await post(`${url('gpu-hello')}/runsync`, key, { input: { prompt: 'hi', repeat: 2 } });
+    assert.equal(hello.json.status, 'COMPLETED', JSON.stringify(hello.json));
+    const lb = await post(`${url('lb-api')}/process`, key, { text: 'Hello' });
+    assert.deepEqual(lb.json, { text: 'Hello', length: 5 });
 
-  const called = await post(`${url('caller')}/runsync`, key, { input: { text: 'abc' } });
-  assert.equal(called.json.status, 'COMPLETED', JSON.stringify(called.json));
-  assert.deepEqual(called.json.output.result, { text: 'ABC', length: 3 });
-  assert.equal(called.json.output.secret, 's3cret', '.env reaches the container as environment');
-  assert.ok(running.some((c) => c.Id.startsWith(called.json.output.host)), 'the handler ran inside a preview container');
+    const called = await post(`${url('caller')}/runsync`, key, { input: { text: 'abc' } });
+    assert.equal(called.json.status, 'COMPLETED', JSON.stringify(called.json));
+    assert.deepEqual(called.json.output.result, { text: 'ABC', length: 3 });
+    assert.equal(called.json.output.secret, 's3cret', '.env reaches the container as environment');
+    assert.ok(
+      running.some((c) => c.Id.startsWith(called.json.output.host)),
+      'the handler ran inside a preview container',
+    );
 
-  const job = await post(`${url('ticks')}/run`, key, { input: { n: 4 } });
-  const chunks: unknown[] = [];
-  for (let i = 0; i < 100; i++) {
-    const got = (await (await fetch(`${url('ticks')}/stream/${job.json.id}`, { headers: { authorization: `Bearer ${key}` } })).json()) as Array<{ output: unknown }>;
-    chunks.push(...got.map((c) => c.output));
-    if (chunks.length >= 4) break;
-  }
-  assert.deepEqual(chunks, [0, 1, 2, 3].map((i) => ({ i })));
+    const job = await post(`${url('ticks')}/run`, key, { input: { n: 4 } });
+    const chunks: unknown[] = [];
+    for (let i = 0; i < 100; i++) {
+      const got = (await (await fetch(`${url('ticks')}/stream/${job.json.id}`, { headers: { authorization: `Bearer ${key}` } })).json()) as Array<{
+        output: unknown;
+      }>;
+      chunks.push(...got.map((c) => c.output));
+      if (chunks.length >= 4) break;
+    }
+    assert.deepEqual(
+      chunks,
+      [0, 1, 2, 3].map((i) => ({ i })),
+    );
 
-  // A second preview of the same project stops the first and takes over.
-  const second = await startPreview(dir);
-  assert.equal(await first.exited, 0, first.err());
-  assert.match(second.out(), /Preview running\./, second.err());
-  const now = await listContainers(d.engine, label);
-  assert.equal(now.length, 5);
-  assert.ok(now.every((c) => !running.some((o) => o.Id === c.Id)), 'the first preview\'s containers are gone');
-  const again = await post(`${urls(second.out()).url('cpu-stats')}/runsync`, urls(second.out()).key, { input: { numbers: [4] } });
-  assert.equal(again.json.output.max, 4);
+    // A second preview of the same project stops the first and takes over.
+    const second = await startPreview(dir);
+    assert.equal(await first.exited, 0, first.err());
+    assert.match(second.out(), /Preview running\./, second.err());
+    const now = await listContainers(d.engine, label);
+    assert.equal(now.length, 5);
+    assert.ok(
+      now.every((c) => !running.some((o) => o.Id === c.Id)),
+      "the first preview's containers are gone",
+    );
+    const again = await post(`${urls(second.out()).url('cpu-stats')}/runsync`, urls(second.out()).key, { input: { numbers: [4] } });
+    assert.equal(again.json.output.max, 4);
 
-  second.child.kill('SIGINT');
-  assert.equal(await second.exited, 0, second.err());
-  assert.deepEqual(await listContainers(d.engine, label), []);
-  assert.deepEqual(await listNetworks(d.engine, label), []);
-  assert.equal(existsSync(path.join(dir, '.strato', 'preview.json')), false);
-  assert.deepEqual(readdirSync(os.tmpdir()).filter((f) => f.startsWith('strato-preview-') && !f.startsWith('strato-preview-test-') && f.includes(String(second.child.pid))), []);
-});
+    second.child.kill('SIGINT');
+    assert.equal(await second.exited, 0, second.err());
+    assert.deepEqual(await listContainers(d.engine, label), []);
+    assert.deepEqual(await listNetworks(d.engine, label), []);
+    assert.equal(existsSync(path.join(dir, '.strato', 'preview.json')), false);
+    assert.deepEqual(
+      readdirSync(os.tmpdir()).filter((f) => f.startsWith('strato-preview-') && !f.startsWith('strato-preview-test-') && f.includes(String(second.child.pid))),
+      [],
+    );
+  },
+);
 
 test('an endpoint whose handler fails to import is reported by name and the others stay up', { skip: skip ?? false }, async () => {
   const dir = path.join(tmp, 'half');
   assert.equal((await runCli(['init', 'half'], { cwd: tmp })).code, 0);
   for (const f of ['gpu_worker.py', 'lb_worker.py']) rmSync(path.join(dir, f));
-  writeFileSync(path.join(dir, 'broken_worker.py'), `import not_a_module_anywhere\nfrom strato import Endpoint\n\n\n@Endpoint(name="broken", cpu="cpu3c-1-2")\ndef broken(x: int) -> int:\n    """Never imports."""\n    return x\n`);
+  writeFileSync(
+    path.join(dir, 'broken_worker.py'),
+    `import not_a_module_anywhere\nfrom strato import Endpoint\n\n\n@Endpoint(name="broken", cpu="cpu3c-1-2")\ndef broken(x: int) -> int:\n    ` +
+      `"""Never imports."""\n    return x\n`,
+  );
   const p = await startPreview(dir);
   assert.match(p.err(), /error: broken: .*No module named 'not_a_module_anywhere'/);
   const { key, url } = urls(p.out());
@@ -188,14 +225,23 @@ test('errors: no engine, a missing image, a build error; each in one sentence, n
   assert.equal((await runCli(['init', 'errs'], { cwd: tmp })).code, 0);
   const noEngine = await runCli(['deploy', '--preview'], { cwd: dir, env: { ...env, DOCKER_HOST: `unix://${path.join(tmp, 'nothing.sock')}` } });
   assert.equal(noEngine.code, 1);
-  assert.match(noEngine.stderr, /^error: no Docker engine answers on \S+nothing\.sock \(ENOENT\): start one .* set DOCKER_HOST=unix:\/\/\/path\/to\/docker\.sock; strato deploy to the embedded platform needs no Docker\.\n$/);
+  assert.match(
+    noEngine.stderr,
+    /^error: no Docker engine answers on \S+nothing\.sock \(ENOENT\): start one .* set DOCKER_HOST=unix:\/\/\/path\/to\/docker\.sock; strato deploy to the embedded platform needs no Docker\.\n$/,
+  );
 
   const missing = await runCli(['deploy', '--preview', '--cpu-image', '127.0.0.1:9/nowhere/python:1'], { cwd: dir, env });
   assert.equal(missing.code, 1);
-  assert.match(missing.stderr, /image 127\.0\.0\.1:9\/nowhere\/python:1 \(for cpu-stats, lb-api\) is not in the Docker engine and cannot be pulled \(.*\): run strato preview image --tag 127\.0\.0\.1:9\/nowhere\/python:1 to build it/);
+  assert.match(
+    missing.stderr,
+    /image 127\.0\.0\.1:9\/nowhere\/python:1 \(for cpu-stats, lb-api\) is not in the Docker engine and cannot be pulled \(.*\): run strato preview image --tag 127\.0\.0\.1:9\/nowhere\/python:1 to build it/,
+  );
   assert.doesNotMatch(missing.stderr, /\n\s+at /, 'no stack trace');
 
-  writeFileSync(path.join(dir, 'bad_worker.py'), `from strato import Endpoint\n\n\n@Endpoint(name="bad", cpu="cpu3c-1-2", workers=(5, 1))\ndef bad(x: int) -> int:\n    """Bad bounds."""\n    return x\n`);
+  writeFileSync(
+    path.join(dir, 'bad_worker.py'),
+    `from strato import Endpoint\n\n\n@Endpoint(name="bad", cpu="cpu3c-1-2", workers=(5, 1))\ndef bad(x: int) -> int:\n    """Bad bounds."""\n    return x\n`,
+  );
   const refused = await runCli(['deploy', '--preview'], { cwd: dir, env });
   assert.equal(refused.code, 1);
   assert.match(refused.stderr, /bad_worker\.py:4:\d+/);
@@ -209,7 +255,11 @@ test('Ctrl+C during the start (after the network is made) removes what was made 
   const dir = path.join(tmp, 'early');
   assert.equal((await runCli(['init', 'early'], { cwd: tmp })).code, 0);
   ensureBuilt();
-  const child = spawn(process.execPath, [CLI, 'deploy', '--preview'], { cwd: dir, env: { ...process.env, NO_COLOR: '1', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [CLI, 'deploy', '--preview'], {
+    cwd: dir,
+    env: { ...process.env, NO_COLOR: '1', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   children.push(child);
   let out = '';
   let err = '';

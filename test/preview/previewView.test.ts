@@ -32,11 +32,17 @@ test('a running preview is read from its state file and shown with its endpoints
     const node = buildPreviewNode('shop', read!);
     assert.equal(node.label, 'preview');
     assert.equal(node.description, 'shop · 2 endpoint(s) in containers · strato-preview-shop-abc123');
-    assert.deepEqual(node.children!.map((c) => [c.label, c.url, c.icon]), [
-      ['cpu-stats', 'http://127.0.0.1:4321/v2/y', 'list-ordered'],
-      ['lb-api', 'http://127.0.0.1:4321/lb/x', 'server'],
-    ]);
-    assert.deepEqual(node.children![1].children!.map((r) => [r.label, r.url]), [['POST /process', 'http://127.0.0.1:4321/lb/x/process']]);
+    assert.deepEqual(
+      node.children!.map((c) => [c.label, c.url, c.icon]),
+      [
+        ['cpu-stats', 'http://127.0.0.1:4321/v2/y', 'list-ordered'],
+        ['lb-api', 'http://127.0.0.1:4321/lb/x', 'server'],
+      ],
+    );
+    assert.deepEqual(
+      node.children![1].children!.map((r) => [r.label, r.url]),
+      [['POST /process', 'http://127.0.0.1:4321/lb/x/process']],
+    );
 
     writePreviewState(root, { ...state, pid: process.pid }); // a live process that is not a preview
     assert.equal(readPreviewState(root), null);

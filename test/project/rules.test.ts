@@ -10,11 +10,24 @@ async function diagnose(src: string) {
 }
 
 test('a clean queue endpoint has no diagnostics and the expected config', async () => {
-  const m = await analyzeSource(queue('name="a", gpu=GpuGroup.ADA_24, workers=(1, 3), idle_timeout=30, dependencies=["requests>=2.31", "pillow[webp]==10.*"], env={"K": "v"}, gpu_count=2, max_concurrency=4, execution_timeout_ms=120000'));
+  const m = await analyzeSource(
+    queue(
+      'name="a", gpu=GpuGroup.ADA_24, workers=(1, 3), idle_timeout=30, dependencies=["requests>=2.31", "pillow[webp]==10.*"], env={"K": "v"}, ' +
+        'gpu_count=2, max_concurrency=4, execution_timeout_ms=120000',
+    ),
+  );
   assert.deepEqual(m.diagnostics, []);
   assert.equal(m.endpoints.length, 1);
   assert.deepEqual(m.endpoints[0].config, {
-    gpu: ['ADA_24'], workersMin: 1, workersMax: 3, idleTimeout: 30, dependencies: ['requests>=2.31', 'pillow[webp]==10.*'], env: { K: 'v' }, gpuCount: 2, maxConcurrency: 4, executionTimeoutMs: 120000,
+    gpu: ['ADA_24'],
+    workersMin: 1,
+    workersMax: 3,
+    idleTimeout: 30,
+    dependencies: ['requests>=2.31', 'pillow[webp]==10.*'],
+    env: { K: 'v' },
+    gpuCount: 2,
+    maxConcurrency: 4,
+    executionTimeoutMs: 120000,
   });
 });
 
@@ -69,7 +82,10 @@ test('dependencies must be a list of valid requirement strings', async () => {
   const d = await diagnose(queue('name="a", dependencies=["ok", "not valid!"]'));
   assert.deepEqual(codes(d), ['invalid-dependencies']);
   assert.match(d[0].message, /"not valid!" is not a valid requirement/);
-  assert.deepEqual(codes(await diagnose(queue('name="a", dependencies=["transformers>=4.40,<5", "torch; python_version>\'3.9\'", "pkg @ https://x/y.whl"]'))), []);
+  assert.deepEqual(
+    codes(await diagnose(queue('name="a", dependencies=["transformers>=4.40,<5", "torch; python_version>\'3.9\'", "pkg @ https://x/y.whl"]'))),
+    [],
+  );
 });
 
 test('numeric parameters out of range or of the wrong type', async () => {
@@ -128,9 +144,17 @@ test('routes: missing slash (with fix), reserved /ping, unknown method, duplicat
   assert.deepEqual(codes(dup), ['duplicate-route']);
   assert.match(dup[0].message, /duplicate route: POST \/x \(already registered to 'a'\)/);
   assert.equal(dup[0].related?.length, 1);
-  const ok = await analyzeSource(lb('@api.post("/x")\ndef a(text: str):\n    return 1\n@api.get("/x")\ndef b():\n    return 2\n@api.delete("/items/{id}")\nasync def c(id: str):\n    return 3\n'));
+  const ok = await analyzeSource(
+    lb(
+      '@api.post("/x")\ndef a(text: str):\n    return 1\n@api.get("/x")\ndef b():\n    return 2\n@api.delete("/items/{id}")\nasync def c(id: str):\n  ' +
+        '  return 3\n',
+    ),
+  );
   assert.deepEqual(ok.diagnostics, []);
-  assert.deepEqual(ok.endpoints[0].routes.map((r) => `${r.method} ${r.path} ${r.function.name}`), ['POST /x a', 'GET /x b', 'DELETE /items/{id} c']);
+  assert.deepEqual(
+    ok.endpoints[0].routes.map((r) => `${r.method} ${r.path} ${r.function.name}`),
+    ['POST /x a', 'GET /x b', 'DELETE /items/{id} c'],
+  );
   assert.equal(ok.endpoints[0].kind, 'LOAD_BALANCED');
   assert.equal(ok.endpoints[0].variable, 'api');
 });
@@ -162,7 +186,9 @@ test('two queue functions under one name are their own rule', async () => {
 });
 
 test('a third-party import at the top of a worker file is a warning with a move fix; stdlib, local and strato are fine', async () => {
-  const src = `import numpy as np\nimport os, json\nfrom . import helpers\nimport mylib\n${HEADER}\n@Endpoint(name="a")\ndef f(x: int):\n    """Doc."""\n    return np.zeros(x)\n`;
+  const src =
+    `import numpy as np\nimport os, json\nfrom . import helpers\nimport mylib\n${HEADER}\n@Endpoint(name="a")\ndef f(x: int):\n    ` +
+    `"""Doc."""\n    return np.zeros(x)\n`;
   const m = await analyzeSource(src, 'worker.py', ['mylib']);
   assert.deepEqual(codes(m.diagnostics), ['top-level-import']);
   const d = m.diagnostics[0];
@@ -177,15 +203,23 @@ test('a third-party import at the top of a worker file is a warning with a move 
 test('Endpoint is recognised under any alias and through the module; other Endpoints are not', async () => {
   const a = await analyzeSource('from strato import Endpoint as E\n@E(name="a")\nasync def f():\n    pass\n');
   assert.deepEqual([a.endpoints.length, a.endpoints[0].functions[0].isAsync], [1, true]);
-  const b = await analyzeSource('import strato\n@strato.Endpoint(name="b", gpu=strato.GpuGroup.ADA_24)\nclass M:\n    def predict(self, x):\n        return x\n');
+  const b = await analyzeSource(
+    'import strato\n@strato.Endpoint(name="b", gpu=strato.GpuGroup.ADA_24)\nclass M:\n    def predict(self, x):\n        return x\n',
+  );
   assert.deepEqual([b.endpoints.length, b.endpoints[0].functions[0].isClass, b.endpoints[0].config.gpu], [1, true, ['ADA_24']]);
-  assert.deepEqual(b.endpoints[0].functions[0].methods?.map((m) => m.params.map((p) => p.name)), [['x']]);
+  assert.deepEqual(
+    b.endpoints[0].functions[0].methods?.map((m) => m.params.map((p) => p.name)),
+    [['x']],
+  );
   const c = await analyzeSource('from other import Endpoint\n@Endpoint(name="c")\ndef f():\n    pass\n');
   assert.equal(c.endpoints.length, 0);
 });
 
 test('functions: parameters, defaults, annotations, docstring summary, generators', async () => {
-  const m = await analyzeSource(`${HEADER}@Endpoint(name="g")\ndef gen(prompt: str, n: int = 3, *args, k=None, **kw):\n    """Stream tokens.\n\n    Longer text."""\n    for i in range(n):\n        yield i\n`);
+  const m = await analyzeSource(
+    `${HEADER}@Endpoint(name="g")\ndef gen(prompt: str, n: int = 3, *args, k=None, **kw):\n    """Stream tokens.\n\n    Longer text."""\n    for i in ` +
+      `range(n):\n        yield i\n`,
+  );
   const f = m.endpoints[0].functions[0];
   assert.equal(f.isGenerator, true);
   assert.equal(f.summary, 'Stream tokens.');

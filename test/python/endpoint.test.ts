@@ -31,7 +31,10 @@ describe('Endpoint configuration', () => {
 
   test('each invalid parameter raises ValueError with one clear sentence', async () => {
     await check([
-      ['Endpoint("a", gpu=GpuGroup.ADA_24, cpu=CpuInstanceType.CPU3C_1_2)', 'gpu and cpu are mutually exclusive: specify one or neither (neither means any GPU).'],
+      [
+        'Endpoint("a", gpu=GpuGroup.ADA_24, cpu=CpuInstanceType.CPU3C_1_2)',
+        'gpu and cpu are mutually exclusive: specify one or neither (neither means any GPU).',
+      ],
       ['Endpoint("a", workers=(3, 1))', 'workers min (3) cannot exceed max (1): did you mean (1, 3)?'],
       ['Endpoint("a", workers=(-1, 2))', 'workers cannot be negative: (-1, 2); use numbers >= 0.'],
       ['Endpoint("a", workers=-2)', 'workers cannot be negative: (0, -2); use numbers >= 0.'],
@@ -55,8 +58,14 @@ describe('Endpoint configuration', () => {
 
   test('a second function on one queue endpoint, or routes mixed with a function, is refused', async () => {
     await check([
-      ['e = Endpoint("a")\n@e\ndef f(): pass\n@e\ndef g(): pass', "endpoint 'a' already serves 'f': a queue-based endpoint has one function or class; give 'g' its own Endpoint(name=...)"],
-      ['e = Endpoint("a")\n@e.get("/x")\ndef f(): pass\n@e\ndef g(): pass', "endpoint 'a' has routes (GET /x): a load-balanced endpoint cannot also decorate a function; give the function its own Endpoint(...)"],
+      [
+        'e = Endpoint("a")\n@e\ndef f(): pass\n@e\ndef g(): pass',
+        "endpoint 'a' already serves 'f': a queue-based endpoint has one function or class; give 'g' its own Endpoint(name=...)",
+      ],
+      [
+        'e = Endpoint("a")\n@e.get("/x")\ndef f(): pass\n@e\ndef g(): pass',
+        "endpoint 'a' has routes (GET /x): a load-balanced endpoint cannot also decorate a function; give the function its own Endpoint(...)",
+      ],
     ]);
   });
 });
@@ -65,7 +74,10 @@ describe('decorated code stays plain Python', () => {
   // Outside a worker a call goes to the deployed endpoint (test/deploy/remoteCalls.test.ts); STRATO_LOCAL=1, the
   // endpoint's own worker and the local test server run the function in-process, and __wrapped__ always does.
   test('with STRATO_LOCAL=1, sync, async and generator functions and classes are called as before and expose .endpoint', async () => {
-    const r = await runPython(['-c', `
+    const r = await runPython(
+      [
+        '-c',
+        `
 import asyncio, inspect
 from strato import Endpoint, GpuGroup
 
@@ -98,14 +110,20 @@ assert inspect.isgeneratorfunction(count) and list(count(3)) == [0, 1, 2]
 m = Model(k=2)
 assert isinstance(m, Model) and m.predict(5) == 10 and Model.endpoint.name == "model"
 print("ok")
-`], { env: { STRATO_LOCAL: '1' } });
+`,
+      ],
+      { env: { STRATO_LOCAL: '1' } },
+    );
     assert.equal(r.stdout.trim(), 'ok', r.stderr);
   });
 });
 
 describe('load-balanced routes', () => {
   test('route decorators keep the function callable (plain with STRATO_LOCAL=1) and record "METHOD /path"', async () => {
-    const r = await runPython(['-c', `
+    const r = await runPython(
+      [
+        '-c',
+        `
 from strato import Endpoint
 api = Endpoint(name="api", cpu="cpu3c-1-2", workers=(1, 3))
 
@@ -125,7 +143,10 @@ def d(): pass
 assert list(api.routes) == ["POST /process", "GET /items/{item_id}", "PUT /p", "PATCH /p", "DELETE /p"]
 assert api.is_load_balanced and item(4) == 4
 print("ok")
-`], { env: { STRATO_LOCAL: '1' } });
+`,
+      ],
+      { env: { STRATO_LOCAL: '1' } },
+    );
     assert.equal(r.stdout.trim(), 'ok', r.stderr);
   });
 
@@ -150,12 +171,15 @@ describe('catalog', () => {
 
   test('the enums hold every catalog entry with its string value', async () => {
     const catalog = JSON.parse(readFileSync(path.join(ROOT, 'engine', 'src', 'catalog', 'catalog.json'), 'utf8'));
-    const r = await runPython(['-c', `
+    const r = await runPython([
+      '-c',
+      `
 import json
 from strato import GpuGroup, GpuType, CpuInstanceType
 print(json.dumps({"g": {m.name: m.value for m in GpuGroup}, "t": {m.name: m.value for m in GpuType},
                   "c": {m.name: m.value for m in CpuInstanceType}, "s": str(GpuGroup.ANY), "f": f"{CpuInstanceType.CPU3C_1_2}"}))
-`]);
+`,
+    ]);
     const got = JSON.parse(r.stdout);
     const pairs = (list: { enum: string; id: string }[]) => Object.fromEntries(list.map((e) => [e.enum, e.id]));
     assert.deepEqual(got.g, pairs(catalog.gpuGroups));

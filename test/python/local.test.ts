@@ -192,7 +192,10 @@ describe('local test server: streaming and concurrency', () => {
       if (chunks.length === 0) break;
       seen.push(...chunks.map((c) => c.output));
     }
-    assert.deepEqual(seen, [0, 1, 2, 3, 4].map((i) => ({ i })));
+    assert.deepEqual(
+      seen,
+      [0, 1, 2, 3, 4].map((i) => ({ i })),
+    );
     const job = (await post(`${url}/status/${r.body.id}`, '', 'GET')).body;
     assert.deepEqual(job.output, seen);
   });

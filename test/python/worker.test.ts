@@ -155,15 +155,24 @@ describe('queue worker', () => {
     const done = await doneOf('g1');
     assert.deepEqual(done.output, [{ i: 0 }, { i: 1 }, { i: 2 }]);
     const chunks = platform.streams.filter((s) => s.jobId === 'g1').flatMap((s) => s.chunks);
-    assert.deepEqual(chunks.map((c) => c.output), [{ i: 0 }, { i: 1 }, { i: 2 }]);
-    assert.deepEqual(chunks.map((c) => c.metrics.stream_index), [0, 1, 2]);
+    assert.deepEqual(
+      chunks.map((c) => c.output),
+      [{ i: 0 }, { i: 1 }, { i: 2 }],
+    );
+    assert.deepEqual(
+      chunks.map((c) => c.metrics.stream_index),
+      [0, 1, 2],
+    );
   });
 
   test('an async generator streams too', async () => {
     await startWorker('agen');
     platform.enqueue({ id: 'ag1', input: { n: 4 } });
     assert.deepEqual((await doneOf('ag1')).output, [0, 1, 2, 3]);
-    assert.deepEqual(platform.streams.flatMap((s) => s.chunks.map((c) => c.output)), [0, 1, 2, 3]);
+    assert.deepEqual(
+      platform.streams.flatMap((s) => s.chunks.map((c) => c.output)),
+      [0, 1, 2, 3],
+    );
   });
 
   test('a stream answer {cancelled: true} stops the generator and posts no done', async () => {

@@ -172,7 +172,11 @@ describe('quick fixes', () => {
     const change = action.edit?.documentChanges?.[0];
     assert.ok(change && 'textDocument' in change);
     assert.deepEqual(change.textDocument, { uri: u, version: 1 });
-    const none = await c.connection.sendRequest('textDocument/codeAction', { textDocument: { uri: u }, range: d.range, context: { diagnostics: [d], only: ['refactor'] } });
+    const none = await c.connection.sendRequest('textDocument/codeAction', {
+      textDocument: { uri: u },
+      range: d.range,
+      context: { diagnostics: [d], only: ['refactor'] },
+    });
     assert.deepEqual(none, []);
     const none2 = await c.codeActions(u, { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } });
     assert.deepEqual(none2, []);

@@ -38,7 +38,12 @@ describe('diagnostics', () => {
     const model = analyzeText(parser, 'every_rule.py', text, { localModules: new Set() });
     parser.delete();
     const expected = combine(FIXTURES, [model]).diagnostics;
-    const severity = { error: DiagnosticSeverity.Error, warning: DiagnosticSeverity.Warning, information: DiagnosticSeverity.Information, hint: DiagnosticSeverity.Hint };
+    const severity = {
+      error: DiagnosticSeverity.Error,
+      warning: DiagnosticSeverity.Warning,
+      information: DiagnosticSeverity.Information,
+      hint: DiagnosticSeverity.Hint,
+    };
     const key = (d: { code?: unknown; message: string; range: unknown }) => JSON.stringify([d.code, d.message, d.range]);
     assert.deepEqual(actual.map(key).sort(), expected.map(key).sort());
     for (const d of actual) {
@@ -47,11 +52,31 @@ describe('diagnostics', () => {
       assert.equal(d.source, 'strato');
     }
     // The fixture exercises (nearly) every rule code.
-    assert.deepEqual([...new Set(codes(actual))], [
-      'duplicate-endpoint-name', 'duplicate-queue-function', 'duplicate-route', 'gpu-and-cpu', 'invalid-dependencies', 'invalid-endpoint-name',
-      'invalid-env', 'invalid-type', 'invalid-workers', 'lb-no-routes', 'not-literal', 'out-of-range', 'route-path-reserved', 'route-path-slash', 'syntax-error',
-      'top-level-import', 'unknown-cpu', 'unknown-gpu', 'unknown-method', 'unknown-parameter',
-    ]);
+    assert.deepEqual(
+      [...new Set(codes(actual))],
+      [
+        'duplicate-endpoint-name',
+        'duplicate-queue-function',
+        'duplicate-route',
+        'gpu-and-cpu',
+        'invalid-dependencies',
+        'invalid-endpoint-name',
+        'invalid-env',
+        'invalid-type',
+        'invalid-workers',
+        'lb-no-routes',
+        'not-literal',
+        'out-of-range',
+        'route-path-reserved',
+        'route-path-slash',
+        'syntax-error',
+        'top-level-import',
+        'unknown-cpu',
+        'unknown-gpu',
+        'unknown-method',
+        'unknown-parameter',
+      ],
+    );
     assert.equal(actual.find((d) => d.code === 'top-level-import')?.severity, DiagnosticSeverity.Warning);
     const route = actual.find((d) => d.code === 'duplicate-route')!;
     assert.equal(route.relatedInformation?.[0].location.uri, u);
@@ -65,14 +90,23 @@ describe('diagnostics', () => {
     const [here] = await c.diagnostics(a);
     assert.equal(here.code, 'duplicate-queue-function');
     assert.match(here.message, /also at workers\/gpu_infer\.py:5/);
-    assert.deepEqual(here.relatedInformation?.map((r) => [r.location.uri, r.location.range.start.line]), [[b, 4]]);
+    assert.deepEqual(
+      here.relatedInformation?.map((r) => [r.location.uri, r.location.range.start.line]),
+      [[b, 4]],
+    );
 
     // The closed file reports it too, pointing back.
     const report = await c.workspaceDiagnostics();
     const there = report.items.find((i) => i.uri === b);
     assert.ok(there && there.kind === 'full');
-    assert.deepEqual(there.items.map((d) => d.code), ['duplicate-queue-function']);
-    assert.deepEqual(there.items[0].relatedInformation?.map((r) => [r.location.uri, r.location.range.start.line]), [[a, 3]]);
+    assert.deepEqual(
+      there.items.map((d) => d.code),
+      ['duplicate-queue-function'],
+    );
+    assert.deepEqual(
+      there.items[0].relatedInformation?.map((r) => [r.location.uri, r.location.range.start.line]),
+      [[a, 3]],
+    );
 
     const refreshes = c.refreshes;
     const [rename] = (await c.codeActions(a, here.range, [here])) as CodeAction[];

@@ -32,7 +32,10 @@ describe('workspace index', () => {
   it('indexes every Python file with the build ignore rules: ignored files never report', async () => {
     // scratch/ (.gitignore) and tests/ (built-in) hold errors and a second "embed" and "resize".
     const report = await c.workspaceDiagnostics();
-    assert.deepEqual(report.items.filter((i) => i.kind === 'full' && i.items.length), []);
+    assert.deepEqual(
+      report.items.filter((i) => i.kind === 'full' && i.items.length),
+      [],
+    );
     await openDisk('scratch/ignored.py');
     assert.deepEqual(await c.diagnostics(uri('scratch/ignored.py')), []);
     await openDisk('workers/gpu_infer.py');

@@ -27,13 +27,66 @@ function mulberry32(seed: number): () => number {
 }
 
 const SNIPPETS = [
-  '@Endpoint(', '@Endpoint(name="fz", ', 'gpu=', 'cpu=', 'workers=(', 'GpuGroup.', 'GpuType.NVIDIA_', 'CpuInstanceType.CPU3C_',
-  '"', "'", '"""', '(', ')', '[', ']', '{', '}', ',', ':', '=', '\n', '    ', '\t', '#', '\\', ' ', 'def f(x):\n    return x\n',
-  'import torch\n', 'from strato import Endpoint, GpuGroup\n', 'api = Endpoint(name="api")\n', '@api.post("run")\n', '@api.pots(',
-  'async def g(', 'class C:\n    pass\n', 'yield x\n', 'name="embed"', 'env={"A": 1}', 'dependencies=["x y"]', '**kw', 'lambda: 0',
-  'f"{x}"', "b'\\x00'", '\r', '\r\n', '\u00e9', '\u{1F600}', '\ud800', '\uffff', '\u0000', 'ADA_24', '/ping', 'NAME = 3\n',
-  '['.repeat(300), '('.repeat(120), '-'.repeat(200), '@Endpoint(name="same")\n'.repeat(40), 'import numpy as np\n',
-  'gpu=GpuGroup.ADA_24, cpu="cpu3c-2-4"', 'workers=(3, 1)', '    return np.sum(x)\n',
+  '@Endpoint(',
+  '@Endpoint(name="fz", ',
+  'gpu=',
+  'cpu=',
+  'workers=(',
+  'GpuGroup.',
+  'GpuType.NVIDIA_',
+  'CpuInstanceType.CPU3C_',
+  '"',
+  "'",
+  '"""',
+  '(',
+  ')',
+  '[',
+  ']',
+  '{',
+  '}',
+  ',',
+  ':',
+  '=',
+  '\n',
+  '    ',
+  '\t',
+  '#',
+  '\\',
+  ' ',
+  'def f(x):\n    return x\n',
+  'import torch\n',
+  'from strato import Endpoint, GpuGroup\n',
+  'api = Endpoint(name="api")\n',
+  '@api.post("run")\n',
+  '@api.pots(',
+  'async def g(',
+  'class C:\n    pass\n',
+  'yield x\n',
+  'name="embed"',
+  'env={"A": 1}',
+  'dependencies=["x y"]',
+  '**kw',
+  'lambda: 0',
+  'f"{x}"',
+  "b'\\x00'",
+  '\r',
+  '\r\n',
+  '\u00e9',
+  '\u{1F600}',
+  '\ud800',
+  '\uffff',
+  '\u0000',
+  'ADA_24',
+  '/ping',
+  'NAME = 3\n',
+  '['.repeat(300),
+  '('.repeat(120),
+  '-'.repeat(200),
+  '@Endpoint(name="same")\n'.repeat(40),
+  'import numpy as np\n',
+  'gpu=GpuGroup.ADA_24, cpu="cpu3c-2-4"',
+  'workers=(3, 1)',
+  '    return np.sum(x)\n',
 ];
 
 describe('fuzz', () => {
@@ -117,7 +170,9 @@ describe('fuzz', () => {
       } else {
         const line = int(text.split('\n').length);
         const lines = text.split('\n');
-        await c.change(uri, [{ range: { start: { line, character: 0 }, end: { line, character: 0 } }, text: `${lines.slice(line, line + int(8)).join('\n')}\n` }]);
+        await c.change(uri, [
+          { range: { start: { line, character: 0 }, end: { line, character: 0 } }, text: `${lines.slice(line, line + int(8)).join('\n')}\n` },
+        ]);
       }
 
       const now = c.text(uri);
@@ -128,20 +183,25 @@ describe('fuzz', () => {
       else if (r < 0.55) await timed('hover', () => c.hover(uri, position));
       else if (r < 0.7) await timed('completion', () => c.completion(uri, position));
       else if (r < 0.87) {
-        const actions = await timed('code actions', () => c.codeActions(uri, { start: { line: 0, character: 0 }, end: { line: position.line + int(2000), character: 0 } }));
+        const actions = await timed('code actions', () =>
+          c.codeActions(uri, { start: { line: 0, character: 0 }, end: { line: position.line + int(2000), character: 0 } }),
+        );
         // Apply one now and then: fixes computed on broken code must still be valid edits.
         const action = actions.length && random() < 0.8 ? pick(actions) : undefined;
         if (action?.edit) {
           await c.apply(action.edit);
           fixes++;
         }
-      }
-      else if (r < 0.94) await timed('code lenses', () => c.codeLenses(uri));
+      } else if (r < 0.94) await timed('code lenses', () => c.codeLenses(uri));
       else await timed('document symbols', () => c.symbols(uri));
 
       if (edits % 150 === 149) {
         compared++;
-        assert.deepEqual(summary(await timed('diagnostics', () => c.diagnostics(uri))), fresh(parser, path.basename(uri), c.text(uri)), `incremental and fresh analysis differ after ${edits + 1} edits (seed ${SEED})`);
+        assert.deepEqual(
+          summary(await timed('diagnostics', () => c.diagnostics(uri))),
+          fresh(parser, path.basename(uri), c.text(uri)),
+          `incremental and fresh analysis differ after ${edits + 1} edits (seed ${SEED})`,
+        );
       }
     }
     assert.deepEqual(c.errors(), [], `seed ${SEED}`);
@@ -149,7 +209,10 @@ describe('fuzz', () => {
     // Still well: a clean file analyses as it should.
     await c.change(docs[0], [{ text: seeds[0] }]);
     assert.deepEqual(await c.diagnostics(docs[0]), []);
-    console.log(`fuzz: seed ${SEED}, ${edits} edits, ${requests} requests, ${fixes} quick fixes applied, ${compared} comparisons with a fresh analysis, slowest response ${Math.round(slowest)} ms`);
+    console.log(
+      `fuzz: seed ${SEED}, ${edits} edits, ${requests} requests, ${fixes} quick fixes applied, ${compared} comparisons with a fresh analysis, slowest ` +
+        `response ${Math.round(slowest)} ms`,
+    );
   });
 });
 

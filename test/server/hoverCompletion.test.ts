@@ -58,7 +58,10 @@ describe('hover and completion', () => {
     const uri = uriOf(ws.file(`workers/typing_${n++}.py`));
     const at = text.includes('|') ? text.indexOf('|') : text.length;
     await c.open(uri, text.replace('|', ''));
-    return c.completion(uri, c.position(uri, text.replace('|', '').slice(0, at).split('\n').pop()!, text.replace('|', '').slice(0, at).split('\n').pop()!.length));
+    return c.completion(
+      uri,
+      c.position(uri, text.replace('|', '').slice(0, at).split('\n').pop()!, text.replace('|', '').slice(0, at).split('\n').pop()!.length),
+    );
   }
 
   it('hover on an Endpoint parameter: meaning, type, default and limits', async () => {

@@ -47,17 +47,31 @@ describe('code lenses and document symbols', () => {
     const lenses = await c.codeLenses(uri('api.py'));
     assert.deepEqual(
       lenses.map((l) => [l.range.start.line, l.command?.title]),
-      [[5, '▶ Run POST /predict'], [5, 'Deploy api'], [10, '▶ Run GET /health-check'], [10, 'Deploy api']],
+      [
+        [5, '▶ Run POST /predict'],
+        [5, 'Deploy api'],
+        [10, '▶ Run GET /health-check'],
+        [10, 'Deploy api'],
+      ],
     );
     assert.deepEqual(lenses[0].command?.arguments?.[0], {
-      endpoint: 'api', function: 'predict', file: 'api.py', uri: uri('api.py'), kind: 'LOAD_BALANCED', method: 'POST', path: '/predict',
+      endpoint: 'api',
+      function: 'predict',
+      file: 'api.py',
+      uri: uri('api.py'),
+      kind: 'LOAD_BALANCED',
+      method: 'POST',
+      path: '/predict',
     });
   });
 
   it('lenses follow edits, cover classes, and are absent from files the build ignores', async () => {
     const u = uri('workers/model.py');
     await c.open(u, 'from strato import Endpoint\n\n\n@Endpoint(name="model")\nclass Model:\n    def predict(self, x):\n        return x\n');
-    assert.deepEqual((await c.codeLenses(u)).map((l) => (l.command?.arguments?.[0] as EndpointCommandArgs).function), ['Model', 'Model']);
+    assert.deepEqual(
+      (await c.codeLenses(u)).map((l) => (l.command?.arguments?.[0] as EndpointCommandArgs).function),
+      ['Model', 'Model'],
+    );
     await c.replace(u, 0, 0, '\n\n');
     assert.equal((await c.codeLenses(u))[0].range.start.line, 5);
     await openDisk('scratch/ignored.py');
@@ -67,13 +81,25 @@ describe('code lenses and document symbols', () => {
   it('document symbols: endpoints, and a load-balanced endpoint holding its routes', async () => {
     await openDisk('workers/gpu_infer.py');
     const queue = await c.symbols(uri('workers/gpu_infer.py'));
-    assert.deepEqual(queue.map((s) => [s.name, s.kind, s.selectionRange.start.line]), [['embed', SymbolKind.Function, 5], ['generate', SymbolKind.Function, 14]]);
+    assert.deepEqual(
+      queue.map((s) => [s.name, s.kind, s.selectionRange.start.line]),
+      [
+        ['embed', SymbolKind.Function, 5],
+        ['generate', SymbolKind.Function, 14],
+      ],
+    );
     assert.match(queue[0].detail!, /queue endpoint · gpu ADA_24 · def embed/);
     await openDisk('api.py');
     const [api] = await c.symbols(uri('api.py'));
     assert.equal(api.name, 'api');
     assert.match(api.detail!, /load-balanced endpoint · cpu cpu3g-2-8 · api/);
-    assert.deepEqual(api.children?.map((s) => [s.name, s.detail, s.kind]), [['POST /predict', 'predict', SymbolKind.Method], ['GET /health-check', 'health', SymbolKind.Method]]);
+    assert.deepEqual(
+      api.children?.map((s) => [s.name, s.detail, s.kind]),
+      [
+        ['POST /predict', 'predict', SymbolKind.Method],
+        ['GET /health-check', 'health', SymbolKind.Method],
+      ],
+    );
     for (const child of api.children!) assert.ok(child.range.start.line >= api.range.start.line && child.range.end.line <= api.range.end.line);
   });
 });

@@ -6,10 +6,31 @@ import { PassThrough } from 'node:stream';
 import { pathToFileURL } from 'node:url';
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import {
-  createConnection, createMessageConnection, IPCMessageReader, IPCMessageWriter, ProposedFeatures, StreamMessageReader, StreamMessageWriter,
-  type ClientCapabilities, type CodeAction, type CodeLens, type CompletionItem, type CompletionList, type Diagnostic, type DocumentSymbol,
-  type FileEvent, type Hover, type InitializeResult, type MessageConnection, type Position, type PublishDiagnosticsParams, type Range,
-  type TextDocumentContentChangeEvent, type TextEdit, type WorkspaceDiagnosticReport, type WorkspaceEdit,
+  createConnection,
+  createMessageConnection,
+  IPCMessageReader,
+  IPCMessageWriter,
+  ProposedFeatures,
+  StreamMessageReader,
+  StreamMessageWriter,
+  type ClientCapabilities,
+  type CodeAction,
+  type CodeLens,
+  type CompletionItem,
+  type CompletionList,
+  type Diagnostic,
+  type DocumentSymbol,
+  type FileEvent,
+  type Hover,
+  type InitializeResult,
+  type MessageConnection,
+  type Position,
+  type PublishDiagnosticsParams,
+  type Range,
+  type TextDocumentContentChangeEvent,
+  type TextEdit,
+  type WorkspaceDiagnosticReport,
+  type WorkspaceEdit,
 } from 'vscode-languageserver/node';
 import { startServer } from '../../server/src/server';
 
@@ -110,7 +131,7 @@ export class TestClient {
         workspaceFolders: true,
         didChangeWatchedFiles: { dynamicRegistration: true },
         workspaceEdit: { documentChanges: options.documentChanges ?? false },
-        ...(options.refresh ?? true ? { diagnostics: { refreshSupport: true } } : {}),
+        ...((options.refresh ?? true) ? { diagnostics: { refreshSupport: true } } : {}),
       },
     };
     const folders = (options.folders ?? []).map((f) => ({ uri: uriOf(f), name: path.basename(f) }));
@@ -156,7 +177,10 @@ export class TestClient {
       const doc = this.doc(uri);
       // Send from the end, so that each change's range is valid against the text left by the previous one.
       const sorted = [...edits].sort((a, b) => doc.offsetAt(b.range.start) - doc.offsetAt(a.range.start));
-      await this.change(uri, sorted.map((e) => ({ range: e.range, text: e.newText })));
+      await this.change(
+        uri,
+        sorted.map((e) => ({ range: e.range, text: e.newText })),
+      );
     }
   }
 

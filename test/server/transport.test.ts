@@ -13,14 +13,20 @@ async function session(c: TestClient): Promise<number | null> {
   const ws = copyWorkspace();
   try {
     const init = await c.initialize({ folders: [ws.root] });
-    assert.equal(init.capabilities.textDocumentSync && typeof init.capabilities.textDocumentSync === 'object' ? init.capabilities.textDocumentSync.change : 0, 2);
+    assert.equal(
+      init.capabilities.textDocumentSync && typeof init.capabilities.textDocumentSync === 'object' ? init.capabilities.textDocumentSync.change : 0,
+      2,
+    );
     assert.deepEqual(init.capabilities.diagnosticProvider, { identifier: 'strato', interFileDependencies: true, workspaceDiagnostics: true });
     const u = uriOf(ws.file('workers/gpu_infer.py'));
     await c.open(u, readFileSync(ws.file('workers/gpu_infer.py'), 'utf8').replace('GpuGroup.ADA_24', 'GpuGroup.ADA_42'));
     const [d] = await c.diagnostics(u);
     assert.equal(d.code, 'unknown-gpu');
     assert.equal(d.message, 'GpuGroup.ADA_42 does not exist: did you mean GpuGroup.ADA_24?');
-    assert.ok(c.logs.some((l) => /indexed 4 Python files/.test(l.message)), JSON.stringify(c.logs));
+    assert.ok(
+      c.logs.some((l) => /indexed 4 Python files/.test(l.message)),
+      JSON.stringify(c.logs),
+    );
     assert.deepEqual(c.errors(), []);
     return await c.stop();
   } finally {

@@ -35,7 +35,10 @@ describe('orchestration YAML in the language server', () => {
       assert.deepEqual(await c.diagnostics(u), [], rel);
     }
     const ws = await c.workspaceDiagnostics();
-    assert.deepEqual(ws.items.filter((i) => i.uri.includes('dstack') && i.kind === 'full' && i.items.length), []);
+    assert.deepEqual(
+      ws.items.filter((i) => i.uri.includes('dstack') && i.kind === 'full' && i.items.length),
+      [],
+    );
   });
 
   it('a region conflict is reported on the task with related information at the volume file', async () => {
@@ -103,7 +106,10 @@ describe('orchestration YAML in the language server', () => {
     const symbols = await c.symbols(u);
     assert.ok(symbols.some((s) => s.name === 'name' && s.detail === 'train'));
     const resources = symbols.find((s) => s.name === 'resources');
-    assert.deepEqual(resources?.children?.map((s) => s.name), ['gpu', 'cpu', 'memory', 'disk', 'shm_size']);
+    assert.deepEqual(
+      resources?.children?.map((s) => s.name),
+      ['gpu', 'cpu', 'memory', 'disk', 'shm_size'],
+    );
   });
 
   it('survives random edits, and its diagnostics match a fresh analysis', async () => {
@@ -111,7 +117,7 @@ describe('orchestration YAML in the language server', () => {
     const base = readFileSync(file('.dstack.yml'), 'utf8');
     await c.open(u, base);
     let seed = 7;
-    const rnd = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff);
+    const rnd = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff;
     const snippets = ['gpu: ', 'H1', ':', '..', '\n  ', '- ', 'regions: [', 'type: volume\n', '"', '#', '  ', 'size: 10', '{', '\t', 'api_key: x\n'];
     for (let i = 0; i < 150; i++) {
       const text = c.text(u);
@@ -122,7 +128,11 @@ describe('orchestration YAML in the language server', () => {
         const d = await c.diagnostics(u);
         const own = analyzeDstack('infra/fuzz.dstack.yml', c.text(u)).sink.items;
         // Cross-file rules only add to the file's own diagnostics.
-        for (const x of own) assert.ok(d.some((y) => y.code === x.code && y.message === x.message), `missing ${x.code} after edit ${i}`);
+        for (const x of own)
+          assert.ok(
+            d.some((y) => y.code === x.code && y.message === x.message),
+            `missing ${x.code} after edit ${i}`,
+          );
         await c.completion(u, { line: Math.floor(rnd() * 10), character: Math.floor(rnd() * 10) });
         await c.hover(u, { line: Math.floor(rnd() * 10), character: Math.floor(rnd() * 10) });
         await c.symbols(u);

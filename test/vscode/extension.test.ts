@@ -44,7 +44,10 @@ async function waitHealthy(url: string, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (server?.exitCode !== null && server?.exitCode !== undefined) throw new Error(`code-server exited with ${server.exitCode}:\n${serverLog.join('')}`);
-    const ok = await fetch(url, { signal: AbortSignal.timeout(1000) }).then((r) => r.ok, () => false);
+    const ok = await fetch(url, { signal: AbortSignal.timeout(1000) }).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (ok) return;
     await new Promise((r) => setTimeout(r, 200));
   }
@@ -83,27 +86,55 @@ before(async () => {
 
   const userData = path.join(tmp, 'user-data');
   fs.mkdirSync(path.join(userData, 'User'), { recursive: true });
-  fs.writeFileSync(path.join(userData, 'User', 'settings.json'), JSON.stringify({
-    'workbench.startupEditor': 'none', 'telemetry.telemetryLevel': 'off', 'extensions.autoCheckUpdates': false,
-    'extensions.autoUpdate': false, 'chat.disableAIFeatures': true, 'workbench.tips.enabled': false, 'security.workspace.trust.enabled': false,
-  }));
+  fs.writeFileSync(
+    path.join(userData, 'User', 'settings.json'),
+    JSON.stringify({
+      'workbench.startupEditor': 'none',
+      'telemetry.telemetryLevel': 'off',
+      'extensions.autoCheckUpdates': false,
+      'extensions.autoUpdate': false,
+      'chat.disableAIFeatures': true,
+      'workbench.tips.enabled': false,
+      'security.workspace.trust.enabled': false,
+    }),
+  );
   port = await freePort();
   t = Date.now();
-  server = spawn(codeServer, ['--auth', 'none', '--disable-telemetry', '--disable-update-check', '--disable-workspace-trust',
-    '--user-data-dir', userData, '--extensions-dir', path.join(tmp, 'extensions'), '--config', path.join(tmp, 'config.yaml'),
-    '--bind-addr', `127.0.0.1:${port}`], {
-    detached: true, // its own process group, stopped as a whole in after()
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: {
-      ...process.env,
-      STRATO_API_URL: platform.url,
-      STRATO_API_KEY: platform.key,
-      STRATO_INHOST_RESULTS: path.join(tmp, 'inhost-results.json'),
-      STRATO_INHOST_SCREENSHOT: path.join(tmp, 'screenshot'),
-      STRATO_DATA_DIR: path.join(tmp, 'strato-data'), // never touch the user's own local platform
-      EXTENSIONS_GALLERY: JSON.stringify({ serviceUrl: 'http://127.0.0.1:9/gallery', itemUrl: 'http://127.0.0.1:9/item', resourceUrlTemplate: 'http://127.0.0.1:9/res/{publisher}/{name}/{version}/{path}' }),
+  server = spawn(
+    codeServer,
+    [
+      '--auth',
+      'none',
+      '--disable-telemetry',
+      '--disable-update-check',
+      '--disable-workspace-trust',
+      '--user-data-dir',
+      userData,
+      '--extensions-dir',
+      path.join(tmp, 'extensions'),
+      '--config',
+      path.join(tmp, 'config.yaml'),
+      '--bind-addr',
+      `127.0.0.1:${port}`,
+    ],
+    {
+      detached: true, // its own process group, stopped as a whole in after()
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: {
+        ...process.env,
+        STRATO_API_URL: platform.url,
+        STRATO_API_KEY: platform.key,
+        STRATO_INHOST_RESULTS: path.join(tmp, 'inhost-results.json'),
+        STRATO_INHOST_SCREENSHOT: path.join(tmp, 'screenshot'),
+        STRATO_DATA_DIR: path.join(tmp, 'strato-data'), // never touch the user's own local platform
+        EXTENSIONS_GALLERY: JSON.stringify({
+          serviceUrl: 'http://127.0.0.1:9/gallery',
+          itemUrl: 'http://127.0.0.1:9/item',
+          resourceUrlTemplate: 'http://127.0.0.1:9/res/{publisher}/{name}/{version}/{path}',
+        }),
+      },
     },
-  });
+  );
   server.stdout!.on('data', (d) => serverLog.push(String(d)));
   server.stderr!.on('data', (d) => serverLog.push(String(d)));
   await waitHealthy(`http://127.0.0.1:${port}/healthz`, 30_000);
@@ -140,8 +171,16 @@ test('in a real VS Code: activation, diagnostics, code lenses, views, deploy, ru
   browser = await chromium.launch({
     executablePath: findChromium(),
     headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'], // a fresh temporary profile each run
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--disable-dev-shm-usage',
+    ], // a fresh temporary profile each run
   });
   const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
   await page.route('**/*', (r) => (['127.0.0.1', 'localhost', '[::1]'].includes(new URL(r.request().url()).hostname) ? r.continue() : r.abort()));
@@ -155,8 +194,15 @@ test('in a real VS Code: activation, diagnostics, code lenses, views, deploy, ru
   });
   await page.exposeFunction('codeAutomationExit', (code: number) => exit(code));
   const remote = (p: string) => `vscode-remote://127.0.0.1:${port}${p}`;
-  const payload = [['extensionDevelopmentPath', remote(REPO)], ['extensionTestsPath', remote(path.join(__dirname, 'inhost', 'index.js'))], ['skipWelcome', 'true']];
-  await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(ws)}&payload=${encodeURIComponent(JSON.stringify(payload))}`, { waitUntil: 'domcontentloaded', timeout: 60_000 });
+  const payload = [
+    ['extensionDevelopmentPath', remote(REPO)],
+    ['extensionTestsPath', remote(path.join(__dirname, 'inhost', 'index.js'))],
+    ['skipWelcome', 'true'],
+  ];
+  await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(ws)}&payload=${encodeURIComponent(JSON.stringify(payload))}`, {
+    waitUntil: 'domcontentloaded',
+    timeout: 60_000,
+  });
   const timer = setTimeout(() => exit('timeout'), 180_000);
   // The in-host run asks for the screenshot (a .ready file) before it ends, while the views still have data.
   const shot = path.join(tmp, 'screenshot');
@@ -168,8 +214,15 @@ test('in a real VS Code: activation, diagnostics, code lenses, views, deploy, ru
   if (!done) {
     fs.mkdirSync(RESULTS_DIR, { recursive: true });
     await page.screenshot({ path: path.join(RESULTS_DIR, 'vscode-workbench.png') }).catch(() => undefined);
-    await page.locator('.codelens-decoration a').first().waitFor({ timeout: 5000 }).catch(() => undefined);
-    lensTitles = await page.locator('.codelens-decoration a').allTextContents().catch(() => []);
+    await page
+      .locator('.codelens-decoration a')
+      .first()
+      .waitFor({ timeout: 5000 })
+      .catch(() => undefined);
+    lensTitles = await page
+      .locator('.codelens-decoration a')
+      .allTextContents()
+      .catch(() => []);
     tokenColours = await colourOfTokens(page, ['CpuInstanceType', 'CPU3C_1_2', 'def']);
     fs.writeFileSync(`${shot}.done`, '');
   }

@@ -78,7 +78,7 @@ export async function resolveApiConfig(o: ResolveOptions & { start?: boolean } =
   const dataDir = defaultPlatformDir(env);
   if (o.start === false) {
     const s = await daemonStatus(dataDir).catch(() => undefined);
-    const apiKey = s?.running && s.state ? explicitKey ?? readKeyFile(s.keyFile) : undefined;
+    const apiKey = s?.running && s.state ? (explicitKey ?? readKeyFile(s.keyFile)) : undefined;
     return s?.state && apiKey ? { baseUrl: s.state.url, apiKey, source: 'local' } : undefined;
   }
   const local = await ensureLocalPlatform(dataDir);

@@ -77,10 +77,10 @@ export class ControlPlaneClient {
   }
 
   async createEnvironment(appId: string, name: string): Promise<Environment> {
-    const d = await this.query<{ createEnvironment: RawEnv }>(
-      `mutation($a: ID!, $n: String!) { createEnvironment(appId: $a, name: $n) { ${ENV} } }`,
-      { a: appId, n: name },
-    );
+    const d = await this.query<{ createEnvironment: RawEnv }>(`mutation($a: ID!, $n: String!) { createEnvironment(appId: $a, name: $n) { ${ENV} } }`, {
+      a: appId,
+      n: name,
+    });
     return env(d.createEnvironment);
   }
 
@@ -112,10 +112,10 @@ export class ControlPlaneClient {
   }
 
   async deployBuild(environmentId: string, buildId: string): Promise<Environment> {
-    const d = await this.query<{ deployBuild: RawEnv }>(
-      `mutation($e: ID!, $b: ID!) { deployBuild(environmentId: $e, buildId: $b) { ${ENV} } }`,
-      { e: environmentId, b: buildId },
-    );
+    const d = await this.query<{ deployBuild: RawEnv }>(`mutation($e: ID!, $b: ID!) { deployBuild(environmentId: $e, buildId: $b) { ${ENV} } }`, {
+      e: environmentId,
+      b: buildId,
+    });
     return env(d.deployBuild);
   }
 
@@ -125,10 +125,7 @@ export class ControlPlaneClient {
       ...input,
       env: input.env ? Object.entries(input.env).map(([name, value]) => ({ name, value })) : undefined,
     };
-    const d = await this.query<{ saveEndpoint: RawEndpoint }>(
-      `mutation($i: EndpointInput!) { saveEndpoint(input: $i) { ${ENDPOINT} } }`,
-      { i: vars },
-    );
+    const d = await this.query<{ saveEndpoint: RawEndpoint }>(`mutation($i: EndpointInput!) { saveEndpoint(input: $i) { ${ENDPOINT} } }`, { i: vars });
     return endpoint(d.saveEndpoint);
   }
 
@@ -137,10 +134,7 @@ export class ControlPlaneClient {
   }
 
   async listEndpoints(environmentId?: string): Promise<Endpoint[]> {
-    const d = await this.query<{ endpoints: RawEndpoint[] }>(
-      `query($e: ID) { endpoints(environmentId: $e) { ${ENDPOINT} } }`,
-      { e: environmentId ?? null },
-    );
+    const d = await this.query<{ endpoints: RawEndpoint[] }>(`query($e: ID) { endpoints(environmentId: $e) { ${ENDPOINT} } }`, { e: environmentId ?? null });
     return d.endpoints.map(endpoint);
   }
 
@@ -167,9 +161,7 @@ export class ControlPlaneClient {
   }
 
   async platformInfo(): Promise<{ version: string; baseUrl: string; instanceId: string }> {
-    const d = await this.query<{ platform: { version: string; baseUrl: string; instanceId: string } }>(
-      '{ platform { version baseUrl instanceId } }',
-    );
+    const d = await this.query<{ platform: { version: string; baseUrl: string; instanceId: string } }>('{ platform { version baseUrl instanceId } }');
     return d.platform;
   }
 }

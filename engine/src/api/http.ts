@@ -62,9 +62,7 @@ export async function send(target: ApiTarget, method: string, path: string, o: S
     }
   }
   if (res.status === 401) {
-    throw new UserError(
-      `the Strato platform at ${target.baseUrl} refused the API key (401); check STRATO_API_KEY (environment or .env)`,
-    );
+    throw new UserError(`the Strato platform at ${target.baseUrl} refused the API key (401); check STRATO_API_KEY (environment or .env)`);
   }
   return { status: res.status, body: parsed, headers: res.headers };
 }

@@ -105,12 +105,7 @@ export class JobsClient {
     }
   }
 
-  private async call<T>(
-    method: string,
-    endpointId: string,
-    route: string,
-    o: { body?: unknown; timeoutMs?: number } = {},
-  ): Promise<T> {
+  private async call<T>(method: string, endpointId: string, route: string, o: { body?: unknown; timeoutMs?: number } = {}): Promise<T> {
     const r: HttpResult = await send(this.target, method, `/v2/${encodeURIComponent(endpointId)}/${route}`, o);
     if (r.status !== 200) throw new JobsApiError(r.status, `${route.split(/[/?]/)[0]} failed (HTTP ${r.status}): ${errorText(r.body)}`);
     return r.body as T;

@@ -36,11 +36,7 @@ export async function callRoute<T = unknown>(
   });
   if (r.status >= 400) {
     const b = (r.body ?? {}) as { error?: unknown; detail?: unknown };
-    throw new RouteError(
-      r.status,
-      typeof b.error === 'string' ? b.error : errorText(r.body),
-      typeof b.detail === 'string' ? b.detail : '',
-    );
+    throw new RouteError(r.status, typeof b.error === 'string' ? b.error : errorText(r.body), typeof b.detail === 'string' ? b.detail : '');
   }
   return r.body as T;
 }

@@ -24,7 +24,13 @@ export function originOf(url: string): string {
 
 export function trustedOrigins(env: NodeJS.ProcessEnv = process.env): Set<string> {
   try {
-    return new Set(fs.readFileSync(trustFile(env), 'utf8').split(/\r?\n/).map((l) => l.trim().toLowerCase()).filter(Boolean));
+    return new Set(
+      fs
+        .readFileSync(trustFile(env), 'utf8')
+        .split(/\r?\n/)
+        .map((l) => l.trim().toLowerCase())
+        .filter(Boolean),
+    );
   } catch {
     return new Set();
   }
@@ -47,5 +53,8 @@ export function checkKeyDestination(url: string, urlSource: SettingSource, keySo
   if (keySource === 'project' || urlSource === 'user') return;
   const origin = originOf(url);
   if (trustedOrigins(env).has(origin)) return;
-  throw new UserError(`STRATO_API_URL ${origin} comes from the project (.env or workspace settings), and your STRATO_API_KEY is not sent to a server the project chose: if you trust it, run strato trust ${origin} (or set STRATO_API_URL in your own environment).`);
+  throw new UserError(
+    `STRATO_API_URL ${origin} comes from the project (.env or workspace settings), and your STRATO_API_KEY is not sent to a server the project chose: ` +
+      `if you trust it, run strato trust ${origin} (or set STRATO_API_URL in your own environment).`,
+  );
 }

@@ -14,7 +14,10 @@ export async function packArtifact(buildDir: string, entries: string[], out: str
 export function checkArtifactSize(bytes: number): void {
   if (bytes > limits.deploymentBytes) {
     const mb = (n: number) => Math.round(n / 1024 / 1024);
-    throw new UserError(`Archive exceeds limit (${mb(bytes)} MB / ${mb(limits.deploymentBytes)} MB): leave large packages out with --exclude a,b (torch, torchvision, torchaudio, numpy and triton are already in the base image) or move data files out of the project.`);
+    throw new UserError(
+      `Archive exceeds limit (${mb(bytes)} MB / ${mb(limits.deploymentBytes)} MB): leave large packages out with --exclude a,b (torch, torchvision, ` +
+        `torchaudio, numpy and triton are already in the base image) or move data files out of the project.`,
+    );
   }
 }
 

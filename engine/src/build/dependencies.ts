@@ -65,10 +65,25 @@ export interface PipOptions {
 /** Runs pip for the target platform. pip's own environment (PIP_INDEX_URL, PIP_FIND_LINKS, ...) passes through. */
 export function pipInstall(o: PipOptions): Promise<void> {
   const args = [
-    '-m', 'pip', 'install', '--target', o.target, '--python-version', o.pythonVersion,
+    '-m',
+    'pip',
+    'install',
+    '--target',
+    o.target,
+    '--python-version',
+    o.pythonVersion,
     ...PLATFORMS.flatMap((p) => ['--platform', p]),
-    '--implementation', 'cp', '--only-binary=:all:', '--upgrade', '--no-input', '--disable-pip-version-check',
-    '--progress-bar', 'off', '--no-warn-script-location', '-r', o.requirementsFile,
+    '--implementation',
+    'cp',
+    '--only-binary=:all:',
+    '--upgrade',
+    '--no-input',
+    '--disable-pip-version-check',
+    '--progress-bar',
+    'off',
+    '--no-warn-script-location',
+    '-r',
+    o.requirementsFile,
   ];
   return new Promise((resolve, reject) => {
     let child;
@@ -94,10 +109,20 @@ export function pipInstall(o: PipOptions): Promise<void> {
     };
     child.stdout.on('data', split(outLines, true));
     child.stderr.on('data', split(errLines, false));
-    child.on('error', (err) => reject(new UserError(`could not run ${o.python} to install dependencies (${err.message}); install Python 3 or set STRATO_PYTHON to an interpreter with pip.`)));
+    child.on('error', (err) =>
+      reject(
+        new UserError(`could not run ${o.python} to install dependencies (${err.message}); install Python 3 or set STRATO_PYTHON to an interpreter with pip.`),
+      ),
+    );
     child.on('close', (code) => {
       if (code === 0) return resolve();
-      reject(new UserError(`dependency installation failed (pip exit status ${code}):\n${pipReason(errLines, outLines)}\nCheck the package names and versions in requirements.txt and dependencies=[...]; for a private index or a folder of wheels set PIP_INDEX_URL or PIP_FIND_LINKS. Packages must have Linux x86_64 wheels for Python ${o.pythonVersion}.`));
+      reject(
+        new UserError(
+          `dependency installation failed (pip exit status ${code}):\n${pipReason(errLines, outLines)}\nCheck the package names and versions in ` +
+            `requirements.txt and dependencies=[...]; for a private index or a folder of wheels set PIP_INDEX_URL or PIP_FIND_LINKS. Packages must ` +
+            `have Linux x86_64 wheels for Python ${o.pythonVersion}.`,
+        ),
+      );
     });
   });
 }

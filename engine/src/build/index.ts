@@ -3,7 +3,16 @@
 import { mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { formatDiagnostic, hasProjectMarker, INCLUDE_FILE, listProjectFiles, loadProject, PROJECT_MARKERS, type Diagnostic, type ProjectModel } from '../project';
+import {
+  formatDiagnostic,
+  hasProjectMarker,
+  INCLUDE_FILE,
+  listProjectFiles,
+  loadProject,
+  PROJECT_MARKERS,
+  type Diagnostic,
+  type ProjectModel,
+} from '../project';
 import { UserError } from '../util/errors';
 import { pythonExecutable, pythonPackageRoot } from '../util/paths';
 import { checkArtifactSize, packArtifact } from './artifact';
@@ -49,12 +58,18 @@ export interface BuildResult {
 /** The build-output line naming the secret-looking files that were left out, or '' when there were none. */
 export function secretsLine(secretsLeftOut: readonly string[]): string {
   if (!secretsLeftOut.length) return '';
-  return `left out ${secretsLeftOut.length} secret-looking file${secretsLeftOut.length === 1 ? '' : 's'}: ${secretsLeftOut.join(', ')} (name one in ${INCLUDE_FILE} to package it on purpose)`;
+  return (
+    `left out ${secretsLeftOut.length} secret-looking file${secretsLeftOut.length === 1 ? '' : 's'}: ${secretsLeftOut.join(', ')} (name one in ` +
+    `${INCLUDE_FILE} to package it on purpose)`
+  );
 }
 
 export class BuildRefused extends UserError {
   constructor(readonly diagnostics: Diagnostic[]) {
-    super(`${diagnostics.map(formatDiagnostic).join('\n')}\nbuild refused: ${diagnostics.length} error${diagnostics.length === 1 ? '' : 's'} in the endpoint configuration; fix ${diagnostics.length === 1 ? 'it' : 'them'} and build again.`);
+    super(
+      `${diagnostics.map(formatDiagnostic).join('\n')}\nbuild refused: ${diagnostics.length} error${diagnostics.length === 1 ? '' : 's'} in the ` +
+        `endpoint configuration; fix ${diagnostics.length === 1 ? 'it' : 'them'} and build again.`,
+    );
     this.preformatted = true;
   }
 }
@@ -84,7 +99,10 @@ export async function buildProject(root: string, options: BuildOptions = {}): Pr
   const pythonVersion = options.pythonVersion ?? process.env.STRATO_PYTHON_VERSION ?? DEFAULT_PYTHON_VERSION;
 
   if (!options.model && !hasProjectMarker(projectRoot)) {
-    throw new UserError(`${projectRoot} is not a Strato project (none of ${PROJECT_MARKERS.join(', ')} is there), so nothing was packaged: run strato build in the project folder, or create one with strato init NAME.`);
+    throw new UserError(
+      `${projectRoot} is not a Strato project (none of ${PROJECT_MARKERS.join(', ')} is there), so nothing was packaged: run strato build in the ` +
+        `project folder, or create one with strato init NAME.`,
+    );
   }
   progress('analysing the project');
   const model = options.model ?? (await loadProject(projectRoot));
@@ -93,7 +111,9 @@ export async function buildProject(root: string, options: BuildOptions = {}): Pr
   if (errors.length) throw new BuildRefused(errors);
   if (model.endpoints.length === 0) {
     throw new UserError(
-      `no @Endpoint function found in ${projectName}: check the decorator syntax (from strato import Endpoint, then @Endpoint(name="...") on a function, or api = Endpoint(...) with @api.post("/path") routes), the .gitignore, and the built-in ignore patterns (tests/, test_*.py, *_test.py, docs/, venv/, .venv/, build/, dist/).`,
+      `no @Endpoint function found in ${projectName}: check the decorator syntax (from strato import Endpoint, then @Endpoint(name="...") on a ` +
+        `function, or api = Endpoint(...) with @api.post("/path") routes), the .gitignore, and the built-in ignore patterns (tests/, test_*.py, ` +
+        `*_test.py, docs/, venv/, .venv/, build/, dist/).`,
     );
   }
 
@@ -140,7 +160,9 @@ export async function buildProject(root: string, options: BuildOptions = {}): Pr
 
     progress('writing the artifact');
     const artifactPath = path.join(outDir, 'artifact.tar.gz');
-    const entries = [...new Set([...files.map((f) => f.split('/')[0]), ...handlers.map((h) => h.path), 'strato_manifest.json', 'requirements.txt', 'deps'])].sort();
+    const entries = [
+      ...new Set([...files.map((f) => f.split('/')[0]), ...handlers.map((h) => h.path), 'strato_manifest.json', 'requirements.txt', 'deps']),
+    ].sort();
     const sizeBytes = await packArtifact(buildDir, entries, artifactPath);
     checkArtifactSize(sizeBytes);
     const manifestPath = path.join(outDir, 'strato_manifest.json');

@@ -51,7 +51,14 @@ export function resourceOf(ep: EndpointSpec, pythonVersion: string): ManifestRes
 }
 
 export function createManifest(model: ProjectModel, projectName: string, fingerprint: string, pythonVersion = DEFAULT_PYTHON_VERSION): Manifest {
-  const manifest: Manifest = { version: 1, project_name: projectName, source_fingerprint: fingerprint, python_version: pythonVersion, resources: {}, routes: {} };
+  const manifest: Manifest = {
+    version: 1,
+    project_name: projectName,
+    source_fingerprint: fingerprint,
+    python_version: pythonVersion,
+    resources: {},
+    routes: {},
+  };
   const endpoints = [...model.endpoints].sort((a, b) => a.name.localeCompare(b.name));
   for (const ep of endpoints) {
     manifest.resources[ep.name] = resourceOf(ep, pythonVersion);

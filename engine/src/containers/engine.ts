@@ -32,7 +32,8 @@ export function socketPath(dockerHost = process.env.DOCKER_HOST): string {
 
 function noEngine(socket: string, why: string): UserError {
   return new UserError(
-    `no Docker engine answers on ${socket} (${why}): start one (sudo systemctl start docker, or dockerd) or set DOCKER_HOST=unix:///path/to/docker.sock; strato deploy to the embedded platform needs no Docker.`,
+    `no Docker engine answers on ${socket} (${why}): start one (sudo systemctl start docker, or dockerd) or set ` +
+      `DOCKER_HOST=unix:///path/to/docker.sock; strato deploy to the embedded platform needs no Docker.`,
   );
 }
 
@@ -86,7 +87,9 @@ export class DockerEngine {
   /** A request with a streamed body (an image's root filesystem); the answer is read whole. */
   async upload(path: string, body: NodeJS.ReadableStream, contentType: string): Promise<EngineResponse> {
     return new Promise((resolve, reject) => {
-      const req = http.request({ socketPath: this.socket, method: 'POST', path: this.prefix + path, headers: { 'content-type': contentType } }, (res) => collect(res, resolve, reject));
+      const req = http.request({ socketPath: this.socket, method: 'POST', path: this.prefix + path, headers: { 'content-type': contentType } }, (res) =>
+        collect(res, resolve, reject),
+      );
       req.on('error', reject);
       body.on('error', (e: Error) => req.destroy(e));
       body.pipe(req);

@@ -62,7 +62,11 @@ export async function importImage(d: DockerEngine, ref: string, rootfs: NodeJS.R
   const params = `${q({ fromSrc: '-', repo, tag })}${changes.map((c) => `&changes=${encodeURIComponent(c)}`).join('')}`;
   const r = await d.upload(`/images/create?${params}`, rootfs, 'application/x-tar');
   const text = r.body.toString('utf8');
-  const err = text.split('\n').filter(Boolean).map((l) => JSON.parse(l) as { error?: string }).find((l) => l.error);
+  const err = text
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as { error?: string })
+    .find((l) => l.error);
   if (r.status >= 300 || err) throw new EngineError(err?.error ?? `image import answered ${r.status}: ${text.slice(0, 200)}`, r.status);
 }
 

@@ -14,7 +14,6 @@ function deployable(app: App | null): Environment[] {
   return (app?.environments ?? []).filter((e) => e.name !== DEV_ENVIRONMENT);
 }
 
-
 export function appNameFor(projectDir: string, env: NodeJS.ProcessEnv = process.env): string {
   return (env.STRATO_APP || '').trim() || path.basename(path.resolve(projectDir));
 }
@@ -39,7 +38,10 @@ export async function resolveProjectContext(root: string, env: NodeJS.ProcessEnv
 /** Checks the names before any work is done, so that a deploy does not build only to be refused at upload. */
 export function checkNames(app: string, environment: string | undefined): void {
   if (!APP_OR_ENV_NAME.test(app)) {
-    throw new UserError(`"${app}" cannot be an app name (it comes from the project directory): set STRATO_APP to a valid name (${APP_OR_ENV_NAME_RULE}), e.g. STRATO_APP=${suggestName(app) ?? 'my-app'}.`);
+    throw new UserError(
+      `"${app}" cannot be an app name (it comes from the project directory): set STRATO_APP to a valid name (${APP_OR_ENV_NAME_RULE}), e.g. ` +
+        `STRATO_APP=${suggestName(app) ?? 'my-app'}.`,
+    );
   }
   if (environment !== undefined && !APP_OR_ENV_NAME.test(environment)) {
     throw new UserError(`--env "${environment}" is not a valid environment name: ${APP_OR_ENV_NAME_RULE}, e.g. staging.`);
@@ -57,19 +59,34 @@ export function chooseEnvironment(app: App | null, requested: string | undefined
   const envs = deployable(app);
   if (envs.length === 0) return { create: DEFAULT_ENVIRONMENT };
   if (envs.length === 1) return { existing: envs[0] };
-  throw new UserError(`app "${app!.name}" has ${envs.length} environments (${envs.map((e) => e.name).sort().join(', ')}): choose one with --env NAME.`);
+  throw new UserError(
+    `app "${app!.name}" has ${envs.length} environments (${envs
+      .map((e) => e.name)
+      .sort()
+      .join(', ')}): choose one with --env NAME.`,
+  );
 }
 
 /** The environment to read from (env get, undeploy): never created. */
 export function findEnvironment(app: App | null, appName: string, requested: string | undefined): Environment {
-  if (!app) throw new UserError(`app "${appName}" has not been deployed yet: run strato deploy first (the app name comes from the project directory, or STRATO_APP).`);
+  if (!app)
+    throw new UserError(`app "${appName}" has not been deployed yet: run strato deploy first (the app name comes from the project directory, or STRATO_APP).`);
   const envs = deployable(app);
   if (requested) {
     const found = app.environments.find((e) => e.name === requested);
-    if (!found) throw new UserError(`app "${appName}" has no environment "${requested}"${envs.length ? ` (it has ${envs.map((e) => e.name).join(', ')})` : ''}: run strato deploy --env ${requested} first.`);
+    if (!found)
+      throw new UserError(
+        `app "${appName}" has no environment "${requested}"${envs.length ? ` (it has ${envs.map((e) => e.name).join(', ')})` : ''}: run strato deploy ` +
+          `--env ${requested} first.`,
+      );
     return found;
   }
   if (envs.length === 1) return envs[0];
   if (envs.length === 0) throw new UserError(`app "${appName}" has no environment: run strato deploy first.`);
-  throw new UserError(`app "${appName}" has ${envs.length} environments (${envs.map((e) => e.name).sort().join(', ')}): choose one with --env NAME.`);
+  throw new UserError(
+    `app "${appName}" has ${envs.length} environments (${envs
+      .map((e) => e.name)
+      .sort()
+      .join(', ')}): choose one with --env NAME.`,
+  );
 }

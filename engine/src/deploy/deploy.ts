@@ -56,43 +56,63 @@ export async function deployProject(root: string, o: DeployOptions): Promise<Dep
 
   const appName = appNameFor(root);
   checkNames(appName, o.env);
-  const buildResult = await step('build', () => buildProject(root, { exclude: o.exclude, onProgress: o.onProgress, onWarning: o.onWarning }), (b) => `${Object.keys(b.manifest.resources).length} endpoints, ${(b.sizeBytes / 1024).toFixed(0)} KB${b.secretsLeftOut.length ? `; ${secretsLine(b.secretsLeftOut)}` : ''}`);
+  const buildResult = await step(
+    'build',
+    () => buildProject(root, { exclude: o.exclude, onProgress: o.onProgress, onWarning: o.onWarning }),
+    (b) =>
+      `${Object.keys(b.manifest.resources).length} endpoints, ${(b.sizeBytes / 1024).toFixed(0)} ` +
+      `KB${b.secretsLeftOut.length ? `; ${secretsLine(b.secretsLeftOut)}` : ''}`,
+  );
 
   await o.afterBuild?.(buildResult);
-  const { app, environment, build } = await step('upload', async () => {
-    let app = await client.findApp(appName);
-    const choice = chooseEnvironment(app, o.env);
-    if (!app) app = await client.createApp(appName);
-    const environment = 'existing' in choice ? choice.existing : await client.createEnvironment(app.id, choice.create);
-    const build = await client.uploadBuild(app.id, buildResult.artifactPath, buildResult.manifest);
-    await client.deployBuild(environment.id, build.id);
-    return { app, environment, build };
-  }, (r) => `app ${r.app.name}, environment ${r.environment.name}, build ${r.build.id}`);
+  const { app, environment, build } = await step(
+    'upload',
+    async () => {
+      let app = await client.findApp(appName);
+      const choice = chooseEnvironment(app, o.env);
+      if (!app) app = await client.createApp(appName);
+      const environment = 'existing' in choice ? choice.existing : await client.createEnvironment(app.id, choice.create);
+      const build = await client.uploadBuild(app.id, buildResult.artifactPath, buildResult.manifest);
+      await client.deployBuild(environment.id, build.id);
+      return { app, environment, build };
+    },
+    (r) => `app ${r.app.name}, environment ${r.environment.name}, build ${r.build.id}`,
+  );
 
-  const { endpoints, created, updated, deleted } = await step('provision', async () => {
-    const existing = await client.listEndpoints(environment.id);
-    const byName = new Map(existing.map((e) => [e.name, e]));
-    const names = Object.keys(buildResult.manifest.resources);
-    const created: string[] = [];
-    const updated: string[] = [];
-    const endpoints: Endpoint[] = [];
-    // One at a time keeps the platform's rolling release orderly and the output deterministic.
-    for (const name of names) {
-      const overrides = o.workers ? { workersMin: o.workers.min, workersMax: o.workers.max } : undefined;
-      const ep = await client.saveEndpoint(endpointInput({ environmentId: environment.id, buildId: build.id, name, model: buildResult.model, apiKey: o.target.apiKey, overrides }));
-      (byName.has(name) ? updated : created).push(name);
-      endpoints.push(ep);
-    }
-    const deleted: string[] = [];
-    for (const e of existing) {
-      if (names.includes(e.name)) continue;
-      await client.deleteEndpoint(e.id);
-      deleted.push(e.name);
-    }
-    return { endpoints, created, updated, deleted };
-  }, (r) => `${r.created.length} created, ${r.updated.length} updated, ${r.deleted.length} deleted`);
+  const { endpoints, created, updated, deleted } = await step(
+    'provision',
+    async () => {
+      const existing = await client.listEndpoints(environment.id);
+      const byName = new Map(existing.map((e) => [e.name, e]));
+      const names = Object.keys(buildResult.manifest.resources);
+      const created: string[] = [];
+      const updated: string[] = [];
+      const endpoints: Endpoint[] = [];
+      // One at a time keeps the platform's rolling release orderly and the output deterministic.
+      for (const name of names) {
+        const overrides = o.workers ? { workersMin: o.workers.min, workersMax: o.workers.max } : undefined;
+        const ep = await client.saveEndpoint(
+          endpointInput({ environmentId: environment.id, buildId: build.id, name, model: buildResult.model, apiKey: o.target.apiKey, overrides }),
+        );
+        (byName.has(name) ? updated : created).push(name);
+        endpoints.push(ep);
+      }
+      const deleted: string[] = [];
+      for (const e of existing) {
+        if (names.includes(e.name)) continue;
+        await client.deleteEndpoint(e.id);
+        deleted.push(e.name);
+      }
+      return { endpoints, created, updated, deleted };
+    },
+    (r) => `${r.created.length} created, ${r.updated.length} updated, ${r.deleted.length} deleted`,
+  );
 
-  const problems = await step('configure', () => configure(client, app.name, environment.name, endpoints, o.readyTimeoutMs ?? 20_000), (p) => (p.length ? `${p.length} endpoint(s) cannot start workers` : 'endpoints discoverable by name, minimum workers ready'));
+  const problems = await step(
+    'configure',
+    () => configure(client, app.name, environment.name, endpoints, o.readyTimeoutMs ?? 20_000),
+    (p) => (p.length ? `${p.length} endpoint(s) cannot start workers` : 'endpoints discoverable by name, minimum workers ready'),
+  );
   return { app, environment, build, buildResult, endpoints, created, updated, deleted, problems, durations };
 }
 

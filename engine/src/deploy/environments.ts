@@ -32,17 +32,26 @@ export async function getEnvironment(target: ApiTarget, appName: string, envName
   return { app: appName, environment: env.name, buildId: env.activeBuildId, endpoints };
 }
 
-export async function listEnvironments(target: ApiTarget, appName: string): Promise<Array<{ app: string; environment: string; buildId: string | null; endpoints: number }>> {
+export async function listEnvironments(
+  target: ApiTarget,
+  appName: string,
+): Promise<Array<{ app: string; environment: string; buildId: string | null; endpoints: number }>> {
   const client = new ControlPlaneClient(target);
   const app = await client.findApp(appName);
-  if (!app) throw new UserError(`app "${appName}" has not been deployed yet: run strato deploy first (the app name comes from the project directory, or STRATO_APP).`);
+  if (!app)
+    throw new UserError(`app "${appName}" has not been deployed yet: run strato deploy first (the app name comes from the project directory, or STRATO_APP).`);
   const out = [];
-  for (const e of app.environments) out.push({ app: appName, environment: e.name, buildId: e.activeBuildId, endpoints: (await client.listEndpoints(e.id)).length });
+  for (const e of app.environments)
+    out.push({ app: appName, environment: e.name, buildId: e.activeBuildId, endpoints: (await client.listEndpoints(e.id)).length });
   return out.sort((a, b) => a.environment.localeCompare(b.environment));
 }
 
 /** Deletes every endpoint of the environment (their workers stop, their jobs go), then the emptied environment. */
-export async function undeployEnvironment(target: ApiTarget, appName: string, envName: string | undefined): Promise<{ environment: string; removed: string[] }> {
+export async function undeployEnvironment(
+  target: ApiTarget,
+  appName: string,
+  envName: string | undefined,
+): Promise<{ environment: string; removed: string[] }> {
   const client = new ControlPlaneClient(target);
   const env = findEnvironment(await client.findApp(appName), appName, envName);
   const endpoints = await client.listEndpoints(env.id);
@@ -50,4 +59,3 @@ export async function undeployEnvironment(target: ApiTarget, appName: string, en
   await client.deleteEnvironment(env.id);
   return { environment: env.name, removed: endpoints.map((e) => e.name).sort() };
 }
-

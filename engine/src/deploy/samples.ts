@@ -7,7 +7,13 @@ import type { EndpointSpec, FunctionInfo, ParamInfo } from '../project';
 function placeholder(p: ParamInfo): unknown {
   if (p.default !== undefined) {
     try {
-      return JSON.parse(p.default.replace(/^'(.*)'$/, '"$1"').replace(/^True$/, 'true').replace(/^False$/, 'false').replace(/^None$/, 'null'));
+      return JSON.parse(
+        p.default
+          .replace(/^'(.*)'$/, '"$1"')
+          .replace(/^True$/, 'true')
+          .replace(/^False$/, 'false')
+          .replace(/^None$/, 'null'),
+      );
     } catch {
       // not a JSON-compatible literal: fall through to the type
     }
@@ -30,7 +36,7 @@ function ofType(t: string, name: string): unknown {
 }
 
 export function sampleArgs(fn: FunctionInfo | undefined): Record<string, unknown> {
-  const params = fn?.isClass ? fn.methods?.[0]?.params ?? [] : fn?.params ?? [];
+  const params = fn?.isClass ? (fn.methods?.[0]?.params ?? []) : (fn?.params ?? []);
   const out: Record<string, unknown> = {};
   for (const p of params) if (p.kind === 'positional' || p.kind === 'keyword-only') out[p.name] = placeholder(p);
   if (fn?.isClass && (fn.methods?.length ?? 0) > 1) return { method: fn.methods![0].name, ...out };

@@ -198,7 +198,15 @@ export class LiveEndpoints {
     const env = await this.environment();
     const id = await buildId;
     const ep = await this.client.saveEndpoint(
-      endpointInput({ environmentId: env.id, buildId: id, name, manifestName: liveName(name), model: build.model, apiKey: this.target.apiKey, overrides: { workersMin: 0 } }),
+      endpointInput({
+        environmentId: env.id,
+        buildId: id,
+        name,
+        manifestName: liveName(name),
+        model: build.model,
+        apiKey: this.target.apiKey,
+        overrides: { workersMin: 0 },
+      }),
     );
     this.hashes.set(name, this.hashOf(name));
     this.resolved.set(name, { id: ep.id, hash: this.hashOf(name) });

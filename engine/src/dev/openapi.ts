@@ -49,7 +49,7 @@ function defaultOf(p: ParamInfo): unknown {
 }
 
 function paramsOf(fn: FunctionInfo): ParamInfo[] {
-  const params = fn.isClass ? fn.methods?.[0]?.params ?? [] : fn.params;
+  const params = fn.isClass ? (fn.methods?.[0]?.params ?? []) : fn.params;
   return params.filter((p) => p.kind === 'positional' || p.kind === 'keyword-only');
 }
 
@@ -74,17 +74,30 @@ export function openApiDocument(title: string, routes: readonly DevRoute[]): Rec
     const op: Record<string, unknown> = {
       operationId: `${r.endpoint.name}.${fn.name}`.replace(/[^A-Za-z0-9_.]/g, '_'),
       summary: fn.summary ?? fn.name,
-      description: [fn.docstring, `Endpoint \`${r.endpoint.name}\` (${kindLabel(r.kind)}), function \`${fn.name}\` in \`${r.endpoint.file}\`.`].filter(Boolean).join('\n\n'),
+      description: [fn.docstring, `Endpoint \`${r.endpoint.name}\` (${kindLabel(r.kind)}), function \`${fn.name}\` in \`${r.endpoint.file}\`.`]
+        .filter(Boolean)
+        .join('\n\n'),
       tags: [r.endpoint.name],
       responses: {
-        '200': { description: r.kind === 'QUEUE' ? 'The job: id, status, output, delayTime, executionTime' : "The function's response", content: { 'application/json': { schema: {} } } },
+        '200': {
+          description: r.kind === 'QUEUE' ? 'The job: id, status, output, delayTime, executionTime' : "The function's response",
+          content: { 'application/json': { schema: {} } },
+        },
         '400': { description: 'Invalid input, or the code has an error (reported with file:line)' },
       },
     };
-    const parameters: unknown[] = pathParams.map((name) => ({ name, in: 'path', required: true, schema: schemaOf(params.find((p) => p.name === name)?.annotation) }));
+    const parameters: unknown[] = pathParams.map((name) => ({
+      name,
+      in: 'path',
+      required: true,
+      schema: schemaOf(params.find((p) => p.name === name)?.annotation),
+    }));
     const bodyParams = params.filter((p) => !pathParams.includes(p.name));
     if (r.kind === 'QUEUE') {
-      op.requestBody = { required: true, content: { 'application/json': { schema: { type: 'object', required: ['input'], properties: { input: objectSchema(bodyParams) } } } } };
+      op.requestBody = {
+        required: true,
+        content: { 'application/json': { schema: { type: 'object', required: ['input'], properties: { input: objectSchema(bodyParams) } } } },
+      };
     } else if (r.method === 'GET' || r.method === 'DELETE') {
       for (const p of bodyParams) parameters.push({ name: p.name, in: 'query', required: p.default === undefined, schema: schemaOf(p.annotation) });
     } else if (bodyParams.length) {
@@ -93,5 +106,9 @@ export function openApiDocument(title: string, routes: readonly DevRoute[]): Rec
     if (parameters.length) op.parameters = parameters;
     (paths[r.path] ??= {})[r.method.toLowerCase()] = op;
   }
-  return { openapi: '3.0.3', info: { title: `${title} (strato dev)`, version: 'dev', description: 'Every call runs on a live- endpoint of the Strato platform.' }, paths };
+  return {
+    openapi: '3.0.3',
+    info: { title: `${title} (strato dev)`, version: 'dev', description: 'Every call runs on a live- endpoint of the Strato platform.' },
+    paths,
+  };
 }

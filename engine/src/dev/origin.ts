@@ -26,7 +26,12 @@ export function checkOrigin(headers: { host?: string; origin?: string; 'sec-fetc
   const host = headers.host ?? '';
   const name = hostName(host);
   if (!name || !isTrustedHost(name, listenHost)) {
-    return { ok: false, reason: `the Host header "${host}" does not name this machine: open the dev server as http://localhost:<port> (or start it with --host NAME to use another name).` };
+    return {
+      ok: false,
+      reason:
+        `the Host header "${host}" does not name this machine: open the dev server as http://localhost:<port> (or start it with --host NAME to ` +
+        `use another name).`,
+    };
   }
   const origin = headers.origin;
   if (origin !== undefined && origin.toLowerCase() !== `http://${host.toLowerCase()}`) {

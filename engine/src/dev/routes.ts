@@ -32,11 +32,26 @@ export function devRoutes(model: ProjectModel): DevRoute[] {
       const fn = ep.functions[0];
       if (!fn) continue;
       const several = (queueByFile.get(ep.file)?.length ?? 0) > 1;
-      routes.push({ method: 'POST', path: several ? `${prefix}/${fn.name}/runsync` : `${prefix}/runsync`, endpoint: ep, function: fn, kind: 'QUEUE', summary: fn.summary });
+      routes.push({
+        method: 'POST',
+        path: several ? `${prefix}/${fn.name}/runsync` : `${prefix}/runsync`,
+        endpoint: ep,
+        function: fn,
+        kind: 'QUEUE',
+        summary: fn.summary,
+      });
     } else {
       for (const r of ep.routes) {
         if (!r.path.startsWith('/')) continue;
-        routes.push({ method: r.method, path: `${prefix}${r.path === '/' ? '' : r.path}` || '/', endpoint: ep, function: r.function, kind: 'LOAD_BALANCED', routePath: r.path, summary: r.function.summary });
+        routes.push({
+          method: r.method,
+          path: `${prefix}${r.path === '/' ? '' : r.path}` || '/',
+          endpoint: ep,
+          function: r.function,
+          kind: 'LOAD_BALANCED',
+          routePath: r.path,
+          summary: r.function.summary,
+        });
       }
     }
   }

@@ -58,7 +58,8 @@ async function handle(session: DevSession, req: http.IncomingMessage): Promise<R
   if (method === 'GET' && url.pathname === '/') {
     return json(200, { status: 'ok', app: session.appName, routes: session.routes.length, docs: '/docs', errors: session.errors.map(formatDiagnostic) });
   }
-  if (method === 'GET' && (url.pathname === '/docs' || url.pathname === '/docs/')) return { status: 200, body: swaggerHtml(`${session.appName} - strato dev`), type: 'text/html; charset=utf-8' };
+  if (method === 'GET' && (url.pathname === '/docs' || url.pathname === '/docs/'))
+    return { status: 200, body: swaggerHtml(`${session.appName} - strato dev`), type: 'text/html; charset=utf-8' };
   if (method === 'GET' && url.pathname.startsWith('/docs/static/')) {
     const a = swaggerAsset(url.pathname.slice('/docs/static/'.length));
     return a ? { status: 200, body: a.body, type: a.type } : json(404, { error: 'not found', detail: url.pathname });
@@ -69,7 +70,9 @@ async function handle(session: DevSession, req: http.IncomingMessage): Promise<R
   const { route, pathMatched, endpointPath } = matchRoute(session.routes, method, url.pathname);
   if (!route) {
     const list = session.routes.map((r) => `${r.method} ${r.path}`).join(', ');
-    return pathMatched ? json(405, { error: 'method not allowed', detail: `${method} is not declared for ${url.pathname}; routes: ${list}` }) : json(404, { error: 'not found', detail: `no function is served at ${method} ${url.pathname}; routes: ${list} (see /docs)` });
+    return pathMatched
+      ? json(405, { error: 'method not allowed', detail: `${method} is not declared for ${url.pathname}; routes: ${list}` })
+      : json(404, { error: 'not found', detail: `no function is served at ${method} ${url.pathname}; routes: ${list} (see /docs)` });
   }
   const errors = session.errorsFor(route);
   if (errors.length) {
@@ -77,7 +80,9 @@ async function handle(session: DevSession, req: http.IncomingMessage): Promise<R
   }
   const body = await readBody(req);
   if (body === undefined) return json(413, { error: 'request body over 20 MB' });
-  return route.kind === 'QUEUE' ? callQueue(session, route, body) : callRoute(session, route, method, endpointPath ?? '/', url.search, body, req.headers['content-type']);
+  return route.kind === 'QUEUE'
+    ? callQueue(session, route, body)
+    : callRoute(session, route, method, endpointPath ?? '/', url.search, body, req.headers['content-type']);
 }
 
 async function callQueue(session: DevSession, route: DevRoute, body: Buffer): Promise<Reply> {
@@ -106,7 +111,15 @@ async function callQueue(session: DevSession, route: DevRoute, body: Buffer): Pr
   return { status: first.status, body: job };
 }
 
-async function callRoute(session: DevSession, route: DevRoute, method: string, endpointPath: string, search: string, body: Buffer, contentType: string | undefined): Promise<Reply> {
+async function callRoute(
+  session: DevSession,
+  route: DevRoute,
+  method: string,
+  endpointPath: string,
+  search: string,
+  body: Buffer,
+  contentType: string | undefined,
+): Promise<Reply> {
   const ep = await session.live.ensureWithPeers(route.endpoint.name);
   const timeoutMs = route.endpoint.config.executionTimeoutMs ?? DEFAULT_CLIENT_TIMEOUT_MS;
   const r = await send(session.target, method, `/lb/${encodeURIComponent(ep.id)}${endpointPath}${search}`, {

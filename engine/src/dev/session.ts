@@ -43,8 +43,13 @@ export class DevSession {
     checkNames(this.appName, undefined);
     this.snapshot = this.takeSnapshot();
     const model = await loadProject(this.root);
-    if (!model.files.length) throw new UserError(`no Python worker file found in ${this.root}: create one (strato init .) or run strato dev in your project's folder.`);
-    if (!model.endpoints.length) throw new UserError('no @Endpoint function found: check the decorator syntax (from strato import Endpoint, then @Endpoint(name="...") on a function), the .gitignore and the built-in ignore patterns.');
+    if (!model.files.length)
+      throw new UserError(`no Python worker file found in ${this.root}: create one (strato init .) or run strato dev in your project's folder.`);
+    if (!model.endpoints.length)
+      throw new UserError(
+        'no @Endpoint function found: check the decorator syntax (from strato import Endpoint, then @Endpoint(name="...") on a function), the ' +
+          '.gitignore and the built-in ignore patterns.',
+      );
     const errors = model.diagnostics.filter((d) => d.severity === 'error');
     if (errors.length) {
       // Serve what can be served; the broken routes say why.
@@ -120,7 +125,17 @@ export class DevSession {
         const model = await loadProject(this.root);
         const errors = model.diagnostics.filter((d) => d.severity === 'error');
         if (errors.length || !model.endpoints.length) {
-          this.errors = errors.length ? errors : [{ code: 'syntax-error', severity: 'error', message: 'no @Endpoint function found any more', file: '.', range: { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } } }];
+          this.errors = errors.length
+            ? errors
+            : [
+                {
+                  code: 'syntax-error',
+                  severity: 'error',
+                  message: 'no @Endpoint function found any more',
+                  file: '.',
+                  range: { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } },
+                },
+              ];
           for (const d of this.errors) this.events.log?.(formatDiagnostic(d));
           this.events.reloaded?.(this.errors, Date.now() - started);
           return;

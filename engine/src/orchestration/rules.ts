@@ -29,7 +29,23 @@ export interface KeySpec {
 }
 
 /** The tool's backend types; `strato` is this service. Other backends are accepted as they are. */
-export const BACKEND_TYPES = ['strato', 'aws', 'azure', 'gcp', 'lambda', 'runpod', 'vastai', 'kubernetes', 'oci', 'tensordock', 'cudo', 'datacrunch', 'vultr', 'nebius', 'ssh'] as const;
+export const BACKEND_TYPES = [
+  'strato',
+  'aws',
+  'azure',
+  'gcp',
+  'lambda',
+  'runpod',
+  'vastai',
+  'kubernetes',
+  'oci',
+  'tensordock',
+  'cudo',
+  'datacrunch',
+  'vultr',
+  'nebius',
+  'ssh',
+] as const;
 export const SPOT_POLICIES = ['spot', 'on-demand', 'auto'] as const;
 export const CONFIG_TYPES = ['task', 'volume', 'service', 'dev-environment', 'fleet', 'gateway'] as const;
 /** A reference to an environment variable, which the tool substitutes when it reads its server configuration. */
@@ -102,7 +118,10 @@ export const checkGpuSpec: ValueCheck = (v) => {
     const [lo, hi] = memory.includes('..') ? memory.split('..').map((x) => (x ? toGb(x) : NaN)) : [toGb(memory), toGb(memory)];
     const fits = named.some((t) => !(t.memoryGb < lo) && !(t.memoryGb > hi));
     if (!fits) {
-      const have = [...new Set(named.map((t) => t.memoryGb))].sort((a, b) => a - b).map((m) => `${m}GB`).join(', ');
+      const have = [...new Set(named.map((t) => t.memoryGb))]
+        .sort((a, b) => a - b)
+        .map((m) => `${m}GB`)
+        .join(', ');
       return { code: 'invalid-value', message: `no GPU of that name has ${memory} of memory in the catalog (it has ${have}): fix the memory or the name.` };
     }
   }
@@ -111,14 +130,23 @@ export const checkGpuSpec: ValueCheck = (v) => {
 
 export function unknownGpu(name: string): Problem {
   const guess = didYouMean(name, gpuNames());
-  return { code: 'unknown-gpu', message: `unknown GPU "${name}"${guess ? `: did you mean "${guess}"?` : `; use a catalog name such as ${gpuNames().slice(0, 6).join(', ')}.`}` };
+  return {
+    code: 'unknown-gpu',
+    message: `unknown GPU "${name}"${guess ? `: did you mean "${guess}"?` : `; use a catalog name such as ${gpuNames().slice(0, 6).join(', ')}.`}`,
+  };
 }
 
 export const checkDatacenter: ValueCheck = (v) => {
   const s = String(v);
   if (findDatacenter(s)) return undefined;
-  const guess = didYouMean(s, datacenters.map((d) => d.id));
-  return { code: 'unknown-region', message: `unknown region "${s}"${guess ? `: did you mean "${guess}"?` : `; use a datacenter: ${datacenters.map((d) => d.id).join(', ')}.`}` };
+  const guess = didYouMean(
+    s,
+    datacenters.map((d) => d.id),
+  );
+  return {
+    code: 'unknown-region',
+    message: `unknown region "${s}"${guess ? `: did you mean "${guess}"?` : `; use a datacenter: ${datacenters.map((d) => d.id).join(', ')}.`}`,
+  };
 };
 
 /** Unquoted, YAML reads 3.10 as the number 3.1: the version must be a string. */
@@ -152,10 +180,25 @@ export const TASK: Record<string, KeySpec> = {
   image: str('Docker image to run instead of the default one.'),
   env: { doc: 'Environment variables: a map NAME: value, or a list of NAME=value.', type: 'any' },
   commands: stringList('Shell commands the task runs, in order.'),
-  ports: { doc: 'Ports to forward, e.g. 8000 or "8080:80".', type: 'list', item: { doc: 'A port or local:remote.', type: 'string-or-integer', check: (v) => (/^\d{1,5}(:\d{1,5})?$/.test(String(v)) ? undefined : { code: 'invalid-value', message: `port "${String(v)}" is not a port: write a number or local:remote, e.g. 8000 or "8080:80".` }) } },
+  ports: {
+    doc: 'Ports to forward, e.g. 8000 or "8080:80".',
+    type: 'list',
+    item: {
+      doc: 'A port or local:remote.',
+      type: 'string-or-integer',
+      check: (v) =>
+        /^\d{1,5}(:\d{1,5})?$/.test(String(v))
+          ? undefined
+          : { code: 'invalid-value', message: `port "${String(v)}" is not a port: write a number or local:remote, e.g. 8000 or "8080:80".` },
+    },
+  },
   spot_policy: str('Whether to use spot instances: spot, on-demand or auto.', { values: SPOT_POLICIES }),
   resources: { doc: 'Resources the task needs: gpu, cpu, memory, disk.', type: 'map', keys: RESOURCES },
-  volumes: { doc: 'Volumes to mount, as name:/path.', type: 'list', item: { doc: 'A volume mount name:/path.', type: 'any', keys: { name: str('Volume name.'), path: str('Mount path.') } } },
+  volumes: {
+    doc: 'Volumes to mount, as name:/path.',
+    type: 'list',
+    item: { doc: 'A volume mount name:/path.', type: 'any', keys: { name: str('Volume name.'), path: str('Mount path.') } },
+  },
   regions: stringList('Regions the task may run in.'),
   backends: stringList('Backends the task may run on.', { values: BACKEND_TYPES }),
   working_dir: str('Working directory of the commands.'),
@@ -194,7 +237,11 @@ export const SERVER: Record<string, KeySpec> = {
       type: 'map',
       keys: {
         name: str('Project name.', { required: true }),
-        backends: { doc: 'Backends of the project.', type: 'list', item: { doc: 'A backend: type and its settings.', type: 'map', open: true, keys: STRATO_BACKEND } },
+        backends: {
+          doc: 'Backends of the project.',
+          type: 'list',
+          item: { doc: 'A backend: type and its settings.', type: 'map', open: true, keys: STRATO_BACKEND },
+        },
         default: { doc: 'Whether this is the default project.', type: 'any' },
       },
     },

@@ -8,13 +8,26 @@ type Schema = Record<string, unknown>;
 function specSchema(spec: KeySpec, key?: string): Schema {
   const out: Schema = { description: spec.doc };
   switch (spec.type) {
-    case 'string': out.type = 'string'; break;
-    case 'integer': out.type = 'integer'; break;
-    case 'number': out.type = 'number'; break;
-    case 'string-or-integer': out.type = ['string', 'integer']; break;
-    case 'list': out.type = 'array'; break;
-    case 'map': out.type = 'object'; break;
-    case 'any': break;
+    case 'string':
+      out.type = 'string';
+      break;
+    case 'integer':
+      out.type = 'integer';
+      break;
+    case 'number':
+      out.type = 'number';
+      break;
+    case 'string-or-integer':
+      out.type = ['string', 'integer'];
+      break;
+    case 'list':
+      out.type = 'array';
+      break;
+    case 'map':
+      out.type = 'object';
+      break;
+    case 'any':
+      break;
   }
   if (spec.values) out.enum = [...spec.values];
   if (key === 'region' || key === 'regions') out.examples = datacenters.map((d) => d.id);
@@ -23,11 +36,19 @@ function specSchema(spec: KeySpec, key?: string): Schema {
   if (spec.open && spec.keys) {
     // Other backend types keep their own keys: only a strato backend's keys are checked.
     const strato = specSchema({ ...spec, open: false });
-    return { ...out, required: ['type'], properties: { type: strato.properties && (strato.properties as Record<string, Schema>).type }, if: { properties: { type: { const: 'strato' } } }, then: strato };
+    return {
+      ...out,
+      required: ['type'],
+      properties: { type: strato.properties && (strato.properties as Record<string, Schema>).type },
+      if: { properties: { type: { const: 'strato' } } },
+      then: strato,
+    };
   }
   if (spec.keys && spec.type !== 'any') {
     out.properties = Object.fromEntries(Object.entries(spec.keys).map(([k, s]) => [k, specSchema(s, k)]));
-    const required = Object.entries(spec.keys).filter(([, s]) => s.required).map(([k]) => k);
+    const required = Object.entries(spec.keys)
+      .filter(([, s]) => s.required)
+      .map(([k]) => k);
     if (required.length) out.required = required;
     out.additionalProperties = false;
   }
@@ -55,6 +76,6 @@ export function orchestrationSchemas(): Record<string, Schema> {
     'dstack-task.schema.json': fileSchema('Orchestration tool task (type: task)', TASK, 'task'),
     'dstack-volume.schema.json': fileSchema('Orchestration tool volume (type: volume)', VOLUME, 'volume'),
     'dstack-config.schema.json': config,
-    'dstack-server.schema.json': fileSchema("Orchestration tool server configuration (.dstack/server/config.yml)", SERVER),
+    'dstack-server.schema.json': fileSchema('Orchestration tool server configuration (.dstack/server/config.yml)', SERVER),
   };
 }

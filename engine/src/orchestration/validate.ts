@@ -47,7 +47,10 @@ export function analyzeDstack(file: string, text: string): { model: DstackFile; 
   };
   const model: DstackFile = { file, kind: 'other', mounts: [] };
   for (const e of doc.errors) {
-    sink.add('syntax-error', `YAML syntax error: ${e.message.split('\n')[0]}; fix the indentation or quoting here.`, { start: pos(e.pos[0]), end: pos(e.pos[1]) });
+    sink.add('syntax-error', `YAML syntax error: ${e.message.split('\n')[0]}; fix the indentation or quoting here.`, {
+      start: pos(e.pos[0]),
+      end: pos(e.pos[1]),
+    });
   }
   if (doc.errors.length) return { model, sink };
   const root = doc.contents as Node | null;
@@ -68,7 +71,11 @@ export function analyzeDstack(file: string, text: string): { model: DstackFile; 
     if (t === undefined) sink.add('missing-key', "the configuration has no 'type': add type: task or type: volume.", rangeOf(root.items[0]?.key as Node));
     else if (!table && !['service', 'dev-environment', 'fleet', 'gateway'].includes(String(t))) {
       const guess = didYouMean(String(t), ['task', 'volume']);
-      sink.add('invalid-value', `type "${String(t)}" is not a configuration type${guess ? `: did you mean "${guess}"?` : '; use task or volume.'}`, rangeOf(root.get('type', true) as Node));
+      sink.add(
+        'invalid-value',
+        `type "${String(t)}" is not a configuration type${guess ? `: did you mean "${guess}"?` : '; use task or volume.'}`,
+        rangeOf(root.get('type', true) as Node),
+      );
     }
   }
   if (!table) return { model, sink };
@@ -101,9 +108,14 @@ export function analyzeDstack(file: string, text: string): { model: DstackFile; 
     if (isScalar(node)) {
       if (spec.values && !spec.values.includes(String(v))) {
         const guess = didYouMean(String(v), spec.values);
-        sink.add('invalid-value', `${where} "${String(v)}" is not allowed${guess ? `: did you mean "${guess}"?` : `; use one of ${spec.values.join(', ')}.`}`, r, {
-          fix: guess ? { kind: 'replace-value', range: r, replacement: guess } : undefined,
-        });
+        sink.add(
+          'invalid-value',
+          `${where} "${String(v)}" is not allowed${guess ? `: did you mean "${guess}"?` : `; use one of ${spec.values.join(', ')}.`}`,
+          r,
+          {
+            fix: guess ? { kind: 'replace-value', range: r, replacement: guess } : undefined,
+          },
+        );
       } else if (spec.check) {
         const p = spec.check(v);
         if (p) sink.add(p.code, p.message, r);
@@ -120,9 +132,14 @@ export function analyzeDstack(file: string, text: string): { model: DstackFile; 
         if (!sub) {
           const guess = didYouMean(k, Object.keys(keys));
           const kr = rangeOf(pair.key as Node);
-          sink.add('unknown-key', `'${k}' is not a key of ${where}${guess ? `: did you mean '${guess}'?` : `; use one of ${Object.keys(keys).join(', ')}.`}`, kr, {
-            fix: guess ? { kind: 'replace-value', range: kr, replacement: guess } : undefined,
-          });
+          sink.add(
+            'unknown-key',
+            `'${k}' is not a key of ${where}${guess ? `: did you mean '${guess}'?` : `; use one of ${Object.keys(keys).join(', ')}.`}`,
+            kr,
+            {
+              fix: guess ? { kind: 'replace-value', range: kr, replacement: guess } : undefined,
+            },
+          );
           continue;
         }
         walk(pair.value as Node, sub, k);
@@ -134,10 +151,16 @@ export function analyzeDstack(file: string, text: string): { model: DstackFile; 
       const key = node.get('api_key', true) as Node | undefined;
       if (key && isScalar(key) && typeof key.value === 'string' && !ENV_REFERENCE.test(key.value)) {
         const kr = rangeOf(key);
-        sink.add('clear-text-key', `the API key is written in clear text: reference an environment variable instead, e.g. \${{ env.${DEFAULT_KEY_VARIABLE} }}, and set it where the tool's server runs.`, kr, {
-          severity: 'warning',
-          fix: { kind: 'replace-value', range: kr, replacement: `"\${{ env.${DEFAULT_KEY_VARIABLE} }}"` },
-        });
+        sink.add(
+          'clear-text-key',
+          `the API key is written in clear text: reference an environment variable instead, e.g. \${{ env.${DEFAULT_KEY_VARIABLE} }}, and set it ` +
+            `where the tool's server runs.`,
+          kr,
+          {
+            severity: 'warning',
+            fix: { kind: 'replace-value', range: kr, replacement: `"\${{ env.${DEFAULT_KEY_VARIABLE} }}"` },
+          },
+        );
       }
     }
   };

@@ -19,8 +19,13 @@ export function checkWorkspace(files: readonly DstackFile[]): Diagnostic[] {
       if (!volume) {
         const guess = didYouMean(mount.name, [...volumes.keys()]);
         out.push({
-          code: 'unknown-volume', severity: 'error', file: task.file, range: mount.range,
-          message: `no volume named "${mount.name}" in the workspace${guess ? `: did you mean "${guess}"?` : ': add a .dstack.yml file with type: volume and that name.'}`,
+          code: 'unknown-volume',
+          severity: 'error',
+          file: task.file,
+          range: mount.range,
+          message:
+            `no volume named "${mount.name}" in the ` +
+            `workspace${guess ? `: did you mean "${guess}"?` : ': add a .dstack.yml file with type: volume and that name.'}`,
         });
         continue;
       }
@@ -28,8 +33,13 @@ export function checkWorkspace(files: readonly DstackFile[]): Diagnostic[] {
       const region = volume.region?.value;
       if (region && task.regions && !task.regions.value.includes(region)) {
         out.push({
-          code: 'region-conflict', severity: 'error', file: task.file, range: task.regions.range,
-          message: `volume "${mount.name}" is in region ${region}, which fixes the task's region, but regions excludes it: add ${region} to regions or use a volume there.`,
+          code: 'region-conflict',
+          severity: 'error',
+          file: task.file,
+          range: task.regions.range,
+          message:
+            `volume "${mount.name}" is in region ${region}, which fixes the task's region, but regions excludes it: add ${region} to regions ` +
+            `or use a volume there.`,
           related: [{ file: volume.file, range: volume.region?.range ?? mount.range, message: `volume "${mount.name}" is in ${region}` }],
         });
       }
@@ -37,9 +47,14 @@ export function checkWorkspace(files: readonly DstackFile[]): Diagnostic[] {
     const regions = new Set(used.map((u) => u.volume.region?.value).filter((r): r is string => !!r));
     if (regions.size > 1) {
       out.push({
-        code: 'region-conflict', severity: 'error', file: task.file, range: task.volumesRange ?? used[0].mount.range,
+        code: 'region-conflict',
+        severity: 'error',
+        file: task.file,
+        range: task.volumesRange ?? used[0].mount.range,
         message: `the task mounts volumes in different regions (${[...regions].join(', ')}), but a Pod runs in one region: use volumes of one region.`,
-        related: used.filter((u) => u.volume.region).map((u) => ({ file: u.volume.file, range: u.volume.region!.range, message: `volume "${u.mount.name}" is in ${u.volume.region!.value}` })),
+        related: used
+          .filter((u) => u.volume.region)
+          .map((u) => ({ file: u.volume.file, range: u.volume.region!.range, message: `volume "${u.mount.name}" is in ${u.volume.region!.value}` })),
       });
     }
   }

@@ -34,5 +34,4 @@ export class KeyChecker {
   }
 }
 
-export const UNAUTHORIZED_MESSAGE =
-  'missing or invalid API key: send "Authorization: Bearer <key>" with the key of this platform (STRATO_API_KEY)';
+export const UNAUTHORIZED_MESSAGE = 'missing or invalid API key: send "Authorization: Bearer <key>" with the key of this platform (STRATO_API_KEY)';

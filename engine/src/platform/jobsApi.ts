@@ -49,10 +49,13 @@ export function jobsApi(d: JobsApiDeps) {
     const route = parts[3] as Route;
     const ep = d.cp.endpoint(endpointId);
     if (!ep) return sendError(res, 404, `endpoint ${endpointId} does not exist; check the endpoint id in the URL`);
-    if (ep.config.kind !== 'QUEUE')
-      return sendError(res, 404, `endpoint ${endpointId} is load-balanced: call its routes under /lb/${endpointId}/`);
+    if (ep.config.kind !== 'QUEUE') return sendError(res, 404, `endpoint ${endpointId} is load-balanced: call its routes under /lb/${endpointId}/`);
     if (!(route in METHOD) || parts.length !== (WITH_JOB.has(route) ? 5 : 4) || (WITH_JOB.has(route) && !parts[4])) {
-      return sendError(res, 404, `no such route ${pathOf(url)}; see the jobs API: run, runsync, status/<id>, stream/<id>, cancel/<id>, retry/<id>, purge-queue, health`);
+      return sendError(
+        res,
+        404,
+        `no such route ${pathOf(url)}; see the jobs API: run, runsync, status/<id>, stream/<id>, cancel/<id>, retry/<id>, purge-queue, health`,
+      );
     }
     if (req.method !== METHOD[route]) {
       return sendError(res, 404, `${route} takes ${METHOD[route]}, not ${req.method}`);
@@ -63,8 +66,7 @@ export function jobsApi(d: JobsApiDeps) {
       if (route === 'health') return sendJson(res, 200, health(d, endpointId));
       const jobId = decodeURIComponent(parts[4]);
       const job = d.engine.get(endpointId, jobId);
-      if (!job)
-        return sendError(res, 404, `job ${jobId} does not exist on this endpoint or its results have expired`);
+      if (!job) return sendError(res, 404, `job ${jobId} does not exist on this endpoint or its results have expired`);
       if (route === 'status') return status(d, req, res, job);
       if (route === 'stream') {
         const chunks = await d.engine.takeChunks(job, d.streamWaitMs);
@@ -75,8 +77,7 @@ export function jobsApi(d: JobsApiDeps) {
           return sendError(res, 409, `job ${job.id} already ended (${job.status}); only queued or running jobs can be cancelled`);
         return sendJson(res, 200, { id: job.id, status: 'CANCELLED' });
       }
-      if (d.engine.retry(job) === 'not-retryable')
-        return sendError(res, 409, `job ${job.id} is ${job.status}; only FAILED or TIMED_OUT jobs can be retried`);
+      if (d.engine.retry(job) === 'not-retryable') return sendError(res, 409, `job ${job.id} is ${job.status}; only FAILED or TIMED_OUT jobs can be retried`);
       await d.writer.durable();
       return sendJson(res, 200, { id: job.id, status: 'IN_QUEUE' });
     } catch (e) {
@@ -102,8 +103,7 @@ async function submit(d: JobsApiDeps, req: IncomingMessage, res: ServerResponse,
   const input = extractInput(body);
   if (typeof input !== 'string') return sendError(res, 400, input.error);
   const job = d.engine.submit(endpointId, input, route, waitGiven);
-  if (!job)
-    return sendError(res, 429, `endpoint ${endpointId} has too many queued jobs; retry later or raise its workers max`);
+  if (!job) return sendError(res, 429, `endpoint ${endpointId} has too many queued jobs; retry later or raise its workers max`);
   if (route === 'run') {
     await d.writer.durable();
     return sendRaw(res, 200, `{"id":"${job.id}","status":"IN_QUEUE"}`);
@@ -125,8 +125,7 @@ function extractInput(body: Buffer): string | { error: string } {
   if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed) || !('input' in parsed))
     return { error: 'the body must be a JSON object with an "input" field: {"input": {...}}' };
   const input = (parsed as { input: unknown }).input;
-  if (!input || typeof input !== 'object' || Array.isArray(input))
-    return { error: '"input" must be a JSON object whose fields are the function\'s arguments' };
+  if (!input || typeof input !== 'object' || Array.isArray(input)) return { error: '"input" must be a JSON object whose fields are the function\'s arguments' };
   return JSON.stringify(input);
 }
 
@@ -135,8 +134,7 @@ function status(d: JobsApiDeps, req: IncomingMessage, res: ServerResponse, job: 
   if (q.has('ttl')) {
     const t = q.get('ttl') ?? '';
     const ttl = /^\d+$/.test(t) ? Number(t) : NaN;
-    if (!(ttl >= 1 && ttl <= 7 * 24 * 3600 * 1000))
-      return sendError(res, 400, `ttl must be an integer number of ms from 1 to 604800000, got "${t}"`);
+    if (!(ttl >= 1 && ttl <= 7 * 24 * 3600 * 1000)) return sendError(res, 400, `ttl must be an integer number of ms from 1 to 604800000, got "${t}"`);
     d.engine.setTtl(job, ttl);
   }
   sendRaw(res, 200, job.toJson());

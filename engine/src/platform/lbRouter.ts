@@ -73,9 +73,7 @@ export class LbRouter {
 
   /** The least busy ready worker of the current revision (round robin among equals). */
   private pick(endpointId: string, revision: number): Worker | null {
-    const ready = this.d.scheduler
-      .workersOf(endpointId)
-      .filter((w) => w.phase === 'ready' && w.port && w.revision === revision);
+    const ready = this.d.scheduler.workersOf(endpointId).filter((w) => w.phase === 'ready' && w.port && w.revision === revision);
     if (ready.length === 0) return null;
     const least = Math.min(...ready.map((w) => w.inFlight));
     const best = ready.filter((w) => w.inFlight === least);
@@ -96,17 +94,14 @@ export class LbRouter {
       w.lastBusy = Date.now();
       this.d.scheduler.freed(w);
     };
-    const up = http.request(
-      { host: w.host ?? '127.0.0.1', port: w.port, method: req.method, path, headers, agent: this.agent },
-      (wr) => {
-        const out: http.OutgoingHttpHeaders = {};
-        for (const [k, v] of Object.entries(wr.headers)) if (!HOP_HEADERS.has(k)) out[k] = v;
-        res.writeHead(wr.statusCode ?? 502, out);
-        wr.pipe(res);
-        wr.on('end', finish);
-        wr.on('error', finish);
-      },
-    );
+    const up = http.request({ host: w.host ?? '127.0.0.1', port: w.port, method: req.method, path, headers, agent: this.agent }, (wr) => {
+      const out: http.OutgoingHttpHeaders = {};
+      for (const [k, v] of Object.entries(wr.headers)) if (!HOP_HEADERS.has(k)) out[k] = v;
+      res.writeHead(wr.statusCode ?? 502, out);
+      wr.pipe(res);
+      wr.on('end', finish);
+      wr.on('error', finish);
+    });
     up.setTimeout(timeoutMs, () => {
       up.destroy();
       finish();

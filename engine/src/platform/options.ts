@@ -76,7 +76,6 @@ export interface ResolvedOptions {
 
 export const limits = catalog.limits;
 
-
 export function resolveOptions(o: PlatformOptions): ResolvedOptions {
   return {
     host: o.host ?? '127.0.0.1',

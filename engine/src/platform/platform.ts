@@ -83,9 +83,7 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
       cancelGraceMs: Math.max(5000, 5 * o.heartbeatMs),
     });
     const gpus = new GpuAllocator(detectGpus());
-    const templates = o.workerTemplates
-      ? new Templates({ python: o.python, writeLog: (...a) => supervisor.writeLog(...a), log: o.log })
-      : undefined;
+    const templates = o.workerTemplates ? new Templates({ python: o.python, writeLog: (...a) => supervisor.writeLog(...a), log: o.log }) : undefined;
     const supervisor = new Supervisor({
       gpus,
       templates,
@@ -125,8 +123,7 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
     });
 
     const loaded = engine.load(await store.loadJobs());
-    if (loaded.queued + loaded.rerun > 0)
-      o.log(`strato platform: ${loaded.queued} queued jobs restored (${loaded.rerun} of them were running and run again)`);
+    if (loaded.queued + loaded.rerun > 0) o.log(`strato platform: ${loaded.queued} queued jobs restored (${loaded.rerun} of them were running and run again)`);
 
     let baseUrl = '';
     const health = (id: string): EndpointHealthView => {

@@ -115,8 +115,7 @@ async function take(d: WorkerApiDeps, w: Worker, body: WorkerBody, res: ServerRe
 function done(d: WorkerApiDeps, w: Worker, body: WorkerBody, res: ServerResponse): void {
   const jobId = String(body.jobId);
   let error: string | null = null;
-  if (body.error !== undefined && body.error !== null)
-    error = typeof body.error === 'string' ? body.error : JSON.stringify(body.error);
+  if (body.error !== undefined && body.error !== null) error = typeof body.error === 'string' ? body.error : JSON.stringify(body.error);
   const output = error === null ? JSON.stringify(body.output === undefined ? null : body.output) : null;
   const owned = d.dispatch.complete(w, jobId, output, error);
   const n = typeof body.take === 'number' && body.take > 0 ? Math.floor(body.take) : 0;

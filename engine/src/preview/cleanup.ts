@@ -18,7 +18,6 @@ export async function removeLeftovers(engine: DockerEngine, label: string, log: 
   return removed;
 }
 
-
 /** Stops the preview recorded in the state file (SIGTERM, so it cleans up itself), then removes what is left. */
 export async function replacePrevious(engine: DockerEngine, stateFile: string, label: string): Promise<void> {
   let pid = 0;

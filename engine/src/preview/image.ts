@@ -34,13 +34,16 @@ interface PythonLayout {
 }
 
 async function inspectPython(python: string): Promise<PythonLayout> {
-  const code = 'import sys,sysconfig,os;print(os.path.realpath(sys.executable));print("%d.%d"%sys.version_info[:2]);p=sysconfig.get_paths();print(p["stdlib"]);print(os.path.join(p["platstdlib"],"lib-dynload"))';
+  const code =
+    'import sys,sysconfig,os;print(os.path.realpath(sys.executable));print("%d.%d"%sys.version_info[:2]);p=sysconfig.get_paths();print(p["stdlib"]);print(os.path.join(p["platstdlib"],"lib-dynload"))';
   try {
     const { stdout } = await run(python, ['-S', '-c', code]);
     const [executable, version, stdlib, dynload] = stdout.trim().split('\n');
     return { executable, version, stdlib, dynload };
   } catch (e) {
-    throw new UserError(`cannot run ${python} to copy it into the image (${(e as Error).message.split('\n')[0]}): pass --python with the path of a Python 3 interpreter.`);
+    throw new UserError(
+      `cannot run ${python} to copy it into the image (${(e as Error).message.split('\n')[0]}): pass --python with the path of a Python 3 interpreter.`,
+    );
   }
 }
 
@@ -83,13 +86,23 @@ function stage(dir: string, layout: PythonLayout, libs: string[]): void {
 }
 
 /** Builds the base image from `python` and tags it with every name in `tags`. */
-export async function buildBaseImage(o: { tags: string[]; python?: string; engine?: DockerEngine; onProgress?: (m: string) => void }): Promise<BaseImageResult> {
+export async function buildBaseImage(o: {
+  tags: string[];
+  python?: string;
+  engine?: DockerEngine;
+  onProgress?: (m: string) => void;
+}): Promise<BaseImageResult> {
   const t0 = Date.now();
   const engine = o.engine ?? (await new DockerEngine().connect());
   const python = o.python ?? '/usr/bin/python3';
   const layout = await inspectPython(python);
   o.onProgress?.(`collecting Python ${layout.version} from ${layout.executable}`);
-  const dynloadFiles = fs.existsSync(layout.dynload) ? fs.readdirSync(layout.dynload).filter((f) => f.endsWith('.so')).map((f) => path.join(layout.dynload, f)) : [];
+  const dynloadFiles = fs.existsSync(layout.dynload)
+    ? fs
+        .readdirSync(layout.dynload)
+        .filter((f) => f.endsWith('.so'))
+        .map((f) => path.join(layout.dynload, f))
+    : [];
   const libs = await sharedLibraries([layout.executable, ...dynloadFiles]);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'strato-image-'));
   try {
@@ -112,7 +125,12 @@ export async function buildBaseImage(o: { tags: string[]; python?: string; engin
     );
     const [first, ...rest] = o.tags;
     o.onProgress?.(`importing ${first}`);
-    await importImage(engine, first, stream as unknown as NodeJS.ReadableStream, ['ENV PATH=/usr/local/bin:/usr/bin:/bin', 'ENV LANG=C.UTF-8', 'WORKDIR /app', 'CMD ["python3"]']);
+    await importImage(engine, first, stream as unknown as NodeJS.ReadableStream, [
+      'ENV PATH=/usr/local/bin:/usr/bin:/bin',
+      'ENV LANG=C.UTF-8',
+      'WORKDIR /app',
+      'CMD ["python3"]',
+    ]);
     for (const tag of rest) {
       const at = tag.lastIndexOf(':');
       const [repo, t] = at > tag.lastIndexOf('/') ? [tag.slice(0, at), tag.slice(at + 1)] : [tag, 'latest'];

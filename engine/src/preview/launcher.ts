@@ -3,16 +3,7 @@
 // looks like a child process: its output on stdout/stderr, `exit` with its status, kill() as a signal.
 import { EventEmitter } from 'node:events';
 import { PassThrough } from 'node:stream';
-import {
-  containerAddress,
-  createContainer,
-  followLogs,
-  killContainer,
-  removeContainer,
-  startContainer,
-  waitContainer,
-  type DockerEngine,
-} from '../containers';
+import { containerAddress, createContainer, followLogs, killContainer, removeContainer, startContainer, waitContainer, type DockerEngine } from '../containers';
 import type { LaunchSpec, WorkerLauncher } from '../platform/workers/launcher';
 import type { Worker, WorkerProcess } from '../platform/workers/worker';
 
@@ -84,7 +75,12 @@ export class ContainerLauncher implements WorkerLauncher {
   private async run(w: Worker, s: LaunchSpec, proc: ContainerProcess): Promise<void> {
     const net = this.o.network();
     const gpuCount = this.o.gpus() ? s.gpuCount : 0;
-    const env: Record<string, string> = { ...this.o.secrets, ...s.env, PYTHONPATH: `${APP_DIR}:${APP_DIR}/deps`, STRATO_PLATFORM_URL: `http://${PLATFORM_HOST}:${net.platformPort}` };
+    const env: Record<string, string> = {
+      ...this.o.secrets,
+      ...s.env,
+      PYTHONPATH: `${APP_DIR}:${APP_DIR}/deps`,
+      STRATO_PLATFORM_URL: `http://${PLATFORM_HOST}:${net.platformPort}`,
+    };
     if (w.loadBalanced) env.STRATO_LB_HOST = '0.0.0.0';
     // Without a GPU runtime the devices are not there: let frameworks see none instead of a host index.
     if (!gpuCount) delete env.CUDA_VISIBLE_DEVICES;

@@ -197,7 +197,8 @@ async function checkImages(engine: DockerEngine, b: BuildResult, images: Map<str
     if (pulled.ok && (await imageExists(engine, image))) continue;
     const users = [...images].filter(([, i]) => i === image).map(([n]) => n);
     throw new UserError(
-      `image ${image} (for ${users.join(', ')}) is not in the Docker engine and cannot be pulled (${pulled.ok ? 'pulled, but not found' : pulled.message}): run strato preview image --tag ${image} to build it from this machine's Python.`,
+      `image ${image} (for ${users.join(', ')}) is not in the Docker engine and cannot be pulled ` +
+        `(${pulled.ok ? 'pulled, but not found' : pulled.message}): run strato preview image --tag ${image} to build it from this machine's Python.`,
     );
   }
 }

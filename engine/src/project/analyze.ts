@@ -1,7 +1,18 @@
 // Analysis of one Python file: finds `@Endpoint(...)` functions and classes, load-balanced endpoint objects
 // and their routes, module-level imports, and reports every single-file rule. Works on any text, even broken.
 import type { Parser, SyntaxNode, Tree } from './parser';
-import { emptyBindings, type ConfigValue, type DynamicValue, type EndpointKind, type EndpointSpec, type FileModel, type HttpMethod, type ImportInfo, type Position, type RouteInfo } from './model';
+import {
+  emptyBindings,
+  type ConfigValue,
+  type DynamicValue,
+  type EndpointKind,
+  type EndpointSpec,
+  type FileModel,
+  type HttpMethod,
+  type ImportInfo,
+  type Position,
+  type RouteInfo,
+} from './model';
 import { evaluate, type EvalScope } from './values';
 import { children, functionInfo, rangeOf, walk } from './syntax';
 import { parameterMessage } from '../catalog/parameterRules';
@@ -16,7 +27,10 @@ export interface AnalyzeOptions {
 
 export function moduleNameOf(file: string): string {
   const noExt = file.replace(/\\/g, '/').replace(/\.pyi?$/, '');
-  return noExt.replace(/\/__init__$/, '').split('/').join('.');
+  return noExt
+    .replace(/\/__init__$/, '')
+    .split('/')
+    .join('.');
 }
 
 export function analyzeText(parser: Parser, file: string, text: string, options: AnalyzeOptions = {}): FileModel {
@@ -34,7 +48,15 @@ const STRATO_ENUMS = Object.keys(enumClasses);
 export function analyzeTree(file: string, tree: Tree, text: string, options: AnalyzeOptions = {}): FileModel {
   const sink = new DiagnosticSink(file);
   const root = tree.rootNode;
-  const model: FileModel = { file, module: moduleNameOf(file), endpoints: [], imports: [], diagnostics: sink.items, usesStrato: false, strato: emptyBindings() };
+  const model: FileModel = {
+    file,
+    module: moduleNameOf(file),
+    endpoints: [],
+    imports: [],
+    diagnostics: sink.items,
+    usesStrato: false,
+    strato: emptyBindings(),
+  };
   // Every way of importing Endpoint names the module, so a file without the word needs no further look.
   const mentionsStrato = text.includes('strato');
   if (root.hasError) reportSyntaxErrors(root, sink);
@@ -173,7 +195,11 @@ function endpointFromCall(call: SyntaxNode, kind: EndpointKind, defaultName: str
       key = arg.childForFieldName('name')?.text ?? '';
       valueNode = arg.childForFieldName('value');
     } else if (arg.type === 'list_splat' || arg.type === 'dictionary_splat') {
-      sink.add('not-literal', 'Endpoint arguments must be written out as name=value: the build reads them without running your code, so *args and **kwargs cannot be used.', rangeOf(arg));
+      sink.add(
+        'not-literal',
+        'Endpoint arguments must be written out as name=value: the build reads them without running your code, so *args and **kwargs cannot be used.',
+        rangeOf(arg),
+      );
       continue;
     } else {
       if (positional++ > 0) {
@@ -209,17 +235,40 @@ function endpointFromCall(call: SyntaxNode, kind: EndpointKind, defaultName: str
   else if (nameArg && nameArg.value !== null) sink.add('invalid-endpoint-name', `name must be a string, got ${nameArg.text}.`, nameArg.valueRange);
   const nameRange = nameArg?.valueRange ?? rangeOf(call);
   if (nameArg && typeof nameArg.value === 'string' && !ENDPOINT_NAME.test(nameArg.value)) {
-    const cleaned = nameArg.value.replace(/[^A-Za-z0-9_-]+/g, '-').replace(/^[-_]+/, '').slice(0, 63);
+    const cleaned = nameArg.value
+      .replace(/[^A-Za-z0-9_-]+/g, '-')
+      .replace(/^[-_]+/, '')
+      .slice(0, 63);
     const rule = parameterMessage('invalid-name', { value: nameArg.text });
     sink.add('invalid-endpoint-name', cleaned ? `${rule.slice(0, -1)}, e.g. "${cleaned}".` : rule, nameRange, {
-      fix: cleaned && ENDPOINT_NAME.test(cleaned) && nameArg.source === 'literal' ? { kind: 'rename-endpoint', range: nameRange, suggestion: cleaned } : undefined,
+      fix:
+        cleaned && ENDPOINT_NAME.test(cleaned) && nameArg.source === 'literal' ? { kind: 'rename-endpoint', range: nameRange, suggestion: cleaned } : undefined,
     });
   }
-  return { name, kind, file: model.file, module: model.module, nameRange, callRange: rangeOf(call), args: a.args, dynamicArgs: a.dynamicArgs, config, functions: [], routes: [] };
+  return {
+    name,
+    kind,
+    file: model.file,
+    module: model.module,
+    nameRange,
+    callRange: rangeOf(call),
+    args: a.args,
+    dynamicArgs: a.dynamicArgs,
+    config,
+    functions: [],
+    routes: [],
+  };
 }
 
 /** Reads `@api.<method>("/path")`; returns the endpoint variable when the decorator targets one. */
-function readRoute(call: SyntaxNode, dec: SyntaxNode, def: SyntaxNode, stmt: SyntaxNode, lbByVar: Map<string, EndpointSpec>, sink: DiagnosticSink): string | undefined {
+function readRoute(
+  call: SyntaxNode,
+  dec: SyntaxNode,
+  def: SyntaxNode,
+  stmt: SyntaxNode,
+  lbByVar: Map<string, EndpointSpec>,
+  sink: DiagnosticSink,
+): string | undefined {
   const fn = call.childForFieldName('function');
   if (fn?.type !== 'attribute') return undefined;
   const obj = fn.childForFieldName('object');
@@ -229,15 +278,36 @@ function readRoute(call: SyntaxNode, dec: SyntaxNode, def: SyntaxNode, stmt: Syn
   if (!ep) return undefined;
   const method = attr.text.toUpperCase();
   const args = call.childForFieldName('arguments');
-  const pathNode = args ? children(args).find((c) => c.type !== 'comment' && c.type !== 'keyword_argument') ?? children(args).find((c) => c.type === 'keyword_argument' && c.childForFieldName('name')?.text === 'path')?.childForFieldName('value') ?? null : null;
+  const pathNode = args
+    ? (children(args).find((c) => c.type !== 'comment' && c.type !== 'keyword_argument') ??
+      children(args)
+        .find((c) => c.type === 'keyword_argument' && c.childForFieldName('name')?.text === 'path')
+        ?.childForFieldName('value') ??
+      null)
+    : null;
   if (!(HTTP_METHODS as readonly string[]).includes(method) || attr.text !== attr.text.toLowerCase()) {
-    const guess = didYouMean(attr.text.toLowerCase(), HTTP_METHODS.map((m) => m.toLowerCase()));
-    sink.add('unknown-method', `${obj.text}.${attr.text} is not a route method: use ${HTTP_METHODS.map((m) => `.${m.toLowerCase()}`).join(', ')}${guess ? ` (did you mean .${guess}?)` : ''}.`, rangeOf(attr), {
-      fix: guess ? { kind: 'replace-value', range: rangeOf(attr), replacement: guess } : undefined,
-    });
+    const guess = didYouMean(
+      attr.text.toLowerCase(),
+      HTTP_METHODS.map((m) => m.toLowerCase()),
+    );
+    sink.add(
+      'unknown-method',
+      `${obj.text}.${attr.text} is not a route method: use ` +
+        `${HTTP_METHODS.map((m) => `.${m.toLowerCase()}`).join(', ')}${guess ? ` (did you mean .${guess}?)` : ''}.`,
+      rangeOf(attr),
+      {
+        fix: guess ? { kind: 'replace-value', range: rangeOf(attr), replacement: guess } : undefined,
+      },
+    );
     return obj.text;
   }
-  const route: RouteInfo = { method: method as HttpMethod, path: '', pathRange: pathNode ? rangeOf(pathNode) : rangeOf(call), range: rangeOf(dec), function: functionInfo(def, stmt) };
+  const route: RouteInfo = {
+    method: method as HttpMethod,
+    path: '',
+    pathRange: pathNode ? rangeOf(pathNode) : rangeOf(call),
+    range: rangeOf(dec),
+    function: functionInfo(def, stmt),
+  };
   const r = pathNode?.type === 'string' ? evaluate(pathNode, { constants: new Map(), enumAliases: new Map(), moduleAliases: new Set() }) : undefined;
   if (!r || !r.ok || typeof r.value !== 'string') {
     sink.add('not-literal', `the route path must be a string literal such as "/process".`, route.pathRange);
@@ -258,7 +328,11 @@ function readRoute(call: SyntaxNode, dec: SyntaxNode, def: SyntaxNode, stmt: Syn
 
 function checkRoutes(ep: EndpointSpec, attempted: boolean, sink: DiagnosticSink): void {
   if (ep.routes.length === 0 && !attempted) {
-    sink.add('lb-no-routes', `load-balanced endpoint "${ep.name}" has no routes: add one with @${ep.variable}.post("/path") (or .get, .put, .patch, .delete) on a function.`, ep.callRange);
+    sink.add(
+      'lb-no-routes',
+      `load-balanced endpoint "${ep.name}" has no routes: add one with @${ep.variable}.post("/path") (or .get, .put, .patch, .delete) on a function.`,
+      ep.callRange,
+    );
     return;
   }
   const seen = new Map<string, RouteInfo>();
@@ -292,4 +366,3 @@ function reportSyntaxErrors(root: SyntaxNode, sink: DiagnosticSink): void {
     return n.hasError;
   });
 }
-

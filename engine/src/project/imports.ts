@@ -34,10 +34,16 @@ export function checkTopLevelImports(model: FileModel, root: SyntaxNode, localMo
     const packages = [imp.topLevel];
     const targets = names.length ? insertionTargets(definitions, names, imp) : [];
     const usedElsewhere = names.some((n) => usedAtModuleLevel(definitions, n, imp));
-    sink.add('top-level-import', `'${imp.topLevel}' is a third-party package imported at the top of a worker file: import it inside the function that uses it, since only the endpoint's workers have it installed.`, imp.range, {
-      severity: 'warning',
-      fix: targets.length && !usedElsewhere ? { kind: 'move-import', importRange: lineRange(imp), statement: imp.text, packages, targets } : undefined,
-    });
+    sink.add(
+      'top-level-import',
+      `'${imp.topLevel}' is a third-party package imported at the top of a worker file: import it inside the function that uses it, since only the ` +
+        `endpoint's workers have it installed.`,
+      imp.range,
+      {
+        severity: 'warning',
+        fix: targets.length && !usedElsewhere ? { kind: 'move-import', importRange: lineRange(imp), statement: imp.text, packages, targets } : undefined,
+      },
+    );
   }
 }
 
@@ -68,7 +74,11 @@ function mentions(text: string, name: string): boolean {
 }
 
 function defOf(stmt: SyntaxNode): SyntaxNode | null {
-  return stmt.type === 'decorated_definition' ? stmt.childForFieldName('definition') : stmt.type === 'function_definition' || stmt.type === 'class_definition' ? stmt : null;
+  return stmt.type === 'decorated_definition'
+    ? stmt.childForFieldName('definition')
+    : stmt.type === 'function_definition' || stmt.type === 'class_definition'
+      ? stmt
+      : null;
 }
 
 function usedAtModuleLevel(definitions: TopLevel[], name: string, imp: ImportInfo): boolean {
@@ -95,7 +105,8 @@ function insertionTargets(definitions: TopLevel[], names: string[], imp: ImportI
     if (!first) return;
     const isDoc = first.type === 'expression_statement' && first.namedChildren[0]?.type === 'string';
     const indent = ' '.repeat(first.startPosition.column);
-    if (isDoc && stmts[1]) out.push({ position: { line: stmts[1].startPosition.row, character: stmts[1].startPosition.column }, text: `${statement}\n${indent}` });
+    if (isDoc && stmts[1])
+      out.push({ position: { line: stmts[1].startPosition.row, character: stmts[1].startPosition.column }, text: `${statement}\n${indent}` });
     else if (isDoc) out.push({ position: { line: first.endPosition.row, character: first.endPosition.column }, text: `\n${indent}${statement}` });
     else out.push({ position: { line: first.startPosition.row, character: first.startPosition.column }, text: `${statement}\n${indent}` });
   };

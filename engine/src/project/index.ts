@@ -2,7 +2,17 @@
 export * from './model';
 export { analyzeText, analyzeTree, moduleNameOf, type AnalyzeOptions } from './analyze';
 export { combine, duplicateNames, loadProject, type LoadOptions } from './project';
-export { listProjectFiles, localModulesOf, createIgnore, hasProjectMarker, BUILTIN_IGNORES, SECRET_PATTERNS, INCLUDE_FILE, PROJECT_MARKERS, type ProjectFiles } from './ignore';
+export {
+  listProjectFiles,
+  localModulesOf,
+  createIgnore,
+  hasProjectMarker,
+  BUILTIN_IGNORES,
+  SECRET_PATTERNS,
+  INCLUDE_FILE,
+  PROJECT_MARKERS,
+  type ProjectFiles,
+} from './ignore';
 export { createPythonParser, loadPython, Parser, type SyntaxNode, type Tree } from './parser';
 export { isThirdParty } from './imports';
 export { ENDPOINT_NAME } from './rules';

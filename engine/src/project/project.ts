@@ -7,7 +7,6 @@ import { analyzeText } from './analyze';
 import { createPythonParser } from './parser';
 import { listProjectFiles, localModulesOf } from './ignore';
 
-
 /** Cross-file rules over already analysed files; returns the project's full diagnostics. */
 export function combine(root: string, files: FileModel[]): ProjectModel {
   const endpoints = files.flatMap((f) => f.endpoints);

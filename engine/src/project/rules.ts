@@ -42,10 +42,19 @@ export function validateEndpointArgs(a: EndpointArgs, sink: DiagnosticSink): End
   for (const u of a.unknownParams) {
     const known = parameters.map((p) => p.name);
     const guess = didYouMean(u.name, known);
-    sink.add('unknown-parameter', `'${u.name}' is not a parameter of Endpoint${guess ? `: did you mean '${guess}'?` : `; use one of ${known.join(', ')}.`}`, u.range);
+    sink.add(
+      'unknown-parameter',
+      `'${u.name}' is not a parameter of Endpoint${guess ? `: did you mean '${guess}'?` : `; use one of ${known.join(', ')}.`}`,
+      u.range,
+    );
   }
   for (const [param, d] of Object.entries(a.dynamicArgs)) {
-    sink.add('not-literal', `${param} must be a literal value (a string, number, list, dict, a catalog member such as GpuGroup.ADA_24, or a module-level constant bound to one), because the build reads it without running your code.`, d.valueRange);
+    sink.add(
+      'not-literal',
+      `${param} must be a literal value (a string, number, list, dict, a catalog member such as GpuGroup.ADA_24, or a module-level constant bound to ` +
+        `one), because the build reads it without running your code.`,
+      d.valueRange,
+    );
   }
   for (const u of a.unknownEnums) {
     const guess = didYouMean(u.member, Object.keys(enumClasses[u.enumClass]));
@@ -77,7 +86,13 @@ export function validateEndpointArgs(a: EndpointArgs, sink: DiagnosticSink): End
       sink.add('invalid-dependencies', 'dependencies must be a list of requirement strings, e.g. ["requests>=2.31", "pillow"].', deps.valueRange);
     } else {
       const bad = deps.value.filter((r) => !REQUIREMENT.test(r.trim()));
-      if (bad.length) sink.add('invalid-dependencies', `${bad.map((b) => JSON.stringify(b)).join(', ')} ${bad.length === 1 ? 'is not a valid requirement' : 'are not valid requirements'}: use a package name with an optional version, e.g. "requests>=2.31".`, deps.valueRange);
+      if (bad.length)
+        sink.add(
+          'invalid-dependencies',
+          `${bad.map((b) => JSON.stringify(b)).join(', ')} ${bad.length === 1 ? 'is not a valid requirement' : 'are not valid requirements'}: use a ` +
+            `package name with an optional version, e.g. "requests>=2.31".`,
+          deps.valueRange,
+        );
       else config.dependencies = deps.value.map((r) => r.trim());
     }
   }
@@ -96,8 +111,14 @@ export function validateEndpointArgs(a: EndpointArgs, sink: DiagnosticSink): End
       const entries = Object.entries(v as Record<string, unknown>);
       const badKey = entries.find(([k]) => k.startsWith('\u0000') || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(k));
       const badValue = entries.find(([, val]) => typeof val !== 'string');
-      if (badKey) sink.add('invalid-env', `env key ${badKey[0].replace('\u0000', '')} is not a valid environment variable name: use letters, digits and '_' (not starting with a digit).`, env.valueRange);
-      else if (badValue) sink.add('invalid-env', `env value of ${badValue[0]} must be a string: write it in quotes, e.g. "${String(badValue[1])}".`, env.valueRange);
+      if (badKey)
+        sink.add(
+          'invalid-env',
+          `env key ${badKey[0].replace('\u0000', '')} is not a valid environment variable name: use letters, digits and '_' (not starting with a digit).`,
+          env.valueRange,
+        );
+      else if (badValue)
+        sink.add('invalid-env', `env value of ${badValue[0]} must be a string: write it in quotes, e.g. "${String(badValue[1])}".`, env.valueRange);
       else config.env = v as Record<string, string>;
     }
   }
@@ -116,8 +137,16 @@ function checkGpu(gpu: ConfigValue, sink: DiagnosticSink): string[] | undefined 
     if (findGpu(value)) continue;
     ok = false;
     const guess = didYouMean(value, all);
-    const fix: FixData | undefined = guess && typeof gpu.value === 'string' && gpu.source === 'literal' ? { kind: 'replace-value', range: gpu.valueRange, replacement: JSON.stringify(guess) } : undefined;
-    sink.add('unknown-gpu', `unknown GPU "${value}"${guess ? `: did you mean "${guess}"?` : `; use a GpuGroup (${gpuGroups.map((g) => g.id).join(', ')}) or a GpuType model name.`}`, gpu.valueRange, { fix });
+    const fix: FixData | undefined =
+      guess && typeof gpu.value === 'string' && gpu.source === 'literal'
+        ? { kind: 'replace-value', range: gpu.valueRange, replacement: JSON.stringify(guess) }
+        : undefined;
+    sink.add(
+      'unknown-gpu',
+      `unknown GPU "${value}"${guess ? `: did you mean "${guess}"?` : `; use a GpuGroup (${gpuGroups.map((g) => g.id).join(', ')}) or a GpuType model name.`}`,
+      gpu.valueRange,
+      { fix },
+    );
   }
   return ok ? values : undefined;
 }
@@ -128,9 +157,18 @@ function checkCpu(cpu: ConfigValue, sink: DiagnosticSink): string | undefined {
     return undefined;
   }
   if (findCpu(cpu.value)) return cpu.value;
-  const guess = didYouMean(cpu.value, cpuShapes.map((c) => c.id));
-  const fix: FixData | undefined = guess && cpu.source === 'literal' ? { kind: 'replace-value', range: cpu.valueRange, replacement: JSON.stringify(guess) } : undefined;
-  sink.add('unknown-cpu', `unknown CPU shape "${cpu.value}"${guess ? `: did you mean "${guess}"?` : `; shapes are family-vCPUs-GiB: ${cpuShapes.map((c) => c.id).join(', ')}.`}`, cpu.valueRange, { fix });
+  const guess = didYouMean(
+    cpu.value,
+    cpuShapes.map((c) => c.id),
+  );
+  const fix: FixData | undefined =
+    guess && cpu.source === 'literal' ? { kind: 'replace-value', range: cpu.valueRange, replacement: JSON.stringify(guess) } : undefined;
+  sink.add(
+    'unknown-cpu',
+    `unknown CPU shape "${cpu.value}"${guess ? `: did you mean "${guess}"?` : `; shapes are family-vCPUs-GiB: ${cpuShapes.map((c) => c.id).join(', ')}.`}`,
+    cpu.valueRange,
+    { fix },
+  );
   return undefined;
 }
 
@@ -142,7 +180,9 @@ function checkWorkers(w: ConfigValue, config: EndpointConfig, sink: DiagnosticSi
     return;
   }
   const fix: FixData | undefined =
-    r.swapped && Array.isArray(w.value) && w.source === 'literal' ? { kind: 'swap-workers', range: w.valueRange, replacement: `(${r.swapped.join(', ')})` } : undefined;
+    r.swapped && Array.isArray(w.value) && w.source === 'literal'
+      ? { kind: 'swap-workers', range: w.valueRange, replacement: `(${r.swapped.join(', ')})` }
+      : undefined;
   sink.add(r.code, r.message, w.valueRange, { fix });
 }
 

@@ -59,13 +59,19 @@ export function docstringOf(body: SyntaxNode | null): string | undefined {
   if (!first || first.type !== 'expression_statement') return undefined;
   const str = first.namedChildren[0];
   if (!str || str.type !== 'string') return undefined;
-  const content = str.children.filter((c) => c?.type === 'string_content').map((c) => c!.text).join('');
+  const content = str.children
+    .filter((c) => c?.type === 'string_content')
+    .map((c) => c!.text)
+    .join('');
   return dedent(content);
 }
 
 function dedent(text: string): string {
   const lines = text.replace(/\r\n/g, '\n').split('\n');
-  const indents = lines.slice(1).filter((l) => l.trim()).map((l) => l.length - l.trimStart().length);
+  const indents = lines
+    .slice(1)
+    .filter((l) => l.trim())
+    .map((l) => l.length - l.trimStart().length);
   const cut = indents.length ? Math.min(...indents) : 0;
   return [lines[0].trim(), ...lines.slice(1).map((l) => l.slice(cut).trimEnd())].join('\n').trim();
 }

@@ -14,8 +14,7 @@ export interface EvalScope {
 }
 
 export type EvalResult =
-  | { ok: true; value: unknown; source: ConfigSource }
-  | { ok: false; node: SyntaxNode; reason: 'dynamic' | 'unknown-enum'; enumClass?: string; member?: string };
+  { ok: true; value: unknown; source: ConfigSource } | { ok: false; node: SyntaxNode; reason: 'dynamic' | 'unknown-enum'; enumClass?: string; member?: string };
 
 const dynamic = (node: SyntaxNode): EvalResult => ({ ok: false, node, reason: 'dynamic' });
 

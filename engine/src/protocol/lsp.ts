@@ -29,8 +29,15 @@ export function isEndpointCommandArgs(value: unknown): value is EndpointCommandA
   if (typeof value !== 'object' || value === null) return false;
   const v = value as Record<string, unknown>;
   const str = (k: string) => typeof v[k] === 'string';
-  return str('endpoint') && str('function') && str('file') && str('uri') && ENDPOINT_KINDS.includes(v.kind as EndpointKind) &&
-    (v.method === undefined || str('method')) && (v.path === undefined || str('path'));
+  return (
+    str('endpoint') &&
+    str('function') &&
+    str('file') &&
+    str('uri') &&
+    ENDPOINT_KINDS.includes(v.kind as EndpointKind) &&
+    (v.method === undefined || str('method')) &&
+    (v.path === undefined || str('path'))
+  );
 }
 
 /** `source` of every diagnostic the server reports, and the identifier of its pull diagnostics. */

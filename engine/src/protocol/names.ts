@@ -7,6 +7,9 @@ export const APP_OR_ENV_NAME_RULE = "use 1-63 letters, digits, '-', '_' or '.', 
 
 /** A valid name close to `name` (for suggestions), or undefined when nothing is left of it. */
 export function suggestName(name: string): string | undefined {
-  const s = name.replace(/[^A-Za-z0-9_.-]+/g, '-').replace(/^[^A-Za-z0-9]+/, '').slice(0, 63);
+  const s = name
+    .replace(/[^A-Za-z0-9_.-]+/g, '-')
+    .replace(/^[^A-Za-z0-9]+/, '')
+    .slice(0, 63);
   return s && APP_OR_ENV_NAME.test(s) ? s : undefined;
 }

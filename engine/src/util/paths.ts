@@ -6,7 +6,10 @@ import path from 'node:path';
 export function pythonPackageRoot(): string {
   const candidates = [path.join(__dirname, 'python'), path.resolve(__dirname, '../../python'), path.resolve(__dirname, '../python')];
   for (const c of candidates) if (existsSync(path.join(c, 'strato', '__init__.py'))) return c;
-  throw new Error(`the Python package strato was not found beside the engine (looked in ${candidates.map((c) => path.relative(process.cwd(), c)).join(', ')}); run npm run build`);
+  throw new Error(
+    `the Python package strato was not found beside the engine (looked in ${candidates.map((c) => path.relative(process.cwd(), c)).join(', ')}); run ` +
+      `npm run build`,
+  );
 }
 
 /** The Python interpreter used for builds and local workers. */

@@ -1,8 +1,17 @@
 // Completion, hover, document symbols and quick fixes for the orchestration YAML files, all driven by the rule
 // table of engine/src/orchestration (keys, docs, allowed values) and the catalog (GPUs, datacenters).
 import {
-  CodeActionKind, CompletionItemKind, MarkupKind, SymbolKind,
-  type CodeAction, type CodeActionParams, type CompletionItem, type DocumentSymbol, type Hover, type Position, type Range,
+  CodeActionKind,
+  CompletionItemKind,
+  MarkupKind,
+  SymbolKind,
+  type CodeAction,
+  type CodeActionParams,
+  type CompletionItem,
+  type DocumentSymbol,
+  type Hover,
+  type Position,
+  type Range,
 } from 'vscode-languageserver/node';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
 import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Node } from 'yaml';
@@ -76,7 +85,10 @@ export function yamlCompletion(doc: TextDocument, pos: Position): CompletionItem
   }
   const keys = specAt(table, c.parents) ?? {};
   return Object.entries(keys).map(([k, spec]) => ({
-    label: k, kind: CompletionItemKind.Property, detail: spec.type, documentation: spec.doc,
+    label: k,
+    kind: CompletionItemKind.Property,
+    detail: spec.type,
+    documentation: spec.doc,
     insertText: spec.type === 'map' || spec.type === 'list' ? `${k}:\n` : `${k}: `,
   }));
 }
@@ -87,7 +99,8 @@ export function yamlHover(doc: TextDocument, pos: Position): Hover | null {
   if (!word) return null;
   const keys = specAt(tableOf(doc), c.parents);
   const line = doc.getText().split(/\r?\n/)[pos.line] ?? '';
-  if (c.key === word && !c.afterColon && keys?.[word]) return { contents: { kind: MarkupKind.Markdown, value: `**${word}** (${keys[word].type})\n\n${keys[word].doc}` } };
+  if (c.key === word && !c.afterColon && keys?.[word])
+    return { contents: { kind: MarkupKind.Markdown, value: `**${word}** (${keys[word].type})\n\n${keys[word].doc}` } };
   const dc = findDatacenter(word);
   if (dc) return { contents: { kind: MarkupKind.Markdown, value: `**${dc.id}**: datacenter in ${dc.location}` } };
   const gpuWord = /gpu:/.test(line) ? (c.word.split(':').find((p) => findGpusByName(p).length) ?? '') : word;
@@ -95,7 +108,8 @@ export function yamlHover(doc: TextDocument, pos: Position): Hover | null {
   if (gpus.length && gpus.length < gpuTypes.length) {
     return { contents: { kind: MarkupKind.Markdown, value: gpus.map((t) => `**${t.id}**: ${t.memoryGb} GB (${t.group})`).join('\n\n') } };
   }
-  if (c.key && c.afterColon && keys?.[c.key]?.values?.includes(word)) return { contents: { kind: MarkupKind.Markdown, value: `**${c.key}: ${word}**\n\n${keys[c.key].doc}` } };
+  if (c.key && c.afterColon && keys?.[c.key]?.values?.includes(word))
+    return { contents: { kind: MarkupKind.Markdown, value: `**${c.key}: ${word}**\n\n${keys[c.key].doc}` } };
   return null;
 }
 
@@ -116,10 +130,16 @@ export function yamlSymbols(doc: TextDocument): DocumentSymbol[] {
         if (!isScalar(key)) return [];
         const value = pair.value as Node | null;
         const detail = value && isScalar(value) ? String(value.value) : undefined;
-        return [{
-          name: String(key.value), detail, kind: value && (isMap(value) || isSeq(value)) ? SymbolKind.Object : SymbolKind.Property,
-          range: rangeOf(key, value ?? key), selectionRange: rangeOf(key), children: walk(value, depth + 1),
-        }];
+        return [
+          {
+            name: String(key.value),
+            detail,
+            kind: value && (isMap(value) || isSeq(value)) ? SymbolKind.Object : SymbolKind.Property,
+            range: rangeOf(key, value ?? key),
+            selectionRange: rangeOf(key),
+            children: walk(value, depth + 1),
+          },
+        ];
       });
     }
     if (isSeq(node)) {
@@ -141,11 +161,15 @@ export function yamlCodeActions(yaml: YamlWorkspace, doc: TextDocument, params: 
   for (const d of yaml.diagnostics(doc.uri)) {
     if (d.fix?.kind !== 'replace-value') continue;
     const r = d.range;
-    const hit = params.context.diagnostics.some((x) => x.code === d.code && x.range.start.line === r.start.line && x.range.start.character === r.start.character);
+    const hit = params.context.diagnostics.some(
+      (x) => x.code === d.code && x.range.start.line === r.start.line && x.range.start.character === r.start.character,
+    );
     if (!hit) continue;
     const title = d.code === 'clear-text-key' ? `Move the key to an environment reference: ${d.fix.replacement}` : `Replace with ${d.fix.replacement}`;
     out.push({
-      title, kind: CodeActionKind.QuickFix, isPreferred: true,
+      title,
+      kind: CodeActionKind.QuickFix,
+      isPreferred: true,
       diagnostics: params.context.diagnostics.filter((x) => x.code === d.code && x.source === DIAGNOSTIC_SOURCE),
       edit: { changes: { [doc.uri]: [{ range: d.fix.range, newText: d.fix.replacement }] } },
     });
@@ -159,7 +183,11 @@ const SEVERITY = { error: 1, warning: 2, information: 3, hint: 4 } as const;
 export function yamlLspDiagnostics(yaml: YamlWorkspace, uri: string): import('vscode-languageserver/node').Diagnostic[] {
   const folder = yaml.folderOf(uri);
   return yaml.diagnostics(uri).map((d) => ({
-    range: d.range, severity: SEVERITY[d.severity], code: d.code, source: DIAGNOSTIC_SOURCE, message: d.message,
+    range: d.range,
+    severity: SEVERITY[d.severity],
+    code: d.code,
+    source: DIAGNOSTIC_SOURCE,
+    message: d.message,
     relatedInformation: d.related?.map((r) => ({ location: { uri: folder ? yaml.uriOf(folder, r.file) : uri, range: r.range }, message: r.message })),
   }));
 }

@@ -4,7 +4,10 @@ import path from 'node:path';
 import { Progress, bold, green, yellow } from '../output';
 
 export function parseList(value: string | undefined): string[] {
-  return (value ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  return (value ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
 }
 
 export function register(program: Command): void {
@@ -29,7 +32,8 @@ export function register(program: Command): void {
         progress.done();
         const eps = Object.keys(r.manifest.resources).length;
         process.stdout.write(
-          `${green('built')} ${bold(r.projectName)}  ${eps} endpoint${eps === 1 ? '' : 's'}, ${r.files.length} files, ${r.dependencies.length} deps, ${formatSize(r.sizeBytes)} in ${Math.round(r.durationMs)} ms -> ${path.relative(process.cwd(), r.artifactPath)}\n`,
+          `${green('built')} ${bold(r.projectName)}  ${eps} endpoint${eps === 1 ? '' : 's'}, ${r.files.length} files, ${r.dependencies.length} deps, ` +
+            `${formatSize(r.sizeBytes)} in ${Math.round(r.durationMs)} ms -> ${path.relative(process.cwd(), r.artifactPath)}\n`,
         );
         if (r.excluded.length) process.stdout.write(`  not installed (in the base image or --exclude): ${r.excluded.join(', ')}\n`);
         if (r.secretsLeftOut.length) process.stdout.write(`  ${secretsLine(r.secretsLeftOut)}\n`);

@@ -17,10 +17,14 @@ export function register(program: Command): void {
       const diagnostics = [...project.diagnostics, ...yaml.diagnostics];
       const errors = diagnostics.filter((d) => d.severity === 'error').length;
       if (opts.json) {
-        process.stdout.write(`${JSON.stringify({ errors, warnings: diagnostics.length - errors, files: project.files.length + yaml.files.length, diagnostics }, null, 2)}\n`);
+        process.stdout.write(
+          `${JSON.stringify({ errors, warnings: diagnostics.length - errors, files: project.files.length + yaml.files.length, diagnostics }, null, 2)}\n`,
+        );
       } else {
         for (const d of diagnostics) process.stdout.write(`${(d.severity === 'error' ? red : yellow)(formatDiagnostic(d))}\n`);
-        const summary = `${project.files.length} Python and ${yaml.files.length} YAML files checked: ${errors} error${errors === 1 ? '' : 's'}, ${diagnostics.length - errors} warning${diagnostics.length - errors === 1 ? '' : 's'}`;
+        const summary =
+          `${project.files.length} Python and ${yaml.files.length} YAML files checked: ${errors} error${errors === 1 ? '' : 's'}, ` +
+          `${diagnostics.length - errors} warning${diagnostics.length - errors === 1 ? '' : 's'}`;
         process.stdout.write(`${errors ? red(summary) : green(summary)}\n`);
       }
       if (errors) process.exitCode = 1;

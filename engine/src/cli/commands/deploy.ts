@@ -80,7 +80,10 @@ export function register(program: Command): void {
           process.stdout.write(`  ${dim('sample:')} ${sampleCall(e, specs.get(e.name))}\n`);
         }
       }
-      if (target.source === 'local') process.stdout.write(`\n${dim('The key is in the local platform\'s key file: strato platform status shows where; export STRATO_API_KEY to use the samples.')}\n`);
+      if (target.source === 'local')
+        process.stdout.write(
+          `\n${dim("The key is in the local platform's key file: strato platform status shows where; export STRATO_API_KEY to use the samples.")}\n`,
+        );
       for (const p of r.problems) process.stderr.write(`${red('warning')}: workers of ${p.endpoint} cannot start: ${p.error}\n`);
     });
 
@@ -94,13 +97,19 @@ export function register(program: Command): void {
       const { app, target, environments } = await environmentCommand();
       const current = await environments.getEnvironment(target, app, opts.env);
       if (!opts.yes) {
-        if (!process.stdin.isTTY) throw new UserError(`undeploy removes ${current.endpoints.length} endpoint(s) of ${app}/${current.environment}: pass --yes to confirm without a terminal.`);
+        if (!process.stdin.isTTY)
+          throw new UserError(
+            `undeploy removes ${current.endpoints.length} endpoint(s) of ${app}/${current.environment}: pass --yes to confirm without a terminal.`,
+          );
         printEnvironment(current);
         if (!(await confirm(`Remove these ${current.endpoints.length} endpoint(s)?`, false))) throw new UserError('nothing removed.');
       }
       const r = await environments.undeployEnvironment(target, app, current.environment);
       if (opts.json) process.stdout.write(JSON.stringify({ app, ...r }, null, 2) + '\n');
-      else process.stdout.write(`${green('removed')} ${r.removed.length} endpoint(s) from ${app}/${r.environment}${r.removed.length ? `: ${r.removed.join(', ')}` : ''}\n`);
+      else
+        process.stdout.write(
+          `${green('removed')} ${r.removed.length} endpoint(s) from ${app}/${r.environment}${r.removed.length ? `: ${r.removed.join(', ')}` : ''}\n`,
+        );
     });
 
   const env = program.command('env').description('environments of this app');
@@ -123,7 +132,8 @@ export function register(program: Command): void {
       const { app, target, environments } = await environmentCommand();
       const list = await environments.listEnvironments(target, app);
       if (opts.json) process.stdout.write(JSON.stringify(list, null, 2) + '\n');
-      else for (const e of list) process.stdout.write(`${e.environment.padEnd(20)} ${String(e.endpoints).padStart(3)} endpoint(s)${e.buildId ? `  build ${e.buildId}` : ''}\n`);
+      else
+        for (const e of list)
+          process.stdout.write(`${e.environment.padEnd(20)} ${String(e.endpoints).padStart(3)} endpoint(s)${e.buildId ? `  build ${e.buildId}` : ''}\n`);
     });
 }
-

@@ -16,12 +16,15 @@ const AUTO_PROVISION_CONFIRM_ABOVE = 5;
 
 function table(rows: string[][]): string {
   const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
-  return rows.map((r, n) => `  ${r.map((c, i) => c.padEnd(widths[i])).join('  ')}`.trimEnd() + (n === 0 ? `\n  ${widths.map((w) => '-'.repeat(w)).join('  ')}` : '')).join('\n');
+  return rows
+    .map((r, n) => `  ${r.map((c, i) => c.padEnd(widths[i])).join('  ')}`.trimEnd() + (n === 0 ? `\n  ${widths.map((w) => '-'.repeat(w)).join('  ')}` : ''))
+    .join('\n');
 }
 
 async function runDev(opts: DevOptions): Promise<void> {
   const port = Number(opts.port);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UserError(`--port must be a port number (1-65535, or 0 for any free port), got ${opts.port}`);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new UserError(`--port must be a port number (1-65535, or 0 for any free port), got ${opts.port}`);
   const [{ resolveProjectContext }, { createDevServer, listen }, { DevSession }, { LIVE_PREFIX }] = await Promise.all([
     import('../../deploy/context'),
     import('../../dev/server'),
@@ -42,11 +45,19 @@ async function runDev(opts: DevOptions): Promise<void> {
   if (opts.autoProvision && session.build) {
     const n = Object.keys(session.build.manifest.resources).length;
     if (n > AUTO_PROVISION_CONFIRM_ABOVE) {
-      if (!process.stdin.isTTY) throw new UserError(`--auto-provision would deploy ${n} live endpoints (more than ${AUTO_PROVISION_CONFIRM_ABOVE}) and there is no terminal to confirm: run without --auto-provision to provision each endpoint on its first call.`);
-      if (!(await confirm(`--auto-provision will deploy ${n} live endpoints. Continue?`, false))) throw new UserError('nothing provisioned; run without --auto-provision to provision endpoints on their first call.');
+      if (!process.stdin.isTTY)
+        throw new UserError(
+          `--auto-provision would deploy ${n} live endpoints (more than ${AUTO_PROVISION_CONFIRM_ABOVE}) and there is no terminal to confirm: run ` +
+            `without --auto-provision to provision each endpoint on its first call.`,
+        );
+      if (!(await confirm(`--auto-provision will deploy ${n} live endpoints. Continue?`, false)))
+        throw new UserError('nothing provisioned; run without --auto-provision to provision endpoints on their first call.');
     }
     const r = await session.live.provisionAll(3);
-    process.stderr.write(`${green('provisioned')} ${r.created.length} live endpoint(s)${r.reused.length ? `, reused ${r.reused.length} from the cache (${r.reused.join(', ')})` : ''}\n`);
+    process.stderr.write(
+      `${green('provisioned')} ${r.created.length} live ` +
+        `endpoint(s)${r.reused.length ? `, reused ${r.reused.length} from the cache (${r.reused.join(', ')})` : ''}\n`,
+    );
   }
 
   const server = createDevServer(session, opts.host);
@@ -55,9 +66,18 @@ async function runDev(opts: DevOptions): Promise<void> {
   if (opts.reload) session.watch();
 
   const base = `http://${opts.host.includes(':') ? `[${opts.host}]` : opts.host}:${used}`;
-  const rows = [['METHOD', 'PATH', 'FUNCTION', 'TYPE', 'Description'], ...session.routes.map((r) => [r.method, r.path, r.function.name, kindLabel(r.kind, 'short'), r.summary ?? ''])];
-  process.stdout.write(`\n${bold('strato dev')}  ${session.appName} on ${target.source === 'local' ? 'the embedded platform' : target.baseUrl}\n\n${table(rows)}\n\n`);
-  process.stdout.write(`  API explorer: ${base}/docs\n  Calls run on ${LIVE_PREFIX}<name> endpoints (${opts.autoProvision ? 'provisioned' : 'provisioned on first call'})${opts.reload ? '; saved changes reload' : ''}.\n  Press Ctrl+C to stop and remove them.\n\n`);
+  const rows = [
+    ['METHOD', 'PATH', 'FUNCTION', 'TYPE', 'Description'],
+    ...session.routes.map((r) => [r.method, r.path, r.function.name, kindLabel(r.kind, 'short'), r.summary ?? '']),
+  ];
+  process.stdout.write(
+    `\n${bold('strato dev')}  ${session.appName} on ${target.source === 'local' ? 'the embedded platform' : target.baseUrl}\n\n${table(rows)}\n\n`,
+  );
+  process.stdout.write(
+    `  API explorer: ${base}/docs\n  Calls run on ${LIVE_PREFIX}<name> endpoints ` +
+      `(${opts.autoProvision ? 'provisioned' : 'provisioned on first call'})${opts.reload ? '; saved changes reload' : ''}.\n  Press Ctrl+C to stop ` +
+      `and remove them.\n\n`,
+  );
 
   await new Promise<void>((resolve) => {
     let stopping = false;
@@ -92,4 +112,3 @@ export function register(program: Command): void {
   configure(run);
   program.addCommand(run, { hidden: true });
 }
-

@@ -18,11 +18,15 @@ export function register(program: Command): void {
         if (!process.stdin.isTTY) {
           throw new UserError('not overwriting existing files without a terminal to ask: run again with --force to overwrite them.', 1);
         }
-        if (!(await confirm('Overwrite them?', false))) throw new UserError('nothing written: run again with --force to overwrite, or choose another folder.', 1);
+        if (!(await confirm('Overwrite them?', false)))
+          throw new UserError('nothing written: run again with --force to overwrite, or choose another folder.', 1);
       }
       const written = writeInit(plan);
       const rel = path.relative(process.cwd(), plan.dir) || '.';
       process.stdout.write(`${green('created')} ${bold(plan.projectName)} in ${rel}: ${written.join(', ')}\n\n`);
-      process.stdout.write(`Next:\n${rel !== '.' ? `  cd ${rel}\n` : ''}  strato dev      run the endpoints locally (http://localhost:8888/docs)\n  strato build    package them\n  strato deploy   deploy them\n`);
+      process.stdout.write(
+        `Next:\n${rel !== '.' ? `  cd ${rel}\n` : ''}  strato dev      run the endpoints locally (http://localhost:8888/docs)\n  strato build    ` +
+          `package them\n  strato deploy   deploy them\n`,
+      );
     });
 }

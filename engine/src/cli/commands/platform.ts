@@ -45,8 +45,7 @@ async function serve(f: ServeFlags): Promise<void> {
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     if (code !== 'EADDRINUSE') throw e;
-    if (explicitPort !== undefined)
-      throw new UserError(`port ${explicitPort} on ${f.host} is in use; pick another with --port (0 picks a free one)`);
+    if (explicitPort !== undefined) throw new UserError(`port ${explicitPort} on ${f.host} is in use; pick another with --port (0 picks a free one)`);
     platform = await startPlatform({ ...base, port: 0 }); // the default port is taken: any free one will do
   }
   const l = platformLayout(dataDir);
@@ -76,9 +75,7 @@ async function serve(f: ServeFlags): Promise<void> {
 }
 
 export function register(program: Command): void {
-  const platform = program
-    .command('platform')
-    .description('run the embedded serverless platform (jobs API, load-balanced endpoints, workers) on this machine');
+  const platform = program.command('platform').description('run the embedded serverless platform (jobs API, load-balanced endpoints, workers) on this machine');
 
   platform
     .command('serve')
@@ -105,8 +102,7 @@ export function register(program: Command): void {
       const before = await daemonStatus();
       const s = before.running ? before : await startDaemon({ host: f.host, port: intFlag('--port', f.port), apiKey: f.apiKey, python: f.python });
       process.stdout.write(
-        `${before.running ? 'already running' : 'started'}: ${s.state?.url} (pid ${s.state?.pid})\n` +
-          `  key file: ${s.keyFile}\n  log: ${s.logFile}\n`,
+        `${before.running ? 'already running' : 'started'}: ${s.state?.url} (pid ${s.state?.pid})\n` + `  key file: ${s.keyFile}\n  log: ${s.logFile}\n`,
       );
     });
 

@@ -103,6 +103,9 @@ export function register(program: Command): void {
       const progress = new Progress();
       const r = await buildBaseImage({ tags, python: opts.python, onProgress: (m) => progress.update(m) });
       progress.done();
-      process.stdout.write(`${green('✓')} ${r.tags.join(', ')} from ${r.python} (Python ${r.pythonVersion}): ${r.files} files, ${(r.sizeBytes / 1e6).toFixed(0)} MB ${dim(`${r.ms} ms`)}\n`);
+      process.stdout.write(
+        `${green('✓')} ${r.tags.join(', ')} from ${r.python} (Python ${r.pythonVersion}): ${r.files} files, ${(r.sizeBytes / 1e6).toFixed(0)} MB ` +
+          `${dim(`${r.ms} ms`)}\n`,
+      );
     });
 }

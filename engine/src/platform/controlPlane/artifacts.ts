@@ -33,8 +33,7 @@ export class Artifacts {
     if (size > limits.deploymentBytes) {
       throw new PlatformError(
         'TOO_LARGE',
-        `the artifact is ${(size / 1048576).toFixed(0)} MB, above the ${limits.deploymentBytes / 1048576} MB limit; ` +
-          'exclude large packages with --exclude',
+        `the artifact is ${(size / 1048576).toFixed(0)} MB, above the ${limits.deploymentBytes / 1048576} MB limit; ` + 'exclude large packages with --exclude',
       );
     }
     const up: Upload = { id: `upl_${randomBytes(12).toString('hex')}`, appId, size, expiresAt: Date.now() + UPLOAD_TTL_MS };
@@ -76,11 +75,7 @@ export class Artifacts {
   }
 
   /** Keeps the uploaded archive as build `buildId` and unpacks it; returns the manifest text it carries. */
-  async finalize(
-    uploadId: string,
-    appId: string,
-    buildId: string,
-  ): Promise<{ size: number; sha256: string; manifestText: string | null; dir: string }> {
+  async finalize(uploadId: string, appId: string, buildId: string): Promise<{ size: number; sha256: string; manifestText: string | null; dir: string }> {
     const up = this.live(uploadId);
     if (up.appId !== appId) throw badRequest(`upload ${uploadId} belongs to another app`);
     if (!up.received) throw badRequest(`nothing was uploaded to ${uploadId} yet; PUT the artifact to its URL first`);

@@ -118,8 +118,7 @@ export class ControlPlane {
   async createEnvironment(appId: string, name: string): Promise<EnvironmentRow> {
     this.mustApp(appId);
     checkName('environment', name);
-    if (this.environmentsOf(appId).some((e) => e.name === name))
-      throw conflict(`the app already has an environment named "${name}"`);
+    if (this.environmentsOf(appId).some((e) => e.name === name)) throw conflict(`the app already has an environment named "${name}"`);
     const row: EnvironmentRow = {
       id: `env_${randomUUID().replace(/-/g, '').slice(0, 20)}`,
       app_id: appId,

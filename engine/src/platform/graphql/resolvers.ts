@@ -133,8 +133,7 @@ export function rootValue(ctx: GraphqlContext): Record<string, (a: Args) => unkn
       const envRow = appRow && cp.environmentsOf(appRow.id).find((e) => e.name === a.environment);
       return ep(envRow ? cp.endpointsOf(envRow.id).find((e) => e.name === a.name) : undefined);
     },
-    endpoints: (a) =>
-      (a.environmentId != null ? cp.endpointsOf(str(a.environmentId)) : cp.listEndpoints()).map((e) => ep(e)),
+    endpoints: (a) => (a.environmentId != null ? cp.endpointsOf(str(a.environmentId)) : cp.listEndpoints()).map((e) => ep(e)),
     platform: () => ({ version: ctx.version, baseUrl: ctx.baseUrl, instanceId: INSTANCE_ID }),
 
     createApp: async (a) => app(await cp.createApp(str(a.name))),

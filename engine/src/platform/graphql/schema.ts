@@ -2,160 +2,160 @@
 // manifest) travel as strings; times are milliseconds since the epoch as Float (GraphQL Int is 32-bit).
 
 export const typeDefs = /* GraphQL */ `
-type Query {
-  "Every app of the account."
-  apps: [App!]!
-  "An app by id or by name (exactly one of the two)."
-  app(id: ID, name: String): App
-  environment(id: ID!): Environment
-  build(id: ID!): Build
-  endpoint(id: ID!): Endpoint
-  "Looks an endpoint up by its name within an app and environment (both by name)."
-  endpointByName(app: String!, environment: String!, name: String!): Endpoint
-  "Every endpoint, optionally only those of one environment."
-  endpoints(environmentId: ID): [Endpoint!]!
-  platform: PlatformInfo!
-}
+  type Query {
+    "Every app of the account."
+    apps: [App!]!
+    "An app by id or by name (exactly one of the two)."
+    app(id: ID, name: String): App
+    environment(id: ID!): Environment
+    build(id: ID!): Build
+    endpoint(id: ID!): Endpoint
+    "Looks an endpoint up by its name within an app and environment (both by name)."
+    endpointByName(app: String!, environment: String!, name: String!): Endpoint
+    "Every endpoint, optionally only those of one environment."
+    endpoints(environmentId: ID): [Endpoint!]!
+    platform: PlatformInfo!
+  }
 
-type Mutation {
-  createApp(name: String!): App!
-  "Deletes the app with its environments, builds, endpoints and jobs."
-  deleteApp(id: ID!): Boolean!
-  createEnvironment(appId: ID!, name: String!): Environment!
-  "Deletes the environment with its endpoints and their jobs."
-  deleteEnvironment(id: ID!): Boolean!
-  "Step 1 of a build upload: where to PUT the artifact (size in bytes)."
-  requestBuildUpload(appId: ID!, size: Float!): BuildUpload!
-  "Step 3: store the uploaded artifact as a build. Without manifest, the one inside the artifact is used."
-  finalizeBuild(appId: ID!, uploadId: ID!, manifest: String): Build!
-  "Makes the build the environment's active build (the default for saveEndpoint)."
-  deployBuild(environmentId: ID!, buildId: ID!): Environment!
-  "Creates the endpoint, or updates the one with this name in the environment; its workers are rolled."
-  saveEndpoint(input: EndpointInput!): Endpoint!
-  "Deletes the endpoint, stops its workers and removes its jobs."
-  deleteEndpoint(id: ID!): Boolean!
-}
+  type Mutation {
+    createApp(name: String!): App!
+    "Deletes the app with its environments, builds, endpoints and jobs."
+    deleteApp(id: ID!): Boolean!
+    createEnvironment(appId: ID!, name: String!): Environment!
+    "Deletes the environment with its endpoints and their jobs."
+    deleteEnvironment(id: ID!): Boolean!
+    "Step 1 of a build upload: where to PUT the artifact (size in bytes)."
+    requestBuildUpload(appId: ID!, size: Float!): BuildUpload!
+    "Step 3: store the uploaded artifact as a build. Without manifest, the one inside the artifact is used."
+    finalizeBuild(appId: ID!, uploadId: ID!, manifest: String): Build!
+    "Makes the build the environment's active build (the default for saveEndpoint)."
+    deployBuild(environmentId: ID!, buildId: ID!): Environment!
+    "Creates the endpoint, or updates the one with this name in the environment; its workers are rolled."
+    saveEndpoint(input: EndpointInput!): Endpoint!
+    "Deletes the endpoint, stops its workers and removes its jobs."
+    deleteEndpoint(id: ID!): Boolean!
+  }
 
-type PlatformInfo {
-  version: String!
-  "Base URL of the platform: queue endpoints under /v2/<id>, load-balanced under /lb/<id>."
-  baseUrl: String!
-  "Suffix of job ids owned by this node."
-  instanceId: String!
-}
+  type PlatformInfo {
+    version: String!
+    "Base URL of the platform: queue endpoints under /v2/<id>, load-balanced under /lb/<id>."
+    baseUrl: String!
+    "Suffix of job ids owned by this node."
+    instanceId: String!
+  }
 
-type App {
-  id: ID!
-  name: String!
-  createdAt: Float!
-  environments: [Environment!]!
-  environment(name: String!): Environment
-  builds: [Build!]!
-}
+  type App {
+    id: ID!
+    name: String!
+    createdAt: Float!
+    environments: [Environment!]!
+    environment(name: String!): Environment
+    builds: [Build!]!
+  }
 
-type Environment {
-  id: ID!
-  name: String!
-  appId: ID!
-  app: App!
-  createdAt: Float!
-  activeBuild: Build
-  endpoints: [Endpoint!]!
-  endpoint(name: String!): Endpoint
-}
+  type Environment {
+    id: ID!
+    name: String!
+    appId: ID!
+    app: App!
+    createdAt: Float!
+    activeBuild: Build
+    endpoints: [Endpoint!]!
+    endpoint(name: String!): Endpoint
+  }
 
-type BuildUpload {
-  uploadId: ID!
-  "HTTP PUT the tar.gz here with the account key; Content-Length must equal size."
-  url: String!
-  expiresAt: Float!
-}
+  type BuildUpload {
+    uploadId: ID!
+    "HTTP PUT the tar.gz here with the account key; Content-Length must equal size."
+    url: String!
+    expiresAt: Float!
+  }
 
-type Build {
-  id: ID!
-  appId: ID!
-  createdAt: Float!
-  size: Float!
-  sha256: String!
-  "The manifest (strato_manifest.json) as JSON text."
-  manifest: String!
-  projectName: String
-  sourceFingerprint: String
-}
+  type Build {
+    id: ID!
+    appId: ID!
+    createdAt: Float!
+    size: Float!
+    sha256: String!
+    "The manifest (strato_manifest.json) as JSON text."
+    manifest: String!
+    projectName: String
+    sourceFingerprint: String
+  }
 
-enum EndpointType {
-  QUEUE
-  LOAD_BALANCED
-}
+  enum EndpointType {
+    QUEUE
+    LOAD_BALANCED
+  }
 
-type Route {
-  method: String!
-  path: String!
-  function: String!
-}
+  type Route {
+    method: String!
+    path: String!
+    function: String!
+  }
 
-type EnvVar {
-  name: String!
-  value: String!
-}
+  type EnvVar {
+    name: String!
+    value: String!
+  }
 
-type Endpoint {
-  id: ID!
-  name: String!
-  type: EndpointType!
-  appId: ID!
-  environmentId: ID!
-  buildId: ID!
-  "Queue: {base}/v2/<id> (append /run, /runsync...). Load-balanced: {base}/lb/<id> (append the route path)."
-  url: String!
-  routes: [Route!]!
-  workersMin: Int!
-  workersMax: Int!
-  idleTimeout: Int!
-  maxConcurrency: Int!
-  "Server-side execution limit in ms (600000 when the endpoint declares none)."
-  executionTimeoutMs: Float!
-  "As declared by the endpoint; null means the 60 s client default."
-  declaredExecutionTimeoutMs: Float
-  gpuIds: String
-  gpuCount: Int!
-  cpu: String
-  env: [EnvVar!]!
-  sourceFingerprint: String!
-  createdAt: Float!
-  updatedAt: Float!
-  health: EndpointHealth!
-}
+  type Endpoint {
+    id: ID!
+    name: String!
+    type: EndpointType!
+    appId: ID!
+    environmentId: ID!
+    buildId: ID!
+    "Queue: {base}/v2/<id> (append /run, /runsync...). Load-balanced: {base}/lb/<id> (append the route path)."
+    url: String!
+    routes: [Route!]!
+    workersMin: Int!
+    workersMax: Int!
+    idleTimeout: Int!
+    maxConcurrency: Int!
+    "Server-side execution limit in ms (600000 when the endpoint declares none)."
+    executionTimeoutMs: Float!
+    "As declared by the endpoint; null means the 60 s client default."
+    declaredExecutionTimeoutMs: Float
+    gpuIds: String
+    gpuCount: Int!
+    cpu: String
+    env: [EnvVar!]!
+    sourceFingerprint: String!
+    createdAt: Float!
+    updatedAt: Float!
+    health: EndpointHealth!
+  }
 
-type EndpointHealth {
-  idle: Int!
-  running: Int!
-  initializing: Int!
-  inQueue: Int!
-  inProgress: Int!
-  "Why workers cannot start, when they cannot (for example an import error), else null."
-  lastError: String
-  "Set when the endpoint asks for hardware this machine does not have (a GPU on a machine without one)."
-  hardwareNote: String
-}
+  type EndpointHealth {
+    idle: Int!
+    running: Int!
+    initializing: Int!
+    inQueue: Int!
+    inProgress: Int!
+    "Why workers cannot start, when they cannot (for example an import error), else null."
+    lastError: String
+    "Set when the endpoint asks for hardware this machine does not have (a GPU on a machine without one)."
+    hardwareNote: String
+  }
 
-input EnvVarInput {
-  name: String!
-  value: String!
-}
+  input EnvVarInput {
+    name: String!
+    value: String!
+  }
 
-input EndpointInput {
-  environmentId: ID!
-  "The endpoint's name in the build's manifest."
-  name: String!
-  "Defaults to the environment's active build."
-  buildId: ID
-  workersMin: Int
-  workersMax: Int
-  idleTimeout: Int
-  maxConcurrency: Int
-  executionTimeoutMs: Float
-  "Merged over the manifest's env."
-  env: [EnvVarInput!]
-}
+  input EndpointInput {
+    environmentId: ID!
+    "The endpoint's name in the build's manifest."
+    name: String!
+    "Defaults to the environment's active build."
+    buildId: ID
+    workersMin: Int
+    workersMax: Int
+    idleTimeout: Int
+    maxConcurrency: Int
+    executionTimeoutMs: Float
+    "Merged over the manifest's env."
+    env: [EnvVarInput!]
+  }
 `;

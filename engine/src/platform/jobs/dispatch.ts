@@ -130,10 +130,7 @@ export class Dispatcher {
     if (job.streamedCount === 0 && !this.deps.streams(job.endpointId)) {
       // A handler that does not stream yields one chunk holding its whole output.
       const direct = `{"output":${out},"metrics":{"stream_index":0}}`;
-      const chunks =
-        Buffer.byteLength(direct) <= limits.streamChunkBytes
-          ? [direct]
-          : normaliseChunks([{ output: JSON.parse(out) as unknown }], 0);
+      const chunks = Buffer.byteLength(direct) <= limits.streamChunkBytes ? [direct] : normaliseChunks([{ output: JSON.parse(out) as unknown }], 0);
       job.streamedCount = chunks.length;
       job.chunks.push(...chunks);
     }
@@ -164,8 +161,7 @@ export class Dispatcher {
       cancel.push(id);
       const since = w.cancelRequested.get(id) ?? now;
       w.cancelRequested.set(id, since);
-      if (now - since > this.deps.cancelGraceMs)
-        replace = `job ${id} was cancelled or timed out but its handler kept running`;
+      if (now - since > this.deps.cancelGraceMs) replace = `job ${id} was cancelled or timed out but its handler kept running`;
     }
     for (const id of w.cancelRequested.keys()) if (!seen.has(id)) w.cancelRequested.delete(id);
     // A job handed out but never reported: the hand-over was lost (the take response never arrived).

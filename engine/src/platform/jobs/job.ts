@@ -121,8 +121,7 @@ export class Job implements StoredJob {
   toJson(): string {
     let s = '{';
     if (this.startedAt !== null) s += `"delayTime":${Math.max(0, this.startedAt - this.queuedAt)},`;
-    if (this.endedAt !== null && this.startedAt !== null)
-      s += `"executionTime":${Math.max(0, this.endedAt - this.startedAt)},`;
+    if (this.endedAt !== null && this.startedAt !== null) s += `"executionTime":${Math.max(0, this.endedAt - this.startedAt)},`;
     if (this.error !== null) s += `"error":${JSON.stringify(this.error)},`;
     s += `"id":${JSON.stringify(this.id)},`;
     if (this.output !== null) s += `"output":${this.output},`;

@@ -273,8 +273,7 @@ export class JobEngine {
   /** Fails every queued job of the endpoint (its workers cannot start). */
   failQueued(endpointId: string, error: string): void {
     for (const job of [...this.jobs.values()])
-      if (job.endpointId === endpointId && job.status === 'IN_QUEUE' && job.storeState !== 'gone')
-        this.end(job, 'FAILED', null, error);
+      if (job.endpointId === endpointId && job.status === 'IN_QUEUE' && job.storeState !== 'gone') this.end(job, 'FAILED', null, error);
   }
 
   /** The endpoint was deleted: its jobs go with it. */

@@ -12,10 +12,7 @@ export interface RawChunk {
 export function normaliseChunks(raw: RawChunk[], nextIndex: number, maxBytes = limits.streamChunkBytes): string[] {
   const out: string[] = [];
   for (const c of raw) {
-    const metrics =
-      c.metrics && typeof c.metrics === 'object' && !Array.isArray(c.metrics)
-        ? { ...(c.metrics as Record<string, unknown>) }
-        : {};
+    const metrics = c.metrics && typeof c.metrics === 'object' && !Array.isArray(c.metrics) ? { ...(c.metrics as Record<string, unknown>) } : {};
     const output = c.output === undefined ? null : c.output;
     const whole = JSON.stringify({ output, metrics: { ...metrics, stream_index: nextIndex } });
     if (Buffer.byteLength(whole) <= maxBytes) {

@@ -168,7 +168,8 @@ export class JobWriter {
       } finally {
         this.inFlight = null;
         if (this.failing) this.schedule(1000);
-        else if (this.waiters.length > 0) this.schedule(0); // someone waits: the next group commit at once
+        else if (this.waiters.length > 0)
+          this.schedule(0); // someone waits: the next group commit at once
         else if (this.dirty.size > 0 || this.deletes.size > 0) this.schedule(this.lazyMs);
       }
     })();

@@ -15,9 +15,7 @@ export interface PgliteOpenOptions {
 }
 
 export function defaultTemplateDir(dataRoot: string): string {
-  return process.env.STRATO_PGLITE_TEMPLATE
-    ? path.resolve(process.env.STRATO_PGLITE_TEMPLATE)
-    : path.join(dataRoot, 'cache', 'pglite-template-v1');
+  return process.env.STRATO_PGLITE_TEMPLATE ? path.resolve(process.env.STRATO_PGLITE_TEMPLATE) : path.join(dataRoot, 'cache', 'pglite-template-v1');
 }
 
 const isInitialised = (dir: string) => fs.existsSync(path.join(dir, 'PG_VERSION'));

@@ -2,16 +2,7 @@
 // as group-commit batches and are applied with one statement per batch (JSON arrays expanded in SQL), because
 // a statement costs far more than a row on an embedded database.
 import { SCHEMA_VERSION, schemaSql } from './schema';
-import type {
-  AppRow,
-  BuildRow,
-  EndpointRow,
-  EnvironmentRow,
-  JobBatch,
-  JobRow,
-  PlatformStore,
-  SqlDriver,
-} from './types';
+import type { AppRow, BuildRow, EndpointRow, EnvironmentRow, JobBatch, JobRow, PlatformStore, SqlDriver } from './types';
 
 const JOB_STATE_COLUMNS = [
   'status',
@@ -39,9 +30,7 @@ export class SqlStore implements PlatformStore {
   static async open(db: SqlDriver): Promise<SqlStore> {
     await db.exec('set standard_conforming_strings = on');
     await db.exec(schemaSql);
-    await db.query(`insert into meta (key, value) values ('schema_version', $1) on conflict (key) do nothing`, [
-      SCHEMA_VERSION,
-    ]);
+    await db.query(`insert into meta (key, value) values ('schema_version', $1) on conflict (key) do nothing`, [SCHEMA_VERSION]);
     return new SqlStore(db);
   }
 
@@ -62,19 +51,20 @@ export class SqlStore implements PlatformStore {
     return this.db.query<EnvironmentRow>('select * from environments order by created_at');
   }
   async insertEnvironment(r: EnvironmentRow): Promise<void> {
-    await this.db.query(
-      'insert into environments (id, app_id, name, active_build_id, created_at) values ($1, $2, $3, $4, $5)',
-      [r.id, r.app_id, r.name, r.active_build_id, r.created_at],
-    );
+    await this.db.query('insert into environments (id, app_id, name, active_build_id, created_at) values ($1, $2, $3, $4, $5)', [
+      r.id,
+      r.app_id,
+      r.name,
+      r.active_build_id,
+      r.created_at,
+    ]);
   }
   async setActiveBuild(environmentId: string, buildId: string): Promise<void> {
     await this.db.query('update environments set active_build_id = $2 where id = $1', [environmentId, buildId]);
   }
   async deleteEnvironment(id: string): Promise<void> {
     await this.db.transaction(async (tx) => {
-      await tx.query('delete from jobs where endpoint_id in (select id from endpoints where environment_id = $1)', [
-        id,
-      ]);
+      await tx.query('delete from jobs where endpoint_id in (select id from endpoints where environment_id = $1)', [id]);
       await tx.query('delete from environments where id = $1', [id]);
     });
   }
@@ -83,10 +73,14 @@ export class SqlStore implements PlatformStore {
     return this.db.query<BuildRow>('select * from builds order by created_at');
   }
   async insertBuild(r: BuildRow): Promise<void> {
-    await this.db.query(
-      'insert into builds (id, app_id, created_at, size, sha256, manifest) values ($1, $2, $3, $4, $5, $6)',
-      [r.id, r.app_id, r.created_at, r.size, r.sha256, r.manifest],
-    );
+    await this.db.query('insert into builds (id, app_id, created_at, size, sha256, manifest) values ($1, $2, $3, $4, $5, $6)', [
+      r.id,
+      r.app_id,
+      r.created_at,
+      r.size,
+      r.sha256,
+      r.manifest,
+    ]);
   }
 
   listEndpoints(): Promise<EndpointRow[]> {
@@ -124,12 +118,8 @@ export class SqlStore implements PlatformStore {
           `on conflict (id) do update set ${STATE_SET('excluded')}`,
       );
     if (b.updates.length > 0)
-      sql.push(
-        `update jobs j set ${STATE_SET('r')} from json_populate_recordset(null::jobs, ${literal(JSON.stringify(b.updates))}) r ` +
-          'where j.id = r.id',
-      );
-    if (b.deletes.length > 0)
-      sql.push(`delete from jobs where id in (select json_array_elements_text(${literal(JSON.stringify(b.deletes))}))`);
+      sql.push(`update jobs j set ${STATE_SET('r')} from json_populate_recordset(null::jobs, ${literal(JSON.stringify(b.updates))}) r ` + 'where j.id = r.id');
+    if (b.deletes.length > 0) sql.push(`delete from jobs where id in (select json_array_elements_text(${literal(JSON.stringify(b.deletes))}))`);
     if (sql.length > 0) await this.db.exec(sql.join(';\n'));
   }
 
@@ -138,10 +128,7 @@ export class SqlStore implements PlatformStore {
     return rows[0]?.value;
   }
   async setMeta(key: string, value: string): Promise<void> {
-    await this.db.query(
-      'insert into meta (key, value) values ($1, $2) on conflict (key) do update set value = excluded.value',
-      [key, value],
-    );
+    await this.db.query('insert into meta (key, value) values ($1, $2) on conflict (key) do update set value = excluded.value', [key, value]);
   }
 
   close(): Promise<void> {

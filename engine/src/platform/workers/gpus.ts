@@ -14,11 +14,19 @@ let cached: GpuInventory | null = null;
 export function detectGpus(): GpuInventory {
   if (cached) return cached;
   if (process.env.STRATO_GPUS !== undefined) {
-    const names = process.env.STRATO_GPUS.split(',').map((s) => s.trim()).filter(Boolean);
+    const names = process.env.STRATO_GPUS.split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
     return (cached = { count: names.length, names });
   }
   const r = spawnSync('nvidia-smi', ['-L'], { encoding: 'utf8', timeout: 3000 });
-  const names = r.status === 0 ? r.stdout.split('\n').filter((l) => /^GPU \d+:/.test(l)).map((l) => l.replace(/^GPU \d+:\s*/, '').replace(/\s*\(UUID.*$/, '')) : [];
+  const names =
+    r.status === 0
+      ? r.stdout
+          .split('\n')
+          .filter((l) => /^GPU \d+:/.test(l))
+          .map((l) => l.replace(/^GPU \d+:\s*/, '').replace(/\s*\(UUID.*$/, ''))
+      : [];
   return (cached = { count: names.length, names });
 }
 

@@ -171,7 +171,11 @@ export class Templates {
     const wait = BACKOFF_MS[Math.min(s.failures, BACKOFF_MS.length - 1)];
     s.failures++;
     s.nextStartAt = Date.now() + wait;
-    const tail = t.stderrTail.filter((l) => l.trim() && !/^strato (INFO|DEBUG)\b/.test(l)).pop()?.trim() ?? '';
+    const tail =
+      t.stderrTail
+        .filter((l) => l.trim() && !/^strato (INFO|DEBUG)\b/.test(l))
+        .pop()
+        ?.trim() ?? '';
     const how = signal ? `was killed by ${signal}` : `exited with code ${code}`;
     s.lastError = t.ready ? null : `the endpoint's worker template ${how}${tail ? `: ${tail}` : ''}`;
     this.d.log(`strato platform: worker template of endpoint ${endpointId} ${how}${tail ? ` (${tail})` : ''}; next try in ${wait / 1000} s`);
