@@ -2,9 +2,22 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { PlatformError } from './errors';
 
-/** Reads the whole body; rejects with 413 past `limit` bytes (and stops reading). */
-export function readBody(req: IncomingMessage, limit: number, what: string): Promise<Buffer> {
+/** A body that sends nothing for this long is given up (slow or unfinished requests must not pile up). */
+export const BODY_IDLE_MS = 30_000;
+
+/** Reads the whole body; rejects with 413 past `limit` bytes (and stops reading), closes a body that stalls. */
+export function readBody(req: IncomingMessage, limit: number, what: string, idleMs = BODY_IDLE_MS): Promise<Buffer> {
   return new Promise((resolve, reject) => {
+    let idle: NodeJS.Timeout | undefined;
+    const arm = () => {
+      clearTimeout(idle);
+      idle = setTimeout(() => {
+        failed = true;
+        reject(new PlatformError('BAD_REQUEST', `the request body stalled for ${idleMs / 1000} s; send it in one go`));
+        req.destroy();
+      }, idleMs);
+      idle.unref();
+    };
     const declared = Number(req.headers['content-length']);
     if (Number.isFinite(declared) && declared > limit) {
       req.resume();
@@ -14,8 +27,10 @@ export function readBody(req: IncomingMessage, limit: number, what: string): Pro
     const parts: Buffer[] = [];
     let size = 0;
     let failed = false;
+    arm();
     req.on('data', (c: Buffer) => {
       if (failed) return;
+      arm();
       size += c.length;
       if (size > limit) {
         failed = true;
@@ -25,11 +40,14 @@ export function readBody(req: IncomingMessage, limit: number, what: string): Pro
       parts.push(c);
     });
     req.on('end', () => {
+      clearTimeout(idle);
       if (!failed) resolve(parts.length === 1 ? parts[0] : Buffer.concat(parts, size));
     });
     req.on('error', (e) => {
+      clearTimeout(idle);
       if (!failed) reject(e);
     });
+    req.on('close', () => clearTimeout(idle));
   });
 }
 

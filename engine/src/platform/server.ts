@@ -4,7 +4,7 @@ import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { UNAUTHORIZED_MESSAGE, type KeyChecker } from './auth';
 import { PlatformError } from './errors';
-import { sendError, sendJson } from './http';
+import { pathOf, sendError, sendJson } from './http';
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => Promise<void> | void;
 
@@ -19,9 +19,13 @@ export interface Routes {
   log(line: string): void;
 }
 
+/** A whole request (headers and body) must arrive within this; an artifact upload is the largest body. */
+const REQUEST_TIMEOUT_MS = 30 * 60_000;
+
 export function createServer(r: Routes): http.Server {
-  const server = http.createServer({ keepAliveTimeout: 65_000, requestTimeout: 0 }, (req, res) => {
+  const server = http.createServer({ keepAliveTimeout: 65_000, requestTimeout: REQUEST_TIMEOUT_MS }, (req, res) => {
     route(r, req, res).catch((e: unknown) => {
+      if (e instanceof PlatformError) return sendError(res, e.status, e.message);
       r.log(`strato platform: ${req.method} ${req.url} failed: ${(e as Error).stack ?? String(e)}`);
       sendError(res, 500, `the platform failed to handle this request (${(e as Error).message}); see its log`);
     });
@@ -32,6 +36,12 @@ export function createServer(r: Routes): http.Server {
 
 async function route(r: Routes, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const url = req.url ?? '/';
+  try {
+    decodeURIComponent(pathOf(url)); // every route decodes its segments: a malformed %-escape is the client's error
+  } catch {
+    req.resume();
+    return sendError(res, 400, `the path ${JSON.stringify(pathOf(url).slice(0, 200))} has a malformed %-escape; encode it with encodeURIComponent`);
+  }
   if (url.startsWith('/v2/')) return r.jobs(req, res);
   if (url.startsWith('/_worker/')) return r.worker(req, res);
   if (url.startsWith('/lb/')) return r.lb(req, res);

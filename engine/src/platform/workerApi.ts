@@ -1,7 +1,7 @@
 // The `/_worker/<endpoint_id>/...` protocol of docs/worker-protocol.md: take (long-poll), done (with an
 // optional next take), stream, heartbeat, ready. A worker authenticates with its own token; an unknown or
 // retired worker gets 401/404 and exits.
-import { timingSafeEqual } from 'node:crypto';
+import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { PlatformError } from './errors';
 import { pathOf, readBody, sendError, sendJson, sendRaw } from './http';
@@ -41,15 +41,22 @@ export function workerApi(d: WorkerApiDeps) {
     const endpointId = decodeURIComponent(parts[2] ?? '');
     const op = parts[3] ?? '';
     if (req.method !== 'POST' || parts.length !== 4) return sendError(res, 404, 'unknown worker route');
+    // The token is checked before a byte of the body is read: without one, nobody makes the platform hold a body.
+    const w = authenticate(d, req, endpointId);
+    if (!w) {
+      req.resume();
+      return sendError(res, 401, 'unknown worker or wrong worker token; this worker is not wanted and should exit');
+    }
     let body: WorkerBody;
     try {
-      body = JSON.parse((await readBody(req, BODY_LIMIT, 'a worker request')).toString('utf8')) as WorkerBody;
+      const parsed: unknown = JSON.parse((await readBody(req, BODY_LIMIT, 'a worker request')).toString('utf8'));
+      if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return sendError(res, 400, 'the worker request must be a JSON object');
+      body = parsed as WorkerBody;
     } catch (e) {
       if (e instanceof PlatformError) return sendError(res, e.status, e.message);
       return sendError(res, 400, `the worker request is not valid JSON: ${(e as Error).message}`);
     }
-    const w = authenticate(d, req, endpointId, body);
-    if (!w) return sendError(res, 401, 'unknown worker or wrong worker token; this worker is not wanted and should exit');
+    if (body.workerId !== undefined && body.workerId !== w.id) return sendError(res, 401, 'the worker id does not match the worker token');
     w.lastSeen = Date.now();
     switch (op) {
       case 'take':
@@ -78,14 +85,24 @@ export function workerApi(d: WorkerApiDeps) {
   };
 }
 
-function authenticate(d: WorkerApiDeps, req: IncomingMessage, endpointId: string, body: WorkerBody): Worker | null {
-  const w = d.engine.workers.get(String(body.workerId));
-  if (!w || w.endpointId !== endpointId || w.phase === 'exited') return null;
+/** The worker whose token the request carries (compared in constant time over SHA-256 digests), or null. */
+function authenticate(d: WorkerApiDeps, req: IncomingMessage, endpointId: string): Worker | null {
   const m = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '');
   if (!m) return null;
-  const a = Buffer.from(m[1]);
-  const b = Buffer.from(w.token);
-  return a.length === b.length && timingSafeEqual(a, b) ? w : null;
+  const presented = digest(m[1]);
+  for (const w of d.engine.workers.values()) {
+    if (w.endpointId !== endpointId || w.phase === 'exited') continue;
+    if (timingSafeEqual(presented, tokenDigest(w))) return w;
+  }
+  return null;
+}
+
+const digests = new WeakMap<Worker, Buffer>();
+const digest = (s: string) => createHash('sha256').update(s).digest();
+function tokenDigest(w: Worker): Buffer {
+  let d = digests.get(w);
+  if (!d) digests.set(w, (d = digest(w.token)));
+  return d;
 }
 
 function jobsJson(jobs: Job[], extra = ''): string {

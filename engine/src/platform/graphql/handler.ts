@@ -1,14 +1,17 @@
 // POST {base_url}/graphql: checks the key, runs the operation against the control plane schema, and reports
 // errors with `extensions.code` (BAD_REQUEST, NOT_FOUND, CONFLICT, ...) so clients can act on them.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { buildSchema, graphql, type GraphQLError } from 'graphql';
+import { buildSchema, execute, parse, specifiedRules, validate, type DocumentNode, type GraphQLError } from 'graphql';
 import { UNAUTHORIZED_MESSAGE, type KeyChecker } from '../auth';
 import { PlatformError } from '../errors';
 import { readBody, sendJson } from '../http';
 import { rootValue, type GraphqlContext } from './resolvers';
+import { operationLimits } from './limits';
 import { typeDefs } from './schema';
 
 const schema = buildSchema(typeDefs);
+/** A manifest travels in finalizeBuild; nothing else comes close. */
+const BODY_LIMIT = 8 * 1024 * 1024;
 
 export function graphqlHandler(keys: KeyChecker, ctx: () => GraphqlContext, log: (l: string) => void) {
   return async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -18,23 +21,31 @@ export function graphqlHandler(keys: KeyChecker, ctx: () => GraphqlContext, log:
     if (req.method !== 'POST') {
       return sendJson(res, 405, { errors: [{ message: 'send GraphQL operations with POST', extensions: { code: 'BAD_REQUEST' } }] });
     }
-    let body: { query?: unknown; variables?: unknown; operationName?: unknown };
+    const bad = (message: string) => sendJson(res, 400, { errors: [{ message, extensions: { code: 'BAD_REQUEST' } }] });
+    let body: { query?: unknown; variables?: unknown; operationName?: unknown } | null;
     try {
-      body = JSON.parse((await readBody(req, 64 * 1024 * 1024, 'GraphQL requests')).toString('utf8')) as typeof body;
+      body = JSON.parse((await readBody(req, BODY_LIMIT, 'GraphQL requests')).toString('utf8')) as typeof body;
     } catch (e) {
-      const message = e instanceof PlatformError ? e.message : `the request is not valid JSON: ${(e as Error).message}`;
-      return sendJson(res, 400, { errors: [{ message, extensions: { code: 'BAD_REQUEST' } }] });
+      return bad(e instanceof PlatformError ? e.message : `the request is not valid JSON: ${(e as Error).message}`);
     }
-    if (typeof body.query !== 'string') {
-      return sendJson(res, 400, { errors: [{ message: 'the request needs a "query" string', extensions: { code: 'BAD_REQUEST' } }] });
+    if (typeof body !== 'object' || body === null || typeof body.query !== 'string') return bad('the request needs a "query" string');
+    const variables = body.variables ?? undefined;
+    if (variables !== undefined && (typeof variables !== 'object' || Array.isArray(variables))) return bad('"variables" must be an object');
+    let document: DocumentNode;
+    try {
+      document = parse(body.query, { maxTokens: 20_000 });
+    } catch (e) {
+      return sendJson(res, 200, { data: null, errors: [formatError(e as GraphQLError, log)] });
     }
+    const invalid = validate(schema, document, [...specifiedRules, operationLimits]);
+    if (invalid.length) return sendJson(res, 200, { data: null, errors: invalid.map((e) => formatError(e, log)) });
     const c = ctx();
-    const result = await graphql({
+    const result = await execute({
       schema,
-      source: body.query,
+      document,
       rootValue: rootValue(c),
       contextValue: c,
-      variableValues: (body.variables ?? undefined) as Record<string, unknown> | undefined,
+      variableValues: variables as Record<string, unknown> | undefined,
       operationName: typeof body.operationName === 'string' ? body.operationName : undefined,
     });
     const errors = result.errors?.map((e) => formatError(e, log));
