@@ -23,10 +23,14 @@ const worker = (version: number) => `from strato import Endpoint
 
 
 @Endpoint(name="slow", cpu="cpu3c-1-2", workers=(0, 1))
-def slow(seconds: float = 0) -> dict:
-    """Sleeps, then says which build ran it."""
+def slow(seconds: float = 0, gate: str = "") -> dict:
+    """Sleeps (or waits until the file \`gate\` exists, at most 60 s), then says which build ran it."""
+    import os
     import time
 
+    deadline = time.time() + 60
+    while gate and not os.path.exists(gate) and time.time() < deadline:
+        time.sleep(0.02)
     time.sleep(seconds)
     return {"version": ${version}}
 `;
@@ -40,7 +44,10 @@ test('redeploying a source change: the running job finishes on the old build, qu
   assert.equal((await runCli(['deploy'], { cwd: dir, env })).code, 0);
   const ep = (await p.cp.findEndpoint('rolling', 'production', 'slow'))!;
 
-  const running = await p.jobs.run(ep.id, { seconds: 2 });
+  // The running job ends when the test says so (after the deploy), not after a time that load can outlast:
+  // before, a slow deploy let the old worker finish it and take the queued jobs on the old build.
+  const gate = path.join(dir, 'gate');
+  const running = await p.jobs.run(ep.id, { gate });
   await waitUntil('the first job to start', async () => (await p.jobs.status(ep.id, running.id)).status === 'IN_PROGRESS', 20000);
   const queued = [await p.jobs.run(ep.id, { seconds: 0 }), await p.jobs.run(ep.id, { seconds: 0 })];
 
@@ -48,6 +55,7 @@ test('redeploying a source change: the running job finishes on the old build, qu
   const r = await runCli(['deploy'], { cwd: dir, env });
   assert.equal(r.code, 0, r.stderr);
   assert.match(r.stdout, /0 created, 1 updated, 0 deleted/);
+  writeFileSync(gate, '');
 
   const first = await p.jobs.waitFor(ep.id, running.id, 30000);
   assert.equal(first.status, 'COMPLETED');
