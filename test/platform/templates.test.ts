@@ -173,7 +173,8 @@ test('forked workers: a timed-out job fails, a cancelled one is cancelled, and s
   const u = eps.timeout.url;
   const warm = await forkedRun(u);
   await waitUntil('the workers to stop', () => idle(u), 15_000);
-  assert.ok(!alive(warm.pid), 'the stopped forked worker has exited (and was reaped)');
+  // The platform hears of the exit from the template, which then reaps the child: give the reaping a moment.
+  await waitUntil('the stopped forked worker to have exited and been reaped', () => !alive(warm.pid), 10_000);
   const long = (await call('POST', `${u}/runsync`, { body: { input: { seconds: 20 } } })).json as { status: string; error?: string };
   assert.equal(long.status, 'TIMED_OUT');
   const { id } = (await call('POST', `${u}/run`, { body: { input: { seconds: 20 } } })).json as { id: string };
