@@ -2,7 +2,6 @@
 // in a few ms, where an HTTP library costs a command 150 ms of start-up), JSON bodies, and failures turned into
 // UserErrors that say what failed and what to do (platform unreachable, key refused).
 import http from 'node:http';
-import https from 'node:https';
 import type { Readable } from 'node:stream';
 import { UserError } from '../util/errors';
 
@@ -19,10 +18,13 @@ export interface HttpResult {
   headers: Record<string, string | string[] | undefined>;
 }
 
-const agents = {
-  'http:': new http.Agent({ keepAlive: true, keepAliveMsecs: 30_000, maxSockets: 64 }),
-  'https:': new https.Agent({ keepAlive: true, keepAliveMsecs: 30_000, maxSockets: 64 }),
-};
+const httpAgent = new http.Agent({ keepAlive: true, keepAliveMsecs: 30_000, maxSockets: 64 });
+/** TLS loads only for an https:// platform: most commands talk to the local one, and TLS costs start-up time. */
+let tls: Promise<{ lib: typeof import('node:https'); agent: import('node:https').Agent }> | undefined;
+function httpsClient() {
+  tls ??= import('node:https').then((lib) => ({ lib, agent: new lib.Agent({ keepAlive: true, keepAliveMsecs: 30_000, maxSockets: 64 }) }));
+  return tls;
+}
 
 export interface SendOptions {
   body?: unknown;
@@ -49,7 +51,8 @@ export async function send(target: ApiTarget, method: string, path: string, o: S
   const timeout = o.timeoutMs ?? 60_000;
   let res: { status: number; text: string; headers: http.IncomingHttpHeaders };
   try {
-    res = await exchange(url, method, headers, body, timeout);
+    const client = url.protocol === 'https:' ? await httpsClient() : { lib: http, agent: httpAgent };
+    res = await exchange(client, url, method, headers, body, timeout);
   } catch (e) {
     throw networkError(target.baseUrl, e, timeout);
   }
@@ -68,11 +71,16 @@ export async function send(target: ApiTarget, method: string, path: string, o: S
 }
 
 /** One request and its whole answer; rejects on a network error or when `timeoutMs` passes (0: never). */
-function exchange(url: URL, method: string, headers: Record<string, string>, body: SendOptions['raw'], timeoutMs: number) {
+function exchange(
+  client: { lib: Pick<typeof http, 'request'>; agent: http.Agent },
+  url: URL,
+  method: string,
+  headers: Record<string, string>,
+  body: SendOptions['raw'],
+  timeoutMs: number,
+) {
   return new Promise<{ status: number; text: string; headers: http.IncomingHttpHeaders }>((resolve, reject) => {
-    const lib = url.protocol === 'https:' ? https : http;
-    const agent = agents[url.protocol as keyof typeof agents];
-    const req = lib.request(url, { method, headers, agent }, (res) => {
+    const req = client.lib.request(url, { method, headers, agent: client.agent }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => {

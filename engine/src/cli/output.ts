@@ -1,6 +1,5 @@
 // Terminal output for the CLI: colours only on a terminal (NO_COLOR respected), a one-line progress
 // display that rewrites itself on a terminal and prints plain lines otherwise, and yes/no questions.
-import { createInterface } from 'node:readline/promises';
 
 const useColor = (stream: NodeJS.WriteStream) => stream.isTTY === true && !process.env.NO_COLOR;
 const paint = (code: number) => (s: string) => (useColor(process.stdout) ? `\x1b[${code}m${s}\x1b[0m` : s);
@@ -33,6 +32,7 @@ export class Progress {
 /** Asks a yes/no question on the terminal; without a terminal the answer is the default. */
 export async function confirm(question: string, defaultYes = false): Promise<boolean> {
   if (!process.stdin.isTTY) return defaultYes;
+  const { createInterface } = await import('node:readline/promises');
   const rl = createInterface({ input: process.stdin, output: process.stderr });
   try {
     const answer = (await rl.question(`${question} ${defaultYes ? '[Y/n]' : '[y/N]'} `)).trim().toLowerCase();

@@ -2,7 +2,6 @@
 // background process clients use when STRATO_API_URL is unset. Argument parsing and terminal output only.
 import { Command, Option } from 'commander';
 import { UserError } from '../../util/errors';
-import { daemonStatus, startDaemon, stopDaemon } from '../../api/localPlatform';
 import { DEFAULT_PORT, defaultPlatformDir, platformLayout } from '../../protocol/layout';
 import type { RunningPlatform } from '../../platform/platform';
 
@@ -99,6 +98,7 @@ export function register(program: Command): void {
     .option('--api-key <key>', 'account key (default: the one in the data dir, generated at first start)')
     .option('--python <path>', 'Python interpreter for workers')
     .action(async (f: { host?: string; port?: string; apiKey?: string; python?: string }) => {
+      const { daemonStatus, startDaemon } = await import('../../api/localPlatform');
       const before = await daemonStatus();
       const s = before.running ? before : await startDaemon({ host: f.host, port: intFlag('--port', f.port), apiKey: f.apiKey, python: f.python });
       process.stdout.write(
@@ -110,6 +110,7 @@ export function register(program: Command): void {
     .command('stop')
     .description('stop the background platform (its workers stop; queued jobs are kept)')
     .action(async () => {
+      const { stopDaemon } = await import('../../api/localPlatform');
       const r = await stopDaemon();
       process.stdout.write(r.stopped ? `stopped (pid ${r.pid})\n` : 'not running\n');
     });
@@ -119,6 +120,7 @@ export function register(program: Command): void {
     .description('show whether the background platform runs, and where')
     .option('--json', 'print the status as JSON')
     .action(async (f: { json?: boolean }) => {
+      const { daemonStatus } = await import('../../api/localPlatform');
       const s = await daemonStatus();
       if (f.json) {
         process.stdout.write(`${JSON.stringify(s, null, 2)}\n`);
