@@ -68,6 +68,7 @@ async function measure(templates: boolean, files: string[]): Promise<Record<stri
     const project = path.join(dir, 'project');
     fs.mkdirSync(project);
     for (const f of [...files, 'slowdep.py']) fs.writeFileSync(path.join(project, f), FILES[f]);
+    fs.writeFileSync(path.join(project, 'pyproject.toml'), '[project]\nname = "bench"\n');
     const built = await buildProject(project);
     const target = { baseUrl: platform.url, apiKey: platform.apiKey };
     const cp = new ControlPlaneClient(target);

@@ -41,6 +41,7 @@ def cold(x: int = 0) -> dict:
 async function deployBench(cp: ControlPlaneClient, dir: string): Promise<Record<string, Endpoint>> {
   fs.mkdirSync(dir, { recursive: true });
   fs.writeFileSync(path.join(dir, 'worker.py'), WORKER);
+  fs.writeFileSync(path.join(dir, 'pyproject.toml'), '[project]\nname = "bench"\n');
   const built = await buildProject(dir);
   const app = await cp.createApp('bench');
   const env = await cp.createEnvironment(app.id, 'production');
