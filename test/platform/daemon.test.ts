@@ -44,6 +44,8 @@ test('start, status and stop the background platform; the key file is owner-only
   assert.match(down.stdout, /not running/);
   const up = await runCli(['platform', 'start'], { cwd: tmp, env, timeoutMs: 90_000 });
   assert.equal(up.code, 0, up.stderr);
+  // The first start of a data dir prepares a database: it says so instead of being silent for seconds.
+  assert.match(up.stderr, /first time: preparing its database/);
   const url = /started: (http:\/\/\S+)/.exec(up.stdout)?.[1];
   assert.ok(url, up.stdout);
   const keyFile = path.join(platformDir, 'api-key');
@@ -53,6 +55,7 @@ test('start, status and stop the background platform; the key file is owner-only
   assert.match(status.stdout, new RegExp(`running: ${url}`));
   const again = await runCli(['platform', 'start'], { cwd: tmp, env });
   assert.match(again.stdout, /already running/);
+  assert.doesNotMatch(again.stderr, /first time/);
 
   // Clients without STRATO_API_URL find it and read its key file.
   const cfg = await resolveApiConfig({ projectDir: tmp, env: { ...process.env } });

@@ -58,6 +58,8 @@ export async function startDaemon(o: StartDaemonOptions = {}): Promise<DaemonSta
   const before = await daemonStatus(dataDir);
   if (before.running) return before;
   const l = platformLayout(dataDir);
+  // A new data dir gets its database first: seconds on the first start of a machine, said so rather than silent.
+  if (!fs.existsSync(l.db)) process.stderr.write('starting the local Strato platform for the first time: preparing its database (up to 10 s, once)...\n');
   fs.mkdirSync(l.root, { recursive: true, mode: 0o700 });
   const { exec, args } = cliCommand();
   const argv = [...args, 'platform', 'serve', '--data-dir', dataDir, '--daemon'];
