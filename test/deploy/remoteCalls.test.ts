@@ -80,13 +80,14 @@ print(health()["status"])
     env,
   );
   assert.equal(r.code, 0, r.stderr);
-  assert.deepEqual(r.stdout.trim().split('\n'), ['2', 'ABC', 'ok']);
+  // The mean is the float the function returned (2.0), not a re-encoded 2.
+  assert.deepEqual(r.stdout.trim().split('\n'), ['2.0', 'ABC', 'ok']);
 });
 
 test('a chain of two endpoints: summarize calls cpu-stats through the control plane', async () => {
   const r = await python(`from chain_worker import summarize\nprint(summarize([2, 4], label="x"))\n`, dir, env);
   assert.equal(r.code, 0, r.stderr);
-  assert.equal(r.stdout.trim(), "{'label': 'x', 'stats': {'count': 2, 'mean': 3, 'min': 2, 'max': 4}}");
+  assert.equal(r.stdout.trim(), "{'label': 'x', 'stats': {'count': 2, 'mean': 3.0, 'min': 2, 'max': 4}}");
 });
 
 test("a failed job raises the job's error in the script", async () => {

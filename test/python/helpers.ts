@@ -144,6 +144,7 @@ export interface FakeJob {
 export interface Done {
   jobId: string;
   output?: unknown;
+  outputJson?: string;
   error?: string;
   at: number;
 }
@@ -246,7 +247,9 @@ export class FakePlatform {
           this.streams.push({ jobId: body.jobId, chunks: body.chunks });
           return send(200, { cancelled: this.streamCancelled.has(body.jobId) });
         case 'done': {
-          const done = { jobId: body.jobId, output: body.output, error: body.error, at: Date.now() };
+          // Workers send the output's own JSON text (`outputJson`); `outputJson` keeps it as sent.
+          const output = typeof body.outputJson === 'string' ? JSON.parse(body.outputJson) : body.output;
+          const done = { jobId: body.jobId, output, outputJson: body.outputJson, error: body.error, at: Date.now() };
           this.done.push(done);
           this.doneById.set(done.jobId, done);
           this.inFlight -= 1;

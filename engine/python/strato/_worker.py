@@ -1,12 +1,13 @@
 # The platform worker of a queue-based endpoint (docs/worker-protocol.md): long-polls `take`, runs up to
 # STRATO_MAX_CONCURRENCY jobs at once, posts `stream` and `done` (chaining the next job), stops on SIGTERM.
+import json
 import queue
 import threading
 import time
 
 from . import _log as log
 from ._http import HttpError
-from ._invoke import Run, execute, log_failure
+from ._invoke import Outcome, Run, execute, log_failure
 from ._platform import GRACE_S, Contact, Stopper, post_ready, start_heartbeat
 
 TAKE_WAIT_MS = 20000
@@ -153,17 +154,17 @@ class QueueWorker:
             return None
         body = {"workerId": self.settings.worker_id, "jobId": job_id, "take": take}
         if outcome.error is None:
-            body["output"] = outcome.output
-        else:
+            try:
+                # The output's own JSON text travels as a string, so that the platform stores and answers exactly
+                # it (12345678901234567890 stays whole, 2.0 stays 2.0, -0.0 stays -0.0); a value JSON cannot
+                # hold (NaN, an infinity, an object) fails the job with the reason.
+                body["outputJson"] = json.dumps(outcome.output, separators=(",", ":"), allow_nan=False, ensure_ascii=False)
+            except (TypeError, ValueError) as e:
+                outcome = Outcome(error=f"TypeError: the output is not JSON serializable: {e}")
+        if outcome.error is not None:
             body["error"] = outcome.error
             log_failure(job_id, outcome)
-        try:
-            response = self._post(conn, "done", body)
-        except (TypeError, ValueError) as e:
-            del body["output"]
-            body["error"] = f"TypeError: the output is not JSON serializable: {e}"
-            log.error(f"job {job_id} failed: {body['error']}")
-            response = self._post(conn, "done", body)
+        response = self._post(conn, "done", body)
         log.debug(f"job {job_id} done in {(time.monotonic() - started) * 1000:.1f} ms")
         jobs = ((response.data or {}).get("jobs") or []) if response is not None and response.status == 200 else []
         return self._release(jobs)

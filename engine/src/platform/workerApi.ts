@@ -24,6 +24,7 @@ const MAX_WAIT_MS = 60_000;
 
 interface WorkerBody {
   workerId?: unknown;
+  outputJson?: unknown;
   max?: unknown;
   waitMs?: unknown;
   jobId?: unknown;
@@ -133,9 +134,26 @@ function done(d: WorkerApiDeps, w: Worker, body: WorkerBody, res: ServerResponse
   const jobId = String(body.jobId);
   let error: string | null = null;
   if (body.error !== undefined && body.error !== null) error = typeof body.error === 'string' ? body.error : JSON.stringify(body.error);
-  const output = error === null ? JSON.stringify(body.output === undefined ? null : body.output) : null;
+  let output: string | null = null;
+  if (error === null) {
+    // `outputJson`: the handler's own JSON text, kept byte for byte (a parse and re-encode would round big integers,
+    // turn 2.0 into 2 and -0.0 into 0). `output` is the older form of the protocol.
+    if (typeof body.outputJson === 'string') {
+      if (isJson(body.outputJson)) output = body.outputJson;
+      else error = 'the worker sent an output that is not JSON text';
+    } else output = JSON.stringify(body.output === undefined ? null : body.output);
+  }
   const owned = d.dispatch.complete(w, jobId, output, error);
   const n = typeof body.take === 'number' && body.take > 0 ? Math.floor(body.take) : 0;
   const next = n > 0 && w.phase === 'ready' ? d.dispatch.takeNow(w, n) : [];
   sendRaw(res, 200, jobsJson(next, owned ? '' : ',"ignored":true'));
+}
+
+function isJson(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
 }
