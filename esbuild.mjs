@@ -1,7 +1,7 @@
 // Bundles the three entry points (CLI, language server, VS Code extension) into dist/ and copies the
 // files they load at run time: the tree-sitter WebAssembly parsers and the Python package `strato`.
 import * as esbuild from 'esbuild';
-import { cpSync, mkdirSync, rmSync, chmodSync, existsSync, readdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, chmodSync, existsSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 
@@ -58,40 +58,78 @@ builds.push({
   },
 });
 
+/**
+ * Writes an output only when its bytes changed, through a rename: tests rebuild while other tests run the CLI, and a
+ * reader must never see a half-written chunk.
+ */
+function writeIfChanged(file, contents) {
+  if (existsSync(file) && Buffer.compare(readFileSync(file), Buffer.from(contents)) === 0) return;
+  const tmp = `${file}.${process.pid}.tmp`;
+  writeFileSync(tmp, contents);
+  renameSync(tmp, file);
+}
+
 for (const opts of builds) {
   if (watch) await (await esbuild.context(opts)).watch();
   else {
-    const r = await esbuild.build(opts);
+    const r = await esbuild.build({ ...opts, write: false });
+    for (const o of r.outputFiles) {
+      mkdirSync(path.dirname(o.path), { recursive: true });
+      writeIfChanged(o.path, o.contents);
+    }
     if (!r.metafile) continue;
-    writeFileSync(path.join(dist, 'cli-meta.json'), JSON.stringify(r.metafile));
+    writeIfChanged(path.join(dist, 'cli-meta.json'), JSON.stringify(r.metafile));
     // Chunks of earlier builds have other hashes: drop them.
     const current = new Set(Object.keys(r.metafile.outputs).map((o) => path.basename(o)));
     for (const f of readdirSync(dist)) if (/^cli-\w+\.mjs(\.map)?$/.test(f) && !current.has(f)) rmSync(path.join(dist, f));
   }
 }
-writeFileSync(
+writeIfChanged(
   path.join(dist, 'cli.js'),
   "#!/usr/bin/env node\n// The `strato` command: loads the ESM entry beside this file (its chunks load as commands need them).\nimport('./cli.mjs');\n",
 );
 if (existsSync(path.join(dist, 'cli.js'))) chmodSync(path.join(dist, 'cli.js'), 0o755);
 
-// Files loaded from disk at run time, next to the bundles.
-cpSync(require.resolve('web-tree-sitter/tree-sitter.wasm'), path.join(dist, 'tree-sitter.wasm'));
-cpSync(require.resolve('tree-sitter-python/tree-sitter-python.wasm'), path.join(dist, 'tree-sitter-python.wasm'));
-rmSync(path.join(dist, 'python'), { recursive: true, force: true });
-cpSync('engine/python', path.join(dist, 'python'), {
-  recursive: true,
-  filter: (src) => !src.includes('__pycache__') && !src.endsWith('.pyc'),
-});
+// Files loaded from disk at run time, next to the bundles (copied only when they changed: see writeIfChanged).
+const copyFile = (from, to) => {
+  mkdirSync(path.dirname(to), { recursive: true });
+  writeIfChanged(to, readFileSync(from));
+};
+/** dst becomes a copy of src (byte-code caches left out): changed files rewritten, files gone from src removed. */
+function syncDir(src, dst) {
+  const wanted = new Set();
+  const walk = (rel) => {
+    for (const e of readdirSync(path.join(src, rel), { withFileTypes: true })) {
+      const r = path.join(rel, e.name);
+      if (e.name === '__pycache__' || e.name.endsWith('.pyc')) continue;
+      if (e.isDirectory()) walk(r);
+      else {
+        wanted.add(r);
+        copyFile(path.join(src, r), path.join(dst, r));
+      }
+    }
+  };
+  walk('');
+  const prune = (rel) => {
+    for (const e of readdirSync(path.join(dst, rel), { withFileTypes: true })) {
+      const r = path.join(rel, e.name);
+      if (e.isDirectory()) prune(r);
+      else if (!wanted.has(r)) rmSync(path.join(dst, r));
+    }
+  };
+  prune('');
+}
+copyFile(require.resolve('web-tree-sitter/tree-sitter.wasm'), path.join(dist, 'tree-sitter.wasm'));
+copyFile(require.resolve('tree-sitter-python/tree-sitter-python.wasm'), path.join(dist, 'tree-sitter-python.wasm'));
+syncDir('engine/python', path.join(dist, 'python'));
 // Swagger UI for the dev server's /docs.
 const swaggerDir = path.dirname(require.resolve('swagger-ui-dist/package.json'));
-mkdirSync(path.join(dist, 'swagger-ui'), { recursive: true });
 for (const f of ['swagger-ui.css', 'swagger-ui-bundle.js', 'swagger-ui-standalone-preset.js', 'favicon-32x32.png', 'favicon-16x16.png']) {
-  cpSync(path.join(swaggerDir, f), path.join(dist, 'swagger-ui', f));
+  copyFile(path.join(swaggerDir, f), path.join(dist, 'swagger-ui', f));
 }
 // PGlite loads its WebAssembly and data bundle from beside its own module.
 const pgliteDir = path.dirname(require.resolve('@electric-sql/pglite'));
 for (const f of ['pglite.wasm', 'pglite.data']) {
-  if (existsSync(path.join(pgliteDir, f))) cpSync(path.join(pgliteDir, f), path.join(dist, f));
+  if (existsSync(path.join(pgliteDir, f))) copyFile(path.join(pgliteDir, f), path.join(dist, f));
 }
 if (!watch) console.log(`built dist/cli.js (+ cli.mjs and its chunks), ${entries.map((e) => `dist/${e.out}.js`).join(', ')}`);
