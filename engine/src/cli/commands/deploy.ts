@@ -3,7 +3,8 @@ import { kindLabel } from '../../protocol/endpointKind';
 import type { Command } from 'commander';
 import type { DeployStep, EnvironmentSummary } from '../../deploy';
 import { UserError } from '../../util/errors';
-import { Progress, bold, confirm, cyan, dim, green, red, yellow } from '../output';
+import { printEndpoints } from '../endpointListing';
+import { Progress, bold, confirm, dim, green, red, yellow } from '../output';
 import { parseList } from './build';
 
 const STEP_LABEL: Record<DeployStep, string> = { build: 'build', upload: 'upload', provision: 'provision', configure: 'configure' };
@@ -62,24 +63,8 @@ export function register(program: Command): void {
         },
       });
       const specs = new Map(r.buildResult.model.endpoints.map((e) => [e.name, e]));
-      const lb = r.endpoints.filter((e) => e.type === 'LOAD_BALANCED');
-      const queue = r.endpoints.filter((e) => e.type === 'QUEUE');
       process.stdout.write(`\nDeployed ${bold(r.app.name)} to ${bold(r.environment.name)}${r.deleted.length ? ` (removed: ${r.deleted.join(', ')})` : ''}\n`);
-      if (lb.length) {
-        process.stdout.write(`\n${bold('Load-balanced endpoints')}\n`);
-        for (const e of lb) {
-          process.stdout.write(`  ${cyan(e.name)}  ${e.url}\n`);
-          for (const route of e.routes) process.stdout.write(`    ${route.method.padEnd(6)} ${route.path}\n`);
-          process.stdout.write(`  ${dim('sample:')} ${sampleCall(e, specs.get(e.name))}\n`);
-        }
-      }
-      if (queue.length) {
-        process.stdout.write(`\n${bold('Queue-based endpoints')}\n`);
-        for (const e of queue) {
-          process.stdout.write(`  ${cyan(e.name)}  ${e.url}/runsync\n`);
-          process.stdout.write(`  ${dim('sample:')} ${sampleCall(e, specs.get(e.name))}\n`);
-        }
-      }
+      printEndpoints(r.endpoints, { sample: (e) => sampleCall(e, specs.get(e.name)) });
       if (target.source === 'local')
         process.stdout.write(
           `\n${dim("The key is in the local platform's key file: strato platform status shows where; export STRATO_API_KEY to use the samples.")}\n`,

@@ -1,7 +1,8 @@
 // `strato preview image` and the terminal side of `strato deploy --preview`: timed steps, the endpoints grouped by
 // type with sample calls, then waiting for Ctrl+C or SIGTERM, which removes the containers and the network.
 import type { Command } from 'commander';
-import { Progress, bold, cyan, dim, green, red, yellow } from '../output';
+import { printEndpoints } from '../endpointListing';
+import { Progress, bold, dim, green, red, yellow } from '../output';
 
 export interface PreviewFlags {
   env?: string;
@@ -60,25 +61,8 @@ export async function runPreview(opts: PreviewFlags): Promise<void> {
   if (interrupted) return stop('Ctrl+C');
 
   const specs = new Map(p.buildResult.model.endpoints.map((e) => [e.name, e]));
-  const lb = p.endpoints.filter((e) => e.type === 'LOAD_BALANCED');
-  const queue = p.endpoints.filter((e) => e.type === 'QUEUE');
   process.stdout.write(`\nPreview of ${bold(p.app)} (${p.environment}) in containers on network ${bold(p.network)}; the platform in front at ${p.url}\n`);
-  const line = (name: string) => `  ${cyan(name)}  ${dim(`[${p.images.get(name)}]`)}`;
-  if (lb.length) {
-    process.stdout.write(`\n${bold('Load-balanced endpoints')}\n`);
-    for (const e of lb) {
-      process.stdout.write(`${line(e.name)}  ${e.url}\n`);
-      for (const route of e.routes) process.stdout.write(`    ${route.method.padEnd(6)} ${route.path}\n`);
-      process.stdout.write(`  ${dim('sample:')} ${sampleCall(e, specs.get(e.name))}\n`);
-    }
-  }
-  if (queue.length) {
-    process.stdout.write(`\n${bold('Queue-based endpoints')}\n`);
-    for (const e of queue) {
-      process.stdout.write(`${line(e.name)}  ${e.url}/runsync\n`);
-      process.stdout.write(`  ${dim('sample:')} ${sampleCall(e, specs.get(e.name))}\n`);
-    }
-  }
+  printEndpoints(p.endpoints, { sample: (e) => sampleCall(e, specs.get(e.name)), note: (e) => dim(`[${p.images.get(e.name)}]`) });
   if (p.gpuNote) process.stdout.write(`\n${yellow(p.gpuNote)}\n`);
   process.stdout.write(`\n${dim(`export STRATO_API_KEY=${p.apiKey}  (the samples use it)`)}\n`);
   for (const pr of p.problems) process.stderr.write(`${red('error')}: ${pr.endpoint}: ${pr.error}\n`);
