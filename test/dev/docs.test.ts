@@ -1,5 +1,6 @@
 // /docs of the dev server rendered in a real Chromium (Debian's, driven by playwright-core): every operation
 // and its summary (the docstring's first line) is on the page. The screenshot is kept in test-results/.
+import { CHROMIUM_ARGS, findChromium } from '../helpers/chromium';
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
@@ -10,7 +11,6 @@ import { REPO, runCli } from '../helpers/cli';
 import { startServing, type DevProcess } from '../helpers/devServer';
 import { startTestPlatform, type TestPlatform } from '../helpers/platform';
 
-const CHROMIUM = process.env.STRATO_CHROMIUM || '/usr/bin/chromium';
 let tmp: string;
 let p: TestPlatform;
 let dev: DevProcess;
@@ -25,18 +25,8 @@ before(async () => {
     env: { STRATO_API_URL: p.url, STRATO_API_KEY: p.key },
   });
   browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--disable-dev-shm-usage',
-      '--host-resolver-rules=MAP rebind.example 127.0.0.1',
-    ],
+    executablePath: findChromium(),
+    args: [...CHROMIUM_ARGS, '--host-resolver-rules=MAP rebind.example 127.0.0.1'],
   });
 });
 after(async () => {

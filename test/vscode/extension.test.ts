@@ -1,6 +1,7 @@
 // The extension in a REAL VS Code: code-server (installed from npm by scripts/install-code-server.sh) serving a
 // workspace made by `strato init`, opened in Debian's chromium through playwright-core, a real embedded platform.
 // The assertions run inside the extension host (inhost/index.js); this file sets up, waits (bounded), screenshots.
+import { CHROMIUM_ARGS, findChromium } from '../helpers/chromium';
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -12,14 +13,6 @@ import { chromium, type Browser } from 'playwright-core';
 import { REPO, runCli } from '../helpers/cli';
 import { startTestPlatform, type TestPlatform } from '../helpers/platform';
 
-/** Debian's chromium (installed by install-code-server.sh), found on PATH; STRATO_CHROMIUM overrides it. */
-function findChromium(): string {
-  if (process.env.STRATO_CHROMIUM) return process.env.STRATO_CHROMIUM;
-  for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
-    for (const name of ['chromium', 'chromium-browser']) if (dir && fs.existsSync(path.join(dir, name))) return path.join(dir, name);
-  }
-  throw new Error('chromium is not on PATH: scripts/install-code-server.sh installs it (apt-get install chromium)');
-}
 const RESULTS_DIR = path.join(REPO, 'test-results');
 let tmp: string;
 let platform: TestPlatform | undefined;
@@ -171,16 +164,7 @@ test('in a real VS Code: activation, diagnostics, code lenses, views, deploy, ru
   browser = await chromium.launch({
     executablePath: findChromium(),
     headless: true,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--disable-dev-shm-usage',
-    ], // a fresh temporary profile each run
+    args: [...CHROMIUM_ARGS], // a fresh temporary profile each run
   });
   const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
   await page.route('**/*', (r) => (['127.0.0.1', 'localhost', '[::1]'].includes(new URL(r.request().url()).hostname) ? r.continue() : r.abort()));
