@@ -27,8 +27,8 @@ interface Preview {
   exited: Promise<number | null>;
 }
 
-/** Starts `strato deploy --preview` and waits until it says it runs (or exits). */
-async function startPreview(cwd: string, args: string[] = []): Promise<Preview> {
+/** Starts `strato deploy --preview` and waits until its output shows `ready` (by default: it runs) or it exits. */
+async function startPreview(cwd: string, args: string[] = [], ready = (out: string) => out.includes('Preview running.')): Promise<Preview> {
   ensureBuilt();
   const child = spawn(process.execPath, [CLI, 'deploy', '--preview', ...args], {
     cwd,
@@ -44,7 +44,7 @@ async function startPreview(cwd: string, args: string[] = []): Promise<Preview> 
   const deadline = Date.now() + 90_000;
   let gone = false;
   void exited.then(() => (gone = true));
-  while (!out.includes('Preview running.') && !gone) {
+  while (!ready(out) && !gone) {
     if (Date.now() > deadline) {
       child.kill('SIGKILL');
       throw new Error(`the preview did not start:\n${out}\n${err}`);
@@ -254,24 +254,11 @@ test('errors: no engine, a missing image, a build error; each in one sentence, n
 test('Ctrl+C during the start (after the network is made) removes what was made and exits', { skip: skip ?? false }, async () => {
   const dir = path.join(tmp, 'early');
   assert.equal((await runCli(['init', 'early'], { cwd: tmp })).code, 0);
-  ensureBuilt();
-  const child = spawn(process.execPath, [CLI, 'deploy', '--preview'], {
-    cwd: dir,
-    env: { ...process.env, NO_COLOR: '1', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  children.push(child);
-  let out = '';
-  let err = '';
-  child.stdout!.on('data', (b) => (out += b));
-  child.stderr!.on('data', (b) => (err += b));
-  const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
-  const deadline = Date.now() + 60_000;
-  while (!/✓ network/.test(out) && child.exitCode === null && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+  const { child, out, err, exited } = await startPreview(dir, [], (o) => /✓ network/.test(o));
   child.kill('SIGINT');
   const code = await exited;
-  assert.ok(code === 130 || code === 0, `exit ${code}\n${out}\n${err}`);
-  if (code === 130) assert.match(err, /the preview was stopped before it was up; its containers and network are removed\./);
+  assert.ok(code === 130 || code === 0, `exit ${code}\n${out()}\n${err()}`);
+  if (code === 130) assert.match(err(), /the preview was stopped before it was up; its containers and network are removed\./);
   const label = `strato.preview=${previewKey(dir)}`;
   assert.deepEqual(await listContainers(d.engine, label), []);
   assert.deepEqual(await listNetworks(d.engine, label), []);

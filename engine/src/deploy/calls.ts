@@ -10,8 +10,16 @@ function resolveModule(from: string, imported: string): string {
   return [...base, ...(rest ? [rest] : [])].join('.');
 }
 
-/** Endpoint name -> names of the endpoints it calls. */
+const cache = new WeakMap<ProjectModel, Map<string, Set<string>>>();
+
+/** Endpoint name -> names of the endpoints it calls (worked out once per model: deploy asks for every endpoint). */
 export function endpointCalls(model: ProjectModel): Map<string, Set<string>> {
+  let calls = cache.get(model);
+  if (!calls) cache.set(model, (calls = computeCalls(model)));
+  return calls;
+}
+
+function computeCalls(model: ProjectModel): Map<string, Set<string>> {
   const owner = new Map<string, string>();
   for (const ep of model.endpoints) {
     // Queue functions and load-balanced routes alike: both are called with the key.
