@@ -14,6 +14,18 @@ const target = path.join(root, 'engine/python/strato/catalog.py');
 /** A Python string literal (JSON escapes are valid Python for the characters the catalog uses). */
 const py = (s) => JSON.stringify(String(s));
 
+/** A JSON value as Python source. */
+function pyValue(v) {
+  if (typeof v === 'boolean') return v ? 'True' : 'False';
+  if (typeof v === 'string') return py(v);
+  if (v === null) return 'None';
+  if (typeof v === 'object' && !Array.isArray(v) && Object.keys(v).length === 0) return '{}';
+  return JSON.stringify(v);
+}
+
+/** The enum member name of a value, as catalog/index.ts names it: "EU-RO-1" -> EU_RO_1, "12.8" -> V12_8. */
+const memberName = (value, prefix = '') => prefix + value.replace(/[^A-Za-z0-9]+/g, '_').toUpperCase();
+
 function member(enumName, value, comment) {
   return `    ${enumName} = ${py(value)}${comment ? `  # ${comment}` : ''}`;
 }
@@ -44,6 +56,7 @@ function generate(catalog) {
     'class GpuType(_StrEnum):',
     '    """Specific GPU models, by their full name."""',
     '',
+    member('ANY', 'any', 'any model'),
     ...catalog.gpuTypes.map((t) => member(t.enum, t.id, `${t.memoryGb} GB, group ${t.group}`)),
     '',
     '',
@@ -53,6 +66,40 @@ function generate(catalog) {
     ...catalog.cpuShapes.map((c) => member(c.enum, c.id, `${c.vcpus} vCPU, ${c.memoryGb} GiB, ${c.description}`)),
     '',
     '',
+    'class DataCenter(_StrEnum):',
+    '    """Datacenters; a volume\'s datacenter fixes where the workers that mount it run."""',
+    '',
+    ...catalog.datacenters.map((d) => member(memberName(d.id), d.id, d.location)),
+    '',
+    '',
+    '# CPU endpoints run only in these datacenters.',
+    `CPU_DATACENTERS = [${catalog.cpuDatacenters.map((d) => `DataCenter.${memberName(d)}`).join(', ')}]`,
+    '',
+    '',
+    'class CudaVersion(_StrEnum):',
+    '    """CUDA versions for min_cuda_version."""',
+    '',
+    ...catalog.cudaVersions.map((v) => member(memberName(v, 'V'), v)),
+    '',
+    '',
+    'class ServerlessScalerType(_StrEnum):',
+    '    """How the platform scales an endpoint\'s workers."""',
+    '',
+    ...catalog.scalerTypes.map((t) => member(t.id, t.id, t.doc)),
+    '',
+    '',
+    'class ServerlessType(_StrEnum):',
+    '    """Queue-based (QB) or load-balanced (LB)."""',
+    '',
+    ...catalog.serverlessTypes.map((t) => member(t.id, t.id, t.doc)),
+    '',
+    '',
+    `NETWORK_VOLUME = {${Object.entries(catalog.networkVolume)
+      .map(([k, v]) => `${py(k)}: ${pyValue(v)}`)
+      .join(', ')}}`,
+    `POD_TEMPLATE_FIELDS = {${catalog.podTemplateFields.map((f) => `${py(f.name)}: ${pyValue(f.default)}`).join(', ')}}`,
+    `DEBIAN_PACKAGE_PATTERN = ${py(catalog.debianPackagePattern)}`,
+    `IMAGE_REF_PATTERN = ${py(catalog.imageRefPattern)}`,
     '# Inclusive (min, max) bounds of the numeric parameters of Endpoint(...).',
     'PARAMETER_BOUNDS = {',
     ...catalog.parameters.filter((p) => p.min !== undefined || p.max !== undefined).map((p) => `    ${py(p.name)}: (${p.min ?? 'None'}, ${p.max ?? 'None'}),`),
@@ -61,8 +108,8 @@ function generate(catalog) {
     '# Defaults of the parameters that have one.',
     'PARAMETER_DEFAULTS = {',
     ...catalog.parameters
-      .filter((p) => typeof p.defaultValue === 'number' || (Array.isArray(p.defaultValue) && p.defaultValue.length > 0))
-      .map((p) => `    ${py(p.name)}: ${Array.isArray(p.defaultValue) ? `(${p.defaultValue.join(', ')})` : p.defaultValue},`),
+      .filter((p) => ['number', 'boolean', 'string'].includes(typeof p.defaultValue) || (Array.isArray(p.defaultValue) && p.defaultValue.length > 0))
+      .map((p) => `    ${py(p.name)}: ${Array.isArray(p.defaultValue) ? `(${p.defaultValue.join(', ')})` : pyValue(p.defaultValue)},`),
     '}',
     `ENDPOINT_NAME_PATTERN = ${py(catalog.endpointNamePattern)}`,
     '# Limits the Python package applies on the client side (calls to deployed endpoints).',

@@ -1,6 +1,18 @@
 // Markdown for Endpoint parameters and for GPU and CPU values, from the engine's catalog: what hover shows and
 // what completion items carry as documentation.
-import { cpuShapes, findCpu, findGpu, gpuGroups, gpuTypes, limits, type ParameterDoc } from '../../engine/src/catalog';
+import {
+  cpuShapes,
+  cudaVersions,
+  datacenters,
+  enumClasses,
+  findCpu,
+  findGpu,
+  gpuGroups,
+  gpuTypes,
+  limits,
+  scalerTypes,
+  type ParameterDoc,
+} from '../../engine/src/catalog';
 
 export function parameterMarkdown(p: ParameterDoc): string {
   const lines = [`**${p.name}**: \`${p.type}\``, '', p.doc, '', `Default: ${p.default}`];
@@ -68,10 +80,52 @@ export function hardwareDetail(value: string): string {
   return cpu ? `${cpu.vcpus} vCPU, ${cpu.memoryGb} GB, ${cpu.description}` : '';
 }
 
-export const gpuValues = (): Array<{ id: string; enumClass: 'GpuGroup' | 'GpuType'; member: string }> => [
-  ...gpuGroups.map((g) => ({ id: g.id, enumClass: 'GpuGroup' as const, member: g.enum })),
-  ...gpuTypes.map((t) => ({ id: t.id, enumClass: 'GpuType' as const, member: t.enum })),
-];
+/** A value a parameter takes: its id and the enum member that names it. */
+export interface CatalogValue {
+  id: string;
+  enumClass: string;
+  member: string;
+}
 
-export const cpuValues = (): Array<{ id: string; enumClass: 'CpuInstanceType'; member: string }> =>
-  cpuShapes.map((c) => ({ id: c.id, enumClass: 'CpuInstanceType' as const, member: c.enum }));
+const membersOf = (enumClass: string): CatalogValue[] => Object.entries(enumClasses[enumClass]).map(([member, id]) => ({ id, enumClass, member }));
+
+/** The values completion offers for a parameter, or undefined when it has no fixed set. */
+export function parameterValues(param: string): readonly CatalogValue[] | undefined {
+  switch (param) {
+    case 'gpu':
+      return [
+        ...gpuGroups.map((g) => ({ id: g.id, enumClass: 'GpuGroup', member: g.enum })),
+        ...gpuTypes.map((t) => ({ id: t.id, enumClass: 'GpuType', member: t.enum })),
+      ];
+    case 'cpu':
+      return cpuShapes.map((c) => ({ id: c.id, enumClass: 'CpuInstanceType', member: c.enum }));
+    case 'datacenter':
+      return membersOf('DataCenter');
+    case 'min_cuda_version':
+      return membersOf('CudaVersion');
+    case 'scaler_type':
+      return membersOf('ServerlessScalerType');
+    default:
+      return undefined;
+  }
+}
+
+/** Markdown for any catalog value (GPU, CPU shape, datacenter, scaler type), undefined when unknown. */
+export function valueMarkdown(value: string): string | undefined {
+  const dc = datacenters.find((d) => d.id === value);
+  if (dc) return `**${dc.id}** (\`DataCenter.${dc.id.replace(/-/g, '_')}\`): datacenter in ${dc.location}`;
+  const scaler = scalerTypes.find((t) => t.id === value);
+  if (scaler) return `**${scaler.id}** (\`ServerlessScalerType.${scaler.id}\`): ${scaler.doc}`;
+  if (cudaVersions.includes(value))
+    return `**CUDA ${value}** (\`CudaVersion.V${value.replace('.', '_')}\`): GPU workers start only on a driver that supports CUDA ${value} or later`;
+  return hardwareMarkdown(value);
+}
+
+/** One short line for a completion item's detail. */
+export function valueDetail(value: string): string {
+  const dc = datacenters.find((d) => d.id === value);
+  if (dc) return dc.location;
+  if (scalerTypes.some((t) => t.id === value)) return 'scaler type';
+  if (/^\d+\.\d$/.test(value)) return `CUDA ${value}`;
+  return hardwareDetail(value);
+}

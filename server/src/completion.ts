@@ -2,7 +2,7 @@
 // catalog enum members or strings), members after `GpuGroup.` and friends, and HTTP methods on route decorators.
 import { CompletionItemKind, InsertTextFormat, MarkupKind, type CompletionItem, type Position, type Range } from 'vscode-languageserver/node';
 import { enumClasses, HTTP_METHODS, parameterDoc, parameters } from '../../engine/src/catalog';
-import { cpuValues, gpuValues, hardwareDetail, hardwareMarkdown, parameterMarkdown } from './catalogDocs';
+import { parameterMarkdown, parameterValues, valueDetail, valueMarkdown, type CatalogValue } from './catalogDocs';
 import { callKeywords, cursorContext, endpointCall, statementStart, typedBefore } from './cursorContext';
 import { enumClassOf, enumPrefix, isEndpointCallee, stratoNames, usesStrato, type StratoNames } from './stratoNames';
 import type { IndexedFile, WorkspaceIndex } from './workspaceIndex';
@@ -43,17 +43,15 @@ export function completion(index: WorkspaceIndex, f: IndexedFile, position: Posi
   if (ctx.string) {
     if (/[fFbB]/.test(ctx.string.prefix)) return [];
     const range = rangeFrom(ctx.string.contentStart);
-    if (keyword === 'gpu') return gpuValues().map((v, i) => valueItem(v.id, v.id, i, range));
-    if (keyword === 'cpu') return cpuValues().map((v, i) => valueItem(v.id, v.id, i, range));
-    return [];
+    const values = keyword ? parameterValues(keyword) : undefined;
+    return values ? values.map((v, i) => valueItem(v.id, v.id, i, range)) : [];
   }
   if (call.nested === 0 && call.frame.argStart) {
     const present = new Set(callKeywords(text, call.frame.open));
     return parameters.filter((p) => !present.has(p.name) || p.name === typed).map((p, i) => parameterItem(p.name, i, rangeFrom(wordStart)));
   }
-  if (keyword === 'gpu') return hardwareItems(gpuValues(), names, rangeFrom(wordStart));
-  if (keyword === 'cpu') return hardwareItems(cpuValues(), names, rangeFrom(wordStart));
-  return [];
+  const values = keyword ? parameterValues(keyword) : undefined;
+  return values ? hardwareItems(values, names, rangeFrom(wordStart)) : [];
 }
 
 function order(i: number): string {
@@ -70,15 +68,17 @@ function parameterItem(name: string, i: number, range: Range): CompletionItem {
     sortText: order(i),
     filterText: name,
     textEdit: { range, newText: `${name}=` },
+    // The value comes next: open its suggestions at once instead of waiting for Ctrl+Space.
+    command: parameterValues(name) ? { title: 'Suggest values', command: 'editor.action.triggerSuggest' } : undefined,
   };
 }
 
 function valueItem(label: string, newText: string, i: number, range: Range, id = label): CompletionItem {
-  const md = hardwareMarkdown(id);
+  const md = valueMarkdown(id);
   return {
     label,
     kind: CompletionItemKind.EnumMember,
-    detail: hardwareDetail(id),
+    detail: valueDetail(id),
     documentation: md ? { kind: MarkupKind.Markdown, value: md } : undefined,
     sortText: order(i),
     filterText: newText,
@@ -86,8 +86,8 @@ function valueItem(label: string, newText: string, i: number, range: Range, id =
   };
 }
 
-/** Values for gpu= / cpu= outside a string: enum members when the file can name the enum, else string literals. */
-function hardwareItems(values: Array<{ id: string; enumClass: string; member: string }>, names: StratoNames, range: Range): CompletionItem[] {
+/** Values for gpu=, cpu=, datacenter=... outside a string: enum members when the file can name the enum, else string literals. */
+function hardwareItems(values: readonly CatalogValue[], names: StratoNames, range: Range): CompletionItem[] {
   return values.map((v, i) => {
     const prefix = enumPrefix(v.enumClass, names);
     const text = prefix ? `${prefix}${v.member}` : JSON.stringify(v.id);

@@ -1,8 +1,9 @@
 // Hover: the meaning, type, default and limits of an `Endpoint` parameter, and what a GPU or CPU value is
-// (models, memory, vCPUs), whether written as a string in gpu=/cpu= or as a catalog enum member anywhere.
+// (models, memory, vCPUs), a datacenter, a scaler type or a CUDA version, whether written as a string in the
+// parameter or as a catalog enum member anywhere.
 import { MarkupKind, type Hover, type Position } from 'vscode-languageserver/node';
-import { enumClasses, parameterDoc } from '../../engine/src/catalog';
-import { cpuMarkdown, gpuMarkdown, hardwareMarkdown, parameterMarkdown } from './catalogDocs';
+import { enumClasses, findDatacenter, parameterDoc } from '../../engine/src/catalog';
+import { cpuMarkdown, gpuMarkdown, parameterMarkdown, parameterValues, valueMarkdown } from './catalogDocs';
 import { cursorContext, dottedAt, endpointCall, identifierAt, statementStart } from './cursorContext';
 import { enumClassOf, isEndpointCallee, stratoNames, usesStrato } from './stratoNames';
 import type { IndexedFile, WorkspaceIndex } from './workspaceIndex';
@@ -27,7 +28,7 @@ export function hover(index: WorkspaceIndex, f: IndexedFile, position: Position)
     const cut = dotted.text.lastIndexOf('.');
     const cls = enumClassOf(dotted.text.slice(0, cut), names);
     const value = cls ? enumClasses[cls][dotted.text.slice(cut + 1)] : undefined;
-    const md = value !== undefined ? hardwareMarkdown(value) : undefined;
+    const md = value !== undefined ? valueMarkdown(value) : undefined;
     if (md) return answer(md, dotted.start, dotted.end);
   }
 
@@ -37,11 +38,12 @@ export function hover(index: WorkspaceIndex, f: IndexedFile, position: Position)
   if (ctx.string) {
     const call = endpointCall(ctx, isEndpoint);
     const keyword = call?.frame.keyword;
-    if (keyword !== 'gpu' && keyword !== 'cpu') return null;
+    if (!keyword || !parameterValues(keyword)) return null;
     const { contentStart, quote, prefix } = ctx.string;
     const close = closingQuote(text, offset, quote);
     if (close === -1) return null;
-    const md = keyword === 'gpu' ? gpuMarkdown(text.slice(contentStart, close)) : cpuMarkdown(text.slice(contentStart, close));
+    const written = text.slice(contentStart, close);
+    const md = keyword === 'gpu' ? gpuMarkdown(written) : keyword === 'cpu' ? cpuMarkdown(written) : valueMarkdown(canonicalValue(keyword, written));
     return md ? answer(md, contentStart - quote.length - prefix.length, close + quote.length) : null;
   }
 
@@ -51,6 +53,12 @@ export function hover(index: WorkspaceIndex, f: IndexedFile, position: Position)
   if (!call || call.nested !== 0 || !call.frame.argStart || !/^[ \t]*=(?!=)/.test(text.slice(word.end, word.end + 80))) return null;
   const p = parameterDoc(word.text);
   return p ? answer(parameterMarkdown(p), word.start, word.end) : null;
+}
+
+/** A string as the parameter reads it: datacenter ids in any case and with '_' for '-'. */
+function canonicalValue(keyword: string, written: string): string {
+  if (keyword === 'datacenter') return findDatacenter(written)?.id ?? written;
+  return keyword === 'scaler_type' ? written.toUpperCase() : written;
 }
 
 function closingQuote(text: string, from: number, quote: string): number {

@@ -40,6 +40,7 @@ const MANIFEST_FIELD: Record<string, (v: number) => Record<string, unknown>> = {
   gpu_count: (v) => ({ gpu_count: v }),
   execution_timeout_ms: (v) => ({ execution_timeout_ms: v }),
   max_concurrency: (v) => ({ max_concurrency: v }),
+  scaler_value: (v) => ({ scaler_value: v }),
 };
 
 describe('one table for every parameter rule', () => {
@@ -53,7 +54,7 @@ describe('one table for every parameter rule', () => {
     for (const [i, c] of cases.entries()) {
       const fromAnalysis = await analysisError(c.args);
       // execution_timeout_ms <= 0 means "none declared" on the platform (decisions.md); its lower bound is the analysis' and Python's.
-      const lowerTimeout = c.args === 'execution_timeout_ms=0';
+      const lowerTimeout = c.args === 'execution_timeout_ms=-1';
       assert.equal(py[i], fromAnalysis, `Python and the analysis on ${c.args}`);
       if (!lowerTimeout) assert.equal(platformError(c.resource), fromAnalysis, `the platform and the analysis on ${c.args}`);
     }
@@ -89,6 +90,56 @@ describe('one table for every parameter rule', () => {
     const model = await analyzeSource(`${HEADER}@Endpoint(name='bad name')\ndef f():\n    pass\n`);
     const fromAnalysis = model.diagnostics.find((d) => d.code === 'invalid-endpoint-name')!.message;
     assert.ok(fromAnalysis.startsWith(bad.slice(0, -1)), `${fromAnalysis} extends ${bad}`);
+  });
+
+  test("the reference product's parameters are refused in the same words by Python and the analysis", async () => {
+    const imports = 'NetworkVolume, DataCenter, CudaVersion, ServerlessScalerType, PodTemplate';
+    const cases = [
+      'cpu="cpu3c-2-4", datacenter="US-KS-2"',
+      'datacenter=DataCenter.EU_RO_1, volume=NetworkVolume(name="models", datacenter=DataCenter.US_KS_2)',
+      'volume=[NetworkVolume(name="a"), NetworkVolume(name="b", datacenter="US-KS-2")]',
+      'volume=NetworkVolume(name="big", size=5000)',
+      'volume=NetworkVolume(name="bad name")',
+      'volume=[NetworkVolume(name="a"), NetworkVolume(name="a")]',
+      'datacenter="MARS-1"',
+      'min_cuda_version="10.0"',
+      'scaler_type="FAST"',
+      'scaler_value=0',
+      'image="Not An Image"',
+      'system_dependencies=["Bad Pkg"]',
+      'flashboot="yes"',
+      'template=PodTemplate(imageName="x", bogus=1)',
+    ];
+    const py = await errorsOf(cases.map((a) => `Endpoint('a', ${a})`));
+    for (const [i, args] of cases.entries()) {
+      const model = await analyzeSource(`from strato import Endpoint, ${imports}\n@Endpoint(name="a", ${args})\ndef f():\n    pass\n`);
+      const fromAnalysis = model.diagnostics.find((d) => d.severity === 'error')?.message ?? null;
+      assert.ok(py[i], `Python refuses ${args}`);
+      // Values are shown as written (source text) by the analysis and as repr by Python: compare the sentence around them.
+      const shape = (m: string) => m.replace(/(got|datacenter) .*$/, '$1 …').replace(/\[.*?\]|'[^']*'|"[^"]*"/g, '…');
+      assert.equal(shape(py[i]!), shape(fromAnalysis ?? ''), `Python and the analysis on ${args}`);
+    }
+    // And what the reference accepts, both accept: lower-case ids with '_', CudaVersion members, the CPU datacenter.
+    const ok = [
+      'datacenter="eu_ro_1"',
+      'cpu="cpu3c-2-4", datacenter=DataCenter.EU_RO_1',
+      'min_cuda_version=CudaVersion.V12_4',
+      'scaler_type=ServerlessScalerType.REQUEST_COUNT, scaler_value=2',
+      'volume=NetworkVolume(name="models", size=50, datacenter=DataCenter.US_KS_2), datacenter=[DataCenter.US_KS_2, "EU-RO-1"]',
+      'system_dependencies=["ffmpeg", "libgl1"], image="ghcr.io/org/worker:1.2", flashboot=False, accelerate_downloads=False, execution_timeout_ms=0',
+      'template=PodTemplate(imageName="x", containerDiskInGb=20, env={"A": "1"})',
+    ];
+    assert.deepEqual(
+      await errorsOf(
+        ok.map((a) => `Endpoint('a', ${a})`),
+        imports,
+      ),
+      ok.map(() => null),
+    );
+    for (const args of ok) {
+      const model = await analyzeSource(`from strato import Endpoint, ${imports}\n@Endpoint(name="a", ${args})\ndef f():\n    pass\n`);
+      assert.deepEqual(model.diagnostics, [], args);
+    }
   });
 
   test('defaults are the same in the analysis, the platform and Python', async () => {

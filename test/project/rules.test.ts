@@ -28,14 +28,24 @@ test('a clean queue endpoint has no diagnostics and the expected config', async 
     gpuCount: 2,
     maxConcurrency: 4,
     executionTimeoutMs: 120000,
+    volumes: [],
+    scalerValue: 4,
+    minCudaVersion: '12.8',
+    systemDependencies: [],
+    flashboot: true,
+    accelerateDownloads: true,
   });
 });
 
-test('gpu and cpu together are reported on both arguments with a keep-one fix', async () => {
-  const d = await diagnose(queue('name="a", gpu="ADA_24", cpu="cpu3c-1-2"'));
-  assert.deepEqual(codes(d), ['gpu-and-cpu', 'gpu-and-cpu']);
+test('gpu and cpu together are one problem, on gpu=, pointing at cpu=, with a keep-one fix', async () => {
+  const src = queue('name="a", gpu="ADA_24", cpu="cpu3c-1-2"');
+  const d = await diagnose(src);
+  assert.deepEqual(codes(d), ['gpu-and-cpu']);
   assert.match(d[0].message, /mutually exclusive/);
   assert.equal(d[0].fix?.kind, 'keep-gpu-or-cpu');
+  assert.equal(d[0].related?.length, 1);
+  const line = src.split('\n')[d[0].related![0].range.start.line];
+  assert.equal(line.slice(d[0].related![0].range.start.character, d[0].related![0].range.end.character), 'cpu="cpu3c-1-2"');
   assert.deepEqual(codes(await diagnose(queue('name="a", cpu="cpu3c-1-2"'))), []);
 });
 
@@ -89,12 +99,16 @@ test('dependencies must be a list of valid requirement strings', async () => {
 });
 
 test('numeric parameters out of range or of the wrong type', async () => {
-  for (const arg of ['execution_timeout_ms=0', 'idle_timeout=0', 'idle_timeout=4000', 'gpu_count=0', 'max_concurrency=0']) {
+  for (const arg of ['execution_timeout_ms=-1', 'idle_timeout=0', 'idle_timeout=4000', 'gpu_count=0', 'max_concurrency=0']) {
     assert.deepEqual(codes(await diagnose(queue(`name="a", ${arg}`))), ['out-of-range'], arg);
   }
   assert.match((await diagnose(queue('name="a", idle_timeout=0')))[0].message, /idle timeout must be between 1 and 3600 seconds/);
   assert.deepEqual(codes(await diagnose(queue('name="a", max_concurrency="2"'))), ['invalid-type']);
   assert.deepEqual(codes(await diagnose(queue('name="a", idle_timeout=3600, gpu_count=1, max_concurrency=1, execution_timeout_ms=5 * 60 * 1000'))), []);
+  // 0 is the reference product's default: no limit of the endpoint's own, so the platform's applies.
+  const zero = await analyzeSource(queue('name="a", execution_timeout_ms=0'));
+  assert.deepEqual(codes(zero.diagnostics), []);
+  assert.equal(zero.endpoints[0].config.executionTimeoutMs, undefined);
 });
 
 test('env must be a dict of strings with valid names', async () => {

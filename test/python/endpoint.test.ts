@@ -6,6 +6,7 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { ROOT, errorsOf, killAll, removeTempDirs, runPython } from './helpers';
+import { catalogConstants, enumClasses } from '../../engine/src/catalog';
 
 after(() => {
   killAll();
@@ -46,7 +47,7 @@ describe('Endpoint configuration', () => {
       ['Endpoint("a", gpu_count=0)', 'gpu_count must be between 1 and 8, got 0.'],
       ['Endpoint("a", max_concurrency=0)', 'max_concurrency must be between 1 and 1000, got 0.'],
       ['Endpoint("a", max_concurrency=1.5)', 'max_concurrency must be an integer between 1 and 1000, got 1.5.'],
-      ['Endpoint("a", execution_timeout_ms=0)', 'execution_timeout_ms must be between 1 and 86400000, got 0.'],
+      ['Endpoint("a", execution_timeout_ms=-1)', 'execution_timeout_ms must be between 0 and 86400000, got -1.'],
       ['Endpoint("a", env={"K": 1})', "env value of 'K' must be a str, got: 1"],
       ['Endpoint("a", env=["K=v"])', "env must be a dict of str to str, got: ['K=v']"],
       ['Endpoint("a", dependencies="numpy")', "dependencies must be a list of package names (non-empty strings), got: 'numpy'"],
@@ -169,23 +170,24 @@ describe('catalog', () => {
     assert.equal(committed, r.stdout, 'catalog.py is out of date: run node scripts/gen-python-catalog.mjs');
   });
 
-  test('the enums hold every catalog entry with its string value', async () => {
-    const catalog = JSON.parse(readFileSync(path.join(ROOT, 'engine', 'src', 'catalog', 'catalog.json'), 'utf8'));
+  test('the enums hold every catalog entry with its string value, as the analysis reads them', async () => {
+    const classes = Object.keys(enumClasses);
     const r = await runPython([
       '-c',
       `
-import json
-from strato import GpuGroup, GpuType, CpuInstanceType
-print(json.dumps({"g": {m.name: m.value for m in GpuGroup}, "t": {m.name: m.value for m in GpuType},
-                  "c": {m.name: m.value for m in CpuInstanceType}, "s": str(GpuGroup.ANY), "f": f"{CpuInstanceType.CPU3C_1_2}"}))
+import json, strato
+from strato import GpuGroup, CpuInstanceType, CPU_DATACENTERS
+print(json.dumps({"enums": {c: {m.name: m.value for m in getattr(strato, c)} for c in ${JSON.stringify(classes)}},
+                  "cpu": [str(d) for d in CPU_DATACENTERS], "s": str(GpuGroup.ANY), "f": f"{CpuInstanceType.CPU3C_1_2}"}))
 `,
     ]);
     const got = JSON.parse(r.stdout);
-    const pairs = (list: { enum: string; id: string }[]) => Object.fromEntries(list.map((e) => [e.enum, e.id]));
-    assert.deepEqual(got.g, pairs(catalog.gpuGroups));
-    assert.deepEqual(got.t, pairs(catalog.gpuTypes));
-    assert.deepEqual(got.c, pairs(catalog.cpuShapes));
-    assert.equal(got.g.ANY, 'any');
+    assert.deepEqual(got.enums, enumClasses);
+    assert.deepEqual(got.cpu, catalogConstants.CPU_DATACENTERS);
+    assert.equal(got.enums.GpuGroup.ANY, 'any');
+    assert.equal(got.enums.GpuType.ANY, 'any');
+    assert.equal(got.enums.DataCenter.EU_RO_1, 'EU-RO-1');
+    assert.equal(got.enums.CudaVersion.V12_8, '12.8');
     assert.deepEqual([got.s, got.f], ['any', 'cpu3c-1-2']);
   });
 });

@@ -4,6 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import type { CompletionItem, Hover, MarkupContent } from 'vscode-languageserver/node';
 import { TestClient, uriOf } from './lspClient';
 import { copyWorkspace, type Workspace } from './workspace';
+import { parameters } from '../../engine/src/catalog';
 
 const DOC = `from strato import Endpoint, GpuGroup, GpuType, CpuInstanceType as CPU
 
@@ -97,7 +98,15 @@ describe('hover and completion', () => {
 
   it('completion of parameter names in a half-typed Endpoint call, without those already given', async () => {
     const items = await complete('from strato import Endpoint\n\n@Endpoint(name="x", ');
-    assert.deepEqual(labels(items), ['gpu', 'cpu', 'workers', 'idle_timeout', 'dependencies', 'env', 'gpu_count', 'execution_timeout_ms', 'max_concurrency']);
+    assert.deepEqual(
+      labels(items),
+      parameters.map((p) => p.name).filter((n) => n !== 'name'),
+    );
+    for (const name of ['volume', 'datacenter', 'scaler_type', 'min_cuda_version', 'system_dependencies', 'image', 'template', 'flashboot'])
+      assert.ok(labels(items).includes(name), `${name} is offered`);
+    // Accepting gpu= opens the value list at once (no Ctrl+Space); a free-form parameter does not.
+    assert.equal(items.find((i) => i.label === 'gpu')?.command?.command, 'editor.action.triggerSuggest');
+    assert.equal(items.find((i) => i.label === 'env')?.command, undefined);
     const gpu = items[0];
     assert.equal(gpu.textEdit && 'newText' in gpu.textEdit ? gpu.textEdit.newText : '', 'gpu=');
     assert.match((gpu.documentation as MarkupContent).value, /Mutually exclusive with cpu/);
@@ -130,6 +139,33 @@ describe('hover and completion', () => {
     assert.deepEqual(inString.slice(0, 2), ['cpu3g-1-4', 'cpu3g-2-8']);
     const viaModule = labels(await complete('import strato\n\n@strato.Endpoint(name="x", cpu='));
     assert.ok(viaModule.includes('strato.CpuInstanceType.CPU5C_8_16'));
+  });
+
+  it("the reference product's parameters: datacenter, CUDA and scaler values complete and hover", async () => {
+    const dcs = labels(await complete('from strato import Endpoint, DataCenter\n\n@Endpoint(name="x", datacenter='));
+    assert.ok(dcs.includes('DataCenter.EU_RO_1') && dcs.includes('DataCenter.US_KS_2'), dcs.join());
+    const dcStrings = labels(await complete('from strato import Endpoint\n\n@Endpoint(name="x", datacenter="EU'));
+    assert.ok(dcStrings.includes('EU-RO-1'));
+    const cuda = labels(await complete('from strato import Endpoint, CudaVersion\n\n@Endpoint(name="x", min_cuda_version='));
+    assert.ok(cuda.includes('CudaVersion.V12_8') && cuda.includes('CudaVersion.V13_0'), cuda.join());
+    const scaler = labels(await complete('import strato\n\n@strato.Endpoint(name="x", scaler_type='));
+    assert.deepEqual(scaler, ['strato.ServerlessScalerType.QUEUE_DELAY', 'strato.ServerlessScalerType.REQUEST_COUNT']);
+
+    const uri = uriOf(ws.file('workers/reference_style.py'));
+    const text =
+      'from strato import Endpoint, DataCenter, NetworkVolume\n\nvol = NetworkVolume(name="models", datacenter=DataCenter.US_KS_2)\n\n' +
+      '@Endpoint(name="ref", volume=vol, datacenter="eu_ro_1", scaler_type="request_count")\ndef ref(x):\n    return x\n';
+    await c.open(uri, text);
+    assert.match(md(await c.hover(uri, c.position(uri, 'DataCenter.US_KS_2', 12))), /US-KS-2.*Kansas/);
+    assert.match(md(await c.hover(uri, c.position(uri, 'eu_ro_1', 2))), /EU-RO-1.*Romania/);
+    assert.match(md(await c.hover(uri, c.position(uri, 'volume=vol', 2))), /STRATO_VOLUME_PATH/);
+    assert.match(md(await c.hover(uri, c.position(uri, 'request_count', 2))), /REQUEST_COUNT/);
+    // The volume in US-KS-2 and datacenter EU-RO-1 contradict each other: one problem, on datacenter=, with a fix.
+    const problems = await c.diagnostics(uri);
+    assert.deepEqual(
+      problems.map((d) => d.code),
+      ['volume-datacenter'],
+    );
   });
 
   it('completion of enum members after the class name, anywhere', async () => {

@@ -33,6 +33,7 @@ class GpuGroup(_StrEnum):
 class GpuType(_StrEnum):
     """Specific GPU models, by their full name."""
 
+    ANY = "any"  # any model
     NVIDIA_GEFORCE_RTX_4090 = "NVIDIA GeForce RTX 4090"  # 24 GB, group ADA_24
     NVIDIA_GEFORCE_RTX_5090 = "NVIDIA GeForce RTX 5090"  # 32 GB, group ADA_32_PRO
     NVIDIA_RTX_6000_ADA_GENERATION = "NVIDIA RTX 6000 Ada Generation"  # 48 GB, group ADA_48_PRO
@@ -72,12 +73,68 @@ class CpuInstanceType(_StrEnum):
     CPU5C_8_16 = "cpu5c-8-16"  # 8 vCPU, 16 GiB, compute optimised, 5th generation
 
 
+class DataCenter(_StrEnum):
+    """Datacenters; a volume's datacenter fixes where the workers that mount it run."""
+
+    US_CA_2 = "US-CA-2"  # California, United States
+    US_IL_1 = "US-IL-1"  # Illinois, United States
+    US_KS_2 = "US-KS-2"  # Kansas, United States
+    US_MO_1 = "US-MO-1"  # Missouri, United States
+    US_MO_2 = "US-MO-2"  # Missouri, United States
+    US_NC_2 = "US-NC-2"  # North Carolina, United States
+    US_NE_1 = "US-NE-1"  # Nebraska, United States
+    US_WA_1 = "US-WA-1"  # Washington, United States
+    EU_CZ_1 = "EU-CZ-1"  # Czechia
+    EU_RO_1 = "EU-RO-1"  # Romania
+    EUR_NO_1 = "EUR-NO-1"  # Norway
+
+
+# CPU endpoints run only in these datacenters.
+CPU_DATACENTERS = [DataCenter.EU_RO_1]
+
+
+class CudaVersion(_StrEnum):
+    """CUDA versions for min_cuda_version."""
+
+    V11_8 = "11.8"
+    V12_0 = "12.0"
+    V12_1 = "12.1"
+    V12_2 = "12.2"
+    V12_3 = "12.3"
+    V12_4 = "12.4"
+    V12_5 = "12.5"
+    V12_6 = "12.6"
+    V12_7 = "12.7"
+    V12_8 = "12.8"
+    V12_9 = "12.9"
+    V13_0 = "13.0"
+
+
+class ServerlessScalerType(_StrEnum):
+    """How the platform scales an endpoint's workers."""
+
+    QUEUE_DELAY = "QUEUE_DELAY"  # Adds a worker when the oldest queued job has waited more than scaler_value seconds (default for queue-based endpoints).
+    REQUEST_COUNT = "REQUEST_COUNT"  # Keeps about one worker per scaler_value requests queued or in progress (default for load-balanced endpoints).
+
+
+class ServerlessType(_StrEnum):
+    """Queue-based (QB) or load-balanced (LB)."""
+
+    QB = "QB"  # Queue-based: jobs go through a queue with /run, /runsync, /status, /stream.
+    LB = "LB"  # Load-balanced: HTTP routes served directly by the workers.
+
+
+NETWORK_VOLUME = {"defaultSizeGb": 100, "minSizeGb": 10, "maxSizeGb": 4096, "defaultDatacenter": "EU-RO-1", "mountPath": "/strato-volume"}
+POD_TEMPLATE_FIELDS = {"imageName": "", "containerDiskInGb": 64, "dockerArgs": "", "env": {}, "ports": "", "startScript": "", "name": "", "volumeInGb": 0, "volumeMountPath": ""}
+DEBIAN_PACKAGE_PATTERN = "^[a-z0-9][a-z0-9+.-]+(?::[a-z0-9-]+)?(?:=[A-Za-z0-9.+~:-]+)?$"
+IMAGE_REF_PATTERN = "^(?:[a-z0-9.-]+(?::\\d+)?/)?[a-z0-9]+(?:[._-][a-z0-9]+)*(?:/[a-z0-9]+(?:[._-][a-z0-9]+)*)*(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(?:@sha256:[a-f0-9]{64})?$"
 # Inclusive (min, max) bounds of the numeric parameters of Endpoint(...).
 PARAMETER_BOUNDS = {
     "idle_timeout": (1, 3600),
     "gpu_count": (1, 8),
-    "execution_timeout_ms": (1, 86400000),
+    "execution_timeout_ms": (0, 86400000),
     "max_concurrency": (1, 1000),
+    "scaler_value": (1, 1000),
 }
 WORKERS_MAX_UPPER_BOUND = 100
 # Defaults of the parameters that have one.
@@ -85,7 +142,12 @@ PARAMETER_DEFAULTS = {
     "workers": (0, 1),
     "idle_timeout": 60,
     "gpu_count": 1,
+    "execution_timeout_ms": 0,
     "max_concurrency": 1,
+    "accelerate_downloads": True,
+    "flashboot": True,
+    "scaler_value": 4,
+    "min_cuda_version": "12.8",
 }
 ENDPOINT_NAME_PATTERN = "^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$"
 # Limits the Python package applies on the client side (calls to deployed endpoints).
@@ -93,6 +155,22 @@ PEER_CACHE_SECONDS = 300
 DEFAULT_CLIENT_TIMEOUT_MS = 60000
 # Rule messages, the same words as the analysis and the platform; filled with str.format.
 MESSAGES = {
+    "id-and-image": "id and image are mutually exclusive: id connects to an endpoint that exists, image declares how a new one runs.",
+    "id-with-function": "Endpoint(id=...) connects to an endpoint that already exists, so it cannot decorate a function or declare routes: remove id to declare a new endpoint, or call the existing one with .run(input).",
+    "bool-type": "{param} must be True or False, got {value}.",
+    "unknown-datacenter": "unknown datacenter {value}: use a DataCenter such as DataCenter.EU_RO_1, or one of {known}.",
+    "volume-datacenters-differ": "the volumes of one endpoint must be in one datacenter, got {datacenters}: a volume fixes the datacenter of the workers that mount it.",
+    "volume-outside-datacenter": "volume {volume} is in {volume_datacenter}, which datacenter={datacenters} excludes: a volume fixes the datacenter of the workers that mount it, so add {volume_datacenter} or leave datacenter out.",
+    "cpu-datacenter": "CPU endpoints run only in {cpu_datacenters}, and {datacenters} has none of them: use datacenter=DataCenter.EU_RO_1 or leave it out.",
+    "unknown-cuda-version": "min_cuda_version must be one of {known}, got {value}.",
+    "unknown-scaler-type": "scaler_type must be ServerlessScalerType.QUEUE_DELAY or ServerlessScalerType.REQUEST_COUNT, got {value}.",
+    "volume-type": "volume must be a NetworkVolume(name=...) or a list of them, got {value}.",
+    "volume-name": "{value} cannot be a volume name: use 1 to 63 letters, digits, '-' or '_', starting with a letter or digit.",
+    "volume-size": "volume size must be between {min} and {max} GB, got {value}.",
+    "volume-duplicate": "volume {value} is mounted twice: list each volume once.",
+    "system-dependency": "system_dependencies must be a list of Debian package names such as [\"ffmpeg\", \"libgl1\"], got {value}.",
+    "image-ref": "image must be a container image reference such as \"python:3.11-slim\" or \"ghcr.io/org/worker:1.2\", got {value}.",
+    "template-type": "template must be a PodTemplate(imageName=...), got {value}.",
     "gpu-and-cpu": "gpu and cpu are mutually exclusive: specify one or neither (neither means any GPU).",
     "invalid-name": "{value} cannot be an endpoint name: use 1 to 63 letters, digits, '-' or '_', starting with a letter or digit.",
     "workers-shape": "workers must be an int n, meaning (0, n), or a pair (min, max) of ints, e.g. workers=(0, 3); got {value}.",

@@ -3,12 +3,14 @@
 import functools
 import re
 
-from .catalog import (
-    ENDPOINT_NAME_PATTERN, MESSAGES, PARAMETER_BOUNDS, PARAMETER_DEFAULTS, WORKERS_MAX_UPPER_BOUND, CpuInstanceType,
-    GpuGroup, GpuType,
-)
 
-__all__ = ["Endpoint"]
+from .catalog import (
+    CPU_DATACENTERS, DEBIAN_PACKAGE_PATTERN, ENDPOINT_NAME_PATTERN, IMAGE_REF_PATTERN, MESSAGES, PARAMETER_BOUNDS,
+    PARAMETER_DEFAULTS, WORKERS_MAX_UPPER_BOUND, CpuInstanceType, CudaVersion, DataCenter, GpuGroup, GpuType, ServerlessScalerType,
+)
+from .resources import NetworkVolume, PodTemplate, datacenter_value
+
+__all__ = ["Endpoint", "remote"]
 
 _NAME = re.compile(ENDPOINT_NAME_PATTERN)
 _PATH_PARAM = re.compile(r"\{([^{}]*)\}")
@@ -18,7 +20,17 @@ _CO_GENERATOR = 0x20
 # Lower-cased spelling -> canonical value, so that gpu="ada_24" or "nvidia h200" is accepted too.
 _GPU_VALUES = {m.value.lower(): m.value for enum in (GpuGroup, GpuType) for m in enum}
 _CPU_VALUES = {m.value.lower(): m.value for m in CpuInstanceType}
+_CUDA_VERSIONS = [m.value for m in CudaVersion]
+_SCALER_TYPES = [m.value for m in ServerlessScalerType]
+_KNOWN_DATACENTERS = [m.value for m in DataCenter]
 
+
+
+def _json(value):
+    """A value as JSON text, like the analysis shows it (json loads only on this error path)."""
+    import json
+
+    return json.dumps(value)
 
 def _is_int(value):
     return isinstance(value, int) and not isinstance(value, bool)
@@ -116,6 +128,104 @@ def _env(env):
     return dict(env)
 
 
+def _bool(param, value):
+    if not isinstance(value, bool):
+        raise ValueError(_rule("bool-type", param=param, value=repr(value)))
+    return value
+
+
+def _datacenters(value):
+    if value is None:
+        return None
+    items = list(value) if isinstance(value, (list, tuple)) else [value]
+    if not items:
+        raise ValueError(_rule("unknown-datacenter", value=repr(value), known=", ".join(_KNOWN_DATACENTERS)))
+    out = []
+    for item in items:
+        dc = datacenter_value(item)
+        if dc not in out:
+            out.append(dc)
+    return out
+
+
+def _volumes(value):
+    if value is None:
+        return []
+    items = list(value) if isinstance(value, (list, tuple)) else [value]
+    seen = set()
+    for item in items:
+        if not isinstance(item, NetworkVolume):
+            raise ValueError(_rule("volume-type", value=repr(value)))
+        if item.name in seen:
+            raise ValueError(_rule("volume-duplicate", value=_json(item.name)))
+        seen.add(item.name)
+    return items
+
+
+def _placement(cpu, datacenters, volumes):
+    """Where the workers may run (service.md item 11: a volume fixes the region); the rules of
+    engine/src/catalog/parameterRules.ts resolvePlacement, in the same words. None means anywhere."""
+    shown = lambda dcs: dcs[0] if len(dcs) == 1 else "[" + ", ".join(dcs) + "]"  # noqa: E731
+    volume_dcs = list(dict.fromkeys(str(v.datacenter) for v in volumes))
+    if len(volume_dcs) > 1:
+        raise ValueError(_rule("volume-datacenters-differ", datacenters=", ".join(volume_dcs)))
+    allowed = datacenters
+    if volume_dcs:
+        dc = volume_dcs[0]
+        if allowed is not None and dc not in allowed:
+            volume = next(v for v in volumes if str(v.datacenter) == dc)
+            raise ValueError(_rule("volume-outside-datacenter", volume=_json(volume.name), volume_datacenter=dc,
+                                   datacenters=shown(allowed)))
+        allowed = [dc]
+    if cpu:
+        cpu_dcs = [str(d) for d in CPU_DATACENTERS]
+        within = [d for d in (allowed if allowed is not None else cpu_dcs) if d in cpu_dcs]
+        if not within:
+            raise ValueError(_rule("cpu-datacenter", cpu_datacenters=", ".join(cpu_dcs), datacenters=shown(allowed or [])))
+        allowed = within
+    return allowed
+
+
+def _cuda_version(value):
+    text = f"{value:.1f}" if isinstance(value, float) else str.__str__(value).strip() if isinstance(value, str) else ""
+    if text not in _CUDA_VERSIONS:
+        raise ValueError(_rule("unknown-cuda-version", value=repr(value), known=", ".join(_CUDA_VERSIONS)))
+    return text
+
+
+def _scaler_type(value):
+    if value is None:
+        return None
+    text = str.__str__(value).strip().upper() if isinstance(value, str) else ""
+    if text not in _SCALER_TYPES:
+        raise ValueError(_rule("unknown-scaler-type", value=repr(value)))
+    return text
+
+
+def _system_dependencies(value):
+    if value is None:
+        return []
+    if not isinstance(value, (list, tuple)) or not all(isinstance(d, str) and re.match(DEBIAN_PACKAGE_PATTERN, d.strip()) for d in value):
+        raise ValueError(_rule("system-dependency", value=repr(value)))
+    return [d.strip() for d in value]
+
+
+def _image(value):
+    if value is None:
+        return None
+    if not isinstance(value, str) or not re.match(IMAGE_REF_PATTERN, value.strip()):
+        raise ValueError(_rule("image-ref", value=repr(value)))
+    return value.strip()
+
+
+def _template(value):
+    if value is None:
+        return None
+    if not isinstance(value, PodTemplate):
+        raise ValueError(_rule("template-type", value=repr(value)))
+    return value
+
+
 class Endpoint:
     """One serverless endpoint: decorate a function or class (queue-based), or declare routes (load-balanced).
 
@@ -132,9 +242,27 @@ class Endpoint:
         def process(text: str): ...
     """
 
-    def __init__(self, name=None, *, gpu=None, cpu=None, workers=None, idle_timeout=PARAMETER_DEFAULTS["idle_timeout"],
-                 dependencies=None, env=None, gpu_count=PARAMETER_DEFAULTS["gpu_count"], execution_timeout_ms=None,
-                 max_concurrency=PARAMETER_DEFAULTS["max_concurrency"]):
+    def __init__(self, name=None, *, id=None, gpu=None, cpu=None, workers=None,
+                 idle_timeout=PARAMETER_DEFAULTS["idle_timeout"], dependencies=None, system_dependencies=None,
+                 accelerate_downloads=PARAMETER_DEFAULTS["accelerate_downloads"], volume=None, datacenter=None, env=None,
+                 gpu_count=PARAMETER_DEFAULTS["gpu_count"], execution_timeout_ms=PARAMETER_DEFAULTS["execution_timeout_ms"],
+                 flashboot=PARAMETER_DEFAULTS["flashboot"], image=None, scaler_type=None,
+                 scaler_value=PARAMETER_DEFAULTS["scaler_value"], template=None,
+                 min_cuda_version=PARAMETER_DEFAULTS["min_cuda_version"], max_concurrency=PARAMETER_DEFAULTS["max_concurrency"]):
+        # What this endpoint serves: one decorated function or class, or routes ("METHOD /path" -> function).
+        self.target = None
+        self.routes = {}
+        self.id = None
+        if id is not None:
+            # A client of an endpoint that exists (Endpoint(id="...").run(input)): nothing to declare.
+            if image is not None:
+                raise ValueError(_rule("id-and-image"))
+            if not isinstance(id, str) or not id.strip():
+                raise ValueError(f"id must be the id of a deployed endpoint (a non-empty string), got: {id!r}")
+            self.id = id.strip()
+            self.name = name
+            self.execution_timeout_ms = execution_timeout_ms or None
+            return
         self.name = None if name is None else _check_name(name)
         if gpu is not None and cpu is not None:
             raise ValueError(_rule("gpu-and-cpu"))
@@ -144,16 +272,23 @@ class Endpoint:
         self.workers = _workers_pair(workers)
         self.idle_timeout = _int_in_bounds("idle_timeout", idle_timeout)
         self.dependencies = _dependencies(dependencies)
-        self.env = _env(env)
+        self.system_dependencies = _system_dependencies(system_dependencies)
+        self.template = _template(template)
+        template_env = dict(self.template.env or {}) if self.template is not None else {}
+        self.env = {**template_env, **_env(env)}
         self.gpu_count = _int_in_bounds("gpu_count", gpu_count)
-        self.execution_timeout_ms = (
-            None if execution_timeout_ms is None
-            else _int_in_bounds("execution_timeout_ms", execution_timeout_ms)
-        )
+        # 0, the reference's default, means no limit of the endpoint's own: the platform's default applies.
+        self.execution_timeout_ms = _int_in_bounds("execution_timeout_ms", execution_timeout_ms) or None
         self.max_concurrency = _int_in_bounds("max_concurrency", max_concurrency)
-        # What this endpoint serves: one decorated function or class, or routes ("METHOD /path" -> function).
-        self.target = None
-        self.routes = {}
+        self.scaler_type = _scaler_type(scaler_type)
+        self.scaler_value = _int_in_bounds("scaler_value", scaler_value)
+        self.min_cuda_version = _cuda_version(min_cuda_version)
+        self.flashboot = _bool("flashboot", flashboot)
+        self.accelerate_downloads = _bool("accelerate_downloads", accelerate_downloads)
+        self.image = _image(image)
+        self.volumes = _volumes(volume)
+        self.volume = volume
+        self.datacenter = _placement(self.cpu is not None, _datacenters(datacenter), self.volumes)
 
     @property
     def is_load_balanced(self):
@@ -165,15 +300,25 @@ class Endpoint:
             "name": self.name, "gpu": self.gpu, "cpu": self.cpu, "workers": self.workers,
             "idle_timeout": self.idle_timeout, "dependencies": list(self.dependencies), "env": dict(self.env),
             "gpu_count": self.gpu_count, "execution_timeout_ms": self.execution_timeout_ms,
-            "max_concurrency": self.max_concurrency,
+            "max_concurrency": self.max_concurrency, "datacenter": self.datacenter,
+            "volume": [v.config() for v in self.volumes],
+            "scaler_type": self.scaler_type or ("REQUEST_COUNT" if self.routes else "QUEUE_DELAY"),
+            "scaler_value": self.scaler_value, "min_cuda_version": self.min_cuda_version,
+            "system_dependencies": list(self.system_dependencies), "image": self.image,
+            "template": None if self.template is None else self.template.config(),
+            "flashboot": self.flashboot, "accelerate_downloads": self.accelerate_downloads,
         }
 
     def __repr__(self):
+        if self.id is not None:
+            return f"Endpoint(id={self.id!r})"
         hardware = f"cpu={self.cpu!r}" if self.cpu else f"gpu={self.gpu!r}"
         return f"Endpoint(name={self.name!r}, {hardware}, workers={self.workers!r})"
 
     # Queue-based: @Endpoint(...) on a def, an async def or a class.
     def __call__(self, target):
+        if self.id is not None:
+            raise ValueError(_rule("id-with-function"))
         if self.routes:
             raise ValueError(
                 f"endpoint {self.name!r} has routes ({', '.join(self.routes)}): a load-balanced endpoint cannot "
@@ -200,20 +345,54 @@ class Endpoint:
         return wrapper
 
     # Load-balanced: @api.get("/path") and friends; the function stays callable (see _dispatching_wrapper).
-    def get(self, path):
-        return self._route("GET", path)
+    # On a client (Endpoint(id=...)) they call the route instead: api.post("/process", {"text": "hi"}).
+    def get(self, path, body=None, **kw):
+        return self._route_or_call("GET", path, body, kw)
 
-    def post(self, path):
-        return self._route("POST", path)
+    def post(self, path, body=None, **kw):
+        return self._route_or_call("POST", path, body, kw)
 
-    def put(self, path):
-        return self._route("PUT", path)
+    def put(self, path, body=None, **kw):
+        return self._route_or_call("PUT", path, body, kw)
 
-    def patch(self, path):
-        return self._route("PATCH", path)
+    def patch(self, path, body=None, **kw):
+        return self._route_or_call("PATCH", path, body, kw)
 
-    def delete(self, path):
-        return self._route("DELETE", path)
+    def delete(self, path, body=None, **kw):
+        return self._route_or_call("DELETE", path, body, kw)
+
+    def _route_or_call(self, method, path, body, kw):
+        if self.id is None:
+            if body is not None or kw:
+                raise ValueError(f"@{method.lower()}(path) declares a route and takes only the path; to call a deployed "
+                                 "endpoint, use Endpoint(id=...)")
+            return self._route(method, path)
+        from . import _client
+
+        return _client.route(self.id, method, path, body, timeout=kw.get("timeout"))
+
+    # A client of an existing queue-based endpoint (Endpoint(id="...")).
+    def run(self, input):
+        """Submits a job and returns its EndpointJob at once (status(), output(timeout=...), cancel(), stream())."""
+        from . import _client
+
+        return _client.run(self._client_id("run"), input)
+
+    def runsync(self, input, timeout=None):
+        """Runs a job and returns its output; a failed job raises StratoRemoteError with its error."""
+        from . import _client
+
+        if timeout is None and self.execution_timeout_ms:
+            timeout = self.execution_timeout_ms / 1000
+        return _client.runsync(self._client_id("runsync"), input, timeout=timeout)
+
+    def _client_id(self, op):
+        if self.id is None:
+            raise ValueError(
+                f".{op}() calls an endpoint that exists: connect with Endpoint(id=\"<endpoint id>\"); a declared "
+                "endpoint's function is called directly once it is deployed"
+            )
+        return self.id
 
     def _route(self, method, path):
         if self.target is not None:
@@ -276,3 +455,13 @@ def _dispatching_wrapper(endpoint, fn, route):
                 return fn(*args, **kwargs)
             return remote(args, kwargs)
     return functools.wraps(fn)(wrapper)
+
+
+def remote(name=None, **parameters):
+    """The reference product's older spelling: @remote(name=..., gpu=...) is @Endpoint(name=..., gpu=...)."""
+    if "resource_config" in parameters:
+        raise ValueError(
+            "remote(resource_config=...) is not supported: pass the endpoint's parameters directly, "
+            "e.g. @remote(name=\"infer\", gpu=GpuGroup.ADA_24), or use @Endpoint(...)"
+        )
+    return Endpoint(name, **parameters)

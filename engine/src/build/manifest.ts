@@ -1,6 +1,7 @@
 // The deployment manifest built from the project model: the spec's fields per endpoint plus what the
 // platform and the worker runtime need (handler file, limits, function shapes).
 import type { EndpointSpec, FunctionInfo, ProjectModel } from '../project';
+import { defaultScalerType } from '../catalog/parameterRules';
 import { handlerFileName, type Manifest, type ManifestFunction, type ManifestResource } from '../protocol/manifest';
 
 export type { Manifest, ManifestFunction, ManifestResource } from '../protocol/manifest';
@@ -9,6 +10,7 @@ export { handlerFileName } from '../protocol/manifest';
 export const DEFAULT_PYTHON_VERSION = '3.11';
 
 export function imageName(ep: EndpointSpec, pythonVersion: string): string {
+  if (ep.config.image) return ep.config.image;
   return baseImageName(ep.config.cpu ? 'cpu' : 'gpu', pythonVersion);
 }
 
@@ -43,7 +45,17 @@ export function resourceOf(ep: EndpointSpec, pythonVersion: string): ManifestRes
     max_concurrency: c.maxConcurrency,
     dependencies: [...c.dependencies],
     source_file: ep.file,
+    scaler_type: c.scalerType ?? defaultScalerType(ep.kind),
+    scaler_value: c.scalerValue,
+    min_cuda_version: c.minCudaVersion,
+    system_dependencies: [...c.systemDependencies],
+    flashboot: c.flashboot,
+    accelerate_downloads: c.accelerateDownloads,
   };
+  if (c.datacenters) resource.datacenters = [...c.datacenters];
+  if (c.volumes.length) resource.volumes = c.volumes.map((v) => ({ ...v }));
+  if (c.image) resource.image = c.image;
+  if (c.template) resource.template = { ...c.template };
   if (!c.cpu) resource.gpuIds = (c.gpu ?? ['any']).join(',');
   else resource.cpu = c.cpu;
   if (c.executionTimeoutMs !== undefined) resource.execution_timeout_ms = c.executionTimeoutMs;

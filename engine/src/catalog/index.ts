@@ -41,12 +41,42 @@ export const excludedPackages: readonly string[] = data.excludedPackages;
 
 export { HTTP_METHODS } from '../protocol/endpointKind';
 
+export interface Datacenter {
+  id: string;
+  location: string;
+}
+/** Where Pods and volumes live; a volume's datacenter fixes the region of the Pod that mounts it. */
+export const datacenters: readonly Datacenter[] = data.datacenters;
+/** The datacenters where CPU endpoints can run (the reference product's CPU_DATACENTERS). */
+export const cpuDatacenters: readonly string[] = data.cpuDatacenters;
+/** CUDA versions `min_cuda_version` accepts, oldest first. */
+export const cudaVersions: readonly string[] = data.cudaVersions;
+export const scalerTypes: ReadonlyArray<{ id: string; doc: string }> = data.scalerTypes;
+export const serverlessTypes: ReadonlyArray<{ id: string; doc: string }> = data.serverlessTypes;
+/** NetworkVolume defaults and bounds, and where a container finds its volume. */
+export const networkVolume = data.networkVolume;
+export const podTemplateFields: ReadonlyArray<{ name: string; type: string; default: unknown }> = data.podTemplateFields;
+
+/** The Python enum member name of a value: "EU-RO-1" -> EU_RO_1, "12.8" -> V12_8. */
+const memberName = (value: string, prefix = '') => prefix + value.replace(/[^A-Za-z0-9]+/g, '_').toUpperCase();
+
 /** Python enum class name -> member name -> value, as the Python package defines them. */
 export const enumClasses: Record<string, Record<string, string>> = {
   GpuGroup: Object.fromEntries(gpuGroups.map((g) => [g.enum, g.id])),
-  GpuType: Object.fromEntries(gpuTypes.map((g) => [g.enum, g.id])),
+  // The reference's GpuType has ANY too: any model will do.
+  GpuType: { ANY: 'any', ...Object.fromEntries(gpuTypes.map((g) => [g.enum, g.id])) },
   CpuInstanceType: Object.fromEntries(cpuShapes.map((c) => [c.enum, c.id])),
+  DataCenter: Object.fromEntries(datacenters.map((d) => [memberName(d.id), d.id])),
+  CudaVersion: Object.fromEntries(cudaVersions.map((v) => [memberName(v, 'V'), v])),
+  ServerlessScalerType: Object.fromEntries(scalerTypes.map((t) => [t.id, t.id])),
+  ServerlessType: Object.fromEntries(serverlessTypes.map((t) => [t.id, t.id])),
 };
+
+/** Classes of the Python package whose calls the analysis reads as values (volume=NetworkVolume(...)). */
+export const valueClasses = ['NetworkVolume', 'PodTemplate'] as const;
+export type ValueClass = (typeof valueClasses)[number];
+/** Module-level constants the Python package exports (CPU_DATACENTERS), as the analysis evaluates them. */
+export const catalogConstants: Record<string, unknown> = { CPU_DATACENTERS: [...data.cpuDatacenters] };
 
 export function findGpu(value: string): { group?: GpuGroup; type?: GpuType } | undefined {
   const group = gpuGroups.find((g) => g.id === value);
@@ -97,15 +127,10 @@ function editDistance(a: string, b: string): number {
   return prev[b.length];
 }
 
-export interface Datacenter {
-  id: string;
-  location: string;
-}
-/** Where Pods and volumes live; a volume's datacenter fixes the region of the Pod that mounts it. */
-export const datacenters: readonly Datacenter[] = data.datacenters;
-
+/** A datacenter by id, case-insensitively and with '_' for '-' ("eu_ro_1" is EU-RO-1), as the reference accepts. */
 export function findDatacenter(id: string): Datacenter | undefined {
-  return datacenters.find((d) => d.id.toLowerCase() === id.toLowerCase());
+  const wanted = id.trim().replace(/_/g, '-').toLowerCase();
+  return datacenters.find((d) => d.id.toLowerCase() === wanted);
 }
 
 /** Short GPU names as YAML tools write them ("H100", "RTX A6000"): the model name without the vendor prefix. */

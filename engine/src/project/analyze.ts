@@ -18,7 +18,7 @@ import { children, functionInfo, rangeOf, walk } from './syntax';
 import { parameterMessage } from '../catalog/parameterRules';
 import { DiagnosticSink, ENDPOINT_NAME, isKnownParameter, validateEndpointArgs, type EndpointArgs } from './rules';
 import { checkTopLevelImports } from './imports';
-import { didYouMean, enumClasses, HTTP_METHODS } from '../catalog';
+import { catalogConstants, didYouMean, enumClasses, HTTP_METHODS, valueClasses } from '../catalog';
 
 export interface AnalyzeOptions {
   /** Top-level module names of the project itself (files and packages at the root), never "third-party". */
@@ -44,6 +44,8 @@ export function analyzeText(parser: Parser, file: string, text: string, options:
 }
 
 const STRATO_ENUMS = Object.keys(enumClasses);
+/** Names imported from strato that the analysis evaluates: value classes and catalog constants. */
+const STRATO_VALUES: readonly string[] = [...valueClasses, ...Object.keys(catalogConstants)];
 
 export function analyzeTree(file: string, tree: Tree, text: string, options: AnalyzeOptions = {}): FileModel {
   const sink = new DiagnosticSink(file);
@@ -62,7 +64,7 @@ export function analyzeTree(file: string, tree: Tree, text: string, options: Ana
   if (root.hasError) reportSyntaxErrors(root, sink);
   if (!mentionsStrato) return model;
 
-  const scope: EvalScope = { constants: new Map(), enumAliases: new Map(), moduleAliases: new Set() };
+  const scope: EvalScope = { constants: new Map(), enumAliases: new Map(), moduleAliases: new Set(), classAliases: new Map() };
   const endpointNames = new Set<string>();
   const statements = children(root);
   for (const stmt of statements) {
@@ -71,7 +73,12 @@ export function analyzeTree(file: string, tree: Tree, text: string, options: Ana
     }
   }
   model.usesStrato = endpointNames.size > 0 || scope.moduleAliases.size > 0;
-  model.strato = { endpoint: [...endpointNames], enums: Object.fromEntries(scope.enumAliases), modules: [...scope.moduleAliases] };
+  model.strato = {
+    endpoint: [...endpointNames],
+    enums: Object.fromEntries(scope.enumAliases),
+    modules: [...scope.moduleAliases],
+    classes: Object.fromEntries(scope.classAliases!),
+  };
   if (!model.usesStrato) return model;
 
   const isEndpointCallee = (fn: SyntaxNode | null): boolean => {
@@ -93,6 +100,11 @@ export function analyzeTree(file: string, tree: Tree, text: string, options: Ana
     const right = assign.childForFieldName('right');
     if (left?.type !== 'identifier' || !right) continue;
     if (right.type === 'call' && isEndpointCallee(right.childForFieldName('function'))) {
+      // `Endpoint(id="...")` connects to an endpoint that exists: a client, not a declaration.
+      if (keywordArg(right, 'id')) {
+        checkClientReference(right, sink);
+        continue;
+      }
       const ep = endpointFromCall(right, 'LOAD_BALANCED', left.text, model, scope, sink);
       ep.variable = left.text;
       lbByVar.set(left.text, ep);
@@ -112,6 +124,11 @@ export function analyzeTree(file: string, tree: Tree, text: string, options: Ana
       const expr = dec.namedChildren.find((c) => c && c.type !== 'comment');
       if (!expr) continue;
       if (expr.type === 'call' && isEndpointCallee(expr.childForFieldName('function'))) {
+        const idArg = keywordArg(expr, 'id');
+        if (idArg) {
+          sink.add('id-with-function', parameterMessage('id-with-function'), rangeOf(idArg));
+          continue;
+        }
         const fn = functionInfo(def, stmt);
         const ep = endpointFromCall(expr, 'QUEUE', fn.name, model, scope, sink);
         ep.functions.push(fn);
@@ -168,6 +185,7 @@ function readImport(stmt: SyntaxNode, scope: EvalScope, endpointNames: Set<strin
       if (fromStrato) {
         endpointNames.add('Endpoint');
         for (const e of STRATO_ENUMS) scope.enumAliases.set(e, e);
+        for (const v of STRATO_VALUES) scope.classAliases!.set(v, v);
       }
       continue;
     }
@@ -178,6 +196,7 @@ function readImport(stmt: SyntaxNode, scope: EvalScope, endpointNames: Set<strin
     info.names.push(bound);
     if (fromStrato && nameNode.text === 'Endpoint') endpointNames.add(bound);
     if (fromStrato && STRATO_ENUMS.includes(nameNode.text)) scope.enumAliases.set(bound, nameNode.text);
+    if (fromStrato && STRATO_VALUES.includes(nameNode.text)) scope.classAliases!.set(bound, nameNode.text);
   }
   return info;
 }
@@ -258,6 +277,18 @@ function endpointFromCall(call: SyntaxNode, kind: EndpointKind, defaultName: str
     functions: [],
     routes: [],
   };
+}
+
+/** The `name=value` argument of a call, if it has one. */
+function keywordArg(call: SyntaxNode, name: string): SyntaxNode | undefined {
+  const args = call.childForFieldName('arguments');
+  return args ? children(args).find((a) => a.type === 'keyword_argument' && a.childForFieldName('name')?.text === name) : undefined;
+}
+
+/** `Endpoint(id=...)`: a client of an endpoint that exists; only `image` contradicts it. */
+function checkClientReference(call: SyntaxNode, sink: DiagnosticSink): void {
+  const image = keywordArg(call, 'image');
+  if (image) sink.add('id-and-image', parameterMessage('id-and-image'), rangeOf(image));
 }
 
 /** Reads `@api.<method>("/path")`; returns the endpoint variable when the decorator targets one. */

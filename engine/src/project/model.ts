@@ -1,6 +1,7 @@
 // The project model: what engine/src/project extracts from Python source and every other part consumes
 // (build, dev server, language server, tree views). Positions are 0-based, like LSP.
 import type { EndpointKind, HttpMethod } from '../protocol/endpointKind';
+import type { PodTemplateSpec, VolumeSpec } from '../catalog/parameterRules';
 
 export interface Position {
   line: number;
@@ -36,6 +37,12 @@ export type RuleCode =
   | 'invalid-endpoint-name'
   | 'unknown-parameter'
   | 'duplicate-argument'
+  | 'unknown-datacenter'
+  | 'invalid-volume'
+  | 'volume-datacenter'
+  | 'cpu-datacenter'
+  | 'id-and-image'
+  | 'id-with-function'
   // The orchestration tool's YAML files (engine/src/orchestration).
   | 'unknown-key'
   | 'missing-key'
@@ -160,6 +167,18 @@ export interface EndpointConfig {
   env: Record<string, string>;
   gpuCount: number;
   maxConcurrency: number;
+  /** Where the workers may run after the placement rules (volumes, CPU datacenters); absent means anywhere. */
+  datacenters?: string[];
+  volumes: VolumeSpec[];
+  /** As declared; the scheduler's default depends on the endpoint kind (defaultScalerType). */
+  scalerType?: string;
+  scalerValue: number;
+  minCudaVersion: string;
+  systemDependencies: string[];
+  image?: string;
+  template?: PodTemplateSpec;
+  flashboot: boolean;
+  accelerateDownloads: boolean;
 }
 
 export interface EndpointSpec {
@@ -218,6 +237,8 @@ export interface StratoBindings {
   enums: Record<string, string>;
   /** Local names bound to the module (`strato`, `s` after `import strato as s`). */
   modules: string[];
+  /** Local alias -> value class (`NetworkVolume`, `PodTemplate`). */
+  classes?: Record<string, string>;
 }
 
 export function emptyBindings(): StratoBindings {

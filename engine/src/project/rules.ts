@@ -1,7 +1,22 @@
 // Validation of one endpoint's configuration (the decorator's arguments), with the stable codes and
 // messages that the build and the language server both show. Also turns the arguments into EndpointConfig.
 import { cpuShapes, didYouMean, enumClasses, findCpu, findGpu, gpuGroups, gpuTypes, parameters } from '../catalog';
-import { checkIntParameter, checkWorkers as checkWorkersRule, parameterDefaults, parameterMessage } from '../catalog/parameterRules';
+import {
+  checkBool,
+  checkCudaVersion,
+  checkDatacenters,
+  checkImage,
+  checkIntParameter,
+  checkScalerType,
+  checkSystemDependencies,
+  checkTemplate,
+  checkVolumes,
+  checkWorkers as checkWorkersRule,
+  parameterDefaults,
+  parameterMessage,
+  resolvePlacement,
+  type Checked,
+} from '../catalog/parameterRules';
 import type { ConfigValue, Diagnostic, DynamicValue, EndpointConfig, FixData, Range, RuleCode, Severity } from './model';
 
 export { ENDPOINT_NAME } from '../catalog/parameterRules';
@@ -25,6 +40,14 @@ export class DiagnosticSink {
   }
 }
 
+/** The rule code of an unknown member of each catalog enum. */
+const ENUM_CODES: Record<string, RuleCode> = {
+  GpuGroup: 'unknown-gpu',
+  GpuType: 'unknown-gpu',
+  CpuInstanceType: 'unknown-cpu',
+  DataCenter: 'unknown-datacenter',
+};
+
 const isStringList = (v: unknown): v is string[] => Array.isArray(v) && v.every((x) => typeof x === 'string');
 
 export function validateEndpointArgs(a: EndpointArgs, sink: DiagnosticSink): EndpointConfig {
@@ -37,6 +60,12 @@ export function validateEndpointArgs(a: EndpointArgs, sink: DiagnosticSink): End
     env: {},
     gpuCount: d.gpuCount,
     maxConcurrency: d.maxConcurrency,
+    volumes: [],
+    scalerValue: d.scalerValue,
+    minCudaVersion: d.minCudaVersion,
+    systemDependencies: [],
+    flashboot: d.flashboot,
+    accelerateDownloads: d.accelerateDownloads,
   };
 
   for (const u of a.unknownParams) {
@@ -58,7 +87,7 @@ export function validateEndpointArgs(a: EndpointArgs, sink: DiagnosticSink): End
   }
   for (const u of a.unknownEnums) {
     const guess = didYouMean(u.member, Object.keys(enumClasses[u.enumClass]));
-    const code: RuleCode = u.enumClass === 'CpuInstanceType' ? 'unknown-cpu' : 'unknown-gpu';
+    const code: RuleCode = ENUM_CODES[u.enumClass] ?? 'invalid-type';
     sink.add(code, `${u.enumClass}.${u.member} does not exist${guess ? `: did you mean ${u.enumClass}.${guess}?` : '.'}`, u.range, {
       fix: guess ? { kind: 'replace-value', range: u.range, replacement: `${u.enumClass}.${guess}` } : undefined,
     });
@@ -69,9 +98,11 @@ export function validateEndpointArgs(a: EndpointArgs, sink: DiagnosticSink): End
   const hasGpu = gpu !== undefined && gpu.value !== null;
   const hasCpu = cpu !== undefined && cpu.value !== null;
   if (hasGpu && hasCpu) {
-    const message = parameterMessage('gpu-and-cpu');
-    sink.add('gpu-and-cpu', message, gpu.argRange, { fix: { kind: 'keep-gpu-or-cpu', gpuArg: gpu.argRange, cpuArg: cpu.argRange } });
-    sink.add('gpu-and-cpu', message, cpu.argRange, { fix: { kind: 'keep-gpu-or-cpu', gpuArg: gpu.argRange, cpuArg: cpu.argRange } });
+    // One mistake, one problem: on gpu=, pointing at cpu= as related information.
+    sink.add('gpu-and-cpu', parameterMessage('gpu-and-cpu'), gpu.argRange, {
+      fix: { kind: 'keep-gpu-or-cpu', gpuArg: gpu.argRange, cpuArg: cpu.argRange },
+      related: [{ file: sink.file, range: cpu.argRange, message: 'cpu is also given here' }],
+    });
   }
   if (hasGpu) config.gpu = checkGpu(gpu, sink);
   if (hasCpu) config.cpu = checkCpu(cpu, sink);
@@ -100,7 +131,32 @@ export function validateEndpointArgs(a: EndpointArgs, sink: DiagnosticSink): End
   config.idleTimeout = checkInt(a.args.idle_timeout, 'idle_timeout', sink) ?? d.idleTimeout;
   config.gpuCount = checkInt(a.args.gpu_count, 'gpu_count', sink) ?? d.gpuCount;
   config.maxConcurrency = checkInt(a.args.max_concurrency, 'max_concurrency', sink) ?? d.maxConcurrency;
-  config.executionTimeoutMs = checkInt(a.args.execution_timeout_ms, 'execution_timeout_ms', sink);
+  // 0, the reference's default, means no limit of its own: the platform's default applies.
+  config.executionTimeoutMs = checkInt(a.args.execution_timeout_ms, 'execution_timeout_ms', sink) || undefined;
+  config.scalerValue = checkInt(a.args.scaler_value, 'scaler_value', sink) ?? d.scalerValue;
+  config.flashboot = checked(a.args.flashboot, sink, (v, t) => checkBool('flashboot', v, t)) ?? d.flashboot;
+  config.accelerateDownloads = checked(a.args.accelerate_downloads, sink, (v, t) => checkBool('accelerate_downloads', v, t)) ?? d.accelerateDownloads;
+  config.minCudaVersion = checked(a.args.min_cuda_version, sink, checkCudaVersion) ?? d.minCudaVersion;
+  config.systemDependencies = checked(a.args.system_dependencies, sink, checkSystemDependencies) ?? [];
+  setDefined(config, 'scalerType', checked(a.args.scaler_type, sink, checkScalerType));
+  setDefined(config, 'image', checked(a.args.image, sink, checkImage));
+  setDefined(config, 'template', checked(a.args.template, sink, checkTemplate));
+  const declaredDcs = checked(a.args.datacenter, sink, checkDatacenters);
+  const volumes = checked(a.args.volume, sink, checkVolumes);
+  config.volumes = volumes ?? [];
+  if (!a.args.datacenter || declaredDcs) {
+    const placement = resolvePlacement({ cpu: hasCpu, datacenters: declaredDcs, volumes: config.volumes });
+    setDefined(config, 'datacenters', placement.datacenters);
+    for (const p of placement.problems) {
+      const arg = p.param === 'datacenter' && a.args.datacenter ? a.args.datacenter : p.param === 'volume' && a.args.volume ? a.args.volume : cpu;
+      if (!arg) continue;
+      const fix: FixData | undefined =
+        p.suggestion && p.param === 'datacenter' && arg.source !== 'constant'
+          ? { kind: 'replace-value', range: arg.valueRange, replacement: JSON.stringify(p.suggestion) }
+          : undefined;
+      sink.add(p.code, p.message, p.param === 'datacenter' ? arg.valueRange : arg.argRange, { fix });
+    }
+  }
 
   const env = a.args.env;
   if (env && env.value !== null) {
@@ -122,7 +178,27 @@ export function validateEndpointArgs(a: EndpointArgs, sink: DiagnosticSink): End
       else config.env = v as Record<string, string>;
     }
   }
+  // A Pod template's env sits under the endpoint's own.
+  const templateEnv = config.template?.env;
+  if (templateEnv && typeof templateEnv === 'object' && !Array.isArray(templateEnv)) {
+    const strings = Object.entries(templateEnv).filter(([, v]) => typeof v === 'string') as Array<[string, string]>;
+    config.env = { ...Object.fromEntries(strings), ...config.env };
+  }
   return config;
+}
+
+/** Optional fields stay absent (not `undefined`) when not given, so that the config reads as what was declared. */
+function setDefined<K extends keyof EndpointConfig>(config: EndpointConfig, key: K, value: EndpointConfig[K] | undefined): void {
+  if (value !== undefined) config[key] = value;
+}
+
+/** Runs a catalog rule on a given argument; reports its message on the value and returns the checked value. */
+function checked<T>(v: ConfigValue | undefined, sink: DiagnosticSink, rule: (value: unknown, shown: string) => Checked<T>): T | undefined {
+  if (!v || v.value === null) return undefined;
+  const r = rule(v.value, v.text);
+  if (r.ok) return r.value;
+  sink.add(r.code, r.message, v.valueRange);
+  return undefined;
 }
 
 function checkGpu(gpu: ConfigValue, sink: DiagnosticSink): string[] | undefined {

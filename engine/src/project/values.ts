@@ -2,7 +2,7 @@
 // constants bound to literals. Anything else is "dynamic" and reported where the build needs the value.
 import type { SyntaxNode } from './parser';
 import type { ConfigSource } from './model';
-import { enumClasses } from '../catalog';
+import { catalogConstants, enumClasses, valueClasses } from '../catalog';
 
 export interface EvalScope {
   /** Module-level `NAME = <expr>` bindings (the last one wins, as at import time). */
@@ -11,6 +11,8 @@ export interface EvalScope {
   enumAliases: Map<string, string>;
   /** Local names bound to the `strato` module (`import strato`, `import strato as s`). */
   moduleAliases: Set<string>;
+  /** Local alias -> value class or catalog constant imported from strato (`NetworkVolume`, `CPU_DATACENTERS`). */
+  classAliases?: Map<string, string>;
 }
 
 export type EvalResult =
@@ -82,7 +84,11 @@ function evaluateNode(node: SyntaxNode, scope: EvalScope, seen: Set<string>): Ev
       return evalDict(node, scope, seen);
     case 'attribute':
       return evalEnumMember(node, scope);
+    case 'call':
+      return evalClassCall(node, scope, seen);
     case 'identifier': {
+      const imported = scope.classAliases?.get(node.text);
+      if (imported && imported in catalogConstants) return { ok: true, value: catalogConstants[imported], source: 'enum' };
       const bound = scope.constants.get(node.text);
       if (!bound || seen.has(node.text)) return dynamic(node);
       seen.add(node.text);
@@ -183,4 +189,40 @@ function evalEnumMember(node: SyntaxNode, scope: EvalScope): EvalResult {
   const value = enumClasses[cls][member];
   if (value === undefined) return { ok: false, node, reason: 'unknown-enum', enumClass: cls, member };
   return { ok: true, value, source: 'enum' };
+}
+
+/** The strato class a callee names (`NetworkVolume`, `V` after an alias, `strato.NetworkVolume`), if any. */
+function classOf(fn: SyntaxNode | null, scope: EvalScope): string | undefined {
+  if (!fn) return undefined;
+  if (fn.type === 'identifier') return scope.classAliases?.get(fn.text);
+  const parts = fn.type === 'attribute' ? fn.text.replace(/\s+/g, '').split('.') : [];
+  return parts.length === 2 && scope.moduleAliases.has(parts[0]) && (valueClasses as readonly string[]).includes(parts[1]) ? parts[1] : undefined;
+}
+
+/** `NetworkVolume(name="models", size=50)` -> `{ $class: "NetworkVolume", name: "models", size: 50 }`; the first positional argument is `name`. */
+function evalClassCall(node: SyntaxNode, scope: EvalScope, seen: Set<string>): EvalResult {
+  const cls = classOf(node.childForFieldName('function'), scope);
+  const args = node.childForFieldName('arguments');
+  if (!cls || !(valueClasses as readonly string[]).includes(cls) || !args) return dynamic(node);
+  const out: Record<string, unknown> = { $class: cls };
+  let source: ConfigSource = 'literal';
+  let positional = 0;
+  for (const arg of args.namedChildren) {
+    if (!arg || arg.type === 'comment') continue;
+    let key: string;
+    let value: SyntaxNode | null;
+    if (arg.type === 'keyword_argument') {
+      key = arg.childForFieldName('name')?.text ?? '';
+      value = arg.childForFieldName('value');
+    } else if (positional++ === 0 && arg.type !== 'list_splat' && arg.type !== 'dictionary_splat') {
+      key = 'name';
+      value = arg;
+    } else return dynamic(node);
+    if (!value) return dynamic(node);
+    const r = evaluate(value, scope, seen);
+    if (!r.ok) return r.reason === 'unknown-enum' ? r : dynamic(node);
+    if (r.source !== 'literal') source = 'constant';
+    out[key] = r.value;
+  }
+  return { ok: true, value: out, source };
 }

@@ -33,6 +33,23 @@ export interface ManifestResource {
   dependencies: string[];
   /** Project-relative file that declares the endpoint. */
   source_file: string;
+  /** Where the workers may run (after the volume and CPU rules); absent means anywhere. */
+  datacenters?: string[];
+  /** Network volumes the workers mount: one folder per app, datacenter and name on the platform. */
+  volumes?: Array<{ name: string; size: number; datacenter: string }>;
+  /** QUEUE_DELAY or REQUEST_COUNT, the kind's default filled in. */
+  scaler_type?: string;
+  scaler_value?: number;
+  /** Lowest CUDA version the GPU driver must support ("12.8"). */
+  min_cuda_version?: string;
+  /** Debian packages the workers need: installed in preview images, checked on the platform's host. */
+  system_dependencies?: string[];
+  /** A container image of the user's own (`image=`), run where a Docker engine is available. */
+  image?: string;
+  /** The reference product's Pod template, as declared (recorded only). */
+  template?: Record<string, unknown>;
+  flashboot?: boolean;
+  accelerate_downloads?: boolean;
 }
 
 export interface Manifest {

@@ -2,7 +2,16 @@
 // and the overrides given to `saveEndpoint`. The platform's scheduler, job engine and router read only this.
 import type { EndpointInput, EndpointKind } from '../../protocol/controlPlane';
 import { handlerFileName, type Manifest, type ManifestResource } from '../../protocol/manifest';
-import { checkIntParameter, checkWorkers, parameterDefaults } from '../../catalog/parameterRules';
+import {
+  checkCudaVersion,
+  checkIntParameter,
+  checkScalerType,
+  checkVolumes,
+  checkWorkers,
+  defaultScalerType,
+  parameterDefaults,
+  type VolumeSpec,
+} from '../../catalog/parameterRules';
 import { limits } from '../options';
 
 export interface EndpointRoute {
@@ -34,6 +43,15 @@ export interface ResolvedEndpointConfig {
   asyncHandler: boolean;
   routes: EndpointRoute[];
   sourceFingerprint: string;
+  /** Where the workers may run; absent means anywhere. */
+  datacenters?: string[];
+  volumes: VolumeSpec[];
+  scalerType: string;
+  scalerValue: number;
+  minCudaVersion: string;
+  systemDependencies: string[];
+  /** The user's own container image (`image=`). */
+  image?: string;
 }
 
 /**
@@ -74,7 +92,14 @@ export function resolveConfig(manifest: Manifest, name: string, o: EndpointOverr
     asyncHandler: (r.functions ?? []).length > 0 && (r.functions ?? []).every((f) => f.is_async),
     routes,
     sourceFingerprint: manifest.source_fingerprint ?? '',
+    volumes: r.volumes ?? [],
+    scalerType: r.scaler_type ?? defaultScalerType(r.is_load_balanced ? 'LOAD_BALANCED' : 'QUEUE'),
+    scalerValue: r.scaler_value ?? d.scalerValue,
+    minCudaVersion: r.min_cuda_version ?? d.minCudaVersion,
+    systemDependencies: r.system_dependencies ?? [],
   };
+  if (r.datacenters) cfg.datacenters = [...r.datacenters];
+  if (r.image) cfg.image = r.image;
   const bad = validateConfig(cfg);
   if (bad) throw new Error(`endpoint "${name}": ${bad}`);
   return cfg;
@@ -89,11 +114,14 @@ function validateConfig(c: ResolvedEndpointConfig): string | null {
     ['idle_timeout', c.idleTimeout],
     ['gpu_count', c.gpuCount],
     ['execution_timeout_ms', c.executionTimeoutMs],
+    ['scaler_value', c.scalerValue],
   ];
   for (const [param, value] of ints) {
     const r = checkIntParameter(param, value);
     if (!r.ok) return r.message;
   }
+  for (const r of [checkScalerType(c.scalerType), checkCudaVersion(c.minCudaVersion), checkVolumes(c.volumes.map((v) => ({ $class: 'NetworkVolume', ...v })))])
+    if (!r.ok) return r.message;
   for (const [k, v] of Object.entries(c.env)) if (typeof v !== 'string') return `env ${k} must be a string`;
   return null;
 }

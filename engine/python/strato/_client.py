@@ -1,0 +1,124 @@
+# Endpoint(id="...") with no function: a client of an endpoint that already exists, as in the reference product.
+# .run(input) -> EndpointJob (status, output, cancel, stream); .runsync(input); .get/.post/... on load-balanced ones.
+import time
+import urllib.parse
+
+from . import _remote
+from .catalog import DEFAULT_CLIENT_TIMEOUT_MS
+
+__all__ = ["EndpointJob"]
+
+_ENDED = ("COMPLETED", "FAILED", "CANCELLED", "TIMED_OUT")
+
+
+def _base(endpoint_id):
+    base, key = _remote._target(endpoint_id, _remote._project_root())
+    return base, key
+
+
+def _checked(status, body, what):
+    if status >= 400 or not isinstance(body, dict):
+        raise _remote.StratoRemoteError(f"{what} failed (HTTP {status}): {_remote._error_text(body)}", status=status)
+    return body
+
+
+class EndpointJob:
+    """One job of a queue-based endpoint: poll it, wait for its output, stream its chunks or cancel it."""
+
+    def __init__(self, endpoint_id, job_id, status="IN_QUEUE", _job=None):
+        self.endpoint_id = endpoint_id
+        self.id = job_id
+        self.job_id = job_id
+        self._status = status
+        self._job = _job
+
+    def _url(self, op):
+        base, key = _base(self.endpoint_id)
+        return f"{base}/v2/{urllib.parse.quote(self.endpoint_id, safe='')}/{op}/{urllib.parse.quote(self.id, safe='')}", key
+
+    def _refresh(self):
+        url, key = self._url("status")
+        status, body = _remote._request("GET", url, key)
+        self._job = _checked(status, body, f"status of job {self.id}")
+        self._status = self._job.get("status", self._status)
+        return self._job
+
+    def status(self):
+        """The job's status now: IN_QUEUE, IN_PROGRESS, COMPLETED, FAILED, CANCELLED or TIMED_OUT."""
+        if self._status not in _ENDED:
+            self._refresh()
+        return self._status
+
+    def output(self, timeout=None):
+        """Waits for the job to end (at most `timeout` seconds; None waits for good) and returns its output.
+        A failed, cancelled or timed-out job raises StratoRemoteError with its error."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        delay = 0.05
+        while self.status() not in _ENDED:
+            if deadline is not None and time.monotonic() >= deadline:
+                raise TimeoutError(f"job {self.id} did not end within {timeout} s (status {self._status})")
+            time.sleep(delay)
+            delay = min(delay * 2, 1.0)
+        if self._job is None:
+            self._refresh()
+        if self._status != "COMPLETED":
+            raise _remote.StratoRemoteError(
+                f"job {self.id} {self._status}: {self._job.get('error') or 'no error text'}", status=self._status, job_id=self.id)
+        return self._job.get("output")
+
+    def cancel(self):
+        """Cancels the job (a queued job never runs; a running one is stopped); returns its status after."""
+        url, key = self._url("cancel")
+        status, body = _remote._request("POST", url, key)
+        self._status = _checked(status, body, f"cancel of job {self.id}").get("status", self._status)
+        self._job = None
+        return self._status
+
+    def stream(self):
+        """Yields the job's stream chunks (the outputs a generator handler yields) as they arrive."""
+        while True:
+            url, key = self._url("stream")
+            status, body = _remote._request("GET", url, key, timeout=330)
+            if status >= 400 or not isinstance(body, list):
+                _checked(status, body, f"stream of job {self.id}")
+            for chunk in body:
+                yield chunk.get("output") if isinstance(chunk, dict) else chunk
+            if not body and self.status() in _ENDED:
+                return
+
+    def __repr__(self):
+        return f"EndpointJob(endpoint_id={self.endpoint_id!r}, id={self.id!r}, status={self._status!r})"
+
+
+def run(endpoint_id, payload):
+    base, key = _base(endpoint_id)
+    status, body = _remote._request("POST", f"{base}/v2/{urllib.parse.quote(endpoint_id, safe='')}/run", key, {"input": payload})
+    job = _checked(status, body, f"run on endpoint {endpoint_id}")
+    return EndpointJob(endpoint_id, job["id"], job.get("status", "IN_QUEUE"))
+
+
+def runsync(endpoint_id, payload, timeout=None):
+    """Runs a job and waits for its output (at most `timeout` seconds; the platform's default client timeout when None)."""
+    timeout = DEFAULT_CLIENT_TIMEOUT_MS / 1000 if timeout is None else timeout
+    wait = int(max(1, min(timeout, 300)) * 1000)
+    base, key = _base(endpoint_id)
+    url = f"{base}/v2/{urllib.parse.quote(endpoint_id, safe='')}/runsync?wait={wait}"
+    status, body = _remote._request("POST", url, key, {"input": payload}, timeout=wait / 1000 + 10)
+    job = _checked(status, body, f"runsync on endpoint {endpoint_id}")
+    handle = EndpointJob(endpoint_id, job["id"], job.get("status", "IN_QUEUE"), job)
+    return handle.output(timeout=timeout)
+
+
+def route(endpoint_id, method, path, body=None, timeout=None):
+    """Calls a route of a load-balanced endpoint; returns its JSON answer, or raises StratoRemoteError."""
+    if not isinstance(path, str) or not path.startswith("/"):
+        raise ValueError(f"path must start with '/', got: {path!r}")
+    base, key = _base(endpoint_id)
+    url = f"{base}/lb/{urllib.parse.quote(endpoint_id, safe='')}{path}"
+    if method in ("GET", "DELETE") and body:
+        url += ("&" if "?" in url else "?") + urllib.parse.urlencode(body)
+        body = None
+    status, res = _remote._request(method, url, key, body, timeout=timeout or DEFAULT_CLIENT_TIMEOUT_MS / 1000)
+    if status >= 400:
+        raise _remote.StratoRemoteError(f"{method} {path} on endpoint {endpoint_id} failed (HTTP {status}): {_remote._error_text(res)}", status=status)
+    return res
