@@ -11,6 +11,9 @@ const NUMBERS_PY = `
 def numbers(**_):
     return {"big": 12345678901234567890, "two": 2.0, "negzero": -0.0, "small": 1e-7, "text": "é"}
 
+def echo(**kw):
+    return kw
+
 def infinite(**_):
     return {"x": float("inf")}
 `;
@@ -19,7 +22,7 @@ let tp: TestPlatform;
 let url: Record<string, string>;
 before(async () => {
   tp = await startTestPlatform();
-  const art = await buildTestArtifact({ 'worker.py': NUMBERS_PY }, [queueSpec('numbers', 'numbers'), queueSpec('infinite', 'infinite')]);
+  const art = await buildTestArtifact({ 'worker.py': NUMBERS_PY }, [queueSpec('numbers', 'numbers'), queueSpec('infinite', 'infinite'), queueSpec('echo', 'echo')]);
   url = Object.fromEntries(Object.entries(await deploy(tp.cp, art)).map(([k, v]) => [k, v.url]));
 });
 after(() => tp?.close());
@@ -31,6 +34,13 @@ test("a handler's JSON text reaches the client unchanged: big integers, 2.0, -0.
   const id = (r.json as { id: string }).id;
   const again = await call('GET', `${url.numbers}/status/${id}`);
   assert.match(again.text, /"big":12345678901234567890,"two":2\.0,"negzero":-0\.0/);
+});
+
+test("the input a client sends is the input a handler reads: the /run body's JSON text is not re-encoded", async () => {
+  const raw = '{ "input" : {"big": 12345678901234567890, "two": 2.0, "negzero": -0.0, "s": "a\\"}b"} , "webhook": null}';
+  const r = await call('POST', `${url.echo}/runsync`, { raw, auth: `Bearer ${tp.key}` });
+  assert.equal(r.status, 200, r.text);
+  assert.match(r.text, /"output":\{"big":12345678901234567890,"two":2\.0,"negzero":-0\.0,"s":"a\\"}b"\}/);
 });
 
 test('an output JSON cannot hold (an infinity) fails the job with the reason instead of becoming null', async () => {

@@ -29,6 +29,8 @@ export interface TestEndpointSpec {
   gpu?: string;
   /** Load-balanced: `"METHOD /path"` -> function name (functions live in `file`). */
   routes?: Record<string, string>;
+  /** Any other manifest fields (volumes, scaler_type, min_cuda_version, system_dependencies, image...). */
+  resource?: Partial<ManifestResource>;
 }
 
 export { handlerFileName };
@@ -62,6 +64,11 @@ export function makeManifest(projectName: string, specs: TestEndpointSpec[]): Ma
       max_concurrency: s.maxConcurrency ?? 1,
       dependencies: [],
       source_file: s.file,
+      // Tests written before scalers keep the demand rule they assert (one worker per max_concurrency jobs):
+      // REQUEST_COUNT with scaler_value = max_concurrency. Scaler tests set their own.
+      scaler_type: 'REQUEST_COUNT',
+      scaler_value: s.maxConcurrency ?? 1,
+      ...s.resource,
     };
     if (s.routes) routes[s.name] = s.routes;
   }

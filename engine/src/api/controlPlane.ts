@@ -2,12 +2,12 @@
 // (request a location, PUT the artifact, finalize with the manifest), deploy, endpoints (save, delete, list,
 // look up by name within an app and environment).
 import fs from 'node:fs';
-import type { App, Build, Endpoint, EndpointHealth, EndpointInput, Environment } from '../protocol/controlPlane';
+import type { App, Build, Endpoint, EndpointHealth, EndpointInput, Environment, Volume } from '../protocol/controlPlane';
 import type { Manifest } from '../protocol/manifest';
 import { UserError } from '../util/errors';
 import { errorText, send, type ApiTarget } from './http';
 
-export type { App, Build, Endpoint, EndpointHealth, EndpointInput, Environment } from '../protocol/controlPlane';
+export type { App, Build, Endpoint, EndpointHealth, EndpointInput, Environment, Volume } from '../protocol/controlPlane';
 
 /** A GraphQL error of the control plane, with its code (BAD_REQUEST, NOT_FOUND, CONFLICT, ...). */
 export class ControlPlaneError extends UserError {
@@ -25,7 +25,9 @@ const APP = `id name createdAt environments { ${ENV} }`;
 const BUILD = 'id appId createdAt size sha256 projectName sourceFingerprint';
 const ENDPOINT = `id name type appId environmentId buildId url routes { method path function } workersMin workersMax
   idleTimeout maxConcurrency executionTimeoutMs declaredExecutionTimeoutMs gpuIds gpuCount cpu env { name value }
-  sourceFingerprint createdAt updatedAt`;
+  sourceFingerprint createdAt updatedAt datacenters volumes { name datacenter sizeGb } scalerType scalerValue minCudaVersion
+  systemDependencies image notes`;
+const VOLUME = 'appId name datacenter sizeGb usedBytes createdAt endpoints';
 
 type RawEnv = Omit<Environment, 'activeBuildId'> & { activeBuild: { id: string } | null };
 type RawApp = Omit<App, 'environments'> & { environments: RawEnv[] };
@@ -158,6 +160,20 @@ export class ControlPlaneClient {
       { id },
     );
     return d.endpoint?.health ?? null;
+  }
+
+  /** Network volumes of an app (every app's without one). */
+  async listVolumes(appId?: string): Promise<Volume[]> {
+    const d = await this.query<{ volumes: Volume[] }>(`query($a: ID) { volumes(appId: $a) { ${VOLUME} } }`, { a: appId ?? null });
+    return d.volumes;
+  }
+
+  async deleteVolume(appId: string, name: string, datacenter?: string): Promise<void> {
+    await this.query(`mutation($a: ID!, $n: String!, $d: String) { deleteVolume(appId: $a, name: $n, datacenter: $d) }`, {
+      a: appId,
+      n: name,
+      d: datacenter ?? null,
+    });
   }
 
   async platformInfo(): Promise<{ version: string; baseUrl: string; instanceId: string }> {

@@ -11,7 +11,8 @@ export interface ContainerSpec {
   workingDir?: string;
   labels: Record<string, string>;
   /** host path -> container path, read-only. */
-  mounts?: Array<{ host: string; container: string }>;
+  /** Bind mounts, read-only unless `writable` (network volumes). */
+  mounts?: Array<{ host: string; container: string; writable?: boolean }>;
   network?: string;
   /** Names the container answers to on its network (besides its own name). */
   aliases?: string[];
@@ -105,7 +106,7 @@ export async function createContainer(d: DockerEngine, s: ContainerSpec): Promis
     HostConfig: {
       // Python as PID 1 would ignore SIGTERM; an init process forwards it.
       Init: true,
-      Binds: (s.mounts ?? []).map((m) => `${m.host}:${m.container}:ro`),
+      Binds: (s.mounts ?? []).map((m) => `${m.host}:${m.container}:${m.writable ? 'rw' : 'ro'}`),
       ExtraHosts: s.extraHosts,
       NetworkMode: s.network,
       DeviceRequests: s.gpuCount ? [{ Driver: 'nvidia', Count: s.gpuCount, Capabilities: [['gpu']] }] : undefined,

@@ -1,7 +1,7 @@
 // Reading and removing what an environment holds: `env get`, `env list` and `undeploy`, against the control
 // plane's state. The JSON shapes here are what `--json` prints.
 import type { EndpointKind } from '../protocol/endpointKind';
-import { ControlPlaneClient, type Endpoint } from '../api/controlPlane';
+import { ControlPlaneClient, type Endpoint, type Volume } from '../api/controlPlane';
 import type { ApiTarget } from '../api/http';
 import { UserError } from '../util/errors';
 import { findEnvironment } from './context';
@@ -14,12 +14,31 @@ export interface EndpointSummary {
   routes: Array<{ method: string; path: string; function: string }>;
 }
 
+export interface VolumeSummary {
+  name: string;
+  datacenter: string;
+  sizeGb: number;
+  usedBytes: number;
+  /** The endpoints that mount it (of every environment of the app). */
+  endpoints: string[];
+}
+
 export interface EnvironmentSummary {
   app: string;
   environment: string;
   buildId: string | null;
   endpoints: EndpointSummary[];
+  /** The app's network volumes that this environment's endpoints mount. */
+  volumes: VolumeSummary[];
 }
+
+const volumeSummary = (v: Volume): VolumeSummary => ({
+  name: v.name,
+  datacenter: v.datacenter,
+  sizeGb: v.sizeGb,
+  usedBytes: v.usedBytes,
+  endpoints: v.endpoints,
+});
 
 export function summarize(e: Endpoint): EndpointSummary {
   return { name: e.name, type: e.type, id: e.id, url: e.url, routes: e.routes };
@@ -28,8 +47,27 @@ export function summarize(e: Endpoint): EndpointSummary {
 export async function getEnvironment(target: ApiTarget, appName: string, envName: string | undefined): Promise<EnvironmentSummary> {
   const client = new ControlPlaneClient(target);
   const env = findEnvironment(await client.findApp(appName), appName, envName);
-  const endpoints = (await client.listEndpoints(env.id)).map(summarize).sort((a, b) => a.name.localeCompare(b.name));
-  return { app: appName, environment: env.name, buildId: env.activeBuildId, endpoints };
+  const deployed = await client.listEndpoints(env.id);
+  const endpoints = deployed.map(summarize).sort((a, b) => a.name.localeCompare(b.name));
+  const mounted = new Set(deployed.flatMap((e) => e.volumes.map((v) => `${v.datacenter}/${v.name}`)));
+  const volumes = mounted.size ? (await client.listVolumes(env.appId)).filter((v) => mounted.has(`${v.datacenter}/${v.name}`)).map(volumeSummary) : [];
+  return { app: appName, environment: env.name, buildId: env.activeBuildId, endpoints, volumes };
+}
+
+/** The app's network volumes, mounted or not. */
+export async function listVolumes(target: ApiTarget, appName: string): Promise<VolumeSummary[]> {
+  const client = new ControlPlaneClient(target);
+  const app = await client.findApp(appName);
+  if (!app) throw new UserError(`app "${appName}" has not been deployed yet, so it has no volumes: run strato deploy first.`);
+  return (await client.listVolumes(app.id)).map(volumeSummary);
+}
+
+/** Deletes one of the app's volumes with its files (refused while an endpoint mounts it). */
+export async function deleteVolume(target: ApiTarget, appName: string, name: string, datacenter?: string): Promise<void> {
+  const client = new ControlPlaneClient(target);
+  const app = await client.findApp(appName);
+  if (!app) throw new UserError(`app "${appName}" has not been deployed yet, so it has no volumes.`);
+  await client.deleteVolume(app.id, name, datacenter);
 }
 
 export async function listEnvironments(

@@ -1,6 +1,7 @@
 // The jobs API of queue-based endpoints: every route under `/v2/<endpoint_id>/`, with the states, limits and
 // error bodies of decisions.md. `/run` answers once the job is durable (its group commit is done); `/runsync`
 // answers with the result as soon as the job ends, or with the job as it is (durable) when `wait` elapses.
+import { memberText } from '../util/jsonText';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { UNAUTHORIZED_MESSAGE, type KeyChecker } from './auth';
 import type { ControlPlane } from './controlPlane/service';
@@ -114,11 +115,12 @@ async function submit(d: JobsApiDeps, req: IncomingMessage, res: ServerResponse,
   return sendRaw(res, 200, job.toJson());
 }
 
-/** The JSON text of `input`, or why the body is not acceptable. */
+/** The JSON text of `input` exactly as the client wrote it (never re-serialised), or why the body is not acceptable. */
 function extractInput(body: Buffer): string | { error: string } {
   let parsed: unknown;
+  const text = body.toString('utf8');
   try {
-    parsed = JSON.parse(body.toString('utf8'));
+    parsed = JSON.parse(text);
   } catch (e) {
     return { error: `the body is not valid JSON (${(e as Error).message}); send {"input": {...}}` };
   }
@@ -126,7 +128,7 @@ function extractInput(body: Buffer): string | { error: string } {
     return { error: 'the body must be a JSON object with an "input" field: {"input": {...}}' };
   const input = (parsed as { input: unknown }).input;
   if (!input || typeof input !== 'object' || Array.isArray(input)) return { error: '"input" must be a JSON object whose fields are the function\'s arguments' };
-  return JSON.stringify(input);
+  return memberText(text, 'input') ?? JSON.stringify(input);
 }
 
 function status(d: JobsApiDeps, req: IncomingMessage, res: ServerResponse, job: Job): void {

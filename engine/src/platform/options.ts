@@ -4,6 +4,8 @@ import catalog from '../catalog/catalog.json';
 import { Clock, systemClock } from './clock';
 import { DEFAULT_PORT } from '../protocol/layout';
 import type { WorkerLauncher } from './workers/launcher';
+import { checkDatacenters } from '../catalog/parameterRules';
+import { UserError } from '../util/errors';
 
 export interface RetentionWindows {
   /** `/run` jobs: kept this long after they end. */
@@ -51,6 +53,8 @@ export interface PlatformOptions {
   log?: (line: string) => void;
   /** Runs workers other than as local processes (the preview's containers). */
   workerLauncher?: WorkerLauncher;
+  /** The datacenters this platform serves (`--datacenter`); absent means it stands in for all of them. */
+  datacenters?: string[];
 }
 
 export interface ResolvedOptions {
@@ -71,6 +75,7 @@ export interface ResolvedOptions {
   maxQueuedPerEndpoint: number;
   writeStateFile: boolean;
   workerTemplates: boolean;
+  datacenters?: string[];
   log: (line: string) => void;
 }
 
@@ -99,6 +104,19 @@ export function resolveOptions(o: PlatformOptions): ResolvedOptions {
     maxQueuedPerEndpoint: o.maxQueuedPerEndpoint ?? 200_000,
     writeStateFile: o.writeStateFile ?? true,
     workerTemplates: o.workerTemplates ?? process.env.STRATO_WORKER_TEMPLATES !== '0',
+    datacenters: o.datacenters?.length ? servedDatacenters(o.datacenters) : undefined,
     log: o.log ?? ((line) => process.stderr.write(`${line}\n`)),
   };
+}
+
+/** `--datacenter` values as catalog ids (any case, '_' for '-'), or a sentence naming the unknown one. */
+function servedDatacenters(ids: string[]): string[] {
+  const r = checkDatacenters(
+    ids
+      .flatMap((d) => d.split(','))
+      .map((d) => d.trim())
+      .filter(Boolean),
+  );
+  if (!r.ok) throw new UserError(`--datacenter: ${r.message}`);
+  return r.value;
 }

@@ -23,6 +23,8 @@ import { Scheduler } from './workers/scheduler';
 import { Supervisor } from './workers/supervisor';
 import { GpuAllocator, detectGpus } from './workers/gpus';
 import { Templates } from './workers/templates';
+import { HostChecks } from './workers/hostChecks';
+import { Volumes } from './controlPlane/volumes';
 
 export const PLATFORM_VERSION: string = (require('../../../package.json') as { version: string }).version;
 
@@ -51,7 +53,12 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
     });
     const store = await SqlStore.open(driver);
     const artifacts = new Artifacts(layout);
-    const cp = await ControlPlane.load(store, artifacts, o.clock);
+    const volumes = new Volumes(layout.volumes);
+    const cp = await ControlPlane.load(store, artifacts, o.clock, {
+      datacenters: o.datacenters,
+      runsImages: options.workerLauncher?.runsImages ?? false,
+      volumes,
+    });
     const writer = new JobWriter(store, o.groupCommitMs, o.lazyCommitMs, (e) =>
       o.log(`strato platform: the job store could not commit (${e.message}); retrying`),
     );
@@ -82,7 +89,9 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
       heartbeatMs: o.heartbeatMs,
       cancelGraceMs: Math.max(5000, 5 * o.heartbeatMs),
     });
-    const gpus = new GpuAllocator(detectGpus());
+    const inventory = detectGpus();
+    const gpus = new GpuAllocator(inventory);
+    const hostChecks = new HostChecks(inventory);
     const templates = o.workerTemplates ? new Templates({ python: o.python, writeLog: (...a) => supervisor.writeLog(...a), log: o.log }) : undefined;
     const supervisor = new Supervisor({
       gpus,
@@ -100,6 +109,7 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
       onExit: (w, code, signal, was) => scheduler?.exited(w, code, signal, was),
       log: o.log,
       launcher: options.workerLauncher,
+      volumePath: (ep, v) => volumes.pathOf(ep.appId, v.datacenter, v.name),
     });
     let lb: LbRouter | null = null;
     scheduler = new Scheduler({
@@ -110,6 +120,8 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
       heartbeatMs: o.heartbeatMs,
       startTimeoutMs: o.workerStartTimeoutMs,
       lbPending: (id) => lb?.pendingOf(id) ?? 0,
+      blocked: (ep) => hostChecks.blocked(ep.config),
+      clock: o.clock,
       log: o.log,
     });
     const sched = scheduler;
@@ -129,15 +141,20 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
     const health = (id: string): EndpointHealthView => {
       const c = engine.counts(id);
       const ep = cp.endpoint(id);
-      // The health view has one free-text note: the missing hardware, and why workers start without a template.
-      const notes = [ep && !ep.config.cpu ? gpus.note(ep.config.gpuIds) : null, templates?.note(id) ?? null].filter(Boolean);
+      // The health view has one free-text note: the missing hardware, what the host lacks, a volume over its
+      // quota, and why workers start without a template.
+      const notes = [
+        ep && !ep.config.cpu ? gpus.note(ep.config.gpuIds) : null,
+        ...(ep ? [...hostChecks.notes(ep.config), ...cp.volumeNotes(ep)] : []),
+        templates?.note(id) ?? null,
+      ].filter(Boolean);
       const hardwareNote = notes.length ? notes.join('; ') : null;
       const lastError = sched.lastError(id) ?? templates?.lastError(id) ?? null;
       return { ...sched.counts(id), inQueue: c.inQueue, inProgress: c.inProgress, lastError, hardwareNote };
     };
     const server = createServer({
       keys,
-      graphql: graphqlHandler(keys, () => ({ cp, baseUrl, version: PLATFORM_VERSION, health }), o.log),
+      graphql: graphqlHandler(keys, () => ({ cp, baseUrl, version: PLATFORM_VERSION, health, notes: (ep) => hostChecks.notes(ep.config) }), o.log),
       jobs: jobsApi({ keys, cp, engine, writer, workerCounts: (id) => sched.counts(id), streamWaitMs: o.streamWaitMs, log: o.log }),
       lb: (req, res) => lb!.handle(req, res),
       worker: workerApi({ engine, dispatch, scheduler: sched, log: o.log }),

@@ -5,6 +5,7 @@ import { EventEmitter } from 'node:events';
 import { PassThrough } from 'node:stream';
 import { containerAddress, createContainer, followLogs, killContainer, removeContainer, startContainer, waitContainer, type DockerEngine } from '../containers';
 import type { LaunchSpec, WorkerLauncher } from '../platform/workers/launcher';
+import { containerVolumePath, volumeEnv } from '../platform/controlPlane/volumes';
 import type { Worker, WorkerProcess } from '../platform/workers/worker';
 
 /** The name containers reach the platform by (an extra host entry for the network's gateway). */
@@ -63,6 +64,7 @@ class ContainerProcess extends EventEmitter implements WorkerProcess {
 export class ContainerLauncher implements WorkerLauncher {
   /** Containers this launcher made and has not removed yet. */
   readonly live = new Set<string>();
+  readonly runsImages = true;
 
   constructor(private readonly o: ContainerLauncherOptions) {}
 
@@ -82,6 +84,8 @@ export class ContainerLauncher implements WorkerLauncher {
       STRATO_PLATFORM_URL: `http://${PLATFORM_HOST}:${net.platformPort}`,
     };
     if (w.loadBalanced) env.STRATO_LB_HOST = '0.0.0.0';
+    // Volumes are mounted read-write at the documented container path; their variables say where.
+    Object.assign(env, volumeEnv(s.volumes, containerVolumePath));
     // Without a GPU runtime the devices are not there: let frameworks see none instead of a host index.
     if (!gpuCount) delete env.CUDA_VISIBLE_DEVICES;
     const id = await createContainer(this.o.engine, {
@@ -91,7 +95,10 @@ export class ContainerLauncher implements WorkerLauncher {
       env,
       workingDir: APP_DIR,
       labels: { ...this.o.labels, 'strato.endpoint': s.endpoint.name, 'strato.worker': w.id },
-      mounts: [{ host: s.root, container: APP_DIR }],
+      mounts: [
+        { host: s.root, container: APP_DIR },
+        ...s.volumes.map((v, i) => ({ host: v.hostPath, container: containerVolumePath(i, v.name), writable: true })),
+      ],
       network: net.name,
       aliases: [s.endpoint.name],
       extraHosts: [`${PLATFORM_HOST}:${net.gateway}`],

@@ -189,7 +189,8 @@ export async function startPreview(root: string, o: PreviewOptions = {}): Promis
 
 /** Every endpoint's image is present, or pulled; otherwise say which one and the command that makes it. */
 async function checkImages(engine: DockerEngine, b: BuildResult, images: Map<string, string>, o: PreviewOptions): Promise<void> {
-  for (const [name, r] of Object.entries(b.manifest.resources)) images.set(name, (r.cpu ? o.cpuImage : o.gpuImage) ?? r.imageName);
+  // An endpoint's own image (image=) wins; then the flags; then its hardware's base image.
+  for (const [name, r] of Object.entries(b.manifest.resources)) images.set(name, r.image ?? (r.cpu ? o.cpuImage : o.gpuImage) ?? r.imageName);
   for (const image of new Set(images.values())) {
     if (await imageExists(engine, image)) continue;
     o.onProgress?.(`pulling ${image}`);

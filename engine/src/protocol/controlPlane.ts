@@ -52,6 +52,17 @@ export interface Endpoint {
   sourceFingerprint: string;
   createdAt: number;
   updatedAt: number;
+  /** Where its workers may run; null means anywhere. */
+  datacenters: string[] | null;
+  volumes: Array<{ name: string; datacenter: string; sizeGb: number }>;
+  scalerType: string;
+  scalerValue: number;
+  minCudaVersion: string;
+  systemDependencies: string[];
+  /** The endpoint's own container image (`image=`), if any. */
+  image: string | null;
+  /** What the owner should know about the platform's host: missing system packages, a GPU driver too old. */
+  notes: string[];
 }
 
 export interface EndpointHealth {
@@ -78,4 +89,18 @@ export interface EndpointInput {
   executionTimeoutMs?: number;
   /** Merged over the manifest's env. */
   env?: Record<string, string>;
+}
+
+/** A network volume of an app: one per app, datacenter and name, kept until deleted on purpose. */
+export interface Volume {
+  appId: string;
+  name: string;
+  datacenter: string;
+  /** The quota, in GB (NetworkVolume size). */
+  sizeGb: number;
+  /** Bytes in use at the last measurement (measured at most every 30 s). */
+  usedBytes: number;
+  createdAt: number;
+  /** Names of the endpoints that mount it now. */
+  endpoints: string[];
 }

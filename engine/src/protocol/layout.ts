@@ -26,6 +26,8 @@ export interface PlatformLayout {
   artifacts: string;
   builds: string;
   logs: string;
+  /** Network volumes: <app id>/<datacenter>/<name>, kept across deploys and undeploys. */
+  volumes: string;
   keyFile: string;
   stateFile: string;
   lockFile: string;
@@ -41,6 +43,7 @@ export function platformLayout(dataDir: string): PlatformLayout {
     artifacts: path.join(root, 'artifacts'),
     builds: path.join(root, 'builds'),
     logs: path.join(root, 'logs'),
+    volumes: path.join(root, 'volumes'),
     keyFile: path.join(root, 'api-key'),
     stateFile: path.join(root, 'platform.json'),
     lockFile: path.join(root, 'platform.lock'),
@@ -50,7 +53,7 @@ export function platformLayout(dataDir: string): PlatformLayout {
 
 export function ensureLayout(l: PlatformLayout): void {
   fs.mkdirSync(l.root, { recursive: true, mode: 0o700 });
-  for (const d of [l.uploads, l.artifacts, l.builds, l.logs]) fs.mkdirSync(d, { recursive: true });
+  for (const d of [l.uploads, l.artifacts, l.builds, l.logs, l.volumes]) fs.mkdirSync(d, { recursive: true });
 }
 
 /** A new account key: 32 random bytes, url-safe, prefixed so that it is recognisable in a leaked log. */

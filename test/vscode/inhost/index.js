@@ -33,12 +33,23 @@ test('the extension activates in a real VS Code with the workspace made by strat
   api = await ext.activate();
   assert.ok(ext.isActive);
   const cmds = await vscode.commands.getCommands(true);
-  for (const c of ['strato.deploy', 'strato.undeploy', 'strato.envGet', 'strato.startDev', 'strato.stopDev', 'strato.refresh', 'strato.runEndpoint', 'strato.deployEndpoint']) assert.ok(cmds.includes(c), `${c} registered`);
+  for (const c of [
+    'strato.deploy',
+    'strato.undeploy',
+    'strato.envGet',
+    'strato.startDev',
+    'strato.stopDev',
+    'strato.refresh',
+    'strato.runEndpoint',
+    'strato.deployEndpoint',
+  ])
+    assert.ok(cmds.includes(c), `${c} registered`);
 });
 
 test('the language server publishes gpu-and-cpu for an endpoint declaring both', async () => {
   const uri = file('both_worker.py');
-  const src = 'from strato import CpuInstanceType, Endpoint, GpuGroup\n\n\n@Endpoint(name="both", gpu=GpuGroup.ADA_24, cpu=CpuInstanceType.CPU3C_1_2)\ndef both(x: int) -> int:\n    return x\n';
+  const src =
+    'from strato import CpuInstanceType, Endpoint, GpuGroup\n\n\n@Endpoint(name="both", gpu=GpuGroup.ADA_24, cpu=CpuInstanceType.CPU3C_1_2)\ndef both(x: int) -> int:\n    return x\n';
   await vscode.workspace.fs.writeFile(uri, Buffer.from(src));
   await vscode.window.showTextDocument(await vscode.workspace.openTextDocument(uri));
   const diags = await until('the gpu-and-cpu diagnostic', () => {
@@ -62,11 +73,19 @@ test('code lenses Run/Deploy sit above the template functions and routes', async
   };
   const cpu = await titles('cpu_worker.py');
   assert.deepStrictEqual(cpu.map((l) => l.title).sort(), ['Deploy cpu-stats', '▶ Run cpu-stats']);
-  assert.ok(cpu.every((l) => l.line.startsWith('@Endpoint(name="cpu-stats"')), JSON.stringify(cpu));
+  assert.ok(
+    cpu.every((l) => l.line.startsWith('@Endpoint(name="cpu-stats"')),
+    JSON.stringify(cpu),
+  );
   assert.deepStrictEqual((await titles('gpu_worker.py')).map((l) => l.title).sort(), ['Deploy gpu-hello', '▶ Run gpu-hello']);
   const lb = await titles('lb_worker.py');
-  assert.deepStrictEqual(lb.filter((l) => l.title.startsWith('▶')).map((l) => `${l.title} @ ${l.line}`).sort(),
-    ['▶ Run GET /health @ @api.get("/health")', '▶ Run POST /process @ @api.post("/process")']);
+  assert.deepStrictEqual(
+    lb
+      .filter((l) => l.title.startsWith('▶'))
+      .map((l) => `${l.title} @ ${l.line}`)
+      .sort(),
+    ['▶ Run GET /health @ @api.get("/health")', '▶ Run POST /process @ @api.post("/process")'],
+  );
 });
 
 test('the Endpoints view lists the three template endpoints with their functions and routes', async () => {
@@ -76,9 +95,15 @@ test('the Endpoints view lists the three template endpoints with their functions
     const n = api.views.endpoints.nodes();
     return n.some((x) => x.label === 'both') ? undefined : n;
   });
-  assert.deepStrictEqual(nodes.map((n) => n.label), ['cpu-stats', 'gpu-hello', 'lb-api']);
+  assert.deepStrictEqual(
+    nodes.map((n) => n.label),
+    ['cpu-stats', 'gpu-hello', 'lb-api'],
+  );
   assert.match(nodes[0].description, /^queue · cpu_worker\.py:\d+$/);
-  assert.deepStrictEqual(nodes[0].children.map((c) => c.label), ['cpu_stats']);
+  assert.deepStrictEqual(
+    nodes[0].children.map((c) => c.label),
+    ['cpu_stats'],
+  );
   assert.deepStrictEqual(nodes[2].children.map((c) => c.label).sort(), ['GET /health', 'POST /process']);
 });
 
@@ -87,25 +112,54 @@ test('strato.deploy deploys to the test platform; Environments then lists produc
   assert.ok(summary, 'deploy returned a summary (see the error message otherwise)');
   assert.strictEqual(summary.environment, 'production');
   assert.deepStrictEqual(summary.endpoints.map((e) => e.name).sort(), ['cpu-stats', 'gpu-hello', 'lb-api']);
-  assert.ok(summary.endpoints.every((e) => e.url.startsWith(process.env.STRATO_API_URL)), JSON.stringify(summary.endpoints));
+  assert.ok(
+    summary.endpoints.every((e) => e.url.startsWith(process.env.STRATO_API_URL)),
+    JSON.stringify(summary.endpoints),
+  );
   const envs = api.views.environments.nodes();
-  assert.deepStrictEqual(envs.map((n) => n.label), ['production']);
-  assert.deepStrictEqual(envs[0].children.map((c) => c.label), ['cpu-stats', 'gpu-hello', 'lb-api']);
+  assert.deepStrictEqual(
+    envs.map((n) => n.label),
+    ['production'],
+  );
+  assert.deepStrictEqual(
+    envs[0].children.map((c) => c.label),
+    ['cpu-stats', 'gpu-hello', 'lb-api'],
+  );
   const cpu = api.views.endpoints.nodes().find((n) => n.label === 'cpu-stats');
-  assert.ok(cpu.children.some((c) => c.label === 'production' && /\/v2\//.test(c.description)), 'deployed URL shown under the endpoint');
+  assert.ok(
+    cpu.children.some((c) => c.label === 'production' && /\/v2\//.test(c.description)),
+    'deployed URL shown under the endpoint',
+  );
 });
 
 test('strato.runEndpoint runs cpu-stats through /runsync and calls the lb-api route; the Jobs view lists both', async () => {
   const base = { file: 'cpu_worker.py', uri: file('cpu_worker.py').toString(), kind: 'QUEUE' };
-  const job = await vscode.commands.executeCommand('strato.runEndpoint', { ...base, endpoint: 'cpu-stats', function: 'cpu_stats' }, { input: { numbers: [1, 2, 3, 6] } });
+  const job = await vscode.commands.executeCommand(
+    'strato.runEndpoint',
+    { ...base, endpoint: 'cpu-stats', function: 'cpu_stats' },
+    { input: { numbers: [1, 2, 3, 6] } },
+  );
   assert.ok(job, 'run returned the job');
   assert.strictEqual(job.status, 'COMPLETED', JSON.stringify(job));
   assert.deepStrictEqual(job.output, { count: 4, mean: 3, min: 1, max: 6 });
-  const call = await vscode.commands.executeCommand('strato.runEndpoint',
-    { endpoint: 'lb-api', function: 'process', file: 'lb_worker.py', uri: file('lb_worker.py').toString(), kind: 'LOAD_BALANCED', method: 'POST', path: '/process' },
-    { input: { text: 'hi', uppercase: true } });
+  const call = await vscode.commands.executeCommand(
+    'strato.runEndpoint',
+    {
+      endpoint: 'lb-api',
+      function: 'process',
+      file: 'lb_worker.py',
+      uri: file('lb_worker.py').toString(),
+      kind: 'LOAD_BALANCED',
+      method: 'POST',
+      path: '/process',
+    },
+    { input: { text: 'hi', uppercase: true } },
+  );
   assert.deepStrictEqual(call.output, { text: 'HI', length: 2 });
-  assert.deepStrictEqual(api.views.jobs.nodes().map((n) => n.label), ['lb-api POST /process', 'cpu-stats']);
+  assert.deepStrictEqual(
+    api.views.jobs.nodes().map((n) => n.label),
+    ['lb-api POST /process', 'cpu-stats'],
+  );
   const shown = await vscode.commands.executeCommand('strato.showJob', job.id);
   assert.match(shown, /"mean": 3/);
 });
@@ -114,10 +168,14 @@ test('strato.deploy without an argument asks for the environment in a quick pick
   let settled = false;
   const deploying = Promise.resolve(vscode.commands.executeCommand('strato.deploy')).finally(() => (settled = true));
   // Accept the quick pick's selected item once it is shown (accepting with none open does nothing).
-  await until('the environment quick pick to be answered', async () => {
-    if (!settled) await vscode.commands.executeCommand('workbench.action.acceptSelectedQuickOpenItem');
-    return settled;
-  }, 60000);
+  await until(
+    'the environment quick pick to be answered',
+    async () => {
+      if (!settled) await vscode.commands.executeCommand('workbench.action.acceptSelectedQuickOpenItem');
+      return settled;
+    },
+    60000,
+  );
   const summary = await deploying;
   assert.ok(summary, 'deploy through the quick pick returned a summary');
   assert.strictEqual(summary.environment, 'production');
@@ -126,7 +184,10 @@ test('strato.deploy without an argument asks for the environment in a quick pick
 
 test('strato.envGet shows the endpoints and URLs of production', async () => {
   const s = await vscode.commands.executeCommand('strato.envGet', 'production');
-  assert.deepStrictEqual(s.endpoints.map((e) => `${e.name}:${e.type}`), ['cpu-stats:QUEUE', 'gpu-hello:QUEUE', 'lb-api:LOAD_BALANCED']);
+  assert.deepStrictEqual(
+    s.endpoints.map((e) => `${e.name}:${e.type}`),
+    ['cpu-stats:QUEUE', 'gpu-hello:QUEUE', 'lb-api:LOAD_BALANCED'],
+  );
 });
 
 test('strato.startDev runs `strato dev` in one reused terminal; strato.stopDev stops it', async () => {
@@ -162,7 +223,10 @@ exports.run = async function run() {
   const shot = process.env.STRATO_INHOST_SCREENSHOT;
   if (shot) {
     const ed = vscode.window.activeTextEditor;
-    if (ed) console.log(`screenshot editor: ${ed.document.uri.toString()} lenses: ${JSON.stringify(((await vscode.commands.executeCommand('vscode.executeCodeLensProvider', ed.document.uri)) || []).map((l) => l.command && l.command.title))}; editor.codeLens=${vscode.workspace.getConfiguration('editor').get('codeLens')}`);
+    if (ed)
+      console.log(
+        `screenshot editor: ${ed.document.uri.toString()} lenses: ${JSON.stringify(((await vscode.commands.executeCommand('vscode.executeCodeLensProvider', ed.document.uri)) || []).map((l) => l.command && l.command.title))}; editor.codeLens=${vscode.workspace.getConfiguration('editor').get('codeLens')}`,
+      );
     // An editor shown after its lenses were first asked for renders them on its next change (seen in code-server
     // 4.100.3): one edit, undone, makes the workbench draw them for the screenshot.
     if (ed) {
@@ -170,7 +234,8 @@ exports.run = async function run() {
       await sleep(500);
       await vscode.commands.executeCommand('undo');
     }
-    for (const [uri, ds] of vscode.languages.getDiagnostics()) if (ds.length) console.log(`diagnostics at the end: ${uri.toString()}: ${ds.map((d) => d.message).join(' | ')}`);
+    for (const [uri, ds] of vscode.languages.getDiagnostics())
+      if (ds.length) console.log(`diagnostics at the end: ${uri.toString()}: ${ds.map((d) => d.message).join(' | ')}`);
     await sleep(3000);
     fs.writeFileSync(`${shot}.ready`, '');
     await until('the screenshot', () => fs.existsSync(`${shot}.done`), 20000).catch(() => undefined);

@@ -19,6 +19,21 @@ function printEnvironment(s: EnvironmentSummary): void {
     process.stdout.write(`  ${e.name.padEnd(24)} ${kindLabel(e.type).padEnd(14)} ${e.type === 'QUEUE' ? `${e.url}/runsync` : e.url}\n`);
     for (const r of e.routes) process.stdout.write(`    ${r.method.padEnd(6)} ${r.path}\n`);
   }
+  for (const v of s.volumes)
+    process.stdout.write(
+      `  volume ${v.name.padEnd(17)} ${v.datacenter.padEnd(14)} ${formatBytes(v.usedBytes)} of ${v.sizeGb} GB  ${dim(`mounted by ${v.endpoints.join(', ')}`)}\n`,
+    );
+}
+
+/** Bytes as a short human figure (1.2 GB, 340 MB, 12 KB). */
+export function formatBytes(n: number): string {
+  const units = ['B', 'KB', 'MB', 'GB', 'TB'];
+  let i = 0;
+  while (n >= 1024 && i < units.length - 1) {
+    n /= 1024;
+    i++;
+  }
+  return `${i === 0 ? n : n.toFixed(n < 10 ? 1 : 0)} ${units[i]}`;
 }
 
 /** What undeploy and env get/list need: the project context and the environments module, nothing of the build. */
@@ -70,6 +85,7 @@ export function register(program: Command): void {
           `\n${dim("The key is in the local platform's key file: strato platform status shows where; export STRATO_API_KEY to use the samples.")}\n`,
         );
       for (const p of r.problems) process.stderr.write(`${red('warning')}: workers of ${p.endpoint} cannot start: ${p.error}\n`);
+      for (const e of r.endpoints) for (const n of e.notes) process.stderr.write(`${yellow('note')}: ${e.name}: ${n}\n`);
     });
 
   program
@@ -102,7 +118,10 @@ export function register(program: Command): void {
     .command('get')
     .description("show an environment's endpoints and their URLs")
     .argument('<NAME>', 'environment name')
-    .option('--json', 'print JSON: {app, environment, buildId, endpoints: [{name, type, id, url, routes}]}')
+    .option(
+      '--json',
+      'print JSON: {app, environment, buildId, endpoints: [{name, type, id, url, routes}], volumes: [{name, datacenter, sizeGb, usedBytes, endpoints}]}',
+    )
     .action(async (name: string, opts: { json?: boolean }) => {
       const { app, target, environments } = await environmentCommand();
       const s = await environments.getEnvironment(target, app, name);

@@ -15,6 +15,7 @@ interface ServeFlags {
   daemon?: boolean;
   heartbeatMs?: string;
   groupCommitMs?: string;
+  datacenter?: string[];
 }
 
 function intFlag(name: string, v: string | undefined, min = 0): number | undefined {
@@ -36,6 +37,7 @@ async function serve(f: ServeFlags): Promise<void> {
     publicUrl: f.publicUrl,
     heartbeatMs: intFlag('--heartbeat-ms', f.heartbeatMs, 10),
     groupCommitMs: intFlag('--group-commit-ms', f.groupCommitMs),
+    datacenters: f.datacenter,
   };
   const { startPlatform } = await import('../../platform/platform');
   let platform: RunningPlatform;
@@ -51,6 +53,7 @@ async function serve(f: ServeFlags): Promise<void> {
   const out = (s: string) => process.stdout.write(`${s}\n`);
   out(`Strato platform ${f.daemon ? '(background) ' : ''}listening on ${platform.url}`);
   out(`  data dir: ${platform.dataDir}`);
+  if (base.datacenters?.length) out(`  datacenters: ${base.datacenters.join(', ')}`);
   out(base.apiKey ? '  API key: the one given with --api-key' : `  API key: in ${l.keyFile} (clients on this machine read it there)`);
   out(`  queue endpoints: ${platform.url}/v2/<endpoint_id>/runsync   load-balanced: ${platform.url}/lb/<endpoint_id>/<route>`);
   await new Promise<void>((resolve) => {
@@ -85,6 +88,7 @@ export function register(program: Command): void {
     .option('--api-key <key>', 'account key (default: generated at first start and kept in the data dir)')
     .option('--python <path>', 'Python interpreter for workers (default: $STRATO_PYTHON or python3)')
     .option('--public-url <url>', 'base URL clients should use, when a proxy sits in front')
+    .option('--datacenter <ids...>', 'datacenters this platform serves, e.g. EU-RO-1 US-KS-2 (default: it stands in for all of them)')
     .addOption(new Option('--daemon').hideHelp())
     .addOption(new Option('--heartbeat-ms <ms>').hideHelp())
     .addOption(new Option('--group-commit-ms <ms>').hideHelp())

@@ -105,6 +105,20 @@ export function resolveConfig(manifest: Manifest, name: string, o: EndpointOverr
   return cfg;
 }
 
+/** A config stored by an earlier version of the platform, with the fields it did not know filled in. */
+export function storedConfig(json: string): ResolvedEndpointConfig {
+  const c = JSON.parse(json) as Partial<ResolvedEndpointConfig> & Pick<ResolvedEndpointConfig, 'kind'>;
+  const d = parameterDefaults;
+  return {
+    volumes: [],
+    systemDependencies: [],
+    scalerType: defaultScalerType(c.kind),
+    scalerValue: d.scalerValue,
+    minCudaVersion: d.minCudaVersion,
+    ...c,
+  } as ResolvedEndpointConfig;
+}
+
 /** The same rules, in the same words, as the analysis and the Python package (catalog/parameterRules.ts). */
 function validateConfig(c: ResolvedEndpointConfig): string | null {
   const workers = checkWorkers([c.workersMin, c.workersMax]);

@@ -8,7 +8,18 @@ import type { Clock } from '../clock';
 import { badRequest, conflict, notFound } from '../errors';
 import type { AppRow, BuildRow, EndpointRow, EnvironmentRow, PlatformStore } from '../store/types';
 import type { Artifacts } from './artifacts';
-import { resolveConfig, type ResolvedEndpointConfig, type EndpointOverrides } from './endpointConfig';
+import { resolveConfig, storedConfig, type ResolvedEndpointConfig, type EndpointOverrides } from './endpointConfig';
+import type { Volume } from '../../protocol/controlPlane';
+import type { VolumeRecord, Volumes } from './volumes';
+
+/** What this platform can offer endpoints, beyond CPUs and GPUs. */
+export interface PlatformCapabilities {
+  /** The datacenters this platform stands in for; absent means all of them (the embedded platform's default). */
+  datacenters?: readonly string[];
+  /** True when workers run where a Docker engine can run an endpoint's own image (`image=`). */
+  runsImages: boolean;
+  volumes: Volumes;
+}
 
 export interface DeployedEndpoint {
   id: string;
@@ -53,10 +64,11 @@ export class ControlPlane {
     private readonly store: PlatformStore,
     readonly artifacts: Artifacts,
     private readonly clock: Clock,
+    readonly capabilities: PlatformCapabilities,
   ) {}
 
-  static async load(store: PlatformStore, artifacts: Artifacts, clock: Clock): Promise<ControlPlane> {
-    const cp = new ControlPlane(store, artifacts, clock);
+  static async load(store: PlatformStore, artifacts: Artifacts, clock: Clock, capabilities: PlatformCapabilities): Promise<ControlPlane> {
+    const cp = new ControlPlane(store, artifacts, clock, capabilities);
     for (const a of await store.listApps()) cp.apps.set(a.id, a);
     for (const e of await store.listEnvironments()) cp.envs.set(e.id, e);
     for (const b of await store.listBuilds()) cp.builds.set(b.id, b);
@@ -191,6 +203,8 @@ export class ControlPlane {
     } catch (e) {
       throw badRequest((e as Error).message);
     }
+    this.checkCapabilities(input.name, config);
+    for (const v of config.volumes) this.capabilities.volumes.ensure(env.app_id, v, this.clock.now());
     const existing = this.endpointsOf(env.id).find((e) => e.name === input.name);
     const now = this.clock.now();
     const ep: DeployedEndpoint = {
@@ -208,6 +222,63 @@ export class ControlPlane {
     this.endpoints.set(ep.id, ep);
     for (const l of this.listeners) l({ type: 'saved', endpoint: ep });
     return ep;
+  }
+
+  /** Refuses an endpoint this platform cannot run as declared: its datacenters, its own image. */
+  private checkCapabilities(name: string, c: ResolvedEndpointConfig): void {
+    const served = this.capabilities.datacenters;
+    if (served && c.datacenters && !c.datacenters.some((d) => served.includes(d))) {
+      throw badRequest(
+        `endpoint "${name}" runs only in ${c.datacenters.join(', ')}${c.volumes.length ? ' (where its volumes are)' : ''}, and this platform serves ` +
+          `${served.join(', ')}: deploy it to a platform that serves one of them, or change its datacenter=`,
+      );
+    }
+    if (c.image && !this.capabilities.runsImages) {
+      throw badRequest(
+        `endpoint "${name}" runs its own image ${c.image}, and this platform runs workers as local processes, without a container engine: ` +
+          'try it with strato deploy --preview (Docker), or remove image= to run on the base image',
+      );
+    }
+  }
+
+  /** The app's volumes (every app's without one), with the endpoints that mount each. */
+  volumes(appId?: string): Volume[] {
+    const vols = this.capabilities.volumes;
+    return vols.list(appId).map((r) => ({
+      appId: r.appId,
+      name: r.name,
+      datacenter: r.datacenter,
+      sizeGb: r.sizeGb,
+      usedBytes: vols.usedBytes(r),
+      createdAt: r.createdAt,
+      endpoints: this.mountersOf(r).map((e) => e.name),
+    }));
+  }
+
+  private mountersOf(r: VolumeRecord): DeployedEndpoint[] {
+    return this.listEndpoints()
+      .filter((e) => e.appId === r.appId && e.config.volumes.some((v) => v.name === r.name && v.datacenter === r.datacenter))
+      .sort((a, b) => a.name.localeCompare(b.name));
+  }
+
+  /** Deletes a volume and its files; refused while an endpoint mounts it. */
+  async deleteVolume(appId: string, name: string, datacenter?: string): Promise<void> {
+    this.mustApp(appId);
+    const found = this.capabilities.volumes.list(appId).filter((r) => r.name === name && (!datacenter || r.datacenter === datacenter));
+    if (found.length === 0) throw notFound(`app ${this.apps.get(appId)?.name ?? appId} has no volume named "${name}"${datacenter ? ` in ${datacenter}` : ''}`);
+    if (found.length > 1) throw badRequest(`volume "${name}" exists in ${found.map((r) => r.datacenter).join(' and ')}: say which with its datacenter`);
+    const users = this.mountersOf(found[0]);
+    if (users.length)
+      throw conflict(`volume "${name}" is mounted by ${users.map((e) => e.name).join(', ')}: undeploy those endpoints (or remove volume= from them) first`);
+    this.capabilities.volumes.delete(found[0]);
+  }
+
+  /** Health notes of an endpoint's volumes (over quota). */
+  volumeNotes(ep: DeployedEndpoint): string[] {
+    const vols = this.capabilities.volumes;
+    return ep.config.volumes
+      .map((v) => vols.overQuota({ appId: ep.appId, ...v, sizeGb: v.size, createdAt: 0, path: vols.pathOf(ep.appId, v.datacenter, v.name) }))
+      .filter((n): n is string => n !== null);
   }
 
   async deleteEndpoint(id: string): Promise<void> {
@@ -251,7 +322,7 @@ function fromRow(r: EndpointRow): DeployedEndpoint {
     appId: r.app_id,
     environmentId: r.environment_id,
     buildId: r.build_id,
-    config: JSON.parse(r.config) as ResolvedEndpointConfig,
+    config: storedConfig(r.config),
     revision: Number(r.updated_at),
     createdAt: Number(r.created_at),
     updatedAt: Number(r.updated_at),

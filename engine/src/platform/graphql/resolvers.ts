@@ -14,6 +14,8 @@ export interface GraphqlContext {
   baseUrl: string;
   version: string;
   health(endpointId: string): EndpointHealthView;
+  /** Host notes of an endpoint (missing system packages, a driver below min_cuda_version). */
+  notes(ep: DeployedEndpoint): string[];
 }
 
 type Args = Record<string, unknown>;
@@ -35,6 +37,7 @@ class AppView {
     return e ? new EnvironmentView(e, this.ctx) : null;
   };
   builds = () => this.ctx.cp.buildsOf(this.row.id).map((b) => new BuildView(b));
+  volumes = () => this.ctx.cp.volumes(this.row.id);
 }
 
 class EnvironmentView {
@@ -108,6 +111,14 @@ class EndpointView {
   createdAt = () => this.ep.createdAt;
   updatedAt = () => this.ep.updatedAt;
   health = () => this.ctx.health(this.ep.id);
+  datacenters = () => this.ep.config.datacenters ?? null;
+  volumes = () => this.ep.config.volumes.map((v) => ({ name: v.name, datacenter: v.datacenter, sizeGb: v.size }));
+  scalerType = () => this.ep.config.scalerType;
+  scalerValue = () => this.ep.config.scalerValue;
+  minCudaVersion = () => this.ep.config.minCudaVersion;
+  systemDependencies = () => this.ep.config.systemDependencies;
+  image = () => this.ep.config.image ?? null;
+  notes = () => this.ctx.notes(this.ep);
 }
 
 /** The root value: Query and Mutation fields. */
@@ -134,7 +145,8 @@ export function rootValue(ctx: GraphqlContext): Record<string, (a: Args) => unkn
       return ep(envRow ? cp.endpointsOf(envRow.id).find((e) => e.name === a.name) : undefined);
     },
     endpoints: (a) => (a.environmentId != null ? cp.endpointsOf(str(a.environmentId)) : cp.listEndpoints()).map((e) => ep(e)),
-    platform: () => ({ version: ctx.version, baseUrl: ctx.baseUrl, instanceId: INSTANCE_ID }),
+    volumes: (a) => cp.volumes(optStr(a.appId)),
+    platform: () => ({ version: ctx.version, baseUrl: ctx.baseUrl, instanceId: INSTANCE_ID, datacenters: cp.capabilities.datacenters ?? null }),
 
     createApp: async (a) => app(await cp.createApp(str(a.name))),
     deleteApp: async (a) => {
@@ -172,6 +184,10 @@ export function rootValue(ctx: GraphqlContext): Record<string, (a: Args) => unkn
     },
     deleteEndpoint: async (a) => {
       await cp.deleteEndpoint(str(a.id));
+      return true;
+    },
+    deleteVolume: async (a) => {
+      await cp.deleteVolume(str(a.appId), str(a.name), optStr(a.datacenter));
       return true;
     },
   };

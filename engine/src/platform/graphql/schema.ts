@@ -14,6 +14,8 @@ export const typeDefs = /* GraphQL */ `
     endpointByName(app: String!, environment: String!, name: String!): Endpoint
     "Every endpoint, optionally only those of one environment."
     endpoints(environmentId: ID): [Endpoint!]!
+    "Network volumes: an app's, or every app's."
+    volumes(appId: ID): [Volume!]!
     platform: PlatformInfo!
   }
 
@@ -34,6 +36,8 @@ export const typeDefs = /* GraphQL */ `
     saveEndpoint(input: EndpointInput!): Endpoint!
     "Deletes the endpoint, stops its workers and removes its jobs."
     deleteEndpoint(id: ID!): Boolean!
+    "Deletes a network volume and its files; refused while an endpoint mounts it. datacenter is needed when the name is in several."
+    deleteVolume(appId: ID!, name: String!, datacenter: String): Boolean!
   }
 
   type PlatformInfo {
@@ -42,6 +46,8 @@ export const typeDefs = /* GraphQL */ `
     baseUrl: String!
     "Suffix of job ids owned by this node."
     instanceId: String!
+    "The datacenters this platform serves; null means it stands in for all of them."
+    datacenters: [String!]
   }
 
   type App {
@@ -51,6 +57,27 @@ export const typeDefs = /* GraphQL */ `
     environments: [Environment!]!
     environment(name: String!): Environment
     builds: [Build!]!
+    volumes: [Volume!]!
+  }
+
+  "A network volume: one per app, datacenter and name, kept across deploys until deleted."
+  type Volume {
+    appId: ID!
+    name: String!
+    datacenter: String!
+    "The quota in GB."
+    sizeGb: Int!
+    "Bytes in use at the last measurement (at most 30 s old)."
+    usedBytes: Float!
+    createdAt: Float!
+    "Endpoints that mount it now."
+    endpoints: [String!]!
+  }
+
+  type VolumeMount {
+    name: String!
+    datacenter: String!
+    sizeGb: Int!
   }
 
   type Environment {
@@ -125,6 +152,17 @@ export const typeDefs = /* GraphQL */ `
     createdAt: Float!
     updatedAt: Float!
     health: EndpointHealth!
+    "Where its workers may run; null means anywhere."
+    datacenters: [String!]
+    volumes: [VolumeMount!]!
+    scalerType: String!
+    scalerValue: Int!
+    minCudaVersion: String!
+    systemDependencies: [String!]!
+    "The endpoint's own container image (image=), if any."
+    image: String
+    "What the owner should know about the platform's host: missing system packages, a GPU driver too old."
+    notes: [String!]!
   }
 
   type EndpointHealth {

@@ -34,6 +34,15 @@ export class EndpointQueue {
     this.queued--;
   }
 
+  /** The job that has waited longest (what QUEUE_DELAY scaling looks at), without taking it. */
+  oldest(): Job | undefined {
+    for (let i = this.head; i < this.items.length; i++) {
+      const job = this.items[i];
+      if (job && job.status === 'IN_QUEUE' && job.storeState !== 'gone') return job;
+    }
+    return undefined;
+  }
+
   /** Takes up to `n` queued jobs, oldest first. */
   take(n: number): Job[] {
     const out: Job[] = [];

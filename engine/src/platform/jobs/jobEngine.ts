@@ -169,6 +169,11 @@ export class JobEngine {
     return jobs.length;
   }
 
+  /** When the job that has waited longest in the endpoint's queue was queued (platform clock), if any waits. */
+  oldestQueuedAt(endpointId: string): number | undefined {
+    return this.endpointJobs(endpointId).queue.oldest()?.queuedAt;
+  }
+
   counts(endpointId: string): JobCounts {
     const e = this.endpointJobs(endpointId);
     return {

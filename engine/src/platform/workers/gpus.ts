@@ -6,6 +6,8 @@ import { spawnSync } from 'node:child_process';
 export interface GpuInventory {
   count: number;
   names: string[];
+  /** The highest CUDA version the driver supports ("12.4"), when there are GPUs and nvidia-smi says it. */
+  cudaVersion?: string;
 }
 
 let cached: GpuInventory | null = null;
@@ -17,7 +19,8 @@ export function detectGpus(): GpuInventory {
     const names = process.env.STRATO_GPUS.split(',')
       .map((s) => s.trim())
       .filter(Boolean);
-    return (cached = { count: names.length, names });
+    // STRATO_CUDA_VERSION stands in for the driver's CUDA version, as STRATO_GPUS stands in for the GPUs.
+    return (cached = { count: names.length, names, cudaVersion: process.env.STRATO_CUDA_VERSION || undefined });
   }
   const r = spawnSync('nvidia-smi', ['-L'], { encoding: 'utf8', timeout: 3000 });
   const names =
@@ -27,7 +30,18 @@ export function detectGpus(): GpuInventory {
           .filter((l) => /^GPU \d+:/.test(l))
           .map((l) => l.replace(/^GPU \d+:\s*/, '').replace(/\s*\(UUID.*$/, ''))
       : [];
-  return (cached = { count: names.length, names });
+  return (cached = { count: names.length, names, cudaVersion: names.length ? (process.env.STRATO_CUDA_VERSION ?? driverCudaVersion()) : undefined });
+}
+
+/** "CUDA Version: 12.4" from nvidia-smi's header: the newest CUDA the installed driver supports. */
+function driverCudaVersion(): string | undefined {
+  const r = spawnSync('nvidia-smi', [], { encoding: 'utf8', timeout: 5000 });
+  return r.status === 0 ? (/CUDA Version:\s*(\d+\.\d+)/.exec(r.stdout)?.[1] ?? undefined) : undefined;
+}
+
+/** Forgets the detected GPUs (tests that change STRATO_GPUS or STRATO_CUDA_VERSION). */
+export function resetGpuDetection(): void {
+  cached = null;
 }
 
 export class GpuAllocator {

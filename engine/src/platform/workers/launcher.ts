@@ -14,10 +14,14 @@ export interface LaunchSpec {
   processEnv: NodeJS.ProcessEnv;
   /** GPUs the endpoint asks for (0 for CPU endpoints). */
   gpuCount: number;
+  /** The endpoint's network volumes, as folders on this machine (STRATO_VOLUME_PATH* in `env` point at them). */
+  volumes: Array<{ name: string; hostPath: string }>;
 }
 
 export interface WorkerLauncher {
   launch(w: Worker, spec: LaunchSpec): WorkerProcess;
+  /** True when it runs containers, so an endpoint's own image (`image=`) can run. */
+  readonly runsImages?: boolean;
 }
 
 export function localLauncher(python: string): WorkerLauncher {

@@ -1,6 +1,8 @@
-// Scaling and fault handling per endpoint: keeps `workers.min` up, starts more while work waits (up to
-// `workers.max`), stops a worker above the minimum after `idle_timeout` without work, rolls workers to a new
-// endpoint revision, replaces hung workers (no heartbeat) and dead ones, and backs off when workers cannot start.
+// Scaling and fault handling per endpoint: keeps `workers.min` up, starts more while work waits (by the
+// endpoint's scaler, QUEUE_DELAY or REQUEST_COUNT, up to `workers.max`), stops a worker above the minimum after
+// `idle_timeout` without work, rolls workers to a new endpoint revision, replaces hung workers (no heartbeat) and
+// dead ones, and backs off when workers cannot start.
+import type { Clock } from '../clock';
 import type { ControlPlane, DeployedEndpoint } from '../controlPlane/service';
 import type { Dispatcher } from '../jobs/dispatch';
 import type { JobEngine } from '../jobs/jobEngine';
@@ -16,6 +18,10 @@ export interface SchedulerDeps {
   startTimeoutMs: number;
   /** Requests waiting for a load-balanced worker. */
   lbPending(endpointId: string): number;
+  /** Why the endpoint's workers cannot start on this machine (a GPU driver below min_cuda_version), or null. */
+  blocked(ep: DeployedEndpoint): string | null;
+  /** The platform's clock: queue delay is measured on it, as job times are. */
+  clock: Clock;
   log(line: string): void;
 }
 
@@ -24,6 +30,8 @@ interface EndpointWorkers {
   startFailures: number;
   lastError: string | null;
   nextSpawnAt: number;
+  /** When QUEUE_DELAY last added a worker (platform clock). */
+  lastScaleUpAt: number;
 }
 
 const FAILURES_BEFORE_FAILING_JOBS = 3;
@@ -45,7 +53,7 @@ export class Scheduler {
 
   state(endpointId: string): EndpointWorkers {
     let s = this.endpoints.get(endpointId);
-    if (!s) this.endpoints.set(endpointId, (s = { workers: new Set(), startFailures: 0, lastError: null, nextSpawnAt: 0 }));
+    if (!s) this.endpoints.set(endpointId, (s = { workers: new Set(), startFailures: 0, lastError: null, nextSpawnAt: 0, lastScaleUpAt: 0 }));
     return s;
   }
 
@@ -125,8 +133,8 @@ export class Scheduler {
       const c = this.d.engine.counts(endpointId);
       work = c.inQueue + c.inProgress;
     } else work = this.d.lbPending(endpointId) + current.reduce((n, w) => n + w.inFlight, 0);
-    const wanted = Math.min(cfg.workersMax, Math.max(cfg.workersMin, Math.ceil(work / cfg.maxConcurrency)));
-    if (current.length < wanted && Date.now() >= s.nextSpawnAt) {
+    const wanted = this.wanted(ep, s, current.length, work);
+    if (current.length < wanted && Date.now() >= s.nextSpawnAt && !this.d.blocked(ep)) {
       for (let i = current.length; i < wanted; i++) {
         const w = this.d.supervisor.spawn(ep);
         this.d.dispatch.register(w);
@@ -134,6 +142,29 @@ export class Scheduler {
       }
     }
     if (current.length > cfg.workersMin && work === 0) this.stopIdle(ep, current);
+  }
+
+  /**
+   * How many workers the endpoint should have now, between workers.min and workers.max, by its scaler:
+   * REQUEST_COUNT keeps one worker per scaler_value requests queued or in progress; QUEUE_DELAY starts the first
+   * worker at once, then adds one each time the oldest queued job has waited more than scaler_value seconds
+   * (at most one per scaler_value seconds, and never more than the work can use).
+   */
+  private wanted(ep: DeployedEndpoint, s: EndpointWorkers, current: number, work: number): number {
+    const cfg = ep.config;
+    const clamp = (n: number) => Math.min(cfg.workersMax, Math.max(cfg.workersMin, n));
+    if (work === 0) return clamp(0);
+    if (cfg.scalerType === 'REQUEST_COUNT' || cfg.kind === 'LOAD_BALANCED') return clamp(Math.ceil(work / cfg.scalerValue));
+    const useful = Math.ceil(work / cfg.maxConcurrency);
+    let n = Math.max(current, 1);
+    const oldest = this.d.engine.oldestQueuedAt(ep.id);
+    const now = this.d.clock.now();
+    const delayMs = cfg.scalerValue * 1000;
+    if (oldest !== undefined && current > 0 && now - oldest > delayMs && now - s.lastScaleUpAt >= delayMs && current < useful) {
+      n = current + 1;
+      s.lastScaleUpAt = now;
+    }
+    return clamp(Math.min(n, Math.max(useful, current)));
   }
 
   /** Stops workers above the minimum that have been idle longer than idle_timeout. */

@@ -10,6 +10,7 @@ import type { GpuAllocator } from './gpus';
 import type { Templates } from './templates';
 import { localLauncher, type WorkerLauncher } from './launcher';
 import { inheritedWorkerEnv } from './environment';
+import { volumeEnv } from '../controlPlane/volumes';
 
 export interface SupervisorDeps {
   python: string;
@@ -27,6 +28,8 @@ export interface SupervisorDeps {
   log(line: string): void;
   /** Starts workers elsewhere than in local processes (the preview's containers). */
   launcher?: WorkerLauncher;
+  /** The folder of one of an endpoint's network volumes on this machine. */
+  volumePath(ep: DeployedEndpoint, v: { name: string; datacenter: string }): string;
 }
 
 const TAIL_LINES = 30;
@@ -79,13 +82,18 @@ export class Supervisor {
       STRATO_ENV: env,
     };
     if (w.loadBalanced) own.STRATO_LB_PORT = '0';
+    const volumes = ep.config.volumes.map((v) => ({ name: v.name, hostPath: this.d.volumePath(ep, v) }));
+    Object.assign(
+      own,
+      volumeEnv(volumes, (i) => volumes[i].hostPath),
+    );
     const isGpu = !ep.config.cpu;
     if (isGpu) own.CUDA_VISIBLE_DEVICES = this.d.gpus.assign(ep.config.gpuCount);
     const processEnv: NodeJS.ProcessEnv = { ...inherited, ...own };
     // Warm templates fork local processes; another launcher (the preview's containers) starts workers its own way.
     const forked = this.d.launcher ? null : (this.d.templates?.fork(ep, root, processEnv, w.id) ?? null);
     w.forked = forked !== null;
-    const child = forked ?? this.launcher.launch(w, { endpoint: ep, root, env: own, processEnv, gpuCount: isGpu ? ep.config.gpuCount : 0 });
+    const child = forked ?? this.launcher.launch(w, { endpoint: ep, root, env: own, processEnv, gpuCount: isGpu ? ep.config.gpuCount : 0, volumes });
     w.process = child;
     const log = this.logFor(ep.id);
     const note = isGpu ? this.d.gpus.note(ep.config.gpuIds) : null;

@@ -1,0 +1,151 @@
+// Network volumes on this platform: a folder per app, datacenter and name under the data dir, created when an
+// endpoint that mounts it is saved, kept across deploys and undeploys, removed only by an explicit delete. Every
+// worker of every endpoint that mounts it sees the same folder. The size is a quota: usage is measured off the
+// request path (at most every 30 s per volume) and reported in the endpoint's health when it is exceeded.
+import fs from 'node:fs';
+import path from 'node:path';
+import type { VolumeSpec } from '../../catalog/parameterRules';
+import { networkVolume } from '../../catalog';
+
+const META = '.strato-volume.json';
+const USAGE_TTL_MS = 30_000;
+const GB = 1024 ** 3;
+
+export interface VolumeRecord {
+  appId: string;
+  name: string;
+  datacenter: string;
+  sizeGb: number;
+  createdAt: number;
+  path: string;
+}
+
+/** The variable a worker finds one volume's path in: STRATO_VOLUME_PATH_<NAME>, upper case, '-' as '_'. */
+export const volumeEnvName = (name: string) => `STRATO_VOLUME_PATH_${name.replace(/[^A-Za-z0-9]/g, '_').toUpperCase()}`;
+
+/** Where volumes appear inside a container: the first at the documented path, others beside it by name. */
+export const containerVolumePath = (index: number, name: string) => (index === 0 ? networkVolume.mountPath : `${networkVolume.mountPath}-${name}`);
+
+/** The worker variables for an endpoint's volumes, given where each one is (a host folder, or a container path). */
+export function volumeEnv(volumes: ReadonlyArray<{ name: string }>, where: (index: number, name: string) => string): Record<string, string> {
+  const env: Record<string, string> = {};
+  volumes.forEach((v, i) => {
+    const p = where(i, v.name);
+    if (i === 0) env.STRATO_VOLUME_PATH = p;
+    env[volumeEnvName(v.name)] = p;
+  });
+  return env;
+}
+
+export class Volumes {
+  private usage = new Map<string, { bytes: number; at: number; measuring: boolean }>();
+
+  constructor(private readonly root: string) {}
+
+  pathOf(appId: string, datacenter: string, name: string): string {
+    return path.join(this.root, safe(appId), safe(datacenter), safe(name));
+  }
+
+  /** Creates the volume if it is new (idempotent by name); a later deploy with another size updates the quota. */
+  ensure(appId: string, v: VolumeSpec, now: number): VolumeRecord {
+    const dir = this.pathOf(appId, v.datacenter, v.name);
+    const existing = this.read(dir);
+    fs.mkdirSync(dir, { recursive: true });
+    const rec: VolumeRecord = { appId, name: v.name, datacenter: v.datacenter, sizeGb: v.size, createdAt: existing?.createdAt ?? now, path: dir };
+    if (!existing || existing.sizeGb !== v.size) {
+      fs.writeFileSync(path.join(dir, META), JSON.stringify({ appId, name: v.name, datacenter: v.datacenter, sizeGb: v.size, createdAt: rec.createdAt }));
+    }
+    return rec;
+  }
+
+  /** Every volume, or an app's. */
+  list(appId?: string): VolumeRecord[] {
+    const out: VolumeRecord[] = [];
+    for (const app of appId ? [safe(appId)] : dirs(this.root))
+      for (const dc of dirs(path.join(this.root, app)))
+        for (const name of dirs(path.join(this.root, app, dc))) {
+          const rec = this.read(path.join(this.root, app, dc, name));
+          if (rec) out.push(rec);
+        }
+    return out.sort((a, b) => a.name.localeCompare(b.name) || a.datacenter.localeCompare(b.datacenter));
+  }
+
+  delete(rec: VolumeRecord): void {
+    fs.rmSync(rec.path, { recursive: true, force: true });
+    this.usage.delete(rec.path);
+  }
+
+  /** Bytes in use at the last measurement; starts a new measurement in the background when it is stale. */
+  usedBytes(rec: VolumeRecord): number {
+    const u = this.usage.get(rec.path) ?? { bytes: 0, at: 0, measuring: false };
+    this.usage.set(rec.path, u);
+    if (!u.measuring && Date.now() - u.at > USAGE_TTL_MS) {
+      u.measuring = true;
+      void measure(rec.path)
+        .then((bytes) => Object.assign(u, { bytes, at: Date.now() }))
+        .catch(() => undefined)
+        .finally(() => (u.measuring = false));
+    }
+    return u.bytes;
+  }
+
+  /** Measures now (tests, `volume list`). */
+  async measure(rec: VolumeRecord): Promise<number> {
+    const bytes = await measure(rec.path);
+    this.usage.set(rec.path, { bytes, at: Date.now(), measuring: false });
+    return bytes;
+  }
+
+  /** The health note of a volume over its quota, else null. */
+  overQuota(rec: VolumeRecord): string | null {
+    const used = this.usedBytes(rec);
+    if (used <= rec.sizeGb * GB) return null;
+    return `volume "${rec.name}" (${rec.datacenter}) holds ${(used / GB).toFixed(1)} GB, over its ${rec.sizeGb} GB size: free space or raise size= of its NetworkVolume`;
+  }
+
+  private read(dir: string): VolumeRecord | null {
+    try {
+      const m = JSON.parse(fs.readFileSync(path.join(dir, META), 'utf8')) as Omit<VolumeRecord, 'path'>;
+      return { ...m, path: dir };
+    } catch {
+      return null;
+    }
+  }
+}
+
+/** Path segments come from validated names and ids; anything else is replaced so that no segment leaves the root. */
+function safe(segment: string): string {
+  return segment.replace(/[^A-Za-z0-9_.-]/g, '_').replace(/^\.+/, '_');
+}
+
+function dirs(p: string): string[] {
+  try {
+    return fs
+      .readdirSync(p, { withFileTypes: true })
+      .filter((d) => d.isDirectory())
+      .map((d) => d.name);
+  } catch {
+    return [];
+  }
+}
+
+/** Bytes of the files under `dir` (links not followed), yielding to the event loop between folders. */
+async function measure(dir: string): Promise<number> {
+  let total = 0;
+  const stack = [dir];
+  while (stack.length) {
+    const d = stack.pop()!;
+    let entries: fs.Dirent[];
+    try {
+      entries = await fs.promises.readdir(d, { withFileTypes: true });
+    } catch {
+      continue;
+    }
+    for (const e of entries) {
+      const p = path.join(d, e.name);
+      if (e.isDirectory()) stack.push(p);
+      else if (e.isFile() && e.name !== META) total += (await fs.promises.lstat(p).catch(() => ({ size: 0 }))).size;
+    }
+  }
+  return total;
+}

@@ -1,0 +1,123 @@
+// Endpoint(id="...") with no function, as the reference product offers it: a client of an endpoint that exists.
+// A real Python script calls endpoints deployed on the real embedded platform: run -> EndpointJob (status,
+// output, stream, cancel), runsync, a failed job's error, a load-balanced route, and a wrong key.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { buildTestArtifact } from '../helpers/artifact';
+import { deploy, PYTHON, REPO, startTestPlatform, type TestPlatform } from '../helpers/platform';
+import { LB_PY, queueSpec, WORKER_PY } from '../helpers/testWorkers';
+
+let tp: TestPlatform;
+let ids: Record<string, string>;
+let cwd: string;
+
+before(async () => {
+  tp = await startTestPlatform();
+  const art = await buildTestArtifact({ 'worker.py': WORKER_PY, 'lb_worker.py': LB_PY }, [
+    queueSpec('echo', 'echo'),
+    queueSpec('streamer', 'gen', { isGenerator: true }),
+    queueSpec('failing', 'fail'),
+    queueSpec('slow', 'sleep', { workers: [0, 1] }),
+    { name: 'api', file: 'lb_worker.py', fn: 'process', routes: { 'POST /process': 'process', 'GET /items/{item_id}': 'item' }, workers: [0, 1] },
+  ]);
+  const eps = await deploy(tp.cp, art);
+  ids = Object.fromEntries(Object.entries(eps).map(([k, e]) => [k, e.id]));
+  cwd = fs.mkdtempSync(path.join(os.tmpdir(), 'strato-client-'));
+});
+after(async () => {
+  await tp?.close();
+  fs.rmSync(cwd, { recursive: true, force: true });
+});
+
+/** Runs a script against the platform (asynchronously: the platform answers from this process). */
+function python(code: string, key = tp.key): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const script = path.join(cwd, `s${Math.random().toString(36).slice(2)}.py`);
+  fs.writeFileSync(script, code);
+  return new Promise((resolve) => {
+    const child = spawn(PYTHON, [script], {
+      cwd,
+      env: { ...process.env, PYTHONPATH: path.join(REPO, 'engine', 'python'), STRATO_API_URL: tp.url, STRATO_API_KEY: key, STRATO_LOCAL: '' },
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 90_000);
+    child.on('close', (c) => {
+      clearTimeout(timer);
+      resolve({ code: c, stdout, stderr });
+    });
+  });
+}
+
+test('run gives an EndpointJob: status, output, stream and cancel; runsync gives the output', async () => {
+  const r = await python(`
+import json
+from strato import Endpoint, EndpointJob
+
+echo = Endpoint(id="${ids.echo}")
+job = echo.run({"text": "hi", "n": 12345678901234567890})
+assert isinstance(job, EndpointJob), job
+out = job.output(timeout=60)
+print(json.dumps({"status": job.status(), "output": out}))
+print(json.dumps(echo.runsync({"x": [1, 2.5]})))
+
+streamer = Endpoint(id="${ids.streamer}")
+print(json.dumps(list(streamer.run({"n": 3, "delay": 0.05}).stream())))
+
+slow = Endpoint(id="${ids.slow}")
+busy = slow.run({"seconds": 20})
+queued = slow.run({"seconds": 1})
+print(json.dumps([queued.cancel(), queued.status()]))
+busy.cancel()
+`);
+  assert.equal(r.code, 0, r.stderr);
+  const lines = r.stdout.trim().split('\n');
+  // The big integer comes back digit for digit (JSON text is kept, not re-serialised).
+  assert.equal(lines[0], '{"status": "COMPLETED", "output": {"echo": {"text": "hi", "n": 12345678901234567890}}}');
+  assert.deepEqual(JSON.parse(lines[1]), { echo: { x: [1, 2.5] } });
+  assert.deepEqual(JSON.parse(lines[2]), [{ i: 0 }, { i: 1 }, { i: 2 }]);
+  assert.deepEqual(JSON.parse(lines[3]), ['CANCELLED', 'CANCELLED']);
+});
+
+test("a failed job raises StratoRemoteError with the handler's error; a route answers; a wrong key is refused", async () => {
+  const r = await python(`
+from strato import Endpoint, StratoRemoteError
+
+try:
+    Endpoint(id="${ids.failing}").runsync({"message": "no GPU today"})
+except StratoRemoteError as e:
+    print("failed:", e.status, "no GPU today" in str(e))
+
+api = Endpoint(id="${ids.api}")
+print(api.post("/process", {"text": "ab", "times": 2})["result"])
+print(api.get("/items/7", {"q": "x"}))
+try:
+    @Endpoint(id="${ids.echo}")
+    def f():
+        pass
+except ValueError as e:
+    print("decorate:", e)
+`);
+  assert.equal(r.code, 0, r.stderr);
+  const lines = r.stdout.trim().split('\n');
+  assert.equal(lines[0], 'failed: FAILED True');
+  assert.equal(lines[1], 'abab');
+  assert.equal(lines[2], "{'item_id': '7', 'q': 'x'}");
+  assert.match(lines[3], /^decorate: Endpoint\(id=\.\.\.\) connects to an endpoint that already exists/);
+  const wrong = await python(
+    `
+from strato import Endpoint, StratoRemoteError
+try:
+    Endpoint(id="${ids.echo}").run({})
+except StratoRemoteError as e:
+    print("refused:", e.status)
+`,
+    'not-the-key',
+  );
+  assert.equal(wrong.stdout.trim(), 'refused: 401');
+});
