@@ -22,7 +22,11 @@ let tp: TestPlatform;
 let url: Record<string, string>;
 before(async () => {
   tp = await startTestPlatform();
-  const art = await buildTestArtifact({ 'worker.py': NUMBERS_PY }, [queueSpec('numbers', 'numbers'), queueSpec('infinite', 'infinite'), queueSpec('echo', 'echo')]);
+  const art = await buildTestArtifact({ 'worker.py': NUMBERS_PY }, [
+    queueSpec('numbers', 'numbers'),
+    queueSpec('infinite', 'infinite'),
+    queueSpec('echo', 'echo'),
+  ]);
   url = Object.fromEntries(Object.entries(await deploy(tp.cp, art)).map(([k, v]) => [k, v.url]));
 });
 after(() => tp?.close());
