@@ -1,13 +1,15 @@
 // The control plane's records (apps, environments, builds, endpoints) held in memory and written through to
-// the store. Endpoint changes are announced to listeners: the scheduler rolls or stops workers, the job engine
-// drops the jobs of a deleted endpoint.
+// the store, each change with its audit entry (the key that made it). Endpoint changes are announced to listeners:
+// the scheduler rolls or stops workers, the job engine drops the jobs of a deleted endpoint.
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Manifest } from '../../protocol/manifest';
 import { APP_OR_ENV_NAME, APP_OR_ENV_NAME_RULE } from '../../protocol/names';
+import type { Principal } from '../auth';
 import type { Clock } from '../clock';
 import { badRequest, conflict, notFound } from '../errors';
-import type { AppRow, BuildRow, EndpointRow, EnvironmentRow, PlatformStore } from '../store/types';
+import type { AppRow, AuditRow, BuildRow, EndpointRow, EnvironmentRow, PlatformStore } from '../store/types';
 import type { Artifacts } from './artifacts';
+import { auditRow, envChanges, type AuditTarget } from './audit';
 import { resolveConfig, type ResolvedEndpointConfig, type EndpointOverrides } from './endpointConfig';
 
 export interface DeployedEndpoint {
@@ -83,21 +85,43 @@ export class ControlPlane {
     return a;
   }
 
-  async createApp(name: string): Promise<AppRow> {
+  /** What an audit entry names: the record and the app it belongs to. */
+  target(type: AuditTarget['type'], id: string): AuditTarget {
+    if (type === 'app') return { type, id, name: this.apps.get(id)?.name ?? null, app: this.apps.get(id)?.name ?? null };
+    if (type === 'environment') {
+      const e = this.envs.get(id);
+      return { type, id, name: e?.name ?? null, app: e ? (this.apps.get(e.app_id)?.name ?? null) : null };
+    }
+    if (type === 'build') return { type, id, name: null, app: this.apps.get(this.builds.get(id)?.app_id ?? '')?.name ?? null };
+    const ep = this.endpoints.get(id);
+    const env = ep ? this.envs.get(ep.environmentId) : undefined;
+    return { type, id, name: ep ? `${env?.name ?? '?'}/${ep.name}` : null, app: ep ? (this.apps.get(ep.appId)?.name ?? null) : null };
+  }
+
+  private audit(by: Principal, operation: string, target: AuditTarget, detail?: Record<string, unknown>): AuditRow {
+    return auditRow(by, operation, target, this.clock.now(), detail);
+  }
+
+  async createApp(by: Principal, name: string): Promise<AppRow> {
     checkName('app', name);
     if (this.appByName(name)) throw conflict(`an app named "${name}" already exists; look it up instead`);
     const row: AppRow = { id: `app_${randomUUID().replace(/-/g, '').slice(0, 20)}`, name, created_at: this.clock.now() };
-    await this.store.insertApp(row);
+    await this.store.insertApp(row, this.audit(by, 'createApp', { type: 'app', id: row.id, name, app: name }));
     this.apps.set(row.id, row);
     return row;
   }
 
-  async deleteApp(id: string): Promise<void> {
-    this.mustApp(id);
-    for (const env of this.environmentsOf(id)) await this.deleteEnvironment(env.id);
-    await this.store.deleteApp(id);
+  /** One transaction removes the app with everything in it; then the workers of its endpoints are stopped. */
+  async deleteApp(by: Principal, id: string): Promise<void> {
+    const app = this.mustApp(id);
+    const envs = this.environmentsOf(id);
+    const endpoints = envs.flatMap((e) => this.endpointsOf(e.id));
+    const builds = this.buildsOf(id);
+    const detail = { environments: envs.map((e) => e.name), endpoints: endpoints.map((e) => e.name), builds: builds.length };
+    await this.store.deleteApp(id, this.audit(by, 'deleteApp', this.target('app', app.id), detail));
+    for (const env of envs) this.forgetEnvironment(env.id);
     this.apps.delete(id);
-    for (const b of this.buildsOf(id)) {
+    for (const b of builds) {
       this.builds.delete(b.id);
       this.artifacts.removeBuild(b.id);
     }
@@ -115,8 +139,8 @@ export class ControlPlane {
     return e;
   }
 
-  async createEnvironment(appId: string, name: string): Promise<EnvironmentRow> {
-    this.mustApp(appId);
+  async createEnvironment(by: Principal, appId: string, name: string): Promise<EnvironmentRow> {
+    const app = this.mustApp(appId);
     checkName('environment', name);
     if (this.environmentsOf(appId).some((e) => e.name === name)) throw conflict(`the app already has an environment named "${name}"`);
     const row: EnvironmentRow = {
@@ -126,15 +150,21 @@ export class ControlPlane {
       active_build_id: null,
       created_at: this.clock.now(),
     };
-    await this.store.insertEnvironment(row);
+    await this.store.insertEnvironment(row, this.audit(by, 'createEnvironment', { type: 'environment', id: row.id, name, app: app.name }));
     this.envs.set(row.id, row);
     return row;
   }
 
-  async deleteEnvironment(id: string): Promise<void> {
+  async deleteEnvironment(by: Principal, id: string): Promise<void> {
     this.mustEnvironment(id);
-    for (const ep of this.endpointsOf(id)) await this.deleteEndpoint(ep.id);
-    await this.store.deleteEnvironment(id);
+    const detail = { endpoints: this.endpointsOf(id).map((e) => e.name) };
+    await this.store.deleteEnvironment(id, this.audit(by, 'deleteEnvironment', this.target('environment', id), detail));
+    this.forgetEnvironment(id);
+  }
+
+  /** The store has deleted the environment (and its endpoints and jobs): the same in memory, workers stopped. */
+  private forgetEnvironment(id: string): void {
+    for (const ep of this.endpointsOf(id)) this.forgetEndpoint(ep);
     this.envs.delete(id);
   }
 
@@ -146,24 +176,26 @@ export class ControlPlane {
   }
 
   /** Stores the uploaded artifact as a build with its manifest (given, else the one inside the artifact). */
-  async finalizeBuild(appId: string, uploadId: string, manifestText?: string | null): Promise<BuildRow> {
-    this.mustApp(appId);
+  async finalizeBuild(by: Principal, appId: string, uploadId: string, manifestText?: string | null): Promise<BuildRow> {
+    const app = this.mustApp(appId);
     const id = `bld_${randomUUID().replace(/-/g, '').slice(0, 20)}`;
     const got = await this.artifacts.finalize(uploadId, appId, id);
     const text = manifestText ?? got.manifestText;
     if (!text) throw badRequest('the artifact has no strato_manifest.json and no manifest was given; rebuild it');
     parseManifest(text);
     const row: BuildRow = { id, app_id: appId, created_at: this.clock.now(), size: got.size, sha256: got.sha256, manifest: text };
-    await this.store.insertBuild(row);
+    const detail = { size: row.size, sha256: row.sha256, ...projectOf(text) };
+    await this.store.insertBuild(row, this.audit(by, 'finalizeBuild', { type: 'build', id, name: null, app: app.name }, detail));
     this.builds.set(id, row);
     return row;
   }
 
-  async deployBuild(environmentId: string, buildId: string): Promise<EnvironmentRow> {
+  async deployBuild(by: Principal, environmentId: string, buildId: string): Promise<EnvironmentRow> {
     const env = this.mustEnvironment(environmentId);
     const build = this.builds.get(buildId);
     if (!build || build.app_id !== env.app_id) throw notFound(`build ${buildId} does not exist in this app; upload it first`);
-    await this.store.setActiveBuild(environmentId, buildId);
+    const detail = { build: buildId, previous: env.active_build_id };
+    await this.store.setActiveBuild(environmentId, buildId, this.audit(by, 'deployBuild', this.target('environment', environmentId), detail));
     env.active_build_id = buildId;
     return env;
   }
@@ -179,7 +211,7 @@ export class ControlPlane {
   }
 
   /** Creates the endpoint, or updates the one with this name in the environment (rolling its workers). */
-  async saveEndpoint(input: SaveEndpointInput): Promise<DeployedEndpoint> {
+  async saveEndpoint(by: Principal, input: SaveEndpointInput): Promise<DeployedEndpoint> {
     const env = this.mustEnvironment(input.environmentId);
     const buildId = input.buildId ?? env.active_build_id;
     if (!buildId) throw badRequest('the environment has no deployed build; deploy a build first or pass buildId');
@@ -204,17 +236,29 @@ export class ControlPlane {
       createdAt: existing?.createdAt ?? now,
       updatedAt: now,
     };
-    await this.store.saveEndpoint(toRow(ep));
+    const detail: Record<string, unknown> = { change: existing ? 'updated' : 'created', build: buildId };
+    if (existing && existing.buildId !== buildId) detail.previousBuild = existing.buildId;
+    const envDiff = envChanges(existing?.config.env ?? {}, config.env);
+    if (Object.keys(envDiff).length) detail.env = envDiff;
+    const appName = this.apps.get(env.app_id)?.name ?? null;
+    await this.store.saveEndpoint(
+      toRow(ep),
+      this.audit(by, 'saveEndpoint', { type: 'endpoint', id: ep.id, name: `${env.name}/${ep.name}`, app: appName }, detail),
+    );
     this.endpoints.set(ep.id, ep);
     for (const l of this.listeners) l({ type: 'saved', endpoint: ep });
     return ep;
   }
 
-  async deleteEndpoint(id: string): Promise<void> {
+  async deleteEndpoint(by: Principal, id: string): Promise<void> {
     const ep = this.endpoints.get(id);
     if (!ep) throw notFound(`endpoint ${id} does not exist`);
-    await this.store.deleteEndpoint(id);
-    this.endpoints.delete(id);
+    await this.store.deleteEndpoint(id, this.audit(by, 'deleteEndpoint', this.target('endpoint', id)));
+    this.forgetEndpoint(ep);
+  }
+
+  private forgetEndpoint(ep: DeployedEndpoint): void {
+    this.endpoints.delete(ep.id);
     for (const l of this.listeners) l({ type: 'deleted', endpoint: ep });
   }
 }
@@ -229,6 +273,16 @@ export function parseManifest(text: string): Manifest {
   if (!m || typeof m !== 'object' || typeof m.resources !== 'object' || m.resources === null)
     throw badRequest('the manifest has no "resources" map; rebuild the project with strato build');
   return m;
+}
+
+/** The project a build's manifest names, for its audit entry. */
+function projectOf(manifestText: string): { project?: string } {
+  try {
+    const name = (JSON.parse(manifestText) as { project_name?: unknown }).project_name;
+    return typeof name === 'string' ? { project: name } : {};
+  } catch {
+    return {};
+  }
 }
 
 function toRow(e: DeployedEndpoint): EndpointRow {
