@@ -27,7 +27,7 @@ const forbidden = (e: unknown) => e instanceof ControlPlaneError && e.code === '
 before(async () => {
   tp = await startTestPlatform({ dataDir });
   art = await buildTestArtifact({ 'worker.py': WORKER_PY, 'lb_worker.py': LB_PY }, [
-    queueSpec('echo', 'echo'),
+    queueSpec('echo', 'echo', { env: { MY_VAR: 'shop-value' } }),
     { name: 'api', file: 'lb_worker.py', fn: 'process', routes: { 'POST /process': 'process' } },
   ]);
   for (const [name, scope, apps] of [
@@ -58,7 +58,10 @@ describe('a deploy key reaches only its apps', () => {
     await assert.rejects(client('alice').findApp('blog'), forbidden);
     await assert.rejects(client('alice').getEndpoint(blog.echo.id), forbidden);
     const listed = await client('alice').listEndpoints();
-    assert.deepEqual(listed.map((e) => e.appId).filter((id) => id !== shop.echo.appId), []);
+    assert.deepEqual(
+      listed.map((e) => e.appId).filter((id) => id !== shop.echo.appId),
+      [],
+    );
   });
 
   test('it can neither change nor delete another app: 403 with a sentence saying why and what to ask for', async () => {
@@ -120,7 +123,7 @@ describe('an invoke key calls endpoints and changes nothing', () => {
     await assert.rejects(bob.deleteEndpoint(shop.echo.id), forbidden);
   });
 
-  test('it finds endpoints by name (as the Python package does) but reads no environment variables', async () => {
+  test('it finds endpoints by name (as the Python package does) but reads no values of environment variables nor manifests', async () => {
     const lookup = await graphql(
       secrets.bob,
       'query($a: String!, $e: String!, $n: String!) { endpointByName(app: $a, environment: $e, name: $n) { id url type declaredExecutionTimeoutMs } }',
@@ -128,9 +131,15 @@ describe('an invoke key calls endpoints and changes nothing', () => {
     );
     assert.equal(lookup.status, 200, lookup.text);
     assert.equal((lookup.json as { data: { endpointByName: { id: string } } }).data.endpointByName.id, shop.echo.id);
-    const env = await graphql(secrets.bob, 'query($id: ID!) { endpoint(id: $id) { env { name value } } }', { id: shop.echo.id });
-    assert.equal(env.status, 403);
-    assert.match(firstError(env.json).message, /may only call endpoints; reading endpoint environment variables needs a deploy or admin key/);
+    const envVars = await client('bob').listEndpoints(shop.echo.environmentId);
+    assert.deepEqual(envVars[0].env, { MY_VAR: '(hidden: reading values needs a deploy or admin key)' });
+    assert.equal((await client('alice').getEndpoint(shop.echo.id))?.env.MY_VAR, 'shop-value');
+    const manifest = await graphql(secrets.bob, 'query($id: ID!) { build(id: $id) { manifest } }', { id: shop.echo.buildId });
+    assert.equal(manifest.status, 403);
+    assert.match(
+      firstError(manifest.json).message,
+      /^the key "bob" \(invoke: shop\) may only call endpoints; reading build manifests needs a deploy or admin key$/,
+    );
   });
 
   test('an invoke key created without apps reaches every app', async () => {
@@ -213,7 +222,10 @@ describe('audit log', () => {
       'platform saveEndpoint ok blog endpoint',
     ])
       assert.ok(seen.includes(expected), `no "${expected}" in the audit log:\n${seen.join('\n')}`);
-    assert.ok(all.every((e, i) => i === 0 || all[i - 1].seq > e.seq), 'newest first');
+    assert.ok(
+      all.every((e, i) => i === 0 || all[i - 1].seq > e.seq),
+      'newest first',
+    );
     const save = all[0];
     assert.equal(save.operation, 'saveEndpoint');
     assert.equal(save.targetName, 'production/echo');

@@ -40,6 +40,11 @@ export function mayChange(p: Principal, app: string): boolean {
   return p.scope === 'admin' || (p.scope === 'deploy' && mayInvoke(p, app));
 }
 
+/** May this key read values that may hold secrets (environment variables, manifests)? Invoke keys call, nothing more. */
+export function mayReadSecrets(p: Principal): boolean {
+  return p.scope !== 'invoke';
+}
+
 export const UNAUTHORIZED_MESSAGE = 'missing or invalid API key: send "Authorization: Bearer <key>" with the key of this platform (STRATO_API_KEY)';
 
 export function revokedMessage(name: string, revokedAt: number): string {

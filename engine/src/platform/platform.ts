@@ -146,7 +146,10 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
         (principal) => ({
           cp,
           keys,
-          guard: new Guard(principal, o.clock, (row) => store.insertAudit(row)),
+          guard: new Guard(principal, o.clock, (row) =>
+            // A refusal is answered even when its entry cannot be written.
+            store.insertAudit(row).catch((e: Error) => o.log(`strato platform: could not write an audit entry (${e.message})`)),
+          ),
           baseUrl,
           version: PLATFORM_VERSION,
           health,

@@ -10,8 +10,15 @@ function target(e: AuditEntry): string {
   return `${e.targetType} ${e.targetName ?? e.targetId ?? '?'}${e.app && e.targetType !== 'app' ? ` (app ${e.app})` : ''}`;
 }
 
+/** What changed, as JSON; for a refused change, why (the sentence the key got). */
+function detail(e: AuditEntry): string {
+  if (!e.detail) return '';
+  const reason = e.outcome === 'denied' ? (JSON.parse(e.detail) as { reason?: unknown }).reason : undefined;
+  return typeof reason === 'string' ? reason : e.detail;
+}
+
 function printAudit(entries: AuditEntry[]): void {
-  const rows = entries.map((e) => [formatTime(e.at), e.keyName, e.operation, e.outcome === 'ok' ? 'ok' : red(e.outcome), target(e), e.detail ?? '']);
+  const rows = entries.map((e) => [formatTime(e.at), e.keyName, e.operation, e.outcome === 'ok' ? 'ok' : red(e.outcome), target(e), detail(e)]);
   printTable(['TIME', 'KEY', 'OPERATION', 'OUTCOME', 'TARGET', 'DETAIL'], rows);
 }
 

@@ -1,7 +1,7 @@
 // The scope checks of control-plane operations (the rules are auth.ts's): a key reads and changes only the apps it
 // reaches, and only an admin key manages keys or reads the audit log. A refused change is written to the audit log
 // (outcome `denied`) before it is answered with FORBIDDEN (HTTP 403).
-import { mayChange, maySee, refusal, type Principal } from '../auth';
+import { mayChange, mayReadSecrets, maySee, refusal, type Principal } from '../auth';
 import type { Clock } from '../clock';
 import { deniedRow, type AuditTarget } from '../controlPlane/audit';
 import { forbidden } from '../errors';
@@ -23,9 +23,9 @@ export class Guard {
     if (!this.canSee(app)) throw forbidden(refusal.see(this.principal, app));
   }
 
-  /** Values that may hold secrets (environment variables, manifests): not for invoke keys. */
+  /** Documents that may hold secrets (manifests): not for invoke keys. */
   secrets(what: string): void {
-    if (this.principal.scope === 'invoke') throw forbidden(refusal.secret(this.principal, what));
+    if (!mayReadSecrets(this.principal)) throw forbidden(refusal.secret(this.principal, what));
   }
 
   /** `what` names the change for the refusal sentence: `delete app "shop"`. */

@@ -6,6 +6,7 @@ import type { KeyRing } from '../controlPlane/keys';
 import type { AppRow, BuildRow, EnvironmentRow } from '../store/types';
 import type { AuditEntry, EndpointHealth } from '../../protocol/controlPlane';
 import { AUDIT_DEFAULT_LIMIT, AUDIT_MAX_LIMIT, type AuditTarget } from '../controlPlane/audit';
+import { mayReadSecrets } from '../auth';
 import { badRequest } from '../errors';
 import { INSTANCE_ID } from '../jobs/jobEngine';
 import type { Guard } from './guard';
@@ -25,8 +26,10 @@ export interface GraphqlContext {
 }
 
 /** The value of an endpoint's STRATO_API_KEY (the deployer's key, for calls to other endpoints) is never answered. */
-const HIDDEN_VARIABLES = new Set(['STRATO_API_KEY']);
-export const HIDDEN_VALUE = '(hidden: an API key is never shown)';
+const KEY_VARIABLES = new Set(['STRATO_API_KEY']);
+const HIDDEN_KEY = '(hidden: an API key is never shown)';
+/** An invoke key sees which variables an endpoint has, not their values. */
+const HIDDEN_VALUE = '(hidden: reading values needs a deploy or admin key)';
 
 type Args = Record<string, unknown>;
 const str = (v: unknown): string => (typeof v === 'string' ? v : '');
@@ -122,8 +125,11 @@ class EndpointView {
   gpuCount = () => this.ep.config.gpuCount;
   cpu = () => this.ep.config.cpu ?? null;
   env = () => {
-    this.ctx.guard.secrets('endpoint environment variables');
-    return Object.entries(this.ep.config.env).map(([name, value]) => ({ name, value: HIDDEN_VARIABLES.has(name) ? HIDDEN_VALUE : value }));
+    const values = mayReadSecrets(this.ctx.guard.principal);
+    return Object.entries(this.ep.config.env).map(([name, value]) => ({
+      name,
+      value: KEY_VARIABLES.has(name) ? HIDDEN_KEY : values ? value : HIDDEN_VALUE,
+    }));
   };
   sourceFingerprint = () => this.ep.config.sourceFingerprint;
   createdAt = () => this.ep.createdAt;
