@@ -2,7 +2,7 @@
 // as the change, see store/types.ts), and so is a change a valid key asked for outside its scope (outcome `denied`).
 import type { AuditEntry } from '../../protocol/controlPlane';
 import type { Principal } from '../auth';
-import type { AuditRow } from '../store/types';
+import type { AuditRow, BuildRow } from '../store/types';
 
 export type TargetType = 'app' | 'environment' | 'build' | 'endpoint' | 'key';
 
@@ -47,6 +47,17 @@ export function envChanges(before: Record<string, string>, after: Record<string,
   }
   for (const name of Object.keys(before)) if (!(name in after)) put('removed', name);
   return out;
+}
+
+/** A new build: its size, digest and the project its manifest names. */
+export function buildDetail(b: BuildRow): Record<string, unknown> {
+  let project: unknown;
+  try {
+    project = (JSON.parse(b.manifest) as { project_name?: unknown }).project_name;
+  } catch {
+    /* the manifest was checked before; nothing to add */
+  }
+  return { size: b.size, sha256: b.sha256, ...(typeof project === 'string' ? { project } : {}) };
 }
 
 export function auditEntry(r: AuditRow): AuditEntry {

@@ -9,7 +9,7 @@ import type { Clock } from '../clock';
 import { badRequest, conflict, notFound } from '../errors';
 import type { AppRow, AuditRow, BuildRow, EndpointRow, EnvironmentRow, PlatformStore } from '../store/types';
 import type { Artifacts } from './artifacts';
-import { auditRow, envChanges, type AuditTarget } from './audit';
+import { auditRow, buildDetail, envChanges, type AuditTarget } from './audit';
 import { resolveConfig, type ResolvedEndpointConfig, type EndpointOverrides } from './endpointConfig';
 
 export interface DeployedEndpoint {
@@ -87,15 +87,12 @@ export class ControlPlane {
 
   /** What an audit entry names: the record and the app it belongs to. */
   target(type: AuditTarget['type'], id: string): AuditTarget {
-    if (type === 'app') return { type, id, name: this.apps.get(id)?.name ?? null, app: this.apps.get(id)?.name ?? null };
-    if (type === 'environment') {
-      const e = this.envs.get(id);
-      return { type, id, name: e?.name ?? null, app: e ? (this.apps.get(e.app_id)?.name ?? null) : null };
-    }
-    if (type === 'build') return { type, id, name: null, app: this.apps.get(this.builds.get(id)?.app_id ?? '')?.name ?? null };
+    const appName = (appId: string | undefined) => (appId ? (this.apps.get(appId)?.name ?? null) : null);
+    if (type === 'app') return { type, id, name: appName(id), app: appName(id) };
+    if (type === 'environment') return { type, id, name: this.envs.get(id)?.name ?? null, app: appName(this.envs.get(id)?.app_id) };
+    if (type === 'build') return { type, id, name: null, app: appName(this.builds.get(id)?.app_id) };
     const ep = this.endpoints.get(id);
-    const env = ep ? this.envs.get(ep.environmentId) : undefined;
-    return { type, id, name: ep ? `${env?.name ?? '?'}/${ep.name}` : null, app: ep ? (this.apps.get(ep.appId)?.name ?? null) : null };
+    return { type, id, name: ep ? `${this.envs.get(ep.environmentId)?.name ?? '?'}/${ep.name}` : null, app: appName(ep?.appId) };
   }
 
   private audit(by: Principal, operation: string, target: AuditTarget, detail?: Record<string, unknown>): AuditRow {
@@ -184,7 +181,7 @@ export class ControlPlane {
     if (!text) throw badRequest('the artifact has no strato_manifest.json and no manifest was given; rebuild it');
     parseManifest(text);
     const row: BuildRow = { id, app_id: appId, created_at: this.clock.now(), size: got.size, sha256: got.sha256, manifest: text };
-    const detail = { size: row.size, sha256: row.sha256, ...projectOf(text) };
+    const detail = buildDetail(row);
     await this.store.insertBuild(row, this.audit(by, 'finalizeBuild', { type: 'build', id, name: null, app: app.name }, detail));
     this.builds.set(id, row);
     return row;
@@ -273,16 +270,6 @@ export function parseManifest(text: string): Manifest {
   if (!m || typeof m !== 'object' || typeof m.resources !== 'object' || m.resources === null)
     throw badRequest('the manifest has no "resources" map; rebuild the project with strato build');
   return m;
-}
-
-/** The project a build's manifest names, for its audit entry. */
-function projectOf(manifestText: string): { project?: string } {
-  try {
-    const name = (JSON.parse(manifestText) as { project_name?: unknown }).project_name;
-    return typeof name === 'string' ? { project: name } : {};
-  } catch {
-    return {};
-  }
 }
 
 function toRow(e: DeployedEndpoint): EndpointRow {

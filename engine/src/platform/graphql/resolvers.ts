@@ -150,7 +150,7 @@ export function rootValue(ctx: GraphqlContext): Record<string, (a: Args) => unkn
   const app = (r: AppRow | undefined) => (r ? new AppView(r, ctx) : null);
   const env = (r: EnvironmentRow | undefined) => (r ? new EnvironmentView(r, ctx) : null);
   const ep = (e: DeployedEndpoint | undefined) => (e ? new EndpointView(e, ctx) : null);
-  /** `what` says the change in words for the refusal: `delete endpoints in`, followed by the app. */
+  /** `what` says the change in words for the refusal: `delete endpoints of`, followed by the app. */
   const changeApp = (operation: string, appId: string, what: string, target: AuditTarget = cp.target('app', appId)) => {
     const a = cp.mustApp(appId);
     return g.change(operation, { ...target, app: a.name }, `${what} app "${a.name}"`);
