@@ -7,7 +7,9 @@ import type { IncomingMessage } from 'node:http';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { KeyChecker, presentedKey } from '../../engine/src/platform/auth';
+import { presentedKey } from '../../engine/src/platform/auth';
+import { systemClock } from '../../engine/src/platform/clock';
+import { KeyRing } from '../../engine/src/platform/controlPlane/keys';
 import { Job } from '../../engine/src/platform/jobs/job';
 import { splitText } from '../../engine/src/platform/jobs/streamChunks';
 import { JobWriter } from '../../engine/src/platform/store/jobWriter';
@@ -79,17 +81,22 @@ test('a failed commit rejects its waiters and the jobs are written by the next o
   assert.equal(j.storeState, 'stored');
 });
 
-test('keys: Bearer and bare forms are read; anything else is refused', () => {
+test('keys: Bearer and bare forms are read; anything else is refused', async () => {
   const req = (authorization?: string) => ({ headers: { authorization } }) as unknown as IncomingMessage;
   assert.equal(presentedKey(req('Bearer abc')), 'abc');
   assert.equal(presentedKey(req('bearer abc')), 'abc');
   assert.equal(presentedKey(req('abc')), 'abc');
   assert.equal(presentedKey(req('Basic abc')), null);
   assert.equal(presentedKey(req()), null);
-  const k = new KeyChecker('secret');
-  assert.equal(k.check(req('Bearer secret')), true);
-  assert.equal(k.check(req('secret')), true);
-  assert.equal(k.check(req('Bearer secre')), false);
+  const store = await open(path.join(tmp, 'keys'));
+  const ring = await KeyRing.load('secret', store, systemClock, (l) => assert.fail(l));
+  const accepted = (authorization?: string) => 'principal' in ring.authenticate(req(authorization));
+  assert.equal(accepted('Bearer secret'), true);
+  assert.equal(accepted('secret'), true);
+  assert.equal(accepted('Bearer secre'), false);
+  assert.equal(accepted(), false);
+  await ring.close();
+  await store.close();
 });
 
 test('chunk text is split within the byte budget without breaking surrogate pairs', () => {

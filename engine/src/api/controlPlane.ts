@@ -1,13 +1,37 @@
 // Typed client of the control plane (GraphQL at {base_url}/graphql): apps, environments, build upload
 // (request a location, PUT the artifact, finalize with the manifest), deploy, endpoints (save, delete, list,
-// look up by name within an app and environment).
+// look up by name within an app and environment), API keys and the audit log.
 import fs from 'node:fs';
-import type { App, Build, Endpoint, EndpointHealth, EndpointInput, Environment, Volume } from '../protocol/controlPlane';
+import type {
+  ApiKeyInfo,
+  App,
+  AuditEntry,
+  Build,
+  CreatedKey,
+  Endpoint,
+  EndpointHealth,
+  EndpointInput,
+  Environment,
+  KeyScope,
+  Volume,
+} from '../protocol/controlPlane';
 import type { Manifest } from '../protocol/manifest';
 import { UserError } from '../util/errors';
 import { errorText, send, type ApiTarget } from './http';
 
-export type { App, Build, Endpoint, EndpointHealth, EndpointInput, Environment, Volume } from '../protocol/controlPlane';
+export type {
+  ApiKeyInfo,
+  App,
+  AuditEntry,
+  Build,
+  CreatedKey,
+  Endpoint,
+  EndpointHealth,
+  EndpointInput,
+  Environment,
+  KeyScope,
+  Volume,
+} from '../protocol/controlPlane';
 
 /** A GraphQL error of the control plane, with its code (BAD_REQUEST, NOT_FOUND, CONFLICT, ...). */
 export class ControlPlaneError extends UserError {
@@ -23,6 +47,8 @@ export class ControlPlaneError extends UserError {
 const ENV = 'id name appId createdAt activeBuild { id }';
 const APP = `id name createdAt environments { ${ENV} }`;
 const BUILD = 'id appId createdAt size sha256 projectName sourceFingerprint';
+const KEY = 'id name scope apps prefix createdAt createdBy lastUsedAt revokedAt revokedBy builtin';
+const AUDIT = 'seq at keyId keyName operation outcome app targetType targetId targetName detail';
 const ENDPOINT = `id name type appId environmentId buildId url routes { method path function } workersMin workersMax
   idleTimeout maxConcurrency executionTimeoutMs declaredExecutionTimeoutMs gpuIds gpuCount cpu env { name value }
   sourceFingerprint createdAt updatedAt datacenters volumes { name datacenter sizeGb } scalerType scalerValue minCudaVersion
@@ -174,6 +200,34 @@ export class ControlPlaneClient {
       n: name,
       d: datacenter ?? null,
     });
+  }
+
+  /** Creates an API key (admin keys only); `secret` is the only copy of the key. */
+  async createKey(name: string, scope: KeyScope, apps: string[] = []): Promise<CreatedKey> {
+    const d = await this.query<{ createKey: CreatedKey }>(
+      `mutation($n: String!, $s: KeyScope!, $a: [String!]) { createKey(name: $n, scope: $s, apps: $a) { secret key { ${KEY} } } }`,
+      { n: name, s: scope, a: apps },
+    );
+    return d.createKey;
+  }
+
+  async listKeys(): Promise<ApiKeyInfo[]> {
+    return (await this.query<{ keys: ApiKeyInfo[] }>(`{ keys { ${KEY} } }`)).keys;
+  }
+
+  /** Revokes a key by id, or by the name of an active key. */
+  async revokeKey(idOrName: string): Promise<ApiKeyInfo> {
+    return (await this.query<{ revokeKey: ApiKeyInfo }>(`mutation($k: String!) { revokeKey(key: $k) { ${KEY} } }`, { k: idOrName })).revokeKey;
+  }
+
+  /** Control-plane changes, newest first (admin keys only). */
+  async audit(q: { app?: string; key?: string; limit?: number } = {}): Promise<AuditEntry[]> {
+    const d = await this.query<{ audit: AuditEntry[] }>(`query($a: String, $k: String, $l: Int) { audit(app: $a, key: $k, limit: $l) { ${AUDIT} } }`, {
+      a: q.app ?? null,
+      k: q.key ?? null,
+      l: q.limit ?? null,
+    });
+    return d.audit;
   }
 
   async platformInfo(): Promise<{ version: string; baseUrl: string; instanceId: string }> {

@@ -65,7 +65,11 @@ export async function send(target: ApiTarget, method: string, path: string, o: S
     }
   }
   if (res.status === 401) {
-    throw new UserError(`the Strato platform at ${target.baseUrl} refused the API key (401); check STRATO_API_KEY (environment or .env)`);
+    // The platform's own sentence says more when it has more to say (a revoked key names itself and when).
+    const said = platformMessage(parsed);
+    throw new UserError(
+      `the Strato platform at ${target.baseUrl} refused the API key (401); check STRATO_API_KEY (environment or .env)${said ? `. The platform says: ${said}` : ''}`,
+    );
   }
   return { status: res.status, body: parsed, headers: res.headers };
 }
@@ -114,6 +118,13 @@ export function networkError(baseUrl: string, e: unknown, timeoutMs: number): Us
     `could not reach the Strato platform at ${baseUrl} (${code || err.message || String(e)}); ` +
       'start the local one with `strato platform start`, or check STRATO_API_URL',
   );
+}
+
+/** The sentence of a refusal: `{"error": ...}` (jobs API, routes) or the first GraphQL error. */
+function platformMessage(body: unknown): string | undefined {
+  const b = (body ?? {}) as { error?: unknown; detail?: unknown; errors?: Array<{ message?: unknown }> };
+  const m = typeof b.detail === 'string' ? b.detail : typeof b.error === 'string' ? b.error : b.errors?.[0]?.message;
+  return typeof m === 'string' ? m.slice(0, 500) : undefined;
 }
 
 /** The `error` text of an error body (`{"error": ...}` or `{"error", "detail"}`), else the raw body. */

@@ -2,7 +2,7 @@
 // (GraphQL), the jobs API and load-balanced routes (HTTP), and the local platform started on demand.
 export { readDotEnv, resolveApiConfig, type ApiConfig, type ResolveOptions } from './config';
 export { ControlPlaneClient, ControlPlaneError } from './controlPlane';
-export type { App, Build, Endpoint, EndpointHealth, EndpointInput, Environment } from './controlPlane';
+export type { ApiKeyInfo, App, AuditEntry, Build, CreatedKey, Endpoint, EndpointHealth, EndpointInput, Environment, KeyScope } from './controlPlane';
 export type { ApiTarget } from './http';
 export { JobsClient } from './jobs';
 export { callRoute } from './loadBalanced';

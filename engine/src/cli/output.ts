@@ -10,6 +10,26 @@ export const yellow = paint(33);
 export const red = paint(31);
 export const cyan = paint(36);
 
+/** A time for people: `2025-01-31 14:05:09`, in local time. */
+export function formatTime(ms: number): string {
+  const d = new Date(ms);
+  const p = (n: number) => String(n).padStart(2, '0');
+  return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())} ${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}`;
+}
+
+/** Columns padded to their widest cell (colour codes do not count); the last column is not padded. */
+export function printTable(header: string[], rows: string[][]): void {
+  // eslint-disable-next-line no-control-regex
+  const visible = (s: string) => s.replace(/\x1b\[[0-9;]*m/g, '').length;
+  const widths = header.map((h, i) => Math.max(visible(h), ...rows.map((r) => visible(r[i]))));
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => (i === cells.length - 1 ? c : c + ' '.repeat(widths[i] - visible(c))))
+      .join('  ')
+      .trimEnd();
+  process.stdout.write(`${bold(line(header))}\n${rows.map((r) => line(r) + '\n').join('')}`);
+}
+
 export class Progress {
   private last = '';
   private readonly tty = process.stderr.isTTY === true;

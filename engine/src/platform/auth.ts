@@ -1,10 +1,11 @@
-// API key checks. Accepted forms (decisions.md): `Authorization: Bearer <key>` and the bare key as the whole
-// header value. Keys are compared in constant time over their SHA-256 digests, so neither content nor length
-// leaks through timing.
-import { createHash, timingSafeEqual } from 'node:crypto';
+// Who a request is and what it may do. Accepted key forms (decisions.md): `Authorization: Bearer <key>` and the bare
+// key as the whole header value. The scope rules of docs/security.md and their refusal sentences live here only.
+import { createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
+import type { KeyScope } from '../protocol/controlPlane';
 
-const digest = (s: string) => createHash('sha256').update(s, 'utf8').digest();
+/** SHA-256 of a key: what is stored and compared; the key itself is never kept. */
+export const keyDigest = (key: string): Buffer => createHash('sha256').update(key, 'utf8').digest();
 
 /** The key a request presents, or null when it has no usable Authorization header. */
 export function presentedKey(req: IncomingMessage): string | null {
@@ -17,21 +18,54 @@ export function presentedKey(req: IncomingMessage): string | null {
   return /\s/.test(v) ? null : v;
 }
 
-export class KeyChecker {
-  private readonly expected: Buffer;
+/** The key a request was made with. */
+export interface Principal {
+  id: string;
+  name: string;
+  scope: KeyScope;
+  /** The app names it reaches; null: every app. */
+  apps: ReadonlySet<string> | null;
+}
 
-  constructor(key: string) {
-    this.expected = digest(key);
-  }
+/** May this key call the endpoints (jobs API, load-balanced routes) of `app`? */
+export function mayInvoke(p: Principal, app: string): boolean {
+  return p.apps === null || p.apps.has(app);
+}
 
-  matches(candidate: string | null): boolean {
-    if (candidate === null) return false;
-    return timingSafeEqual(digest(candidate), this.expected);
-  }
+/** May this key read the control plane's view of `app` (its environments, builds, endpoints)? */
+export const maySee = mayInvoke;
 
-  check(req: IncomingMessage): boolean {
-    return this.matches(presentedKey(req));
-  }
+/** May this key change `app` (create or delete it, its environments, builds and endpoints)? */
+export function mayChange(p: Principal, app: string): boolean {
+  return p.scope === 'admin' || (p.scope === 'deploy' && mayInvoke(p, app));
+}
+
+/** May this key read values that may hold secrets (environment variables, manifests)? Invoke keys call, nothing more. */
+export function mayReadSecrets(p: Principal): boolean {
+  return p.scope !== 'invoke';
 }
 
 export const UNAUTHORIZED_MESSAGE = 'missing or invalid API key: send "Authorization: Bearer <key>" with the key of this platform (STRATO_API_KEY)';
+
+export function revokedMessage(name: string, revokedAt: number): string {
+  return `the API key "${name}" was revoked at ${new Date(revokedAt).toISOString()}; ask an admin of this platform for a new key (strato keys create)`;
+}
+
+/** `key "alice" (deploy: shop, blog)` */
+export function describeKey(p: Principal): string {
+  return `key "${p.name}" (${p.scope}: ${p.apps === null ? 'every app' : [...p.apps].join(', ')})`;
+}
+
+/** 403 sentences: what the key is, what it asked for, and how to get the right key. */
+export const refusal = {
+  invoke: (p: Principal, app: string, endpointId: string) =>
+    `the ${describeKey(p)} may not call endpoint ${endpointId} of app "${app}"; ask an admin for a key with access to it (strato keys create --scope invoke --app ${app})`,
+  see: (p: Principal, app: string) =>
+    `the ${describeKey(p)} may not read app "${app}"; ask an admin for a key with access to it (strato keys create --scope deploy --app ${app})`,
+  /** `what` names the change and its target: `delete app "shop"`. */
+  change: (p: Principal, app: string, what: string) =>
+    `the ${describeKey(p)} may ${p.scope === 'invoke' ? 'only call endpoints, not' : 'not'} ${what}; ` +
+    `ask an admin for a key with access to app "${app}" (strato keys create --scope deploy --app ${app})`,
+  admin: (p: Principal, what: string) => `${what} needs an admin key; the ${describeKey(p)} is not one`,
+  secret: (p: Principal, what: string) => `the ${describeKey(p)} may only call endpoints; reading ${what} needs a deploy or admin key`,
+};

@@ -1,11 +1,12 @@
 // Errors the platform answers with. `PlatformError` carries the HTTP status (jobs API, uploads) or the
 // GraphQL error code; its message is one sentence saying what is wrong and how to fix it.
 
-export type ErrorCode = 'BAD_REQUEST' | 'UNAUTHENTICATED' | 'NOT_FOUND' | 'CONFLICT' | 'TOO_LARGE' | 'INTERNAL';
+export type ErrorCode = 'BAD_REQUEST' | 'UNAUTHENTICATED' | 'FORBIDDEN' | 'NOT_FOUND' | 'CONFLICT' | 'TOO_LARGE' | 'INTERNAL';
 
 const STATUS: Record<ErrorCode, number> = {
   BAD_REQUEST: 400,
   UNAUTHENTICATED: 401,
+  FORBIDDEN: 403,
   NOT_FOUND: 404,
   CONFLICT: 409,
   TOO_LARGE: 413,
@@ -28,3 +29,4 @@ export class PlatformError extends Error {
 export const badRequest = (m: string) => new PlatformError('BAD_REQUEST', m);
 export const notFound = (m: string) => new PlatformError('NOT_FOUND', m);
 export const conflict = (m: string) => new PlatformError('CONFLICT', m);
+export const forbidden = (m: string) => new PlatformError('FORBIDDEN', m);

@@ -3,7 +3,8 @@
 // answers with the result as soon as the job ends, or with the job as it is (durable) when `wait` elapses.
 import { memberText } from '../util/jsonText';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { UNAUTHORIZED_MESSAGE, type KeyChecker } from './auth';
+import { mayInvoke, refusal } from './auth';
+import type { KeyRing } from './controlPlane/keys';
 import type { ControlPlane } from './controlPlane/service';
 import { PlatformError } from './errors';
 import { pathOf, queryParams, readBody, sendError, sendJson, sendRaw } from './http';
@@ -19,7 +20,7 @@ export interface WorkerCounts {
 }
 
 export interface JobsApiDeps {
-  keys: KeyChecker;
+  keys: KeyRing;
   cp: ControlPlane;
   engine: JobEngine;
   writer: JobWriter;
@@ -45,11 +46,14 @@ export function jobsApi(d: JobsApiDeps) {
   return async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = req.url ?? '/';
     const parts = pathOf(url).split('/'); // ['', 'v2', endpointId, route, jobId?]
-    if (!d.keys.check(req)) return sendError(res, 401, UNAUTHORIZED_MESSAGE);
+    const auth = d.keys.authenticate(req);
+    if ('refused' in auth) return sendError(res, 401, auth.refused);
     const endpointId = decodeURIComponent(parts[2] ?? '');
     const route = parts[3] as Route;
     const ep = d.cp.endpoint(endpointId);
     if (!ep) return sendError(res, 404, `endpoint ${endpointId} does not exist; check the endpoint id in the URL`);
+    const app = d.cp.app(ep.appId)?.name ?? '';
+    if (!mayInvoke(auth.principal, app)) return sendError(res, 403, refusal.invoke(auth.principal, app, endpointId));
     if (ep.config.kind !== 'QUEUE') return sendError(res, 404, `endpoint ${endpointId} is load-balanced: call its routes under /lb/${endpointId}/`);
     if (!(route in METHOD) || parts.length !== (WITH_JOB.has(route) ? 5 : 4) || (WITH_JOB.has(route) && !parts[4])) {
       return sendError(

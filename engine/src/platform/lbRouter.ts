@@ -1,8 +1,9 @@
 // Load-balanced endpoints. Each has its own base URL `{base_url}/lb/<endpoint_id>`; a request to
-// `{base_url}/lb/<endpoint_id>/<route>` is checked for the key and proxied, body and response as they are, to
+// `{base_url}/lb/<endpoint_id>/<route>` is checked for the key (and its scope) and proxied, body and response as they are, to
 // the least busy ready worker's HTTP server. Platform-side errors are `{error, detail}` like the worker's own.
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
-import { UNAUTHORIZED_MESSAGE, type KeyChecker } from './auth';
+import { mayInvoke, refusal } from './auth';
+import type { KeyRing } from './controlPlane/keys';
 import type { ControlPlane } from './controlPlane/service';
 import { sendJson } from './http';
 import type { Scheduler } from './workers/scheduler';
@@ -10,7 +11,7 @@ import type { Worker } from './workers/worker';
 import { limits } from './options';
 
 export interface LbRouterDeps {
-  keys: KeyChecker;
+  keys: KeyRing;
   cp: ControlPlane;
   scheduler: Scheduler;
   /** How long a request may wait for a worker to become ready (cold start). */
@@ -35,10 +36,13 @@ export class LbRouter {
     const url = req.url ?? '/';
     const m = /^\/lb\/([^/?]+)(\/[^?]*)?(\?.*)?$/.exec(url);
     if (!m) return fail(res, 404, 'not found', 'load-balanced URLs look like {base_url}/lb/<endpoint_id>/<route>');
-    if (!this.d.keys.check(req)) return fail(res, 401, 'unauthorized', UNAUTHORIZED_MESSAGE);
+    const auth = this.d.keys.authenticate(req);
+    if ('refused' in auth) return fail(res, 401, 'unauthorized', auth.refused);
     const endpointId = decodeURIComponent(m[1]);
     const ep = this.d.cp.endpoint(endpointId);
     if (!ep) return fail(res, 404, 'endpoint not found', `endpoint ${endpointId} does not exist; check the URL`);
+    const app = this.d.cp.app(ep.appId)?.name ?? '';
+    if (!mayInvoke(auth.principal, app)) return fail(res, 403, 'forbidden', refusal.invoke(auth.principal, app, endpointId));
     if (ep.config.kind !== 'LOAD_BALANCED')
       return fail(res, 404, 'not a load-balanced endpoint', `endpoint ${endpointId} is queue-based: use {base_url}/v2/${endpointId}/run or /runsync`);
     const path = (m[2] || '/') + (m[3] ?? '');

@@ -2,9 +2,13 @@
 // write-behind writer, the scheduler and supervisor of worker processes, and the HTTP server; `close()` stops
 // workers (their jobs return to the queue), flushes the last group commit and releases the data dir.
 import fs from 'node:fs';
-import { KeyChecker } from './auth';
+import { mayChange, refusal } from './auth';
 import { Artifacts } from './controlPlane/artifacts';
+import { KeyRing } from './controlPlane/keys';
 import { ControlPlane } from './controlPlane/service';
+import { auditEntry } from './controlPlane/audit';
+import { forbidden } from './errors';
+import { Guard } from './graphql/guard';
 import { graphqlHandler } from './graphql/handler';
 import type { EndpointHealthView } from './graphql/resolvers';
 import { jobsApi } from './jobsApi';
@@ -46,7 +50,6 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
   const lock = acquireLock(layout.lockFile);
   try {
     const apiKey = o.apiKey ?? loadOrCreateKey(layout.keyFile);
-    const keys = new KeyChecker(apiKey);
     const driver = await openPglite(layout.db, {
       templateDir: options.pgliteTemplateDir ?? defaultTemplateDir(userDataRoot()),
       log: o.log,
@@ -59,6 +62,7 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
       runsImages: options.workerLauncher?.runsImages ?? false,
       volumes,
     });
+    const keys = await KeyRing.load(apiKey, store, o.clock, o.log);
     const writer = new JobWriter(store, o.groupCommitMs, o.lazyCommitMs, (e) =>
       o.log(`strato platform: the job store could not commit (${e.message}); retrying`),
     );
@@ -154,11 +158,31 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
     };
     const server = createServer({
       keys,
-      graphql: graphqlHandler(keys, () => ({ cp, baseUrl, version: PLATFORM_VERSION, health, notes: (ep) => hostChecks.notes(ep.config) }), o.log),
+      graphql: graphqlHandler(
+        keys,
+        (principal) => ({
+          cp,
+          keys,
+          guard: new Guard(principal, o.clock, (row) =>
+            // A refusal is answered even when its entry cannot be written.
+            store.insertAudit(row).catch((e: Error) => o.log(`strato platform: could not write an audit entry (${e.message})`)),
+          ),
+          baseUrl,
+          version: PLATFORM_VERSION,
+          health,
+          notes: (ep) => hostChecks.notes(ep.config),
+          audit: async (q) => (await store.listAudit(q)).map(auditEntry),
+        }),
+        o.log,
+      ),
       jobs: jobsApi({ keys, cp, engine, writer, workerCounts: (id) => sched.counts(id), streamWaitMs: o.streamWaitMs, log: o.log }),
       lb: (req, res) => lb!.handle(req, res),
       worker: workerApi({ engine, dispatch, scheduler: sched, log: o.log }),
-      upload: (id, req) => artifacts.receive(id, req),
+      upload: (id, req, by) => {
+        const app = cp.app(artifacts.appOf(id))?.name ?? '';
+        if (!mayChange(by, app)) throw forbidden(refusal.change(by, app, `upload builds to app "${app}"`));
+        return artifacts.receive(id, req);
+      },
       info: () => ({ version: PLATFORM_VERSION, instanceId: 'u1' }),
       log: o.log,
     });
@@ -198,6 +222,7 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
             server.closeAllConnections();
           });
           lb?.close();
+          await keys.close();
           await writer.close();
           await store.close();
           supervisor.close();

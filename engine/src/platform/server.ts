@@ -2,19 +2,21 @@
 // (/graphql, /_uploads), the jobs API (/v2), load-balanced endpoints (/lb), or the worker protocol (/_worker).
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { UNAUTHORIZED_MESSAGE, type KeyChecker } from './auth';
+import type { Principal } from './auth';
+import type { KeyRing } from './controlPlane/keys';
 import { PlatformError } from './errors';
 import { pathOf, sendError, sendJson } from './http';
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => Promise<void> | void;
 
 export interface Routes {
-  keys: KeyChecker;
+  keys: KeyRing;
   graphql: Handler;
   jobs: Handler;
   lb: Handler;
   worker: Handler;
-  upload(uploadId: string, req: IncomingMessage): Promise<unknown>;
+  /** Receives an artifact upload; refuses (before reading the body) a key that may not deploy to its app. */
+  upload(uploadId: string, req: IncomingMessage, by: Principal): Promise<unknown>;
   info(): Record<string, unknown>;
   log(line: string): void;
 }
@@ -47,10 +49,11 @@ async function route(r: Routes, req: IncomingMessage, res: ServerResponse): Prom
   if (url.startsWith('/lb/')) return r.lb(req, res);
   if (url === '/graphql' || url.startsWith('/graphql?')) return r.graphql(req, res);
   if (url.startsWith('/_uploads/')) {
-    if (!r.keys.check(req)) return sendError(res, 401, UNAUTHORIZED_MESSAGE);
+    const auth = r.keys.authenticate(req);
+    if ('refused' in auth) return sendError(res, 401, auth.refused);
     if (req.method !== 'PUT') return sendError(res, 404, 'upload the artifact with PUT');
     try {
-      return sendJson(res, 200, await r.upload(decodeURIComponent(url.slice('/_uploads/'.length).split('?')[0]), req));
+      return sendJson(res, 200, await r.upload(decodeURIComponent(url.slice('/_uploads/'.length).split('?')[0]), req, auth.principal));
     } catch (e) {
       if (e instanceof PlatformError) return sendError(res, e.status, e.message);
       throw e;

@@ -104,3 +104,63 @@ export interface Volume {
   /** Names of the endpoints that mount it now. */
   endpoints: string[];
 }
+
+/**
+ * What an API key may do (docs/security.md): `admin` everything, key management and the audit log included;
+ * `deploy` change and call the apps it names; `invoke` only call endpoints (jobs API, load-balanced routes) of the apps
+ * it names, or of every app when it names none.
+ */
+export const KEY_SCOPES = ['admin', 'deploy', 'invoke'] as const;
+export type KeyScope = (typeof KEY_SCOPES)[number];
+
+/** The id and name of the platform key (the key file or --api-key): an admin key the API cannot revoke. */
+export const PLATFORM_KEY_ID = 'platform';
+
+/** An API key as the control plane shows it. The key itself is never kept, only its SHA-256 hash. */
+export interface ApiKeyInfo {
+  id: string;
+  name: string;
+  scope: KeyScope;
+  /** The apps (by name) it reaches; empty: every app (admin keys, and invoke keys created without apps). */
+  apps: string[];
+  /** The key's first characters, to recognise it. */
+  prefix: string;
+  createdAt: number | null;
+  /** Name of the key that created it. */
+  createdBy: string | null;
+  /** When it was last used (recorded to within a few seconds). */
+  lastUsedAt: number | null;
+  revokedAt: number | null;
+  revokedBy: string | null;
+  /** The platform key: configuration of the node (key file or --api-key), not revocable through the API. */
+  builtin: boolean;
+}
+
+/** The answer to createKey: the only time the key itself is shown. */
+export interface CreatedKey {
+  key: ApiKeyInfo;
+  secret: string;
+}
+
+/** `ok`: the change was made. `denied`: a valid key asked for a change outside its scope (403). */
+export type AuditOutcome = 'ok' | 'denied';
+
+/** One control-plane change (or refused attempt), with the key that made it. */
+export interface AuditEntry {
+  /** Increasing: newer entries have larger numbers. */
+  seq: number;
+  at: number;
+  keyId: string;
+  keyName: string;
+  /** The GraphQL mutation: createApp, saveEndpoint, revokeKey... */
+  operation: string;
+  outcome: AuditOutcome;
+  /** Name of the app it concerns (null for keys). */
+  app: string | null;
+  /** app, environment, build, endpoint or key. */
+  targetType: string;
+  targetId: string | null;
+  targetName: string | null;
+  /** JSON text: what changed (names of environment variables, never their values), or why it was denied. */
+  detail: string | null;
+}

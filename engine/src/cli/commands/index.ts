@@ -10,8 +10,10 @@ import { register as preview } from './preview';
 import { register as check } from './check';
 import { register as trust } from './trust';
 import { register as volume } from './volume';
+import { register as keys } from './keys';
+import { register as audit } from './audit';
 
-const commands: Array<(program: Command) => void> = [init, dev, build, check, deploy, preview, volume, platform, trust];
+const commands: Array<(program: Command) => void> = [init, dev, build, check, deploy, preview, volume, platform, keys, audit, trust];
 
 export function registerCommands(program: Command): void {
   for (const register of commands) register(program);

@@ -85,7 +85,7 @@ export function register(program: Command): void {
     .option('--host <host>', 'interface to listen on', '127.0.0.1')
     .option('--port <port>', `port to listen on (default ${DEFAULT_PORT}, or a free one when it is taken)`)
     .option('--data-dir <dir>', 'database, builds, logs and key (default: the user data dir)')
-    .option('--api-key <key>', 'account key (default: generated at first start and kept in the data dir)')
+    .option('--api-key <key>', 'the platform key, an admin key (default: generated at first start and kept in the data dir)')
     .option('--python <path>', 'Python interpreter for workers (default: $STRATO_PYTHON or python3)')
     .option('--public-url <url>', 'base URL clients should use, when a proxy sits in front')
     .option('--datacenter <ids...>', 'datacenters this platform serves, e.g. EU-RO-1 US-KS-2 (default: it stands in for all of them)')
@@ -99,7 +99,7 @@ export function register(program: Command): void {
     .description('start the platform in the background (state in the user data dir)')
     .option('--host <host>', 'interface to listen on')
     .option('--port <port>', `port to listen on (default ${DEFAULT_PORT}, or a free one when it is taken)`)
-    .option('--api-key <key>', 'account key (default: the one in the data dir, generated at first start)')
+    .option('--api-key <key>', 'the platform key, an admin key (default: the one in the data dir, generated at first start)')
     .option('--python <path>', 'Python interpreter for workers')
     .action(async (f: { host?: string; port?: string; apiKey?: string; python?: string }) => {
       const { daemonStatus, startDaemon } = await import('../../api/localPlatform');

@@ -41,6 +41,11 @@ export class Artifacts {
     return up;
   }
 
+  /** The app an upload location was given for. */
+  appOf(uploadId: string): string {
+    return this.live(uploadId).appId;
+  }
+
   /** Receives the PUT body of an upload, checking the declared size. */
   async receive(uploadId: string, req: IncomingMessage): Promise<{ size: number; sha256: string }> {
     const up = this.live(uploadId);

@@ -1,13 +1,15 @@
 // The control plane's records (apps, environments, builds, endpoints) held in memory and written through to
-// the store. Endpoint changes are announced to listeners: the scheduler rolls or stops workers, the job engine
-// drops the jobs of a deleted endpoint.
+// the store, each change with its audit entry (the key that made it). Endpoint changes are announced to listeners:
+// the scheduler rolls or stops workers, the job engine drops the jobs of a deleted endpoint.
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Manifest } from '../../protocol/manifest';
 import { APP_OR_ENV_NAME, APP_OR_ENV_NAME_RULE } from '../../protocol/names';
+import type { Principal } from '../auth';
 import type { Clock } from '../clock';
 import { badRequest, conflict, notFound } from '../errors';
-import type { AppRow, BuildRow, EndpointRow, EnvironmentRow, PlatformStore } from '../store/types';
+import type { AppRow, AuditRow, BuildRow, EndpointRow, EnvironmentRow, PlatformStore } from '../store/types';
 import type { Artifacts } from './artifacts';
+import { auditRow, buildDetail, envChanges, type AuditTarget } from './audit';
 import { resolveConfig, storedConfig, type ResolvedEndpointConfig, type EndpointOverrides } from './endpointConfig';
 import type { Volume } from '../../protocol/controlPlane';
 import type { VolumeRecord, Volumes } from './volumes';
@@ -95,21 +97,40 @@ export class ControlPlane {
     return a;
   }
 
-  async createApp(name: string): Promise<AppRow> {
+  /** What an audit entry names: the record and the app it belongs to. */
+  target(type: AuditTarget['type'], id: string): AuditTarget {
+    const appName = (appId: string | undefined) => (appId ? (this.apps.get(appId)?.name ?? null) : null);
+    if (type === 'app') return { type, id, name: appName(id), app: appName(id) };
+    if (type === 'environment') return { type, id, name: this.envs.get(id)?.name ?? null, app: appName(this.envs.get(id)?.app_id) };
+    if (type === 'build') return { type, id, name: null, app: appName(this.builds.get(id)?.app_id) };
+    const ep = this.endpoints.get(id);
+    return { type, id, name: ep ? `${this.envs.get(ep.environmentId)?.name ?? '?'}/${ep.name}` : null, app: appName(ep?.appId) };
+  }
+
+  private audit(by: Principal, operation: string, target: AuditTarget, detail?: Record<string, unknown>): AuditRow {
+    return auditRow(by, operation, target, this.clock.now(), detail);
+  }
+
+  async createApp(by: Principal, name: string): Promise<AppRow> {
     checkName('app', name);
     if (this.appByName(name)) throw conflict(`an app named "${name}" already exists; look it up instead`);
     const row: AppRow = { id: `app_${randomUUID().replace(/-/g, '').slice(0, 20)}`, name, created_at: this.clock.now() };
-    await this.store.insertApp(row);
+    await this.store.insertApp(row, this.audit(by, 'createApp', { type: 'app', id: row.id, name, app: name }));
     this.apps.set(row.id, row);
     return row;
   }
 
-  async deleteApp(id: string): Promise<void> {
-    this.mustApp(id);
-    for (const env of this.environmentsOf(id)) await this.deleteEnvironment(env.id);
-    await this.store.deleteApp(id);
+  /** One transaction removes the app with everything in it; then the workers of its endpoints are stopped. */
+  async deleteApp(by: Principal, id: string): Promise<void> {
+    const app = this.mustApp(id);
+    const envs = this.environmentsOf(id);
+    const endpoints = envs.flatMap((e) => this.endpointsOf(e.id));
+    const builds = this.buildsOf(id);
+    const detail = { environments: envs.map((e) => e.name), endpoints: endpoints.map((e) => e.name), builds: builds.length };
+    await this.store.deleteApp(id, this.audit(by, 'deleteApp', this.target('app', app.id), detail));
+    for (const env of envs) this.forgetEnvironment(env.id);
     this.apps.delete(id);
-    for (const b of this.buildsOf(id)) {
+    for (const b of builds) {
       this.builds.delete(b.id);
       this.artifacts.removeBuild(b.id);
     }
@@ -127,8 +148,8 @@ export class ControlPlane {
     return e;
   }
 
-  async createEnvironment(appId: string, name: string): Promise<EnvironmentRow> {
-    this.mustApp(appId);
+  async createEnvironment(by: Principal, appId: string, name: string): Promise<EnvironmentRow> {
+    const app = this.mustApp(appId);
     checkName('environment', name);
     if (this.environmentsOf(appId).some((e) => e.name === name)) throw conflict(`the app already has an environment named "${name}"`);
     const row: EnvironmentRow = {
@@ -138,15 +159,21 @@ export class ControlPlane {
       active_build_id: null,
       created_at: this.clock.now(),
     };
-    await this.store.insertEnvironment(row);
+    await this.store.insertEnvironment(row, this.audit(by, 'createEnvironment', { type: 'environment', id: row.id, name, app: app.name }));
     this.envs.set(row.id, row);
     return row;
   }
 
-  async deleteEnvironment(id: string): Promise<void> {
+  async deleteEnvironment(by: Principal, id: string): Promise<void> {
     this.mustEnvironment(id);
-    for (const ep of this.endpointsOf(id)) await this.deleteEndpoint(ep.id);
-    await this.store.deleteEnvironment(id);
+    const detail = { endpoints: this.endpointsOf(id).map((e) => e.name) };
+    await this.store.deleteEnvironment(id, this.audit(by, 'deleteEnvironment', this.target('environment', id), detail));
+    this.forgetEnvironment(id);
+  }
+
+  /** The store has deleted the environment (and its endpoints and jobs): the same in memory, workers stopped. */
+  private forgetEnvironment(id: string): void {
+    for (const ep of this.endpointsOf(id)) this.forgetEndpoint(ep);
     this.envs.delete(id);
   }
 
@@ -158,24 +185,26 @@ export class ControlPlane {
   }
 
   /** Stores the uploaded artifact as a build with its manifest (given, else the one inside the artifact). */
-  async finalizeBuild(appId: string, uploadId: string, manifestText?: string | null): Promise<BuildRow> {
-    this.mustApp(appId);
+  async finalizeBuild(by: Principal, appId: string, uploadId: string, manifestText?: string | null): Promise<BuildRow> {
+    const app = this.mustApp(appId);
     const id = `bld_${randomUUID().replace(/-/g, '').slice(0, 20)}`;
     const got = await this.artifacts.finalize(uploadId, appId, id);
     const text = manifestText ?? got.manifestText;
     if (!text) throw badRequest('the artifact has no strato_manifest.json and no manifest was given; rebuild it');
     parseManifest(text);
     const row: BuildRow = { id, app_id: appId, created_at: this.clock.now(), size: got.size, sha256: got.sha256, manifest: text };
-    await this.store.insertBuild(row);
+    const detail = buildDetail(row);
+    await this.store.insertBuild(row, this.audit(by, 'finalizeBuild', { type: 'build', id, name: null, app: app.name }, detail));
     this.builds.set(id, row);
     return row;
   }
 
-  async deployBuild(environmentId: string, buildId: string): Promise<EnvironmentRow> {
+  async deployBuild(by: Principal, environmentId: string, buildId: string): Promise<EnvironmentRow> {
     const env = this.mustEnvironment(environmentId);
     const build = this.builds.get(buildId);
     if (!build || build.app_id !== env.app_id) throw notFound(`build ${buildId} does not exist in this app; upload it first`);
-    await this.store.setActiveBuild(environmentId, buildId);
+    const detail = { build: buildId, previous: env.active_build_id };
+    await this.store.setActiveBuild(environmentId, buildId, this.audit(by, 'deployBuild', this.target('environment', environmentId), detail));
     env.active_build_id = buildId;
     return env;
   }
@@ -191,7 +220,7 @@ export class ControlPlane {
   }
 
   /** Creates the endpoint, or updates the one with this name in the environment (rolling its workers). */
-  async saveEndpoint(input: SaveEndpointInput): Promise<DeployedEndpoint> {
+  async saveEndpoint(by: Principal, input: SaveEndpointInput): Promise<DeployedEndpoint> {
     const env = this.mustEnvironment(input.environmentId);
     const buildId = input.buildId ?? env.active_build_id;
     if (!buildId) throw badRequest('the environment has no deployed build; deploy a build first or pass buildId');
@@ -218,7 +247,15 @@ export class ControlPlane {
       createdAt: existing?.createdAt ?? now,
       updatedAt: now,
     };
-    await this.store.saveEndpoint(toRow(ep));
+    const detail: Record<string, unknown> = { change: existing ? 'updated' : 'created', build: buildId };
+    if (existing && existing.buildId !== buildId) detail.previousBuild = existing.buildId;
+    const envDiff = envChanges(existing?.config.env ?? {}, config.env);
+    if (Object.keys(envDiff).length) detail.env = envDiff;
+    const appName = this.apps.get(env.app_id)?.name ?? null;
+    await this.store.saveEndpoint(
+      toRow(ep),
+      this.audit(by, 'saveEndpoint', { type: 'endpoint', id: ep.id, name: `${env.name}/${ep.name}`, app: appName }, detail),
+    );
     this.endpoints.set(ep.id, ep);
     for (const l of this.listeners) l({ type: 'saved', endpoint: ep });
     return ep;
@@ -262,8 +299,8 @@ export class ControlPlane {
   }
 
   /** Deletes a volume and its files; refused while an endpoint mounts it. */
-  async deleteVolume(appId: string, name: string, datacenter?: string): Promise<void> {
-    this.mustApp(appId);
+  async deleteVolume(by: Principal, appId: string, name: string, datacenter?: string): Promise<void> {
+    const app = this.mustApp(appId);
     const found = this.capabilities.volumes.list(appId).filter((r) => r.name === name && (!datacenter || r.datacenter === datacenter));
     if (found.length === 0) throw notFound(`app ${this.apps.get(appId)?.name ?? appId} has no volume named "${name}"${datacenter ? ` in ${datacenter}` : ''}`);
     if (found.length > 1) throw badRequest(`volume "${name}" exists in ${found.map((r) => r.datacenter).join(' and ')}: say which with its datacenter`);
@@ -271,6 +308,8 @@ export class ControlPlane {
     if (users.length)
       throw conflict(`volume "${name}" is mounted by ${users.map((e) => e.name).join(', ')}: undeploy those endpoints (or remove volume= from them) first`);
     this.capabilities.volumes.delete(found[0]);
+    const target: AuditTarget = { type: 'volume', id: `${found[0].datacenter}/${name}`, name, app: app.name };
+    await this.store.insertAudit(this.audit(by, 'deleteVolume', target, { datacenter: found[0].datacenter, sizeGb: found[0].sizeGb }));
   }
 
   /** Health notes of an endpoint's volumes (over quota). */
@@ -281,11 +320,15 @@ export class ControlPlane {
       .filter((n): n is string => n !== null);
   }
 
-  async deleteEndpoint(id: string): Promise<void> {
+  async deleteEndpoint(by: Principal, id: string): Promise<void> {
     const ep = this.endpoints.get(id);
     if (!ep) throw notFound(`endpoint ${id} does not exist`);
-    await this.store.deleteEndpoint(id);
-    this.endpoints.delete(id);
+    await this.store.deleteEndpoint(id, this.audit(by, 'deleteEndpoint', this.target('endpoint', id)));
+    this.forgetEndpoint(ep);
+  }
+
+  private forgetEndpoint(ep: DeployedEndpoint): void {
+    this.endpoints.delete(ep.id);
     for (const l of this.listeners) l({ type: 'deleted', endpoint: ep });
   }
 }

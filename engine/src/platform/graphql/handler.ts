@@ -1,8 +1,10 @@
-// POST {base_url}/graphql: checks the key, runs the operation against the control plane schema, and reports
-// errors with `extensions.code` (BAD_REQUEST, NOT_FOUND, CONFLICT, ...) so clients can act on them.
+// POST {base_url}/graphql: checks the key, runs the operation against the control plane schema with the key's
+// scope, and reports errors with `extensions.code` (BAD_REQUEST, FORBIDDEN, NOT_FOUND, CONFLICT, ...) so clients can
+// act on them. UNAUTHENTICATED answers HTTP 401 and FORBIDDEN 403; other errors travel in a 200 answer.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { buildSchema, execute, parse, specifiedRules, validate, type DocumentNode, type GraphQLError } from 'graphql';
-import { UNAUTHORIZED_MESSAGE, type KeyChecker } from '../auth';
+import type { Principal } from '../auth';
+import type { KeyRing } from '../controlPlane/keys';
 import { PlatformError } from '../errors';
 import { readBody, sendJson } from '../http';
 import { rootValue, type GraphqlContext } from './resolvers';
@@ -13,10 +15,11 @@ const schema = buildSchema(typeDefs);
 /** A manifest travels in finalizeBuild; nothing else comes close. */
 const BODY_LIMIT = 8 * 1024 * 1024;
 
-export function graphqlHandler(keys: KeyChecker, ctx: () => GraphqlContext, log: (l: string) => void) {
+export function graphqlHandler(keys: KeyRing, ctx: (principal: Principal) => GraphqlContext, log: (l: string) => void) {
   return async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    if (!keys.check(req)) {
-      return sendJson(res, 401, { errors: [{ message: UNAUTHORIZED_MESSAGE, extensions: { code: 'UNAUTHENTICATED' } }] });
+    const auth = keys.authenticate(req);
+    if ('refused' in auth) {
+      return sendJson(res, 401, { errors: [{ message: auth.refused, extensions: { code: 'UNAUTHENTICATED' } }] });
     }
     if (req.method !== 'POST') {
       return sendJson(res, 405, { errors: [{ message: 'send GraphQL operations with POST', extensions: { code: 'BAD_REQUEST' } }] });
@@ -39,7 +42,7 @@ export function graphqlHandler(keys: KeyChecker, ctx: () => GraphqlContext, log:
     }
     const invalid = validate(schema, document, [...specifiedRules, operationLimits]);
     if (invalid.length) return sendJson(res, 200, { data: null, errors: invalid.map((e) => formatError(e, log)) });
-    const c = ctx();
+    const c = ctx(auth.principal);
     const result = await execute({
       schema,
       document,
@@ -49,7 +52,8 @@ export function graphqlHandler(keys: KeyChecker, ctx: () => GraphqlContext, log:
       operationName: typeof body.operationName === 'string' ? body.operationName : undefined,
     });
     const errors = result.errors?.map((e) => formatError(e, log));
-    sendJson(res, 200, errors ? { data: result.data ?? null, errors } : { data: result.data });
+    const status = errors?.some((e) => e.extensions.code === 'FORBIDDEN') ? 403 : 200;
+    sendJson(res, status, errors ? { data: result.data ?? null, errors } : { data: result.data });
   };
 }
 

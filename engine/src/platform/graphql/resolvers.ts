@@ -1,22 +1,37 @@
 // Resolvers of the control plane schema: a root object for Query/Mutation and small view classes whose
-// fields and methods graphql-js resolves by name. All state lives in ControlPlane; views only present it.
+// fields and methods graphql-js resolves by name. All state lives in ControlPlane and KeyRing; views only present
+// it, and the guard keeps each key to its scope before anything is read or changed.
 import type { ControlPlane, DeployedEndpoint } from '../controlPlane/service';
+import type { KeyRing } from '../controlPlane/keys';
 import type { AppRow, BuildRow, EnvironmentRow } from '../store/types';
-import type { EndpointHealth } from '../../protocol/controlPlane';
+import type { AuditEntry, EndpointHealth } from '../../protocol/controlPlane';
+import { AUDIT_DEFAULT_LIMIT, AUDIT_MAX_LIMIT, type AuditTarget } from '../controlPlane/audit';
+import { mayReadSecrets } from '../auth';
 import { badRequest } from '../errors';
 import { INSTANCE_ID } from '../jobs/jobEngine';
+import type { Guard } from './guard';
 
 /** The wire shape is the client's (engine/src/api): one definition for both ends of the API. */
 export type EndpointHealthView = EndpointHealth;
 
 export interface GraphqlContext {
   cp: ControlPlane;
+  keys: KeyRing;
+  /** The key of this request and its scope. */
+  guard: Guard;
   baseUrl: string;
   version: string;
   health(endpointId: string): EndpointHealthView;
   /** Host notes of an endpoint (missing system packages, a driver below min_cuda_version). */
   notes(ep: DeployedEndpoint): string[];
+  audit(q: { app?: string; keyName?: string; limit: number }): Promise<AuditEntry[]>;
 }
+
+/** The value of an endpoint's STRATO_API_KEY (the deployer's key, for calls to other endpoints) is never answered. */
+const KEY_VARIABLES = new Set(['STRATO_API_KEY']);
+const HIDDEN_KEY = '(hidden: an API key is never shown)';
+/** An invoke key sees which variables an endpoint has, not their values. */
+const HIDDEN_VALUE = '(hidden: reading values needs a deploy or admin key)';
 
 type Args = Record<string, unknown>;
 const str = (v: unknown): string => (typeof v === 'string' ? v : '');
@@ -36,7 +51,7 @@ class AppView {
     const e = this.ctx.cp.environmentsOf(this.row.id).find((x) => x.name === a.name);
     return e ? new EnvironmentView(e, this.ctx) : null;
   };
-  builds = () => this.ctx.cp.buildsOf(this.row.id).map((b) => new BuildView(b));
+  builds = () => this.ctx.cp.buildsOf(this.row.id).map((b) => new BuildView(b, this.ctx));
   volumes = () => this.ctx.cp.volumes(this.row.id);
 }
 
@@ -52,7 +67,7 @@ class EnvironmentView {
   createdAt = () => this.row.created_at;
   activeBuild = () => {
     const b = this.row.active_build_id ? this.ctx.cp.build(this.row.active_build_id) : undefined;
-    return b ? new BuildView(b) : null;
+    return b ? new BuildView(b, this.ctx) : null;
   };
   endpoints = () => this.ctx.cp.endpointsOf(this.row.id).map((e) => new EndpointView(e, this.ctx));
   endpoint = (a: Args) => {
@@ -62,13 +77,19 @@ class EnvironmentView {
 }
 
 class BuildView {
-  constructor(private readonly row: BuildRow) {}
+  constructor(
+    private readonly row: BuildRow,
+    private readonly ctx: GraphqlContext,
+  ) {}
   id = () => this.row.id;
   appId = () => this.row.app_id;
   createdAt = () => this.row.created_at;
   size = () => this.row.size;
   sha256 = () => this.row.sha256;
-  manifest = () => this.row.manifest;
+  manifest = () => {
+    this.ctx.guard.secrets('build manifests');
+    return this.row.manifest;
+  };
   private parsed(): { project_name?: string; source_fingerprint?: string } {
     try {
       return JSON.parse(this.row.manifest) as { project_name?: string; source_fingerprint?: string };
@@ -106,7 +127,13 @@ class EndpointView {
   gpuIds = () => this.ep.config.gpuIds ?? null;
   gpuCount = () => this.ep.config.gpuCount;
   cpu = () => this.ep.config.cpu ?? null;
-  env = () => Object.entries(this.ep.config.env).map(([name, value]) => ({ name, value }));
+  env = () => {
+    const values = mayReadSecrets(this.ctx.guard.principal);
+    return Object.entries(this.ep.config.env).map(([name, value]) => ({
+      name,
+      value: KEY_VARIABLES.has(name) ? HIDDEN_KEY : values ? value : HIDDEN_VALUE,
+    }));
+  };
   sourceFingerprint = () => this.ep.config.sourceFingerprint;
   createdAt = () => this.ep.createdAt;
   updatedAt = () => this.ep.updatedAt;
@@ -123,53 +150,114 @@ class EndpointView {
 
 /** The root value: Query and Mutation fields. */
 export function rootValue(ctx: GraphqlContext): Record<string, (a: Args) => unknown> {
-  const { cp } = ctx;
+  const { cp, guard: g } = ctx;
+  const by = g.principal;
+  const appName = (appId: string) => cp.mustApp(appId).name;
+  /** A record found by id is shown only to a key that reaches its app. */
+  const visible = <T>(row: T | undefined, appId: (r: T) => string): T | undefined => {
+    if (row) g.see(appName(appId(row)));
+    return row;
+  };
   const app = (r: AppRow | undefined) => (r ? new AppView(r, ctx) : null);
   const env = (r: EnvironmentRow | undefined) => (r ? new EnvironmentView(r, ctx) : null);
   const ep = (e: DeployedEndpoint | undefined) => (e ? new EndpointView(e, ctx) : null);
+  /** `what` says the change in words for the refusal: `delete endpoints of`, followed by the app. */
+  const changeApp = (operation: string, appId: string, what: string, target: AuditTarget = cp.target('app', appId)) => {
+    const a = cp.mustApp(appId);
+    return g.change(operation, { ...target, app: a.name }, `${what} app "${a.name}"`);
+  };
+  const changeEnvironment = (operation: string, environmentId: string, what: string) => {
+    const e = cp.mustEnvironment(environmentId);
+    return changeApp(operation, e.app_id, what, cp.target('environment', e.id));
+  };
   return {
-    apps: () => cp.listApps().map((a) => new AppView(a, ctx)),
+    apps: () =>
+      cp
+        .listApps()
+        .filter((a) => g.canSee(a.name))
+        .map((a) => new AppView(a, ctx)),
     app: (a) => {
       if ((a.id == null) === (a.name == null)) throw badRequest('app(...) needs exactly one of id and name');
-      return app(a.id != null ? cp.app(str(a.id)) : cp.appByName(str(a.name)));
+      if (a.name != null) g.see(str(a.name));
+      return app(a.id != null ? visible(cp.app(str(a.id)), (r) => r.id) : cp.appByName(str(a.name)));
     },
-    environment: (a) => env(cp.environment(str(a.id))),
+    environment: (a) => env(visible(cp.environment(str(a.id)), (r) => r.app_id)),
     build: (a) => {
-      const b = cp.build(str(a.id));
-      return b ? new BuildView(b) : null;
+      const b = visible(cp.build(str(a.id)), (r) => r.app_id);
+      return b ? new BuildView(b, ctx) : null;
     },
-    endpoint: (a) => ep(cp.endpoint(str(a.id))),
+    endpoint: (a) => ep(visible(cp.endpoint(str(a.id)), (r) => r.appId)),
     endpointByName: (a) => {
+      g.see(str(a.app));
       const appRow = cp.appByName(str(a.app));
       const envRow = appRow && cp.environmentsOf(appRow.id).find((e) => e.name === a.environment);
       return ep(envRow ? cp.endpointsOf(envRow.id).find((e) => e.name === a.name) : undefined);
     },
-    endpoints: (a) => (a.environmentId != null ? cp.endpointsOf(str(a.environmentId)) : cp.listEndpoints()).map((e) => ep(e)),
-    volumes: (a) => cp.volumes(optStr(a.appId)),
+    endpoints: (a) => {
+      if (a.environmentId == null)
+        return cp
+          .listEndpoints()
+          .filter((e) => g.canSee(appName(e.appId)))
+          .map((e) => ep(e));
+      const e = visible(cp.environment(str(a.environmentId)), (r) => r.app_id);
+      return e ? cp.endpointsOf(e.id).map((x) => ep(x)) : [];
+    },
+    volumes: (a) => {
+      if (a.appId == null) return cp.volumes().filter((v) => g.canSee(appName(v.appId)));
+      const r = visible(cp.app(str(a.appId)), (x) => x.id);
+      return r ? cp.volumes(r.id) : [];
+    },
     platform: () => ({ version: ctx.version, baseUrl: ctx.baseUrl, instanceId: INSTANCE_ID, datacenters: cp.capabilities.datacenters ?? null }),
+    keys: () => {
+      g.adminRead('listing keys');
+      return ctx.keys.list();
+    },
+    audit: (a) => {
+      g.adminRead('reading the audit log');
+      const limit = a.limit == null ? AUDIT_DEFAULT_LIMIT : Number(a.limit);
+      if (!Number.isInteger(limit) || limit < 1 || limit > AUDIT_MAX_LIMIT)
+        throw badRequest(`limit must be an integer from 1 to ${AUDIT_MAX_LIMIT}, got ${a.limit}`);
+      return ctx.audit({ app: optStr(a.app), keyName: optStr(a.key), limit });
+    },
 
-    createApp: async (a) => app(await cp.createApp(str(a.name))),
+    createApp: async (a) => {
+      const name = str(a.name);
+      await g.change('createApp', { type: 'app', id: null, name, app: name }, `create app "${name}"`);
+      return app(await cp.createApp(by, name));
+    },
     deleteApp: async (a) => {
-      await cp.deleteApp(str(a.id));
+      await changeApp('deleteApp', str(a.id), 'delete');
+      await cp.deleteApp(by, str(a.id));
       return true;
     },
-    createEnvironment: async (a) => env(await cp.createEnvironment(str(a.appId), str(a.name))),
+    createEnvironment: async (a) => {
+      await changeApp('createEnvironment', str(a.appId), 'create environments in');
+      return env(await cp.createEnvironment(by, str(a.appId), str(a.name)));
+    },
     deleteEnvironment: async (a) => {
-      await cp.deleteEnvironment(str(a.id));
+      await changeEnvironment('deleteEnvironment', str(a.id), 'delete environments of');
+      await cp.deleteEnvironment(by, str(a.id));
       return true;
     },
-    requestBuildUpload: (a) => {
-      cp.mustApp(str(a.appId));
+    requestBuildUpload: async (a) => {
+      await changeApp('requestBuildUpload', str(a.appId), 'upload builds to');
       const up = cp.artifacts.beginUpload(str(a.appId), Number(a.size));
       return { uploadId: up.id, url: `${ctx.baseUrl}/_uploads/${up.id}`, expiresAt: up.expiresAt };
     },
-    finalizeBuild: async (a) => new BuildView(await cp.finalizeBuild(str(a.appId), str(a.uploadId), optStr(a.manifest))),
-    deployBuild: async (a) => env(await cp.deployBuild(str(a.environmentId), str(a.buildId))),
+    finalizeBuild: async (a) => {
+      await changeApp('finalizeBuild', str(a.appId), 'upload builds to');
+      return new BuildView(await cp.finalizeBuild(by, str(a.appId), str(a.uploadId), optStr(a.manifest)), ctx);
+    },
+    deployBuild: async (a) => {
+      await changeEnvironment('deployBuild', str(a.environmentId), 'deploy builds of');
+      return env(await cp.deployBuild(by, str(a.environmentId), str(a.buildId)));
+    },
     saveEndpoint: async (a) => {
       const i = (a.input ?? {}) as Args;
+      await changeEnvironment('saveEndpoint', str(i.environmentId), 'save endpoints in');
       const envList = Array.isArray(i.env) ? (i.env as Array<{ name: string; value: string }>) : undefined;
       return ep(
-        await cp.saveEndpoint({
+        await cp.saveEndpoint(by, {
           environmentId: str(i.environmentId),
           name: str(i.name),
           buildId: optStr(i.buildId),
@@ -183,12 +271,25 @@ export function rootValue(ctx: GraphqlContext): Record<string, (a: Args) => unkn
       );
     },
     deleteEndpoint: async (a) => {
-      await cp.deleteEndpoint(str(a.id));
+      const e = cp.endpoint(str(a.id));
+      if (e) await changeApp('deleteEndpoint', e.appId, 'delete endpoints of', cp.target('endpoint', e.id));
+      await cp.deleteEndpoint(by, str(a.id));
       return true;
     },
     deleteVolume: async (a) => {
-      await cp.deleteVolume(str(a.appId), str(a.name), optStr(a.datacenter));
+      const appId = str(a.appId);
+      await changeApp('deleteVolume', appId, 'delete volumes of', { type: 'volume', id: null, name: str(a.name), app: null });
+      await cp.deleteVolume(by, appId, str(a.name), optStr(a.datacenter));
       return true;
+    },
+    createKey: async (a) => {
+      await g.admin('createKey', { type: 'key', id: null, name: str(a.name), app: null }, 'creating keys');
+      const apps = Array.isArray(a.apps) ? (a.apps as string[]) : [];
+      return ctx.keys.create(by, str(a.name), str(a.scope), apps);
+    },
+    revokeKey: async (a) => {
+      await g.admin('revokeKey', { type: 'key', id: null, name: str(a.key), app: null }, 'revoking keys');
+      return ctx.keys.revoke(by, str(a.key));
     },
   };
 }

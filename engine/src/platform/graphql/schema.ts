@@ -1,9 +1,11 @@
-// The control plane's GraphQL schema (SDL). Every operation needs the account key. JSON documents (the
-// manifest) travel as strings; times are milliseconds since the epoch as Float (GraphQL Int is 32-bit).
+// The control plane's GraphQL schema (SDL). Every operation needs an API key, and each key reaches what its scope
+// allows (docs/security.md). JSON documents (the manifest) travel as strings; times are milliseconds since the epoch
+// as Float (GraphQL Int is 32-bit).
+import { KEY_SCOPES } from '../../protocol/controlPlane';
 
 export const typeDefs = /* GraphQL */ `
   type Query {
-    "Every app of the account."
+    "Every app the key reaches."
     apps: [App!]!
     "An app by id or by name (exactly one of the two)."
     app(id: ID, name: String): App
@@ -17,6 +19,10 @@ export const typeDefs = /* GraphQL */ `
     "Network volumes: an app's, or every app's."
     volumes(appId: ID): [Volume!]!
     platform: PlatformInfo!
+    "Every API key, revoked ones included (admin keys only)."
+    keys: [ApiKey!]!
+    "Control-plane changes and refused attempts, newest first (admin keys only). limit: 1..10000, default 50."
+    audit(app: String, key: String, limit: Int): [AuditEntry!]!
   }
 
   type Mutation {
@@ -38,6 +44,56 @@ export const typeDefs = /* GraphQL */ `
     deleteEndpoint(id: ID!): Boolean!
     "Deletes a network volume and its files; refused while an endpoint mounts it. datacenter is needed when the name is in several."
     deleteVolume(appId: ID!, name: String!, datacenter: String): Boolean!
+    "Creates an API key (admin keys only); the answer is the only time the key itself is shown."
+    createKey(name: String!, scope: KeyScope!, apps: [String!]): CreatedKey!
+    "Revokes a key by id, or by the name of an active key (admin keys only); it is refused from then on."
+    revokeKey(key: String!): ApiKey!
+  }
+
+  "admin: everything. deploy: changes and calls on the named apps. invoke: calls only (named apps, or every app)."
+  enum KeyScope {
+    ${KEY_SCOPES.join('\n    ')}
+  }
+
+  type ApiKey {
+    id: ID!
+    name: String!
+    scope: KeyScope!
+    "App names the key reaches; empty: every app."
+    apps: [String!]!
+    "The first characters of the key, to recognise it."
+    prefix: String!
+    createdAt: Float
+    createdBy: String
+    lastUsedAt: Float
+    revokedAt: Float
+    revokedBy: String
+    "The platform key (key file or --api-key): an admin key the API cannot revoke."
+    builtin: Boolean!
+  }
+
+  type CreatedKey {
+    key: ApiKey!
+    "The key itself. Only its SHA-256 hash is kept: it cannot be shown again."
+    secret: String!
+  }
+
+  type AuditEntry {
+    seq: Float!
+    at: Float!
+    keyId: String!
+    keyName: String!
+    "The mutation: createApp, saveEndpoint, revokeKey..."
+    operation: String!
+    "ok, or denied (the key asked for a change outside its scope)."
+    outcome: String!
+    app: String
+    "app, environment, build, endpoint or key."
+    targetType: String!
+    targetId: String
+    targetName: String
+    "JSON: what changed (names of environment variables, never their values), or why it was denied."
+    detail: String
   }
 
   type PlatformInfo {
@@ -93,7 +149,7 @@ export const typeDefs = /* GraphQL */ `
 
   type BuildUpload {
     uploadId: ID!
-    "HTTP PUT the tar.gz here with the account key; Content-Length must equal size."
+    "HTTP PUT the tar.gz here with a key that may deploy to the app; Content-Length must equal size."
     url: String!
     expiresAt: Float!
   }

@@ -2,8 +2,10 @@
 // jobs.endpoint_id has no foreign key on purpose: a group commit must never fail because an endpoint was
 // deleted meanwhile; deleting an endpoint deletes its jobs explicitly.
 // Times are milliseconds since the epoch (bigint); JSON documents are kept as text so they are stored as sent.
+// Migrations: every statement is idempotent (`if not exists`) and runs at each start, so a data dir of an older
+// version gains what was added since. Version 2 added api_keys and audit_log (per-person keys, issue 16).
 
-export const SCHEMA_VERSION = '1';
+export const SCHEMA_VERSION = '2';
 
 export const schemaSql = `
 create table if not exists meta (
@@ -63,4 +65,32 @@ create table if not exists jobs (
 );
 create index if not exists jobs_by_endpoint_status on jobs (endpoint_id, status);
 create index if not exists jobs_by_expiry on jobs (expires_at) where expires_at is not null;
+create table if not exists api_keys (
+  id text primary key,
+  name text not null,
+  hash text not null unique,
+  prefix text not null,
+  scope text not null,
+  apps text not null,
+  created_at bigint not null,
+  created_by text not null,
+  last_used_at bigint,
+  revoked_at bigint,
+  revoked_by text
+);
+create unique index if not exists api_keys_active_name on api_keys (name) where revoked_at is null;
+create table if not exists audit_log (
+  seq bigserial primary key,
+  at bigint not null,
+  key_id text not null,
+  key_name text not null,
+  operation text not null,
+  outcome text not null,
+  app text,
+  target_type text not null,
+  target_id text,
+  target_name text,
+  detail text
+);
+create index if not exists audit_log_by_app on audit_log (app, seq);
 `;

@@ -1,8 +1,16 @@
-// PlatformStore over any SqlDriver. Control-plane writes are one statement each (rare); job writes arrive
-// as group-commit batches and are applied with one statement per batch (JSON arrays expanded in SQL), because
-// a statement costs far more than a row on an embedded database.
+// PlatformStore over any SqlDriver. Control-plane writes are rare: each is one transaction with its audit entry.
+// Job writes arrive as group-commit batches and are applied with one statement per batch (JSON arrays expanded in
+// SQL), because a statement costs far more than a row on an embedded database.
 import { SCHEMA_VERSION, schemaSql } from './schema';
-import type { AppRow, BuildRow, EndpointRow, EnvironmentRow, JobBatch, JobRow, PlatformStore, SqlDriver } from './types';
+import type { AppRow, AuditQuery, AuditRow, BuildRow, EndpointRow, EnvironmentRow, JobBatch, JobRow, KeyRow, PlatformStore, SqlDriver } from './types';
+
+type Tx = Pick<SqlDriver, 'query'>;
+
+const AUDIT_COLUMNS = ['at', 'key_id', 'key_name', 'operation', 'outcome', 'app', 'target_type', 'target_id', 'target_name', 'detail'] as const;
+const INSERT_AUDIT = `insert into audit_log (${AUDIT_COLUMNS.join(', ')}) values (${AUDIT_COLUMNS.map((_, i) => `$${i + 1}`).join(', ')})`;
+
+/** bigint columns come back as strings from some drivers (pg); the platform works with numbers. */
+const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
 
 const JOB_STATE_COLUMNS = [
   'status',
@@ -30,18 +38,26 @@ export class SqlStore implements PlatformStore {
   static async open(db: SqlDriver): Promise<SqlStore> {
     await db.exec('set standard_conforming_strings = on');
     await db.exec(schemaSql);
-    await db.query(`insert into meta (key, value) values ('schema_version', $1) on conflict (key) do nothing`, [SCHEMA_VERSION]);
+    await db.query(`insert into meta (key, value) values ('schema_version', $1) on conflict (key) do update set value = excluded.value`, [SCHEMA_VERSION]);
     return new SqlStore(db);
+  }
+
+  /** A control-plane change and the audit entry that records it, in one transaction. */
+  private change(audit: AuditRow, fn: (tx: Tx) => Promise<unknown>): Promise<void> {
+    return this.db.transaction(async (tx) => {
+      await fn(tx);
+      await insertAudit(tx, audit);
+    });
   }
 
   listApps(): Promise<AppRow[]> {
     return this.db.query<AppRow>('select * from apps order by created_at');
   }
-  async insertApp(r: AppRow): Promise<void> {
-    await this.db.query('insert into apps (id, name, created_at) values ($1, $2, $3)', [r.id, r.name, r.created_at]);
+  insertApp(r: AppRow, audit: AuditRow): Promise<void> {
+    return this.change(audit, (tx) => tx.query('insert into apps (id, name, created_at) values ($1, $2, $3)', [r.id, r.name, r.created_at]));
   }
-  async deleteApp(id: string): Promise<void> {
-    await this.db.transaction(async (tx) => {
+  deleteApp(id: string, audit: AuditRow): Promise<void> {
+    return this.change(audit, async (tx) => {
       await tx.query('delete from jobs where endpoint_id in (select id from endpoints where app_id = $1)', [id]);
       await tx.query('delete from apps where id = $1', [id]);
     });
@@ -50,20 +66,22 @@ export class SqlStore implements PlatformStore {
   listEnvironments(): Promise<EnvironmentRow[]> {
     return this.db.query<EnvironmentRow>('select * from environments order by created_at');
   }
-  async insertEnvironment(r: EnvironmentRow): Promise<void> {
-    await this.db.query('insert into environments (id, app_id, name, active_build_id, created_at) values ($1, $2, $3, $4, $5)', [
-      r.id,
-      r.app_id,
-      r.name,
-      r.active_build_id,
-      r.created_at,
-    ]);
+  insertEnvironment(r: EnvironmentRow, audit: AuditRow): Promise<void> {
+    return this.change(audit, (tx) =>
+      tx.query('insert into environments (id, app_id, name, active_build_id, created_at) values ($1, $2, $3, $4, $5)', [
+        r.id,
+        r.app_id,
+        r.name,
+        r.active_build_id,
+        r.created_at,
+      ]),
+    );
   }
-  async setActiveBuild(environmentId: string, buildId: string): Promise<void> {
-    await this.db.query('update environments set active_build_id = $2 where id = $1', [environmentId, buildId]);
+  setActiveBuild(environmentId: string, buildId: string, audit: AuditRow): Promise<void> {
+    return this.change(audit, (tx) => tx.query('update environments set active_build_id = $2 where id = $1', [environmentId, buildId]));
   }
-  async deleteEnvironment(id: string): Promise<void> {
-    await this.db.transaction(async (tx) => {
+  deleteEnvironment(id: string, audit: AuditRow): Promise<void> {
+    return this.change(audit, async (tx) => {
       await tx.query('delete from jobs where endpoint_id in (select id from endpoints where environment_id = $1)', [id]);
       await tx.query('delete from environments where id = $1', [id]);
     });
@@ -72,34 +90,78 @@ export class SqlStore implements PlatformStore {
   listBuilds(): Promise<BuildRow[]> {
     return this.db.query<BuildRow>('select * from builds order by created_at');
   }
-  async insertBuild(r: BuildRow): Promise<void> {
-    await this.db.query('insert into builds (id, app_id, created_at, size, sha256, manifest) values ($1, $2, $3, $4, $5, $6)', [
-      r.id,
-      r.app_id,
-      r.created_at,
-      r.size,
-      r.sha256,
-      r.manifest,
-    ]);
+  insertBuild(r: BuildRow, audit: AuditRow): Promise<void> {
+    return this.change(audit, (tx) =>
+      tx.query('insert into builds (id, app_id, created_at, size, sha256, manifest) values ($1, $2, $3, $4, $5, $6)', [
+        r.id,
+        r.app_id,
+        r.created_at,
+        r.size,
+        r.sha256,
+        r.manifest,
+      ]),
+    );
   }
 
   listEndpoints(): Promise<EndpointRow[]> {
     return this.db.query<EndpointRow>('select * from endpoints order by created_at');
   }
-  async saveEndpoint(r: EndpointRow): Promise<void> {
-    await this.db.query(
-      `insert into endpoints (id, app_id, environment_id, name, build_id, config, created_at, updated_at)
+  saveEndpoint(r: EndpointRow, audit: AuditRow): Promise<void> {
+    return this.change(audit, (tx) =>
+      tx.query(
+        `insert into endpoints (id, app_id, environment_id, name, build_id, config, created_at, updated_at)
        values ($1, $2, $3, $4, $5, $6, $7, $8)
        on conflict (id) do update set name = excluded.name, build_id = excluded.build_id,
          config = excluded.config, updated_at = excluded.updated_at`,
-      [r.id, r.app_id, r.environment_id, r.name, r.build_id, r.config, r.created_at, r.updated_at],
+        [r.id, r.app_id, r.environment_id, r.name, r.build_id, r.config, r.created_at, r.updated_at],
+      ),
     );
   }
-  async deleteEndpoint(id: string): Promise<void> {
-    await this.db.transaction(async (tx) => {
+  deleteEndpoint(id: string, audit: AuditRow): Promise<void> {
+    return this.change(audit, async (tx) => {
       await tx.query('delete from jobs where endpoint_id = $1', [id]);
       await tx.query('delete from endpoints where id = $1', [id]);
     });
+  }
+
+  async listKeys(): Promise<KeyRow[]> {
+    const rows = await this.db.query<KeyRow>('select * from api_keys order by created_at, id');
+    return rows.map((r) => ({ ...r, created_at: Number(r.created_at), last_used_at: num(r.last_used_at), revoked_at: num(r.revoked_at) }));
+  }
+  insertKey(r: KeyRow, audit: AuditRow): Promise<void> {
+    return this.change(audit, (tx) =>
+      tx.query(
+        `insert into api_keys (id, name, hash, prefix, scope, apps, created_at, created_by, last_used_at, revoked_at, revoked_by)
+         values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+        [r.id, r.name, r.hash, r.prefix, r.scope, r.apps, r.created_at, r.created_by, r.last_used_at, r.revoked_at, r.revoked_by],
+      ),
+    );
+  }
+  revokeKey(id: string, revokedAt: number, revokedBy: string, audit: AuditRow): Promise<void> {
+    return this.change(audit, (tx) =>
+      tx.query('update api_keys set revoked_at = $2, revoked_by = $3 where id = $1 and revoked_at is null', [id, revokedAt, revokedBy]),
+    );
+  }
+  async touchKeys(lastUsed: Array<{ id: string; last_used_at: number }>): Promise<void> {
+    if (lastUsed.length === 0) return;
+    await this.db.query(
+      `update api_keys k set last_used_at = greatest(coalesce(k.last_used_at, 0), u.last_used_at)
+       from json_to_recordset($1::json) as u(id text, last_used_at bigint) where k.id = u.id`,
+      [JSON.stringify(lastUsed)],
+    );
+  }
+
+  insertAudit(r: AuditRow): Promise<void> {
+    return insertAudit(this.db, r);
+  }
+  async listAudit(q: AuditQuery): Promise<AuditRow[]> {
+    const where: string[] = [];
+    const params: unknown[] = [];
+    if (q.app !== undefined) where.push(`app = $${params.push(q.app)}`);
+    if (q.keyName !== undefined) where.push(`key_name = $${params.push(q.keyName)}`);
+    const sql = `select * from audit_log ${where.length ? `where ${where.join(' and ')}` : ''} order by seq desc limit $${params.push(q.limit)}`;
+    const rows = await this.db.query<AuditRow>(sql, params);
+    return rows.map((r) => ({ ...r, seq: Number(r.seq), at: Number(r.at) }));
   }
 
   loadJobs(): Promise<JobRow[]> {
@@ -134,4 +196,11 @@ export class SqlStore implements PlatformStore {
   close(): Promise<void> {
     return this.db.close();
   }
+}
+
+async function insertAudit(tx: Tx, r: AuditRow): Promise<void> {
+  await tx.query(
+    INSERT_AUDIT,
+    AUDIT_COLUMNS.map((c) => r[c]),
+  );
 }

@@ -1,5 +1,5 @@
-// The one store interface of the platform: control-plane records (apps, environments, builds, endpoints) and
-// jobs. sqlStore.ts implements it with SQL that runs on PGlite (embedded) or on a PostgreSQL server.
+// The one store interface of the platform: control-plane records (apps, environments, builds, endpoints, API keys),
+// the audit log and jobs. sqlStore.ts implements it with SQL that runs on PGlite (embedded) or on a PostgreSQL server.
 
 export type JobStatus = 'IN_QUEUE' | 'IN_PROGRESS' | 'COMPLETED' | 'FAILED' | 'CANCELLED' | 'TIMED_OUT';
 export type JobKind = 'run' | 'runsync';
@@ -71,26 +71,81 @@ export interface EndpointRow {
   updated_at: number;
 }
 
+/** An API key as stored: its SHA-256 hash, never the key. */
+export interface KeyRow {
+  id: string;
+  name: string;
+  /** SHA-256 of the key, hex. */
+  hash: string;
+  prefix: string;
+  scope: string;
+  /** JSON array of app names; [] for every app. */
+  apps: string;
+  created_at: number;
+  /** Id of the key that created it. */
+  created_by: string;
+  last_used_at: number | null;
+  revoked_at: number | null;
+  revoked_by: string | null;
+}
+
+/** One entry of the audit log. `seq` is given by the store. */
+export interface AuditRow {
+  seq?: number;
+  at: number;
+  key_id: string;
+  key_name: string;
+  operation: string;
+  outcome: 'ok' | 'denied';
+  app: string | null;
+  target_type: string;
+  target_id: string | null;
+  target_name: string | null;
+  /** JSON text. */
+  detail: string | null;
+}
+
+export interface AuditQuery {
+  app?: string;
+  keyName?: string;
+  limit: number;
+}
+
+/**
+ * Every control-plane write takes the audit entry that records it, written in the same transaction: a change is
+ * never stored without the key that made it.
+ */
 export interface PlatformStore {
   listApps(): Promise<AppRow[]>;
-  insertApp(row: AppRow): Promise<void>;
+  insertApp(row: AppRow, audit: AuditRow): Promise<void>;
   /** Deletes the app with its environments, builds, endpoints and their jobs. */
-  deleteApp(id: string): Promise<void>;
+  deleteApp(id: string, audit: AuditRow): Promise<void>;
 
   listEnvironments(): Promise<EnvironmentRow[]>;
-  insertEnvironment(row: EnvironmentRow): Promise<void>;
-  setActiveBuild(environmentId: string, buildId: string): Promise<void>;
+  insertEnvironment(row: EnvironmentRow, audit: AuditRow): Promise<void>;
+  setActiveBuild(environmentId: string, buildId: string, audit: AuditRow): Promise<void>;
   /** Deletes the environment with its endpoints and their jobs. */
-  deleteEnvironment(id: string): Promise<void>;
+  deleteEnvironment(id: string, audit: AuditRow): Promise<void>;
 
   listBuilds(): Promise<BuildRow[]>;
-  insertBuild(row: BuildRow): Promise<void>;
+  insertBuild(row: BuildRow, audit: AuditRow): Promise<void>;
 
   listEndpoints(): Promise<EndpointRow[]>;
   /** Inserts or replaces the endpoint with this id. */
-  saveEndpoint(row: EndpointRow): Promise<void>;
+  saveEndpoint(row: EndpointRow, audit: AuditRow): Promise<void>;
   /** Deletes the endpoint and its jobs. */
-  deleteEndpoint(id: string): Promise<void>;
+  deleteEndpoint(id: string, audit: AuditRow): Promise<void>;
+
+  listKeys(): Promise<KeyRow[]>;
+  insertKey(row: KeyRow, audit: AuditRow): Promise<void>;
+  revokeKey(id: string, revokedAt: number, revokedBy: string, audit: AuditRow): Promise<void>;
+  /** Records when keys were last used (a later time than the stored one wins). */
+  touchKeys(lastUsed: Array<{ id: string; last_used_at: number }>): Promise<void>;
+
+  /** An entry that goes with no change (a refused attempt). */
+  insertAudit(row: AuditRow): Promise<void>;
+  /** Newest first. */
+  listAudit(q: AuditQuery): Promise<AuditRow[]>;
 
   /** Every stored job (the platform keeps the live ones in memory). */
   loadJobs(): Promise<JobRow[]>;
