@@ -99,7 +99,20 @@ test(
       `import os
 import socket
 
-from strato import Endpoint
+from strato import Endpoint, NetworkVolume
+
+
+@Endpoint(name="tools", cpu="cpu3c-1-2", system_dependencies=["bsdutils"], volume=NetworkVolume(name="cache", size=10))
+def tools(text: str) -> dict:
+    """Runs a program of a Debian package (not in the base image) and keeps a file on the volume."""
+    import subprocess
+
+    folder = os.environ["STRATO_VOLUME_PATH"]
+    with open(os.path.join(folder, "note.txt"), "a") as f:
+        f.write(text)
+    version = subprocess.run(["/usr/bin/script", "--version"], capture_output=True, text=True).stdout.strip()
+    with open(os.path.join(folder, "note.txt")) as f:
+        return {"folder": folder, "note": f.read(), "script": version}
 
 
 @Endpoint(name="caller", cpu="cpu3c-1-2")
@@ -141,7 +154,7 @@ def ticks(n: int):
 
     const label = `strato.preview=${previewKey(dir)}`;
     const running = await listContainers(d.engine, label);
-    assert.equal(running.length, 5, 'one container per endpoint');
+    assert.equal(running.length, 6, 'one container per endpoint');
     assert.ok(running.every((c) => c.State === 'running'));
     assert.equal((await listNetworks(d.engine, label)).length, 1);
 
@@ -152,6 +165,13 @@ def ticks(n: int):
     assert.equal(hello.json.status, 'COMPLETED', JSON.stringify(hello.json));
     const lb = await post(`${url('lb-api')}/process`, key, { text: 'Hello' });
     assert.deepEqual(lb.json, { text: 'Hello', length: 5 });
+
+    // system_dependencies are in the endpoint's image; its volume is mounted read-write at /strato-volume.
+    assert.match(out, /^ {2}tools {2}\[strato\/worker-cpu:py3\.\d+-sys-[0-9a-f]{12}\]/m);
+    const tools = await post(`${url('tools')}/runsync`, key, { input: { text: 'kept' } });
+    assert.equal(tools.json.status, 'COMPLETED', JSON.stringify(tools.json));
+    assert.deepEqual([tools.json.output.folder, tools.json.output.note], ['/strato-volume', 'kept']);
+    assert.match(tools.json.output.script, /^script from util-linux/);
 
     const called = await post(`${url('caller')}/runsync`, key, { input: { text: 'abc' } });
     assert.equal(called.json.status, 'COMPLETED', JSON.stringify(called.json));
@@ -181,7 +201,7 @@ def ticks(n: int):
     assert.equal(await first.exited, 0, first.err());
     assert.match(second.out(), /Preview running\./, second.err());
     const now = await listContainers(d.engine, label);
-    assert.equal(now.length, 5);
+    assert.equal(now.length, 6);
     assert.ok(
       now.every((c) => !running.some((o) => o.Id === c.Id)),
       "the first preview's containers are gone",

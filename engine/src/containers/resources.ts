@@ -162,3 +162,21 @@ export async function runtimes(d: DockerEngine): Promise<string[]> {
   const info = await d.json<{ Runtimes?: Record<string, unknown> }>('GET', '/info');
   return Object.keys(info.Runtimes ?? {});
 }
+
+/** `docker build` of a context tar (a Dockerfile at its root), tagged `ref`; the engine's error, if any, is thrown. */
+export async function buildImage(d: DockerEngine, ref: string, context: NodeJS.ReadableStream): Promise<void> {
+  const r = await d.upload(`/build?${q({ t: ref, q: true, rm: true, forcerm: true })}`, context, 'application/x-tar');
+  const text = r.body.toString('utf8');
+  const err = text
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => {
+      try {
+        return JSON.parse(l) as { error?: string };
+      } catch {
+        return {};
+      }
+    })
+    .find((l) => l.error);
+  if (r.status >= 300 || err) throw new EngineError(err?.error ?? `image build answered ${r.status}: ${text.slice(0, 200)}`, r.status);
+}

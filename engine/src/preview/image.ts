@@ -1,12 +1,13 @@
 // `strato preview image`: a base image made from this machine's own Python (interpreter, standard library and the
 // shared libraries ldd lists), imported into the local engine like `docker import`; no registry is needed.
 import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import * as tar from 'tar';
-import { DockerEngine, importImage } from '../containers';
+import { buildImage, DockerEngine, importImage } from '../containers';
 import { UserError } from '../util/errors';
 
 const run = promisify(execFile);
@@ -137,6 +138,66 @@ export async function buildBaseImage(o: {
       await engine.call('POST', `/images/${encodeURIComponent(first)}/tag?repo=${encodeURIComponent(repo)}&tag=${encodeURIComponent(t)}`);
     }
     return { tags: o.tags, python: layout.executable, pythonVersion: layout.version, files, sizeBytes, ms: Date.now() - t0 };
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Package files a worker never needs. */
+const PACKAGE_SKIP = /^\/usr\/share\/(doc|man|info|locale|lintian|bug|bash-completion)\//;
+
+/** The image an endpoint with `system_dependencies` runs in: its base image plus those packages (a derived tag). */
+export function packageImageTag(base: string, packages: readonly string[]): string {
+  const hash = createHash('sha256')
+    .update([...packages].sort().join('\n'))
+    .digest('hex')
+    .slice(0, 12);
+  return `${base}-sys-${hash}`;
+}
+
+/**
+ * `system_dependencies` in a preview image: the base image has no package manager (it is made from this machine's
+ * Python), so the packages' files come from this machine, as the base image's do (`dpkg -L`, plus the shared
+ * libraries their programs load), in a layer over the base image. A package this machine lacks is named.
+ */
+export async function buildPackageImage(o: { engine: DockerEngine; base: string; tag: string; packages: readonly string[]; endpoint: string }): Promise<void> {
+  const files: string[] = [];
+  for (const pkg of o.packages) {
+    const listed = await run('dpkg', ['-L', pkg.split('=')[0]]).catch(() => null);
+    if (!listed)
+      throw new UserError(
+        `system_dependencies ${pkg} of endpoint ${o.endpoint} is not installed on this machine, and preview images take packages from this machine: ` +
+          `install it (apt-get install ${pkg.split('=')[0]}) and start the preview again.`,
+      );
+    for (const f of listed.stdout.split('\n')) {
+      if (!f.startsWith('/') || PACKAGE_SKIP.test(f)) continue;
+      const st = fs.lstatSync(f, { throwIfNoEntry: false });
+      if (st && (st.isFile() || st.isSymbolicLink())) files.push(f);
+    }
+  }
+  const elf = files.filter((f) => {
+    try {
+      const fd = fs.openSync(f, 'r');
+      const head = Buffer.alloc(4);
+      fs.readSync(fd, head, 0, 4, 0);
+      fs.closeSync(fd);
+      return head.toString('latin1') === '\x7fELF';
+    } catch {
+      return false;
+    }
+  });
+  const libs = await sharedLibraries(elf);
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'strato-image-'));
+  try {
+    for (const f of [...files, ...libs]) {
+      const at = path.join(dir, 'rootfs', f);
+      if (fs.existsSync(at)) continue;
+      fs.mkdirSync(path.dirname(at), { recursive: true });
+      fs.symlinkSync(f, at);
+    }
+    fs.writeFileSync(path.join(dir, 'Dockerfile'), `FROM ${o.base}\nCOPY rootfs/ /\n`);
+    const context = tar.c({ cwd: dir, follow: true, portable: true }, ['Dockerfile', 'rootfs']);
+    await buildImage(o.engine, o.tag, context as unknown as NodeJS.ReadableStream);
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }

@@ -16,6 +16,7 @@ import { UserError } from '../util/errors';
 import { removeLeftovers, replacePrevious } from './cleanup';
 import { forward, type Forwarder } from './forward';
 import { ContainerLauncher } from './launcher';
+import { buildPackageImage, packageImageTag } from './image';
 import { previewStateFile, writePreviewState } from './state';
 
 export type PreviewStep = 'build' | 'images' | 'network' | 'containers' | 'ready';
@@ -147,6 +148,7 @@ export async function startPreview(root: string, o: PreviewOptions = {}): Promis
         const cpuImage = o.cpuImage ?? (process.env.STRATO_PREVIEW_CPU_IMAGE || dotEnv.STRATO_PREVIEW_CPU_IMAGE || undefined);
         const gpuImage = o.gpuImage ?? (process.env.STRATO_PREVIEW_GPU_IMAGE || dotEnv.STRATO_PREVIEW_GPU_IMAGE || undefined);
         await checkImages(engine, b, images, { ...o, cpuImage, gpuImage });
+        await addPackages(engine, b, images, o.onProgress);
         end('images', t, [...new Set(images.values())].join(', '));
         t = begin('network');
         network = await createNetwork(engine, `strato-preview-${app}-${key.slice(0, 6)}`.toLowerCase(), labels);
@@ -201,6 +203,21 @@ async function checkImages(engine: DockerEngine, b: BuildResult, images: Map<str
       `image ${image} (for ${users.join(', ')}) is not in the Docker engine and cannot be pulled ` +
         `(${pulled.ok ? 'pulled, but not found' : pulled.message}): run strato preview image --tag ${image} to build it from this machine's Python.`,
     );
+  }
+}
+
+/** Endpoints with system_dependencies run in their image plus those packages (built once per image and package set). */
+async function addPackages(engine: DockerEngine, b: BuildResult, images: Map<string, string>, onProgress?: (m: string) => void): Promise<void> {
+  for (const [name, r] of Object.entries(b.manifest.resources)) {
+    const packages = r.system_dependencies ?? [];
+    const base = images.get(name);
+    if (!packages.length || !base) continue;
+    const tag = packageImageTag(base, packages);
+    if (!(await imageExists(engine, tag))) {
+      onProgress?.(`adding ${packages.join(', ')} to ${base}`);
+      await buildPackageImage({ engine, base, tag, packages, endpoint: name });
+    }
+    images.set(name, tag);
   }
 }
 
