@@ -102,7 +102,7 @@ export function register(program: Command): void {
     .command('get')
     .description("show an environment's endpoints and their URLs")
     .argument('<NAME>', 'environment name')
-    .option('--json', 'print JSON: {app, environment, buildId, endpoints: [{name, type, id, url, routes}]}')
+    .option('--json', 'print JSON: {app, environment, buildId, endpoints: [{name, type, id, url, routes, executionTimeoutMs}]}')
     .action(async (name: string, opts: { json?: boolean }) => {
       const { app, target, environments } = await environmentCommand();
       const s = await environments.getEnvironment(target, app, name);

@@ -9,8 +9,9 @@ import { register as platform } from './platform';
 import { register as preview } from './preview';
 import { register as check } from './check';
 import { register as trust } from './trust';
+import { register as client } from './client';
 
-const commands: Array<(program: Command) => void> = [init, dev, build, check, deploy, preview, platform, trust];
+const commands: Array<(program: Command) => void> = [init, dev, build, check, deploy, client, preview, platform, trust];
 
 export function registerCommands(program: Command): void {
   for (const register of commands) register(program);
