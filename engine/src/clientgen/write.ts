@@ -24,7 +24,13 @@ export function clientFileName(env: Pick<EnvironmentSummary, 'app' | 'environmen
   return `${env.app}-${env.environment}${lang === 'ts' ? '.ts' : '.openapi.json'}`;
 }
 
-export async function writeClient(model: ProjectModel, env: EnvironmentSummary, lang: ClientLanguage, outDir: string): Promise<WrittenClient> {
+/** `out` is a folder (the file is named by clientFileName) or the file itself. */
+export async function writeClient(
+  model: ProjectModel,
+  env: EnvironmentSummary,
+  lang: ClientLanguage,
+  out: { dir: string } | { file: string },
+): Promise<WrittenClient> {
   let text: string;
   let warnings: string[];
   if (lang === 'ts') {
@@ -38,7 +44,7 @@ export async function writeClient(model: ProjectModel, env: EnvironmentSummary, 
   }
   const errors = model.diagnostics.filter((d) => d.severity === 'error').length;
   if (errors) warnings.unshift(`the code has ${errors} error(s) (strato check lists them): the types follow what could be read.`);
-  const file = path.resolve(outDir, clientFileName(env, lang));
+  const file = 'file' in out ? path.resolve(out.file) : path.resolve(out.dir, clientFileName(env, lang));
   try {
     mkdirSync(path.dirname(file), { recursive: true });
     writeFileSync(file, text);

@@ -24,7 +24,7 @@ export function register(program: Command): void {
       const { root, app, target } = await resolveProjectContext(process.cwd());
       const environment = await getEnvironment(target, app, opts.env);
       const model = await loadProject(root);
-      const r = await writeClient(model, environment, opts.lang, opts.out);
+      const r = await writeClient(model, environment, opts.lang, { dir: opts.out });
       for (const w of r.warnings) process.stderr.write(`${yellow('warning')}: ${w}\n`);
       const what = `${r.functions} queue-based function${r.functions === 1 ? '' : 's'}, ${r.routes} route${r.routes === 1 ? '' : 's'}`;
       process.stdout.write(`${green('wrote')} ${r.file}  ${dim(`${app}/${environment.environment}: ${what}`)}\n`);
