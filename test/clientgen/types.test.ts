@@ -123,6 +123,22 @@ test('a name declared in several modules is the one the file imports; a name the
   );
 });
 
+test('a TypedDict named like a global the module uses (Record) is renamed, and the module still type-checks its own Record', async () => {
+  const { typescriptClient } = await import('../../engine/src/clientgen/typescript');
+  const model = await analyzeFiles({
+    'w.py': `${HEAD}class Record(TypedDict):\n    n: int\n\n@Endpoint(name="f")\ndef f(r: Record, m: dict[str, int]) -> Record:\n    pass\n`,
+  });
+  const env = {
+    app: 'a',
+    environment: 'production',
+    buildId: null,
+    endpoints: [{ name: 'f', type: 'QUEUE' as const, id: 'f1', url: 'http://h/v2/f1', routes: [], executionTimeoutMs: null }],
+  };
+  const { text } = await typescriptClient(model, env);
+  assert.match(text, /export interface RecordType \{\n {2}n: number;\n\}/);
+  assert.match(text, /r: RecordType;\n {2}m: Record<string, number>;/);
+});
+
 test('a generator streams what it yields and outputs their list; a class endpoint takes "method" to pick its method', async () => {
   const gen = await analyzeFiles({
     'w.py': `${HEAD}@Endpoint(name="g")\nasync def g(n: int) -> AsyncIterator[dict[str, int]]:\n    yield {"n": n}\n`,

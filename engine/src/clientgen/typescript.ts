@@ -16,8 +16,9 @@ export interface GeneratedClient {
   surface: ClientSurface;
 }
 
-/** Names the generated module declares besides the runtime's. */
+/** Names the generated module declares besides the runtime's, and the globals it uses (a TypedDict named Record must not hide them). */
 const OWN_NAMES = ['ENDPOINTS', 'Client', 'createClient'];
+const GLOBALS = 'Array Record Partial Promise AsyncGenerator Error Object JSON Number String Math Date AbortController AbortSignal fetch globalThis'.split(' ');
 
 /** runtime.ts beside this module (sources), or in clientgen/ beside the bundle (dist/). */
 export function runtimeSource(): string {
@@ -145,7 +146,7 @@ export async function typescriptClient(model: ProjectModel, env: EnvironmentSumm
     const name = (st as { getName?: () => string | undefined }).getName?.();
     return name ? [name] : [];
   });
-  const s = clientSurface(model, env, [...runtimeNames, ...OWN_NAMES]);
+  const s = clientSurface(model, env, [...runtimeNames, ...OWN_NAMES, ...GLOBALS]);
   const out = project.createSourceFile('client.ts');
   const target = `${s.app}/${s.environment}`;
 
