@@ -25,7 +25,9 @@ const common = {
   format: 'cjs',
   sourcemap: 'linked',
   logLevel: 'warning',
-  external: ['vscode'],
+  // ts-morph carries the whole TypeScript compiler (14 MB): it stays a dependency that `strato client` and the
+  // extension's "Generate TypeScript Client" load on demand, instead of a copy in each bundle.
+  external: ['vscode', 'ts-morph'],
   loader: { '.wasm': 'file' },
   // Fallbacks for running from source (tsx, node_modules); the bundle finds its files beside itself first.
   logOverride: { 'require-resolve-not-external': 'silent' },
@@ -122,6 +124,8 @@ function syncDir(src, dst) {
 copyFile(require.resolve('web-tree-sitter/tree-sitter.wasm'), path.join(dist, 'tree-sitter.wasm'));
 copyFile(require.resolve('tree-sitter-python/tree-sitter-python.wasm'), path.join(dist, 'tree-sitter-python.wasm'));
 syncDir('engine/python', path.join(dist, 'python'));
+// The runtime every generated TypeScript client carries (engine/src/clientgen/runtime.ts), read as text.
+copyFile('engine/src/clientgen/runtime.ts', path.join(dist, 'clientgen', 'runtime.ts'));
 // Swagger UI for the dev server's /docs.
 const swaggerDir = path.dirname(require.resolve('swagger-ui-dist/package.json'));
 for (const f of ['swagger-ui.css', 'swagger-ui-bundle.js', 'swagger-ui-standalone-preset.js', 'favicon-32x32.png', 'favicon-16x16.png']) {

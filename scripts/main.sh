@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The main job: installs and builds Strato, creates the example project from the template, builds it, deploys
 # it to the embedded platform (started on demand), calls every endpoint (HTTP and from a Python script), shows
-# the environment, then undeploys and stops the platform it started.
+# the environment, calls them again through a generated TypeScript client, then undeploys and stops the platform.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REPO="$(pwd)"
@@ -47,6 +47,18 @@ print("cpu_stats ->", cpu_stats([3, 5, 7]))
 print("process   ->", process("from a script"))
 PY
 PYTHONPATH="$REPO/engine/python" python3 call_it.py
+
+echo; echo "== strato client: a typed TypeScript client of the environment, called from Node"
+strato client --lang ts --out client
+cat > call_it.ts <<'TS'
+import { createClient } from './client/example-production';
+const strato = createClient(); // the key: STRATO_API_KEY
+strato.cpuStats({ numbers: [3, 5, 7] })
+  .then((stats) => console.log('cpuStats ->', stats))
+  .then(() => strato.lbApi.process({ text: 'from TypeScript' }))
+  .then((r) => console.log('process  ->', r));
+TS
+"$REPO/node_modules/.bin/tsx" call_it.ts
 
 echo; echo "== strato undeploy --yes; strato platform stop"
 strato undeploy --yes

@@ -121,6 +121,14 @@ export interface EnvironmentInfo {
   endpoints: Array<{ name: string; type: string; url: string; routes?: Array<{ method: string; path: string }> }>;
 }
 
+const ENVIRONMENT_NODE = /^env:([^:]+):([^:]+)$/;
+
+/** The app and environment of an environment's node in the Environments view (its id says them). */
+export function environmentOfNode(node: Pick<TreeNode, 'id'>): { app: string; environment: string } | undefined {
+  const m = ENVIRONMENT_NODE.exec(node.id);
+  return m ? { app: m[1], environment: m[2] } : undefined;
+}
+
 /** Environments of the app(s): each lists its endpoints with their URL, load-balanced ones their routes. */
 export function buildEnvironmentTree(envs: readonly EnvironmentInfo[]): TreeNode[] {
   const apps = new Set(envs.map((e) => e.app));

@@ -1,10 +1,11 @@
 // Entry point of the Strato VS Code extension: starts the language server client, the Strato views and the
-// commands (deploy, undeploy, env get, dev server, run/deploy from code lenses). Returns a small API for tests.
+// commands (deploy, undeploy, env get, typed client, dev server, run/deploy from code lenses). Returns a small API for tests.
 import * as vscode from 'vscode';
 import type { LanguageClient } from 'vscode-languageclient/node';
 import type { ProjectModel } from '../../engine/src/project';
 import { Commands, PROJECT_CHANGED_NOTIFICATION, PROJECT_MODEL_REQUEST, type ProjectModelParams } from '../../engine/src/protocol';
 import { noModel } from './workspaceState';
+import { generateClient, type GenerateClientArg } from './clientCommand';
 import { registerDeployCommands } from './deployCommands';
 import { DevTerminal } from './devTerminal';
 import { envGet, showJob } from './envCommands';
@@ -54,6 +55,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<Strato
       guarded('env get', () => envGet(views, output, arg)),
     ),
     vscode.commands.registerCommand('strato.showJob', (id: string) => guarded('show job', async () => showJob(views, output, id))),
+    vscode.commands.registerCommand('strato.generateClient', (arg?: GenerateClientArg) =>
+      guarded('generate TypeScript client', () => generateClient(views, output, arg)),
+    ),
     vscode.commands.registerCommand(Commands.runEndpoint, (args: unknown, o?: RunOptions) => guarded('run', () => runEndpoint(views, output, args, o))),
     vscode.commands.registerCommand('strato.startDev', (folder?: string) =>
       guarded('start dev server', async () => dev.start(await projectFolder(views, folder)).name),

@@ -7,7 +7,7 @@ import { analyzeTree, emptyBindings, isWorkerText, moduleNameOf, type AnalyzeOpt
 const PARSE_BUDGET_MS = 750;
 
 export function emptyModel(file: string): FileModel {
-  return { file, module: moduleNameOf(file), endpoints: [], imports: [], diagnostics: [], usesStrato: false, strato: emptyBindings() };
+  return { file, module: moduleNameOf(file), endpoints: [], types: [], imports: [], diagnostics: [], usesStrato: false, strato: emptyBindings() };
 }
 
 /** Parses with a time budget; null when the budget ran out. */

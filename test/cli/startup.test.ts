@@ -1,5 +1,5 @@
 // Start-up stays small: `strato --version` and `--help` load only the command line itself (commander and the
-// commands' registrations), never the platform, the parser, GraphQL, PGlite, the build or the dev server; and
+// commands' registrations), never the platform, the parser, GraphQL, PGlite, the build, the dev server or ts-morph; and
 // a command that needs one of them loads it on demand. Checked on the bundle users run (dist/cli.js).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -18,6 +18,8 @@ const HEAVY: Record<string, RegExp> = {
   PGlite: /pglite\.data/,
   'the Swagger UI': /swagger-ui-bundle/,
 };
+/** Heavy dependencies left out of the bundle, by the path they load from. */
+const HEAVY_DEPENDENCIES: Record<string, RegExp> = { 'ts-morph (the TypeScript compiler)': /\/node_modules\/(ts-morph|@ts-morph|typescript)\// };
 
 let dir: string;
 before(() => {
@@ -26,8 +28,8 @@ before(() => {
 });
 after(() => rmSync(dir, { recursive: true, force: true }));
 
-/** The files of the CLI a command loaded, with their text. */
-function loaded(args: string[], cwd = dir): Array<{ file: string; text: string }> {
+/** The files of the CLI a command loaded, with their text; `others` lists every other file it loaded. */
+function loaded(args: string[], cwd = dir): Array<{ file: string; text: string }> & { others: string[] } {
   const log = path.join(dir, `load-${Math.random().toString(36).slice(2)}.log`);
   const r = spawnSync(process.execPath, ['--import', path.join(REPO, 'test', 'cli', 'loadLog.mjs'), CLI, ...args], {
     cwd,
@@ -39,7 +41,8 @@ function loaded(args: string[], cwd = dir): Array<{ file: string; text: string }
     .trim()
     .split('\n')
     .map((u) => fileURLToPath(u));
-  return files.filter((f) => f.startsWith(path.join(REPO, 'dist'))).map((file) => ({ file, text: readFileSync(file, 'utf8') }));
+  const dist = files.filter((f) => f.startsWith(path.join(REPO, 'dist'))).map((file) => ({ file, text: readFileSync(file, 'utf8') }));
+  return Object.assign(dist, { others: files.filter((f) => !f.startsWith(path.join(REPO, 'dist'))) });
 }
 
 describe('the CLI loads only what a command uses', () => {
@@ -53,7 +56,7 @@ describe('the CLI loads only what a command uses', () => {
     }
   });
 
-  for (const args of [['--version'], ['--help'], ['deploy', '--help']]) {
+  for (const args of [['--version'], ['--help'], ['deploy', '--help'], ['client', '--help']]) {
     test(`strato ${args.join(' ')} loads none of the heavy parts`, () => {
       const files = loaded(args);
       assert.ok(
@@ -63,6 +66,13 @@ describe('the CLI loads only what a command uses', () => {
       for (const [part, mark] of Object.entries(HEAVY)) {
         const culprit = files.find((f) => mark.test(f.text));
         assert.equal(culprit, undefined, `${part} was loaded by ${path.basename(culprit?.file ?? '')}`);
+      }
+      for (const [part, mark] of Object.entries(HEAVY_DEPENDENCIES)) {
+        assert.equal(
+          files.others.find((f) => mark.test(f)),
+          undefined,
+          `${part} was loaded`,
+        );
       }
       const bytes = files.reduce((n, f) => n + f.text.length, 0);
       assert.ok(bytes < 400_000, `start-up read ${bytes} bytes of bundle`);

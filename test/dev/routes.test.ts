@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { analyzeFiles } from '../helpers/analysis';
 import { devRoutes, matchRoute } from '../../engine/src/dev/routes';
-import { openApiDocument, schemaOf } from '../../engine/src/dev/openapi';
+import { devOpenApiDocument } from '../../engine/src/clientgen/openapi';
 
 const SRC = {
   'workers/gpu_infer.py':
@@ -38,7 +38,8 @@ test('queue functions are served at /<module path>/runsync, or /<module path>/<f
 });
 
 test('the OpenAPI document carries summaries, input wrappers, bodies, query and path parameters from type hints', async () => {
-  const doc = openApiDocument('demo', devRoutes(await analyzeFiles(SRC))) as any;
+  const model = await analyzeFiles(SRC);
+  const doc = devOpenApiDocument('demo', model, devRoutes(model)) as any;
   const infer = doc.paths['/workers/gpu_infer/runsync'].post;
   assert.equal(infer.summary, 'Run inference.');
   assert.deepEqual(infer.requestBody.content['application/json'].schema, {
@@ -49,11 +50,12 @@ test('the OpenAPI document carries summaries, input wrappers, bodies, query and 
   const get = doc.paths['/api/items/{item_id}'].get;
   assert.deepEqual(get.parameters, [
     { name: 'item_id', in: 'path', required: true, schema: { type: 'integer' } },
-    { name: 'verbose', in: 'query', required: false, schema: { type: 'boolean' } },
+    { name: 'verbose', in: 'query', required: false, schema: { type: 'boolean', default: false } },
   ]);
   const post = doc.paths['/api/items'].post;
   assert.equal(post.summary, 'create', 'no docstring: the function name');
   assert.deepEqual(post.requestBody.content['application/json'].schema.properties.tags, { type: 'object', nullable: true, default: null });
-  assert.deepEqual(schemaOf('list[int]'), { type: 'array', items: { type: 'integer' } });
-  assert.deepEqual(schemaOf('Optional[str]'), { type: 'string', nullable: true });
+  const second = doc.paths['/multi/second/runsync'].post.requestBody.content['application/json'].schema.properties.input;
+  assert.deepEqual(second.properties.items, { type: 'array', items: { type: 'integer' } });
+  assert.deepEqual(doc.paths['/workers/gpu_infer/runsync'].post.responses['200'].content['application/json'].schema.properties.output, { type: 'object' });
 });

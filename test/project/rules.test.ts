@@ -238,12 +238,85 @@ test('functions: parameters, defaults, annotations, docstring summary, generator
   assert.equal(f.isGenerator, true);
   assert.equal(f.summary, 'Stream tokens.');
   assert.deepEqual(f.params, [
-    { name: 'prompt', kind: 'positional', annotation: 'str' },
-    { name: 'n', kind: 'positional', annotation: 'int', default: '3' },
+    { name: 'prompt', kind: 'positional', annotation: 'str', type: { kind: 'name', name: 'str' } },
+    { name: 'n', kind: 'positional', annotation: 'int', type: { kind: 'name', name: 'int' }, default: '3' },
     { name: 'args', kind: 'var-positional' },
-    { name: 'k', kind: 'keyword-only', annotation: undefined, default: 'None' },
+    { name: 'k', kind: 'keyword-only', default: 'None' },
     { name: 'kw', kind: 'var-keyword' },
   ]);
+});
+
+test('type hints are read as types: generics, unions, literals, forward references; the return type too', async () => {
+  const m = await analyzeSource(
+    `${HEADER}@Endpoint(name="t")\ndef t(a: typing.Dict[str, list["Item"]], b: int | None, c: Literal["x", -1, True], d: tuple[int, ...]) -> ` +
+      'Iterator[str]:\n    yield ""\n',
+  );
+  const f = m.endpoints[0].functions[0];
+  assert.deepEqual(
+    f.params.map((p) => p.type),
+    [
+      {
+        kind: 'generic',
+        name: 'typing.Dict',
+        args: [
+          { kind: 'name', name: 'str' },
+          { kind: 'generic', name: 'list', args: [{ kind: 'string', value: 'Item' }] },
+        ],
+      },
+      {
+        kind: 'union',
+        options: [
+          { kind: 'name', name: 'int' },
+          { kind: 'value', value: null },
+        ],
+      },
+      {
+        kind: 'generic',
+        name: 'Literal',
+        args: [
+          { kind: 'string', value: 'x' },
+          { kind: 'value', value: -1 },
+          { kind: 'value', value: true },
+        ],
+      },
+      { kind: 'generic', name: 'tuple', args: [{ kind: 'name', name: 'int' }, { kind: 'ellipsis' }] },
+    ],
+  );
+  assert.equal(f.returnAnnotation, 'Iterator[str]');
+  assert.deepEqual(f.returns, { kind: 'generic', name: 'Iterator', args: [{ kind: 'name', name: 'str' }] });
+});
+
+test('TypedDicts and dataclasses at module level are declarations, also in a file that does not use strato', async () => {
+  const m = await analyzeSource(
+    'from typing import TypedDict, NotRequired\nfrom dataclasses import dataclass\n\nclass A(TypedDict, total=False):\n    """Doc."""\n    x: int\n' +
+      '    y: NotRequired[str]\n\nclass B(A):\n    z: "A"\n\n@dataclasses.dataclass(frozen=True)\nclass C:\n    n: int = 2\n    k: ClassVar[int] = 1\n\n' +
+      'class Plain:\n    q: int\n',
+    'models.py',
+  );
+  assert.equal(m.usesStrato, false);
+  assert.deepEqual(
+    m.types.map((t) => ({
+      name: t.name,
+      kind: t.kind,
+      bases: t.bases,
+      doc: t.docstring,
+      fields: t.fields.map((f) => [f.name, f.annotation, f.optional, f.default]),
+    })),
+    [
+      {
+        name: 'A',
+        kind: 'TypedDict',
+        bases: [],
+        doc: 'Doc.',
+        fields: [
+          ['x', 'int', true, undefined],
+          ['y', 'NotRequired[str]', true, undefined],
+        ],
+      },
+      { name: 'B', kind: 'TypedDict', bases: ['A'], doc: undefined, fields: [['z', '"A"', false, undefined]] },
+      { name: 'C', kind: 'dataclass', bases: [], doc: undefined, fields: [['n', 'int', false, '2']] },
+    ],
+  );
 });
 
 test('syntax errors are reported and never stop the analysis of the rest', async () => {

@@ -159,7 +159,7 @@ after(async () => {
   console.log(`vscode timings: ${JSON.stringify(timings)}`);
 });
 
-test('in a real VS Code: activation, diagnostics, code lenses, views, deploy, run, env get, dev terminal', { timeout: 240_000 }, async () => {
+test('in a real VS Code: activation, diagnostics, code lenses, views, deploy, run, env get, typed client, dev terminal', { timeout: 240_000 }, async () => {
   const t = Date.now();
   browser = await chromium.launch({
     executablePath: findChromium(),
@@ -219,7 +219,7 @@ test('in a real VS Code: activation, diagnostics, code lenses, views, deploy, ru
   assert.equal(code, 0, detail);
   assert.ok(results, detail);
   assert.deepEqual(results.failed, [], detail);
-  assert.equal(results.passed.length, 9, detail);
+  assert.equal(results.passed.length, 10, detail);
   assert.deepEqual(lensTitles.sort(), ['Deploy cpu-stats', '▶ Run cpu-stats'], 'the workbench draws the code lenses above cpu_stats');
   // syntaxes/: the injection grammar colours the catalog enum (support.class / variable.other.enummember), which Python's
   // grammar alone leaves in the editor's plain foreground colour.

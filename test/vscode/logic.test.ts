@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { templateFiles } from '../../engine/src/init/template';
 import { analyzeFiles } from '../helpers/analysis';
-import { buildEndpointTree, buildEnvironmentTree, deployedStateOf, type EnvironmentInfo } from '../../client/src/endpointTree';
+import { buildEndpointTree, buildEnvironmentTree, deployedStateOf, environmentOfNode, type EnvironmentInfo } from '../../client/src/endpointTree';
 import { functionOf, parseInput, prefillInput } from '../../client/src/inputs';
 import { checkEnvironmentName, environmentItems, NEW_ENVIRONMENT, onlyChoice } from '../../client/src/environmentPick';
 import { JobList, jobNodes, jobReport } from '../../client/src/jobs';
@@ -88,6 +88,10 @@ test('the Environments tree lists environments with endpoints (sorted) and LB ro
     nodes[0].children![1].children!.map((c) => `${c.label} ${c.url}`),
     ['POST /process http://p/lb/e3/process'],
   );
+  // "Generate TypeScript Client" on an environment's node reads its app and environment from the node.
+  assert.equal(nodes[0].contextValue, 'strato.environment');
+  assert.deepEqual(environmentOfNode(nodes[0]), { app: 'shop', environment: 'production' });
+  assert.equal(environmentOfNode(nodes[0].children![0]), undefined, 'an endpoint is not an environment');
 });
 
 test('the run input is prefilled from parameters: defaults, placeholders by annotation, route functions for LB', async () => {

@@ -4,6 +4,8 @@ import json
 import socket
 import time
 
+from ._invoke import json_default
+
 # Node's HTTP server drops keep-alive sockets idle for 5 s; reconnecting before that avoids racing its close.
 _IDLE_REUSE_S = 4.0
 _MAX_LINE = 65536
@@ -74,7 +76,7 @@ class Connection:
         """POST body as JSON to prefix+path; returns a Response. Raises HttpError, or TypeError/ValueError for a
         body that is not JSON serializable (before anything is sent)."""
         # allow_nan=False: NaN is not JSON and would break the platform's parser; better a clear error here.
-        data = json.dumps(body, separators=(",", ":"), allow_nan=False).encode()
+        data = json.dumps(body, separators=(",", ":"), allow_nan=False, default=json_default).encode()
         head = f"POST {self.prefix}{path} HTTP/1.1\r\n{self._head}Content-Length: {len(data)}\r\n\r\n"
         request = head.encode() + data
         timeout = timeout or self.timeout

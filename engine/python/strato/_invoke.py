@@ -91,6 +91,16 @@ def user_traceback(exc):
     return "".join(traceback.format_exception(type(exc), exc, tb))
 
 
+def json_default(value):
+    """json.dumps(default=...) of every output: a dataclass instance is the object of its fields (the encoder goes on
+    into them); anything else JSON cannot hold is refused as json refuses it."""
+    if hasattr(type(value), "__dataclass_fields__"):
+        import dataclasses  # already loaded: the value's class is a dataclass
+
+        return {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
 def json_type(value):
     return {dict: "an object", list: "an array", str: "a string", bool: "a boolean", type(None): "null"}.get(
         type(value), "a number" if isinstance(value, (int, float)) else type(value).__name__)

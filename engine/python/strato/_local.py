@@ -12,7 +12,7 @@ from collections import OrderedDict
 
 from . import _log as log
 from . import _server
-from ._invoke import Run, execute, log_failure
+from ._invoke import Run, execute, json_default, log_failure
 from ._server import JsonHandler
 
 _KEEP_JOBS = 1000  # finished jobs kept for /status and /stream
@@ -197,7 +197,7 @@ class LocalApi(JsonHandler):
 
 def _check_json(value, what):
     try:
-        json.dumps(value, allow_nan=False)
+        json.dumps(value, allow_nan=False, default=json_default)
     except (TypeError, ValueError) as e:
         raise TypeError(f"{what} is not JSON serializable: {e}") from None
 
@@ -275,7 +275,7 @@ def main(call_job, handler_file, any_error_key=False):
         job = runner.wait(runner.submit(job_input))
     except KeyboardInterrupt:
         _fail("interrupted", 130)
-    sys.stdout.write(json.dumps(job.view(flags.rp_debugger)) + "\n")
+    sys.stdout.write(json.dumps(job.view(flags.rp_debugger), default=json_default) + "\n")
     sys.stdout.flush()
     sys.exit(0 if job.status == "COMPLETED" else 1)
 

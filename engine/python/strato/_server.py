@@ -7,7 +7,7 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from . import _log as log
-from ._invoke import error_text
+from ._invoke import error_text, json_default
 
 
 class JsonHandler(BaseHTTPRequestHandler):
@@ -57,7 +57,7 @@ class JsonHandler(BaseHTTPRequestHandler):
 
     def send_json(self, status, payload, headers=None):
         try:
-            data = json.dumps(payload, allow_nan=False).encode()
+            data = json.dumps(payload, allow_nan=False, default=json_default).encode()
         except (TypeError, ValueError) as e:
             status, data = 500, json.dumps({"error": "response is not JSON serializable",
                                             "detail": error_text(e)}).encode()

@@ -7,7 +7,7 @@ import time
 
 from . import _log as log
 from ._http import HttpError
-from ._invoke import Outcome, Run, execute, log_failure
+from ._invoke import Outcome, Run, execute, json_default, log_failure
 from ._platform import GRACE_S, Contact, Stopper, post_ready, start_heartbeat
 
 TAKE_WAIT_MS = 20000
@@ -158,7 +158,8 @@ class QueueWorker:
                 # The output's own JSON text travels as a string, so that the platform stores and answers exactly
                 # it (12345678901234567890 stays whole, 2.0 stays 2.0, -0.0 stays -0.0); a value JSON cannot
                 # hold (NaN, an infinity, an object) fails the job with the reason.
-                body["outputJson"] = json.dumps(outcome.output, separators=(",", ":"), allow_nan=False, ensure_ascii=False)
+                body["outputJson"] = json.dumps(outcome.output, separators=(",", ":"), allow_nan=False, ensure_ascii=False,
+                                                 default=json_default)
             except (TypeError, ValueError) as e:
                 outcome = Outcome(error=f"TypeError: the output is not JSON serializable: {e}")
         if outcome.error is not None:

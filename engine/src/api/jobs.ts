@@ -1,6 +1,7 @@
 // Typed client of the jobs API of queue-based endpoints ({base_url}/v2/<endpoint_id>/...): run, runsync,
 // status, stream, cancel, retry, purge-queue, health. Errors come back as JobsApiError with the HTTP status
 // and the platform's one-sentence message.
+import { limits } from '../catalog';
 import { UserError } from '../util/errors';
 import { errorText, send, type ApiTarget, type HttpResult } from './http';
 
@@ -54,8 +55,6 @@ export interface RunsyncOptions {
   timeoutMs?: number;
 }
 
-const DEFAULT_CLIENT_TIMEOUT_MS = 60_000;
-
 export class JobsClient {
   constructor(private readonly target: ApiTarget) {}
 
@@ -65,7 +64,7 @@ export class JobsClient {
 
   runsync<O = unknown>(endpointId: string, input: Record<string, unknown>, o: RunsyncOptions = {}): Promise<Job<O>> {
     const q = o.waitMs !== undefined ? `?wait=${o.waitMs}` : '';
-    const timeoutMs = o.timeoutMs ?? Math.max(DEFAULT_CLIENT_TIMEOUT_MS, (o.waitMs ?? 0) + 5000);
+    const timeoutMs = o.timeoutMs ?? Math.max(limits.defaultClientTimeoutMs, (o.waitMs ?? 0) + 5000);
     return this.call<Job<O>>('POST', endpointId, `runsync${q}`, { body: { input }, timeoutMs });
   }
 

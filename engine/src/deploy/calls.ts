@@ -1,14 +1,7 @@
 // Cross-endpoint calls found statically: an endpoint whose function imports another endpoint's function
 // inside its body calls that endpoint. Deploy gives the API key only to endpoints that call others.
 import type { ProjectModel } from '../project';
-
-function resolveModule(from: string, imported: string): string {
-  if (!imported.startsWith('.')) return imported;
-  const dots = /^\.+/.exec(imported)![0].length;
-  const base = from.split('.').slice(0, -dots);
-  const rest = imported.slice(dots);
-  return [...base, ...(rest ? [rest] : [])].join('.');
-}
+import { resolveModule } from '../project/analyze';
 
 const cache = new WeakMap<ProjectModel, Map<string, Set<string>>>();
 

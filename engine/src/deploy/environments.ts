@@ -12,6 +12,8 @@ export interface EndpointSummary {
   id: string;
   url: string;
   routes: Array<{ method: string; path: string; function: string }>;
+  /** The endpoint's execution_timeout_ms, when it declares one: the client time-out of /runsync calls. */
+  executionTimeoutMs: number | null;
 }
 
 export interface VolumeSummary {
@@ -41,7 +43,7 @@ const volumeSummary = (v: Volume): VolumeSummary => ({
 });
 
 export function summarize(e: Endpoint): EndpointSummary {
-  return { name: e.name, type: e.type, id: e.id, url: e.url, routes: e.routes };
+  return { name: e.name, type: e.type, id: e.id, url: e.url, routes: e.routes, executionTimeoutMs: e.declaredExecutionTimeoutMs };
 }
 
 export async function getEnvironment(target: ApiTarget, appName: string, envName: string | undefined): Promise<EnvironmentSummary> {

@@ -3,15 +3,15 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { send } from '../api/http';
-import { formatDiagnostic } from '../project';
-import { openApiDocument } from './openapi';
+import { limits } from '../catalog';
+import { combine, formatDiagnostic } from '../project';
+import { devOpenApiDocument } from '../clientgen/openapi';
 import { checkOrigin } from './origin';
 import { matchRoute, type DevRoute } from './routes';
 import type { DevSession } from './session';
 import { swaggerAsset, swaggerHtml } from './swagger';
 
 const MAX_BODY = 20 * 1024 * 1024;
-const DEFAULT_CLIENT_TIMEOUT_MS = 60_000;
 
 type Reply = { status: number; body: unknown; type?: string };
 
@@ -64,7 +64,8 @@ async function handle(session: DevSession, req: http.IncomingMessage): Promise<R
     const a = swaggerAsset(url.pathname.slice('/docs/static/'.length));
     return a ? { status: 200, body: a.body, type: a.type } : json(404, { error: 'not found', detail: url.pathname });
   }
-  if (method === 'GET' && url.pathname === '/openapi.json') return json(200, openApiDocument(session.appName, session.routes));
+  if (method === 'GET' && url.pathname === '/openapi.json')
+    return json(200, devOpenApiDocument(session.appName, session.model ?? combine(session.root, []), session.routes));
 
   await session.settled();
   const { route, pathMatched, endpointPath } = matchRoute(session.routes, method, url.pathname);
@@ -97,7 +98,7 @@ async function callQueue(session: DevSession, route: DevRoute, body: Buffer): Pr
     return json(400, { error: 'queue-based functions take {"input": {...}} with the function\'s arguments inside "input"' });
   }
   const ep = await session.live.ensureWithPeers(route.endpoint.name);
-  const timeoutMs = route.endpoint.config.executionTimeoutMs ?? DEFAULT_CLIENT_TIMEOUT_MS;
+  const timeoutMs = route.endpoint.config.executionTimeoutMs ?? limits.defaultClientTimeoutMs;
   const wait = Math.max(1000, Math.min(timeoutMs, 300_000));
   const first = await send(session.target, 'POST', `/v2/${encodeURIComponent(ep.id)}/runsync?wait=${wait}`, { body: { input }, timeoutMs: wait + 10_000 });
   let job = first.body as { id?: string; status?: string };
@@ -121,7 +122,7 @@ async function callRoute(
   contentType: string | undefined,
 ): Promise<Reply> {
   const ep = await session.live.ensureWithPeers(route.endpoint.name);
-  const timeoutMs = route.endpoint.config.executionTimeoutMs ?? DEFAULT_CLIENT_TIMEOUT_MS;
+  const timeoutMs = route.endpoint.config.executionTimeoutMs ?? limits.defaultClientTimeoutMs;
   const r = await send(session.target, method, `/lb/${encodeURIComponent(ep.id)}${endpointPath}${search}`, {
     raw: body.length ? body : undefined,
     headers: body.length ? { 'content-type': contentType ?? 'application/json' } : {},

@@ -4,7 +4,7 @@ import { statSync, watch, type FSWatcher } from 'node:fs';
 import path from 'node:path';
 import type { ApiTarget } from '../api/http';
 import { buildProject, type BuildResult } from '../build';
-import { createIgnore, formatDiagnostic, listProjectFiles, loadProject, type Diagnostic } from '../project';
+import { createIgnore, formatDiagnostic, listProjectFiles, loadProject, type Diagnostic, type ProjectModel } from '../project';
 import { appNameFor, checkNames } from '../deploy/context';
 import { UserError } from '../util/errors';
 import { LiveEndpoints } from './liveEndpoints';
@@ -20,6 +20,8 @@ export class DevSession {
   readonly appName: string;
   readonly live: LiveEndpoints;
   routes: DevRoute[] = [];
+  /** The project model the routes come from (the /docs document types their calls from it). */
+  model?: ProjectModel;
   build?: BuildResult;
   /** Error diagnostics of the last save, by file; routes of these files answer with them. */
   errors: Diagnostic[] = [];
@@ -54,11 +56,13 @@ export class DevSession {
     if (errors.length) {
       // Serve what can be served; the broken routes say why.
       this.routes = devRoutes(model);
+      this.model = model;
       this.errors = errors;
       return;
     }
     this.build = await buildProject(this.root, { model });
     this.routes = devRoutes(model);
+    this.model = model;
     await this.live.setBuild(this.build);
   }
 
@@ -144,6 +148,7 @@ export class DevSession {
         await this.live.setBuild(build);
         this.build = build;
         this.routes = devRoutes(model);
+        this.model = model;
         this.errors = [];
         this.events.reloaded?.([], Date.now() - started);
       } catch (e) {

@@ -14,7 +14,7 @@ import {
   type RouteInfo,
 } from './model';
 import { evaluate, type EvalScope } from './values';
-import { children, functionInfo, rangeOf, walk } from './syntax';
+import { children, functionInfo, rangeOf, typeDeclarationOf, walk } from './syntax';
 import { parameterMessage } from '../catalog/parameterRules';
 import { DiagnosticSink, ENDPOINT_NAME, isKnownParameter, validateEndpointArgs, type EndpointArgs } from './rules';
 import { checkTopLevelImports } from './imports';
@@ -31,6 +31,15 @@ export function moduleNameOf(file: string): string {
     .replace(/\/__init__$/, '')
     .split('/')
     .join('.');
+}
+
+/** The absolute module an import in module `from` names (`.models` from `pkg.worker` -> `pkg.models`). */
+export function resolveModule(from: string, imported: string): string {
+  if (!imported.startsWith('.')) return imported;
+  const dots = /^\.+/.exec(imported)![0].length;
+  const base = from.split('.').slice(0, -dots);
+  const rest = imported.slice(dots);
+  return [...base, ...(rest ? [rest] : [])].join('.');
 }
 
 export function analyzeText(parser: Parser, file: string, text: string, options: AnalyzeOptions = {}): FileModel {
@@ -54,6 +63,7 @@ export function analyzeTree(file: string, tree: Tree, text: string, options: Ana
     file,
     module: moduleNameOf(file),
     endpoints: [],
+    types: [],
     imports: [],
     diagnostics: sink.items,
     usesStrato: false,
@@ -62,6 +72,8 @@ export function analyzeTree(file: string, tree: Tree, text: string, options: Ana
   // Every way of importing Endpoint names the module, so a file without the word needs no further look.
   const mentionsStrato = text.includes('strato');
   if (root.hasError) reportSyntaxErrors(root, sink);
+  // Types a function's hints name may live in a module of their own, which need not mention strato.
+  if (text.includes('TypedDict') || text.includes('dataclass')) model.types = typeDeclarations(root);
   if (!mentionsStrato) return model;
 
   const scope: EvalScope = { constants: new Map(), enumAliases: new Map(), moduleAliases: new Set(), classAliases: new Map() };
@@ -146,6 +158,20 @@ export function analyzeTree(file: string, tree: Tree, text: string, options: Ana
   if (model.endpoints.length) checkTopLevelImports(model, root, options.localModules, sink);
   sink.items.sort(byPosition);
   return model;
+}
+
+function typeDeclarations(root: SyntaxNode): FileModel['types'] {
+  const out: FileModel['types'] = [];
+  const typedDicts = new Set<string>();
+  for (const stmt of children(root)) {
+    const def = stmt.type === 'decorated_definition' ? stmt.childForFieldName('definition') : stmt;
+    if (def?.type !== 'class_definition') continue;
+    const decl = typeDeclarationOf(def, stmt, typedDicts);
+    if (!decl) continue;
+    if (decl.kind === 'TypedDict') typedDicts.add(decl.name);
+    out.push(decl);
+  }
+  return out;
 }
 
 function byPosition(a: { range: { start: Position } }, b: { range: { start: Position } }): number {

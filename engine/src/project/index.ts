@@ -1,6 +1,6 @@
 // Public face of project analysis: Python source -> ProjectModel and diagnostics. One analysis for all.
 export * from './model';
-export { analyzeText, analyzeTree, moduleNameOf, type AnalyzeOptions } from './analyze';
+export { analyzeText, analyzeTree, moduleNameOf, resolveModule, type AnalyzeOptions } from './analyze';
 export { combine, duplicateNames, loadProject, type LoadOptions } from './project';
 export {
   listProjectFiles,

@@ -114,10 +114,34 @@ export interface DynamicValue {
 
 export type ParamKind = 'positional' | 'keyword-only' | 'var-positional' | 'var-keyword';
 
+/**
+ * A type hint as the source writes it, read from the syntax tree (no evaluation): what the typed clients and the
+ * OpenAPI document map to JSON types (engine/src/clientgen/types.ts).
+ */
+export type TypeExpr =
+  /** `int`, `typing.List`, `np.ndarray` (dotted names stay whole). */
+  | { kind: 'name'; name: string }
+  /** `list[int]`, `Dict[str, Point]`, `typing.Optional[str]`. */
+  | { kind: 'generic'; name: string; args: TypeExpr[] }
+  /** `A | B | None`. */
+  | { kind: 'union'; options: TypeExpr[] }
+  /** A string: a forward reference (`"Point"`), or a member of `Literal[...]`. */
+  | { kind: 'string'; value: string }
+  /** `None`, and the numbers and booleans of `Literal[...]`. */
+  | { kind: 'value'; value: number | boolean | null }
+  /** `...` in `tuple[int, ...]`. */
+  | { kind: 'ellipsis' }
+  /** `[int, str]`, the parameter list of `Callable[[int, str], bool]`. */
+  | { kind: 'list'; items: TypeExpr[] }
+  /** Anything else, as written. */
+  | { kind: 'other'; text: string };
+
 export interface ParamInfo {
   name: string;
   kind: ParamKind;
   annotation?: string;
+  /** The annotation read as a type, when there is one. */
+  type?: TypeExpr;
   /** Source text of the default value, when there is one. */
   default?: string;
 }
@@ -129,6 +153,9 @@ export interface FunctionInfo {
   /** True when the body contains `yield` (a streaming handler). */
   isGenerator: boolean;
   params: ParamInfo[];
+  /** The return annotation (`-> dict`), as written and as a type. */
+  returnAnnotation?: string;
+  returns?: TypeExpr;
   /** For a class: its public methods (name not starting with `_`). */
   methods?: FunctionInfo[];
   docstring?: string;
@@ -216,10 +243,36 @@ export interface ImportInfo {
   text: string;
 }
 
+/** A field of a TypedDict or a dataclass. */
+export interface TypeField {
+  name: string;
+  annotation?: string;
+  type?: TypeExpr;
+  /** TypedDict: the key may be absent (`total=False`, `NotRequired[...]`); dataclass: always false. */
+  optional: boolean;
+  /** Source text of the default value (a dataclass field's `= ...`). */
+  default?: string;
+  /** 0-based line of the field. */
+  line: number;
+}
+
+/** A module-level `class X(TypedDict)` or `@dataclass class X`: a named JSON object shape. */
+export interface TypeDeclaration {
+  name: string;
+  kind: 'TypedDict' | 'dataclass';
+  /** The other classes it extends, as written (a TypedDict extending another TypedDict). */
+  bases: string[];
+  fields: TypeField[];
+  docstring?: string;
+  nameRange: Range;
+}
+
 export interface FileModel {
   file: string;
   module: string;
   endpoints: EndpointSpec[];
+  /** TypedDicts and dataclasses declared at module level (whether or not the file uses strato). */
+  types: TypeDeclaration[];
   /** Module-level imports. */
   imports: ImportInfo[];
   /** Diagnostics that need only this file. */

@@ -1,6 +1,6 @@
 // Small helpers over tree-sitter nodes: ranges, function signatures, docstrings, and bounded walks.
 import type { SyntaxNode } from './parser';
-import type { FunctionInfo, ParamInfo, Range } from './model';
+import type { FunctionInfo, ParamInfo, Range, TypeDeclaration, TypeExpr, TypeField } from './model';
 
 export function rangeOf(node: SyntaxNode): Range {
   return {
@@ -76,6 +76,87 @@ function dedent(text: string): string {
   return [lines[0].trim(), ...lines.slice(1).map((l) => l.slice(cut).trimEnd())].join('\n').trim();
 }
 
+/** Type hints nest a few levels; deeper ones (hostile input) are kept as text rather than walked. */
+const MAX_TYPE_DEPTH = 32;
+
+/** Reads a type hint (a `type` node or the expression inside one) into a TypeExpr. */
+export function typeExprOf(node: SyntaxNode, depth = 0): TypeExpr {
+  const text = () => node.text.replace(/\s+/g, ' ');
+  if (depth > MAX_TYPE_DEPTH) return { kind: 'other', text: text() };
+  const named = children(node).filter((c) => c.type !== 'comment');
+  switch (node.type) {
+    case 'type':
+    case 'parenthesized_expression':
+      return named.length === 1 ? typeExprOf(named[0], depth + 1) : { kind: 'other', text: text() };
+    case 'identifier':
+    case 'attribute':
+    case 'member_type':
+      return { kind: 'name', name: node.text.replace(/\s+/g, '') };
+    case 'generic_type': {
+      const params = named.find((c) => c.type === 'type_parameter');
+      const base = named[0];
+      if (!base || !params) return { kind: 'other', text: text() };
+      return { kind: 'generic', name: base.text.replace(/\s+/g, ''), args: children(params).map((c) => typeExprOf(c, depth + 1)) };
+    }
+    case 'subscript': {
+      const value = node.childForFieldName('value');
+      if (!value || (value.type !== 'identifier' && value.type !== 'attribute')) return { kind: 'other', text: text() };
+      const args = named.filter((c) => c.id !== value.id);
+      return { kind: 'generic', name: value.text.replace(/\s+/g, ''), args: args.map((c) => typeExprOf(c, depth + 1)) };
+    }
+    case 'binary_operator':
+    case 'union_type': {
+      if (node.type === 'binary_operator' && node.childForFieldName('operator')?.type !== '|') return { kind: 'other', text: text() };
+      const options: TypeExpr[] = [];
+      for (const c of named) {
+        const t = typeExprOf(c, depth + 1);
+        if (t.kind === 'union') options.push(...t.options);
+        else options.push(t);
+      }
+      return { kind: 'union', options };
+    }
+    case 'string': {
+      if (node.children.some((c) => c?.type === 'interpolation')) return { kind: 'other', text: text() };
+      return { kind: 'string', value: stringContent(node) };
+    }
+    case 'integer':
+    case 'float':
+      return Number.isFinite(Number(node.text.replace(/_/g, '')))
+        ? { kind: 'value', value: Number(node.text.replace(/_/g, '')) }
+        : { kind: 'other', text: text() };
+    case 'unary_operator': {
+      const operand = node.childForFieldName('argument');
+      const inner = operand ? typeExprOf(operand, depth + 1) : undefined;
+      if (node.childForFieldName('operator')?.type === '-' && inner?.kind === 'value' && typeof inner.value === 'number')
+        return { kind: 'value', value: -inner.value };
+      return { kind: 'other', text: text() };
+    }
+    case 'true':
+    case 'false':
+      return { kind: 'value', value: node.type === 'true' };
+    case 'none':
+      return { kind: 'value', value: null };
+    case 'ellipsis':
+      return { kind: 'ellipsis' };
+    case 'list':
+      return { kind: 'list', items: named.map((c) => typeExprOf(c, depth + 1)) };
+    default:
+      return { kind: 'other', text: text() };
+  }
+}
+
+function stringContent(str: SyntaxNode): string {
+  return str.children
+    .filter((c) => c?.type === 'string_content' || c?.type === 'escape_sequence')
+    .map((c) => c!.text)
+    .join('');
+}
+
+/** The annotation of a parameter or field, as text and as a type. */
+function annotationOf(typeNode: SyntaxNode | null | undefined): Pick<ParamInfo, 'annotation' | 'type'> {
+  return typeNode ? { annotation: typeNode.text, type: typeExprOf(typeNode) } : {};
+}
+
 export function paramsOf(parameters: SyntaxNode | null): ParamInfo[] {
   if (!parameters) return [];
   const out: ParamInfo[] = [];
@@ -87,10 +168,10 @@ export function paramsOf(parameters: SyntaxNode | null): ParamInfo[] {
         break;
       case 'typed_parameter': {
         const inner = p.namedChildren[0];
-        const annotation = p.childForFieldName('type')?.text;
-        if (inner?.type === 'list_splat_pattern') out.push({ name: inner.text.replace(/^\*/, ''), kind: 'var-positional', annotation });
-        else if (inner?.type === 'dictionary_splat_pattern') out.push({ name: inner.text.replace(/^\*\*/, ''), kind: 'var-keyword', annotation });
-        else out.push({ name: inner?.text ?? '', kind: keywordOnly ? 'keyword-only' : 'positional', annotation });
+        const annotation = annotationOf(p.childForFieldName('type'));
+        if (inner?.type === 'list_splat_pattern') out.push({ name: inner.text.replace(/^\*/, ''), kind: 'var-positional', ...annotation });
+        else if (inner?.type === 'dictionary_splat_pattern') out.push({ name: inner.text.replace(/^\*\*/, ''), kind: 'var-keyword', ...annotation });
+        else out.push({ name: inner?.text ?? '', kind: keywordOnly ? 'keyword-only' : 'positional', ...annotation });
         if (inner?.type === 'list_splat_pattern') keywordOnly = true;
         break;
       }
@@ -99,7 +180,7 @@ export function paramsOf(parameters: SyntaxNode | null): ParamInfo[] {
         out.push({
           name: p.childForFieldName('name')?.text ?? '',
           kind: keywordOnly ? 'keyword-only' : 'positional',
-          annotation: p.childForFieldName('type')?.text,
+          ...annotationOf(p.childForFieldName('type')),
           default: p.childForFieldName('value')?.text,
         });
         break;
@@ -131,6 +212,7 @@ export function functionInfo(def: SyntaxNode, outer: SyntaxNode = def): Function
     isClass: def.type === 'class_definition',
     isGenerator: def.type === 'function_definition' && body !== null && isGeneratorBody(body),
     params: def.type === 'function_definition' ? paramsOf(def.childForFieldName('parameters')) : [],
+    ...returnsOf(def),
     docstring,
     summary: docstring?.split('\n')[0].trim() || undefined,
     range: rangeOf(outer),
@@ -152,6 +234,66 @@ export function functionInfo(def: SyntaxNode, outer: SyntaxNode = def): Function
     if (init) info.params = paramsOf(init.childForFieldName('parameters')).slice(1);
   }
   return info;
+}
+
+function returnsOf(def: SyntaxNode): Pick<FunctionInfo, 'returnAnnotation' | 'returns'> {
+  const node = def.type === 'function_definition' ? def.childForFieldName('return_type') : null;
+  return node ? { returnAnnotation: node.text, returns: typeExprOf(node) } : {};
+}
+
+/** The last segment of a dotted name: `typing.TypedDict` -> `TypedDict`. */
+const lastSegment = (name: string) => name.slice(name.lastIndexOf('.') + 1);
+
+/**
+ * A module-level TypedDict or dataclass, or undefined for any other class. `typedDicts` names the TypedDicts
+ * declared above it in the same file (a class extending one is a TypedDict too).
+ */
+export function typeDeclarationOf(def: SyntaxNode, outer: SyntaxNode, typedDicts: ReadonlySet<string>): TypeDeclaration | undefined {
+  const nameNode = def.childForFieldName('name');
+  const body = def.childForFieldName('body');
+  if (!nameNode || !body) return undefined;
+  const bases: string[] = [];
+  let total = true;
+  let typedDict = false;
+  const superclasses = def.childForFieldName('superclasses');
+  for (const arg of superclasses ? children(superclasses) : []) {
+    if (arg.type === 'keyword_argument') {
+      if (arg.childForFieldName('name')?.text === 'total') total = arg.childForFieldName('value')?.type !== 'false';
+    } else if (arg.type === 'identifier' || arg.type === 'attribute') {
+      const base = arg.text.replace(/\s+/g, '');
+      if (lastSegment(base) === 'TypedDict') typedDict = true;
+      else {
+        bases.push(base);
+        if (typedDicts.has(base)) typedDict = true;
+      }
+    }
+  }
+  const decorators = outer === def ? [] : children(outer).filter((c) => c.type === 'decorator');
+  const isDataclass = decorators.some((d) => {
+    const expr = d.namedChildren.find((c) => c && c.type !== 'comment');
+    const callee = expr?.type === 'call' ? expr.childForFieldName('function') : expr;
+    return !!callee && (callee.type === 'identifier' || callee.type === 'attribute') && lastSegment(callee.text) === 'dataclass';
+  });
+  if (!typedDict && !isDataclass) return undefined;
+  const fields: TypeField[] = [];
+  for (const stmt of children(body)) {
+    const assign = stmt.type === 'expression_statement' ? stmt.namedChildren[0] : null;
+    const left = assign?.type === 'assignment' ? assign.childForFieldName('left') : null;
+    const typeNode = assign?.childForFieldName('type');
+    if (!left || left.type !== 'identifier' || !typeNode) continue;
+    let type = typeExprOf(typeNode);
+    let optional = typedDict && !total;
+    const wrapper = type.kind === 'generic' ? lastSegment(type.name) : type.kind === 'name' ? lastSegment(type.name) : '';
+    // Class-level constants and dataclass markers are not fields of the JSON object.
+    if (wrapper === 'ClassVar' || wrapper === 'InitVar' || wrapper === 'KW_ONLY') continue;
+    if (typedDict && type.kind === 'generic' && (wrapper === 'NotRequired' || wrapper === 'Required') && type.args.length === 1) {
+      optional = wrapper === 'NotRequired';
+      type = type.args[0];
+    }
+    const value = assign?.childForFieldName('right');
+    fields.push({ name: left.text, annotation: typeNode.text, type, optional, ...(value ? { default: value.text } : {}), line: stmt.startPosition.row });
+  }
+  return { name: nameNode.text, kind: typedDict ? 'TypedDict' : 'dataclass', bases, fields, docstring: docstringOf(body), nameRange: rangeOf(nameNode) };
 }
 
 function bodyImportsOf(body: SyntaxNode): FunctionInfo['bodyImports'] {

@@ -37,6 +37,7 @@ test('the extension activates in a real VS Code with the workspace made by strat
     'strato.deploy',
     'strato.undeploy',
     'strato.envGet',
+    'strato.generateClient',
     'strato.startDev',
     'strato.stopDev',
     'strato.refresh',
@@ -188,6 +189,23 @@ test('strato.envGet shows the endpoints and URLs of production', async () => {
     s.endpoints.map((e) => `${e.name}:${e.type}`),
     ['cpu-stats:QUEUE', 'gpu-hello:QUEUE', 'lb-api:LOAD_BALANCED'],
   );
+});
+
+test('Generate TypeScript Client on the production item writes the typed client of that environment', async () => {
+  const node = api.views.environments.nodes().find((n) => n.label === 'production');
+  assert.strictEqual(node.contextValue, 'strato.environment');
+  const menus = vscode.extensions.getExtension('strato.strato').packageJSON.contributes.menus['view/item/context'];
+  assert.ok(menus.some((m) => m.command === 'strato.generateClient' && m.when.includes('viewItem == strato.environment')), 'offered on environment items');
+  const file = path.join(folder.uri.fsPath, 'clients', 'shop-production.ts');
+  const written = await vscode.commands.executeCommand('strato.generateClient', { ...node, file });
+  assert.ok(written, 'the command returned what it wrote (see the error message otherwise)');
+  assert.strictEqual(written.file, file);
+  assert.deepStrictEqual([written.functions, written.routes], [2, 2]);
+  const text = fs.readFileSync(file, 'utf8');
+  assert.match(text, /export function createClient\(options: ClientOptions = \{\}\): Client/);
+  assert.match(text, /cpuStats: QueueFunction<CpuStatsInput, CpuStatsOutput>;/);
+  assert.match(text, /process\(args: ProcessInput, options\?: CallOptions\): Promise<ProcessOutput>;/);
+  assert.ok(!text.includes(process.env.STRATO_API_KEY), 'the key is not written');
 });
 
 test('strato.startDev runs `strato dev` in one reused terminal; strato.stopDev stops it', async () => {

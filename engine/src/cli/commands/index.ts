@@ -12,8 +12,9 @@ import { register as trust } from './trust';
 import { register as volume } from './volume';
 import { register as keys } from './keys';
 import { register as audit } from './audit';
+import { register as client } from './client';
 
-const commands: Array<(program: Command) => void> = [init, dev, build, check, deploy, preview, volume, platform, keys, audit, trust];
+const commands: Array<(program: Command) => void> = [init, dev, build, check, deploy, client, preview, volume, platform, keys, audit, trust];
 
 export function registerCommands(program: Command): void {
   for (const register of commands) register(program);

@@ -1,0 +1,165 @@
+// What a client of one deployed environment offers: its endpoints as the control plane lists them (URLs, routes,
+// time-outs), each typed from the code in this folder. Both the TypeScript client and the OpenAPI document use it.
+import type { EnvironmentSummary, EndpointSummary } from '../deploy/environments';
+import { limits } from '../catalog';
+import type { EndpointSpec, FunctionInfo, ProjectModel } from '../project/model';
+import { queueSignature, routeSignature, UNTYPED, type Signature } from './signatures';
+import { Names, TypeMapper, type NamedShape } from './types';
+
+export interface Doc {
+  docstring?: string;
+  /** `gpu_worker.py:12`, where the function is declared. */
+  source?: string;
+  python?: string;
+}
+
+export interface QueueEntry {
+  kind: 'QUEUE';
+  endpoint: string;
+  id: string;
+  /** `{base}/v2/<id>`: /run, /runsync, /status/<job> and the rest are under it. */
+  url: string;
+  /** The client's /runsync time-out: the endpoint's execution_timeout_ms, else the default. */
+  timeoutMs: number;
+  /** The client's member: the function's name in camelCase. */
+  member: string;
+  signature: Signature;
+  doc: Doc;
+}
+
+export interface RouteEntry {
+  method: string;
+  path: string;
+  /** `{name}` segments of the path, filled from the arguments of the same name. */
+  pathParams: string[];
+  member: string;
+  signature: Signature;
+  doc: Doc;
+}
+
+export interface LoadBalancedEntry {
+  kind: 'LOAD_BALANCED';
+  endpoint: string;
+  id: string;
+  url: string;
+  /** The client's time-out of each route call. */
+  timeoutMs: number;
+  member: string;
+  routes: RouteEntry[];
+}
+
+export type Entry = QueueEntry | LoadBalancedEntry;
+
+export interface ClientSurface {
+  app: string;
+  environment: string;
+  endpoints: Entry[];
+  shapes: NamedShape[];
+  /** Names already used in the generated module (shapes included); the emitters take theirs from it. */
+  names: Names;
+  /** One line each, `file:line: ...` where there is a source: types left unknown, code and environment out of step. */
+  warnings: string[];
+}
+
+/** `gpu_hello` / `lb-api` -> `gpuHello` / `lbApi`: a member name. */
+export function camelCase(name: string): string {
+  const words = name.split(/[^A-Za-z0-9]+/).filter(Boolean);
+  const out = words.map((w, i) => (i === 0 ? w[0].toLowerCase() + w.slice(1) : w[0].toUpperCase() + w.slice(1))).join('');
+  return /^[A-Za-z_$]/.test(out) ? out : `_${out}`;
+}
+
+export function pascalCase(name: string): string {
+  const c = camelCase(name).replace(/^_/, '');
+  return c ? c[0].toUpperCase() + c.slice(1) : 'Endpoint';
+}
+
+export function docOf(ep: EndpointSpec, fn: FunctionInfo): Doc {
+  return { docstring: fn.docstring, source: `${ep.file}:${fn.nameRange.start.line + 1}`, python: `${fn.name}()` };
+}
+
+/** Binds the environment's endpoints to the code's declarations. */
+export function clientSurface(model: ProjectModel, env: EnvironmentSummary, reserved: Iterable<string>): ClientSurface {
+  const names = new Names(reserved);
+  const mapper = new TypeMapper(model, names);
+  const warnings: string[] = [];
+  const specs = new Map(model.endpoints.map((e) => [e.name, e]));
+  const members = new Names();
+  const endpoints: Entry[] = [];
+  const where = `${env.app}/${env.environment}`;
+
+  for (const d of [...env.endpoints].sort((a, b) => a.name.localeCompare(b.name))) {
+    let spec = specs.get(d.name);
+    if (!spec) warnings.push(`endpoint ${d.name} is deployed in ${where} but not declared in this folder's code: its calls are untyped (unknown).`);
+    else if (spec.kind !== d.type) {
+      warnings.push(`${spec.file}: endpoint ${d.name} is ${spec.kind} in the code but ${d.type} in ${where}: deploy again; its calls are untyped.`);
+      spec = undefined;
+    }
+    if (d.type === 'QUEUE') endpoints.push(queueEntry(d, spec, mapper, members));
+    else endpoints.push(loadBalancedEntry(d, spec, mapper, members, warnings, where));
+  }
+  const deployed = new Set(env.endpoints.map((e) => e.name));
+  for (const spec of model.endpoints) {
+    if (!deployed.has(spec.name))
+      warnings.push(
+        `${spec.file}:${spec.nameRange.start.line + 1}: endpoint ${spec.name} is not deployed in ${where}, so the client leaves it out: run ` +
+          `strato deploy --env ${env.environment} and generate again.`,
+      );
+  }
+  warnings.push(...mapper.warnings.map((w) => `${w.file}:${w.line + 1}: ${w.message}`));
+  return { app: env.app, environment: env.environment, endpoints, shapes: mapper.shapes, names, warnings };
+}
+
+function queueEntry(d: EndpointSummary, spec: EndpointSpec | undefined, mapper: TypeMapper, members: Names): QueueEntry {
+  const fn = spec?.functions[0];
+  return {
+    kind: 'QUEUE',
+    endpoint: d.name,
+    id: d.id,
+    url: d.url,
+    timeoutMs: d.executionTimeoutMs ?? limits.defaultClientTimeoutMs,
+    member: members.take(...(fn ? [camelCase(fn.name)] : []), camelCase(d.name)),
+    signature: spec && fn ? queueSignature(spec, fn, mapper) : UNTYPED,
+    doc: spec && fn ? docOf(spec, fn) : {},
+  };
+}
+
+function loadBalancedEntry(
+  d: EndpointSummary,
+  spec: EndpointSpec | undefined,
+  mapper: TypeMapper,
+  members: Names,
+  warnings: string[],
+  where: string,
+): LoadBalancedEntry {
+  const routeMembers = new Names();
+  const routes: RouteEntry[] = [];
+  for (const r of d.routes) {
+    const local = spec?.routes.find((x) => x.method === r.method && x.path === r.path);
+    if (spec && !local) warnings.push(`${spec.file}: route ${r.method} ${r.path} of ${d.name} is deployed in ${where} but not in the code: it is untyped.`);
+    const fnName = local?.function.name ?? r.function;
+    routes.push({
+      method: r.method,
+      path: r.path,
+      pathParams: [...r.path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]),
+      member: routeMembers.take(camelCase(fnName), camelCase(`${fnName}_${r.method.toLowerCase()}`)),
+      signature: spec && local ? routeSignature(spec, local.function, mapper) : UNTYPED,
+      doc: spec && local ? docOf(spec, local.function) : {},
+    });
+  }
+  for (const local of spec?.routes ?? []) {
+    if (!d.routes.some((r) => r.method === local.method && r.path === local.path))
+      warnings.push(
+        `${spec!.file}:${local.range.start.line + 1}: route ${local.method} ${local.path} of ${d.name} is not deployed in ${where}, so the client ` +
+          'leaves it out: deploy again and generate again.',
+      );
+  }
+  return {
+    kind: 'LOAD_BALANCED',
+    endpoint: d.name,
+    id: d.id,
+    url: d.url,
+    timeoutMs: d.executionTimeoutMs ?? limits.defaultClientTimeoutMs,
+    member: members.take(camelCase(d.name), `${camelCase(d.name)}Api`),
+    routes,
+  };
+}

@@ -1,0 +1,62 @@
+// Writes the client of a deployed environment to a folder: `<app>-<environment>.ts` (TypeScript) or
+// `<app>-<environment>.openapi.json`. What the CLI's `strato client` and the extension's command both call.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import type { EnvironmentSummary } from '../deploy/environments';
+import type { ProjectModel } from '../project/model';
+import { UserError } from '../util/errors';
+import { environmentOpenApiDocument } from './openapi';
+import { typescriptClient } from './typescript';
+
+export const CLIENT_LANGUAGES = ['ts', 'openapi'] as const;
+export type ClientLanguage = (typeof CLIENT_LANGUAGES)[number];
+
+export interface WrittenClient {
+  file: string;
+  /** Queue-based functions and load-balanced routes the client calls. */
+  functions: number;
+  routes: number;
+  /** One line each: types left unknown, code and environment out of step. Never a failure. */
+  warnings: string[];
+}
+
+export function clientFileName(env: Pick<EnvironmentSummary, 'app' | 'environment'>, lang: ClientLanguage): string {
+  return `${env.app}-${env.environment}${lang === 'ts' ? '.ts' : '.openapi.json'}`;
+}
+
+/** `out` is a folder (the file is named by clientFileName) or the file itself. */
+export async function writeClient(
+  model: ProjectModel,
+  env: EnvironmentSummary,
+  lang: ClientLanguage,
+  out: { dir: string } | { file: string },
+): Promise<WrittenClient> {
+  let text: string;
+  let warnings: string[];
+  if (lang === 'ts') {
+    const r = await typescriptClient(model, env);
+    text = r.text;
+    warnings = r.surface.warnings;
+  } else {
+    const r = environmentOpenApiDocument(model, env);
+    text = `${JSON.stringify(r.document, null, 2)}\n`;
+    warnings = r.warnings;
+  }
+  const errors = model.diagnostics.filter((d) => d.severity === 'error').length;
+  if (errors) warnings.unshift(`the code has ${errors} error(s) (strato check lists them): the types follow what could be read.`);
+  const file = 'file' in out ? path.resolve(out.file) : path.resolve(out.dir, clientFileName(env, lang));
+  try {
+    mkdirSync(path.dirname(file), { recursive: true });
+    writeFileSync(file, text);
+  } catch (e) {
+    throw new UserError(
+      `could not write the client to ${file} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}): choose another folder with --out.`,
+    );
+  }
+  return {
+    file,
+    functions: env.endpoints.filter((e) => e.type === 'QUEUE').length,
+    routes: env.endpoints.reduce((n, e) => n + (e.type === 'QUEUE' ? 0 : e.routes.length), 0),
+    warnings,
+  };
+}

@@ -1,0 +1,208 @@
+// The type mapping of the typed clients, from Python source through the analysis: each hint's TypeScript type and
+// JSON schema, TypedDicts and dataclasses (inheritance, optional keys, names taken), generators, class endpoints,
+// and hints with no JSON form (unknown, a comment, a warning with file:line). Plus the joining of split stream chunks.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { analyzeFiles } from '../helpers/analysis';
+import { jsonSchema } from '../../engine/src/clientgen/openapi';
+import { queueSignature } from '../../engine/src/clientgen/signatures';
+import { Names, TypeMapper, type JsonType } from '../../engine/src/clientgen/types';
+import { tsType } from '../../engine/src/clientgen/typescript';
+import { ChunkJoiner } from '../../engine/src/clientgen/runtime';
+import { normaliseChunks } from '../../engine/src/platform/jobs/streamChunks';
+import type { ProjectModel } from '../../engine/src/project';
+
+const HEAD = 'from strato import Endpoint\nimport typing\nfrom typing import *\n\n';
+
+/** The parameters' types (name -> TypeScript) and the mapper's warnings, for a function `f` with these parameters. */
+async function mapParams(params: string, extra: Record<string, string> = {}) {
+  const model = await analyzeFiles({ 'w.py': `${HEAD}${extra['w.py'] ?? ''}\n@Endpoint(name="f")\ndef f(${params}):\n    pass\n`, ...extra });
+  return mapFunction(model);
+}
+
+function mapFunction(model: ProjectModel, reserved: string[] = []) {
+  const mapper = new TypeMapper(model, new Names(reserved));
+  const ep = model.endpoints[0];
+  const sig = queueSignature(ep, ep.functions[0], mapper);
+  const types: Record<string, string> = {};
+  if (sig.input.kind === 'object') for (const f of sig.input.fields) types[`${f.name}${f.optional ? '?' : ''}`] = tsType(f.type);
+  return { types, sig, mapper };
+}
+
+test('builtins, containers, Optional, unions and Literal map to their TypeScript types', async () => {
+  const { types, mapper } = await mapParams(
+    'a: str, b: int, c: float, d: bool, e: None, f: list[int], g: typing.List[str], h: dict[str, float], i: Dict, j: tuple[int, str], ' +
+      'k: tuple[int, ...], l: Optional[str], m: int | None, n: Union[int, str], o: Literal["x", 1, True, None], p: Sequence[list[bool]], ' +
+      'q: set[str], r: Any, s: "int", t: Annotated[int, "meta"], u: int | float, v: list[int | str], w=3, x="s", y=None, z: tuple[()] = ()',
+  );
+  assert.deepEqual(types, {
+    a: 'string',
+    b: 'number',
+    c: 'number',
+    d: 'boolean',
+    e: 'null',
+    f: 'number[]',
+    g: 'string[]',
+    h: 'Record<string, number>',
+    i: 'Record<string, unknown>',
+    j: '[number, string]',
+    k: 'number[]',
+    l: 'string | null',
+    m: 'number | null',
+    n: 'number | string',
+    o: "'x' | 1 | true | null",
+    p: 'boolean[][]',
+    q: 'string[]',
+    r: 'unknown',
+    s: 'number',
+    t: 'number',
+    u: 'number',
+    v: 'Array<number | string>',
+    'w?': 'number',
+    'x?': 'string',
+    'y?': 'unknown',
+    'z?': '[]',
+  });
+  assert.deepEqual(mapper.warnings, [], 'every one of these has a JSON form');
+});
+
+test('a hint with no JSON form is unknown with the Python type in a comment, and one warning with file:line', async () => {
+  const { types, mapper } = await mapParams('img: np.ndarray, when: Optional[datetime.datetime] = None, fn: Callable[[int], str] = None, ok: int = 1');
+  assert.deepEqual(types, {
+    img: 'unknown /* np.ndarray */',
+    'when?': 'unknown /* datetime.datetime */',
+    'fn?': 'unknown /* Callable[[int], str] */',
+    'ok?': 'number',
+  });
+  assert.deepEqual(
+    mapper.warnings.map((w) => `${w.file}:${w.line + 1}: ${w.message.split(':')[0]}`),
+    ['w.py:7: parameter img of f()', 'w.py:7: parameter when of f()', 'w.py:7: parameter fn of f()'],
+  );
+  assert.match(mapper.warnings[0].message, /the Python type np\.ndarray has no JSON form the client knows, so it is typed unknown; use str, int/);
+  assert.deepEqual(jsonSchema({ kind: 'unknown', python: 'np.ndarray' }), { description: 'Python type np.ndarray' });
+});
+
+test('TypedDicts and dataclasses become named shapes: optional keys, inheritance, forward references, ClassVar left out', async () => {
+  const models =
+    'from dataclasses import dataclass, field\nfrom typing import ClassVar, NotRequired, Required, TypedDict\n\n' +
+    'class Base(TypedDict):\n    id: int\n\nclass Item(Base, total=False):\n    """An item."""\n    name: Required[str]\n    tags: list[str]\n    parent: "Item"\n\n' +
+    '@dataclass\nclass Size:\n    w: int\n    h: int = 1\n    unit: ClassVar[str] = "px"\n\n@dataclass(frozen=True)\nclass Box(Size):\n    items: list[Item] = field(default_factory=list)\n';
+  const model = await analyzeFiles({
+    'models.py': models,
+    'w.py': `${HEAD}from models import Item, Box\n\n@Endpoint(name="f")\ndef f(item: Item, box: Optional[Box] = None) -> Box:\n    pass\n`,
+  });
+  const { types, sig, mapper } = mapFunction(model);
+  assert.deepEqual(types, { item: 'Item', 'box?': 'Box | null' });
+  assert.equal(tsType(sig.output), 'Box');
+  const shapes = Object.fromEntries(mapper.shapes.map((s) => [s.name, s.fields.map((f) => `${f.name}${f.optional ? '?' : ''}: ${tsType(f.type)}`)]));
+  assert.deepEqual(shapes, {
+    Item: ['id: number', 'name: string', 'tags?: string[]', 'parent?: Item'],
+    Box: ['w: number', 'h: number', 'items: Item[]'],
+  });
+  assert.equal(mapper.shapes[0].doc, 'An item.');
+  assert.deepEqual(mapper.shapes[1].python, { name: 'Box', kind: 'dataclass', file: 'models.py' });
+  assert.deepEqual(jsonSchema({ kind: 'union', options: [{ kind: 'ref', name: 'Box' }, { kind: 'null' }] }), {
+    allOf: [{ $ref: '#/components/schemas/Box' }],
+    nullable: true,
+  });
+});
+
+test('a name declared in several modules is the one the file imports; a name the runtime already takes is renamed', async () => {
+  const td = (field: string) => `from typing import TypedDict\nclass Point(TypedDict):\n    ${field}: int\n`;
+  const model = await analyzeFiles({
+    'a.py': td('a'),
+    'pkg/b.py': td('b'),
+    'pkg/w.py': `${HEAD}from .b import Point\n\n@Endpoint(name="f")\ndef f(p: Point, q: Job) -> None:\n    pass\n`,
+    'jobs.py': 'from typing import TypedDict\nclass Job(TypedDict):\n    n: int\n',
+  });
+  const { types, mapper } = mapFunction(model, ['Job', 'JobType']);
+  assert.deepEqual(types, { p: 'Point', q: 'Job2' }, '"Job" and "JobType" are taken by the runtime: the TypedDict is renamed');
+  assert.deepEqual(
+    mapper.shapes.map((s) => `${s.name}=${s.python.file}:${s.fields.map((f) => f.name)}`),
+    ['Point=pkg/b.py:b', 'Job2=jobs.py:n'],
+  );
+});
+
+test('a TypedDict named like a global the module uses (Record) is renamed, and the module still type-checks its own Record', async () => {
+  const { typescriptClient } = await import('../../engine/src/clientgen/typescript');
+  const model = await analyzeFiles({
+    'w.py': `${HEAD}class Record(TypedDict):\n    n: int\n\n@Endpoint(name="f")\ndef f(r: Record, m: dict[str, int]) -> Record:\n    pass\n`,
+  });
+  const env = {
+    app: 'a',
+    environment: 'production',
+    buildId: null,
+    endpoints: [{ name: 'f', type: 'QUEUE' as const, id: 'f1', url: 'http://h/v2/f1', routes: [], executionTimeoutMs: null }],
+    volumes: [],
+  };
+  const { text } = await typescriptClient(model, env);
+  assert.match(text, /export interface RecordType \{\n {2}n: number;\n\}/);
+  assert.match(text, /r: RecordType;\n {2}m: Record<string, number>;/);
+});
+
+test('a generator streams what it yields and outputs their list; a class endpoint takes "method" to pick its method', async () => {
+  const gen = await analyzeFiles({
+    'w.py': `${HEAD}@Endpoint(name="g")\nasync def g(n: int) -> AsyncIterator[dict[str, int]]:\n    yield {"n": n}\n`,
+  });
+  const { sig } = mapFunction(gen);
+  assert.equal(sig.streams, true);
+  assert.equal(tsType(sig.chunk), 'Record<string, number>');
+  assert.equal(tsType(sig.output), 'Array<Record<string, number>>');
+
+  const cls = await analyzeFiles({
+    'w.py': `${HEAD}@Endpoint(name="c")\nclass C:\n    def add(self, a: int, b: int = 1) -> int:\n        return a\n    def name(self) -> str:\n        return ""\n    def _hidden(self): pass\n`,
+  });
+  const c = mapFunction(cls).sig;
+  assert.equal(tsType(c.input), "{ method: 'add'; a: number; b?: number } | { method: 'name' }");
+  assert.equal(tsType(c.output), 'number | string');
+  const one = await analyzeFiles({ 'w.py': `${HEAD}@Endpoint(name="c")\nclass C:\n    def run(self, x: str) -> str:\n        return x\n` });
+  assert.equal(tsType(mapFunction(one).sig.input), "{ method?: 'run'; x: string }", 'with one method, "method" may be left out');
+});
+
+test('parameter docs come from the Args section (Google style) or :param lines (Sphinx); **kwargs allows more keys', async () => {
+  const model = await analyzeFiles({
+    'w.py':
+      `${HEAD}@Endpoint(name="f")\ndef f(a: int, b: str = "x", **extra: float):\n    """Do it.\n\n    Args:\n        a (int): the first\n            one, on two lines.\n` +
+      `        b: the second.\n\n    Returns:\n        nothing.\n    """\n\n@Endpoint(name="g")\ndef g(c: int):\n    """Sphinx.\n\n    :param c: the third.\n    """\n`,
+  });
+  const { sig } = mapFunction(model);
+  const input = sig.input as Extract<JsonType, { kind: 'object' }>;
+  assert.deepEqual(
+    input.fields.map((f) => [f.name, f.doc, f.default]),
+    [
+      ['a', 'the first one, on two lines.', undefined],
+      ['b', 'the second.', '"x"'],
+    ],
+  );
+  assert.equal(tsType(input), '{ a: number; b?: string; [key: string]: unknown }');
+  assert.deepEqual(jsonSchema(input).additionalProperties, { type: 'number' });
+  const g = new TypeMapper(model, new Names());
+  const gi = queueSignature(model.endpoints[1], model.endpoints[1].functions[0], g).input as Extract<JsonType, { kind: 'object' }>;
+  assert.equal(gi.fields[0].doc, 'the third.');
+});
+
+test('JSON schemas: literals as enums, nullable unions, tuples, records', () => {
+  const lit = (value: string | number | boolean | null): JsonType => ({ kind: 'literal', value });
+  assert.deepEqual(jsonSchema({ kind: 'union', options: [lit('a'), lit('b'), lit(null)] }), { type: 'string', enum: ['a', 'b', null], nullable: true });
+  assert.deepEqual(jsonSchema({ kind: 'union', options: [{ kind: 'string' }, { kind: 'integer' }] }), { anyOf: [{ type: 'string' }, { type: 'integer' }] });
+  assert.deepEqual(jsonSchema({ kind: 'tuple', items: [{ kind: 'integer' }, { kind: 'string' }] }), {
+    type: 'array',
+    items: { anyOf: [{ type: 'integer' }, { type: 'string' }] },
+    minItems: 2,
+    maxItems: 2,
+  });
+  assert.deepEqual(jsonSchema({ kind: 'record', values: { kind: 'boolean' } }), { type: 'object', additionalProperties: { type: 'boolean' } });
+});
+
+test('a streamed value the platform split over several chunks is joined back, string or JSON', () => {
+  for (const value of ['x'.repeat(5000), { text: 'y'.repeat(5000), n: [1, 2] }]) {
+    const chunks = normaliseChunks([{ output: 'before' }, { output: value }, { output: 'after' }], 0, 2000).map((c) => JSON.parse(c));
+    assert.ok(chunks.length > 4, `split into ${chunks.length} chunks`);
+    const joiner = new ChunkJoiner();
+    const values = chunks.map((c) => joiner.add(c)).filter((v) => v !== undefined);
+    assert.deepEqual(
+      values.map((v) => v!.value),
+      ['before', value, 'after'],
+    );
+  }
+});
