@@ -2,6 +2,7 @@
 // jobs.endpoint_id has no foreign key on purpose: a group commit must never fail because an endpoint was
 // deleted meanwhile; deleting an endpoint deletes its jobs explicitly.
 // Times are milliseconds since the epoch (bigint); JSON documents are kept as text so they are stored as sent.
+// Columns added after a data dir was first made are added by `alter table ... if not exists` below.
 
 export const SCHEMA_VERSION = '1';
 
@@ -61,6 +62,10 @@ create table if not exists jobs (
   retries integer not null default 0,
   worker_id text
 );
+-- What /stream has still to hand out of an ended job: its chunks as one JSON array, and whether its output is its one
+-- chunk (a handler that does not stream; the chunk is made from the output when it is read).
+alter table jobs add column if not exists stream text;
+alter table jobs add column if not exists stream_output boolean not null default false;
 create index if not exists jobs_by_endpoint_status on jobs (endpoint_id, status);
 create index if not exists jobs_by_expiry on jobs (expires_at) where expires_at is not null;
 `;
