@@ -1,5 +1,5 @@
-// Bundles the three entry points (CLI, language server, VS Code extension) into dist/ and copies the
-// files they load at run time: the tree-sitter WebAssembly parsers and the Python package `strato`.
+// Bundles the three entry points (CLI, language server, VS Code extension) and the platform's unpacking thread into
+// dist/ and copies the files they load at run time: the tree-sitter WebAssembly parsers and the Python package `strato`.
 import * as esbuild from 'esbuild';
 import { mkdirSync, rmSync, chmodSync, existsSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -16,6 +16,8 @@ mkdirSync(dist, { recursive: true });
 const entries = [
   { in: 'server/src/main.ts', out: 'server' },
   { in: 'client/src/extension.ts', out: 'extension' },
+  // The platform unpacks build artifacts on a worker thread that runs this script (engine/src/platform/controlPlane/unpack.ts).
+  { in: 'engine/src/platform/controlPlane/unpackWorker.ts', out: 'unpack-worker' },
 ].filter((e) => existsSync(e.in));
 
 const common = {

@@ -1,7 +1,7 @@
 // Platform tests' shared pieces: a real platform on 127.0.0.1 (in-process, or as a `strato platform serve`
 // child process for crash tests), deployment of a test artifact through the real control plane client, raw
 // HTTP calls that keep status and body exactly, and bounded waiting.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -128,6 +128,17 @@ export async function waitUntil<T>(what: string, fn: () => Promise<T> | T, timeo
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what} (last: ${String(last)})`);
     await new Promise((r) => setTimeout(r, everyMs));
   }
+}
+
+/** Resident memory of a process in bytes (Linux /proc, else ps): what a platform process holds, for the benches. */
+export function residentBytes(pid: number): number {
+  try {
+    const m = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
+    if (m) return Number(m[1]) * 1024;
+  } catch {
+    /* not Linux */
+  }
+  return Number(spawnSync('ps', ['-o', 'rss=', '-p', String(pid)], { encoding: 'utf8' }).stdout.trim()) * 1024;
 }
 
 export interface PlatformProcess {

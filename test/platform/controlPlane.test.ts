@@ -174,6 +174,11 @@ describe('restart', () => {
     const status = (await call('GET', `${tp.url}/v2/${eps.echo.id}/status/${job.id}`)).json as { status: string; output: unknown };
     assert.equal(status.status, 'COMPLETED');
     assert.deepEqual(status.output, { echo: { keep: 1 } });
+    // Ended jobs stay in the store, not in memory: their counts and their unread stream come back from it.
+    const health = (await call('GET', `${tp.url}/v2/${eps.echo.id}/health`)).json as { jobs: { completed: number } };
+    assert.equal(health.jobs.completed, 1);
+    const stream = await call('GET', `${tp.url}/v2/${eps.echo.id}/stream/${job.id}`);
+    assert.deepEqual(stream.json, [{ output: { echo: { keep: 1 } }, metrics: { stream_index: 0 } }]);
     assert.equal(((await call('POST', `${tp.url}/v2/${eps.echo.id}/runsync`, { body: { input: {} } })).json as { status: string }).status, 'COMPLETED');
   });
 });

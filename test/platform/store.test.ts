@@ -10,6 +10,7 @@ import path from 'node:path';
 import { presentedKey } from '../../engine/src/platform/auth';
 import { systemClock } from '../../engine/src/platform/clock';
 import { KeyRing } from '../../engine/src/platform/controlPlane/keys';
+import { EndedJobCache } from '../../engine/src/platform/jobs/endedJobCache';
 import { Job } from '../../engine/src/platform/jobs/job';
 import { splitText } from '../../engine/src/platform/jobs/streamChunks';
 import { JobWriter } from '../../engine/src/platform/store/jobWriter';
@@ -43,14 +44,39 @@ test('jobs written through group commits are read back after a reopen', async ()
   await store.close();
 
   store = await open(dir);
-  const rows = await store.loadJobs();
-  assert.equal(rows.length, 450);
-  const byId = new Map(rows.map((r) => [r.id, r]));
-  assert.equal(byId.get('job-5')?.status, 'COMPLETED');
-  assert.equal(byId.get('job-5')?.output, '{"out":"job-5"}');
-  assert.equal(byId.get('job-120'), undefined);
+  const live = await store.loadLiveJobs();
+  assert.equal(live.length, 350);
+  const byId = new Map(live.map((r) => [r.id, r]));
   assert.equal(byId.get('job-300')?.status, 'IN_QUEUE');
   assert.equal(byId.get('job-300')?.input, '{"i":300}');
+  // Ended jobs are read one by one, and counted.
+  assert.equal((await store.getJob('job-5'))?.status, 'COMPLETED');
+  assert.equal((await store.getJob('job-5'))?.output, '{"out":"job-5"}');
+  assert.equal(await store.getJob('job-120'), undefined);
+  assert.deepEqual(await store.countEndedJobs(), [{ endpoint_id: 'ep1', status: 'COMPLETED', jobs: 100, retries: 0 }]);
+  await store.close();
+});
+
+test('expired ended jobs are deleted, except those named to keep; jobs that have not ended never are', async () => {
+  const store = await open(path.join(tmp, 'db-expiry'));
+  const writer = new JobWriter(store, 2, 20, (e) => assert.fail(e));
+  const jobs = Array.from({ length: 4 }, (_, i) => new Job(`e-${i}`, 'ep', 'run', '{}', 1000, 60_000));
+  for (const [i, j] of jobs.entries()) {
+    if (i < 3) j.status = 'COMPLETED';
+    j.expiresAt = 2000; // the queued one (e-3) has a ttl that ran out: memory removes it, not this sweep
+    j.chunks = ['{"output":1,"metrics":{"stream_index":0}}', '{"output":2,"metrics":{"stream_index":1}}'];
+    writer.changed(j);
+  }
+  await writer.durable();
+  assert.equal((await store.getJob('e-0'))?.stream, '[{"output":1,"metrics":{"stream_index":0}},{"output":2,"metrics":{"stream_index":1}}]');
+  assert.equal((await store.getJob('e-3'))?.stream, null, 'the chunks of a job that has not ended are not stored');
+  assert.deepEqual(await store.deleteExpiredJobs(1999, []), []);
+  const gone = await store.deleteExpiredJobs(2000, ['e-1']);
+  assert.deepEqual(gone.map((r) => r.id).sort(), ['e-0', 'e-2']);
+  assert.deepEqual(gone[0], { id: gone[0].id, endpoint_id: 'ep', status: 'COMPLETED', retries: 0 });
+  assert.ok(await store.getJob('e-1'));
+  assert.ok(await store.getJob('e-3'));
+  await writer.close();
   await store.close();
 });
 
@@ -79,6 +105,26 @@ test('a failed commit rejects its waiters and the jobs are written by the next o
     ['a'],
   );
   assert.equal(j.storeState, 'stored');
+});
+
+test('the cache of ended jobs keeps the most recently used within its bound; a job above it is not kept', () => {
+  const job = (id: string, outputLength: number) =>
+    Object.assign(new Job(id, 'ep', 'run', '{}', 1, 1), { status: 'COMPLETED', output: 'x'.repeat(outputLength) });
+  const one = job('a', 0).memoryBytes();
+  const cache = new EndedJobCache(3 * one);
+  for (const id of ['a', 'b', 'c']) cache.put(job(id, 0));
+  assert.ok(cache.get('a'), 'a is now the most recently used');
+  cache.put(job('d', 0));
+  assert.deepEqual(
+    ['a', 'b', 'c', 'd'].map((id) => !!cache.get(id)),
+    [true, false, true, true],
+  );
+  assert.equal(cache.bytes, 3 * one);
+  cache.put(job('huge', 3 * one));
+  assert.equal(cache.get('huge'), undefined);
+  assert.equal(cache.count, 3);
+  cache.dropEndpoint('ep');
+  assert.deepEqual([cache.count, cache.bytes], [0, 0]);
 });
 
 test('keys: Bearer and bare forms are read; anything else is refused', async () => {

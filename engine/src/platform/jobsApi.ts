@@ -70,7 +70,7 @@ export function jobsApi(d: JobsApiDeps) {
       if (route === 'purge-queue') return sendJson(res, 200, { removed: d.engine.purge(endpointId), status: 'completed' });
       if (route === 'health') return sendJson(res, 200, health(d, endpointId));
       const jobId = decodeURIComponent(parts[4]);
-      const job = d.engine.get(endpointId, jobId);
+      const job = await d.engine.get(endpointId, jobId);
       if (!job) return sendError(res, 404, `job ${jobId} does not exist on this endpoint or its results have expired`);
       if (route === 'status') return status(d, req, res, job);
       if (route === 'stream') {

@@ -45,6 +45,11 @@ export interface PlatformOptions {
   lazyCommitMs?: number;
   /** Jobs waiting in one endpoint's queue before `/run` answers 429. */
   maxQueuedPerEndpoint?: number;
+  /**
+   * Bytes that ended jobs may keep in memory once their rows are durable (their JSON texts: input, output, error, stream
+   * chunks; and about 1 KB each), for the next `/status` or `/stream`; the others are read from the store.
+   */
+  endedJobCacheBytes?: number;
   /** Write the state file (pid, URL) that clients use to find the local platform. */
   writeStateFile?: boolean;
   /** Fork workers from a warm template process per endpoint revision (default on; STRATO_WORKER_TEMPLATES=0 turns it off). */
@@ -73,6 +78,7 @@ export interface ResolvedOptions {
   groupCommitMs: number;
   lazyCommitMs: number;
   maxQueuedPerEndpoint: number;
+  endedJobCacheBytes: number;
   writeStateFile: boolean;
   workerTemplates: boolean;
   datacenters?: string[];
@@ -102,6 +108,7 @@ export function resolveOptions(o: PlatformOptions): ResolvedOptions {
     groupCommitMs: o.groupCommitMs ?? 2,
     lazyCommitMs: o.lazyCommitMs ?? 20,
     maxQueuedPerEndpoint: o.maxQueuedPerEndpoint ?? 200_000,
+    endedJobCacheBytes: o.endedJobCacheBytes ?? 64 * 1024 * 1024,
     writeStateFile: o.writeStateFile ?? true,
     workerTemplates: o.workerTemplates ?? process.env.STRATO_WORKER_TEMPLATES !== '0',
     datacenters: o.datacenters?.length ? servedDatacenters(o.datacenters) : undefined,

@@ -38,8 +38,8 @@ export interface RunningPlatform {
   port: number;
   apiKey: string;
   dataDir: string;
-  /** Job writer figures (group commits), for the bench. */
-  stats(): { flushes: number; rows: number; failures: number; jobsInMemory: number };
+  /** Job writer figures (group commits) and what jobs hold in memory, for the bench and tests. */
+  stats(): { flushes: number; rows: number; failures: number; jobsInMemory: number; jobMemoryBytes: number; endedJobsCached: number };
   close(): Promise<void>;
 }
 
@@ -78,6 +78,8 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
     const engine = new JobEngine({
       clock: o.clock,
       writer,
+      store,
+      endedJobCacheBytes: o.endedJobCacheBytes,
       retention: o.retention,
       maxQueuedPerEndpoint: o.maxQueuedPerEndpoint,
       hasEndpoint: (id) => cp.endpoint(id)?.config.kind === 'QUEUE',
@@ -138,7 +140,8 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
       sched.demand(ev.endpoint.id);
     });
 
-    const loaded = engine.load(await store.loadJobs());
+    await store.deleteExpiredJobs(o.clock.now(), []);
+    const loaded = engine.load(await store.loadLiveJobs(), await store.countEndedJobs());
     if (loaded.queued + loaded.rerun > 0) o.log(`strato platform: ${loaded.queued} queued jobs restored (${loaded.rerun} of them were running and run again)`);
 
     let baseUrl = '';
@@ -192,7 +195,10 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
     const host = o.host === '0.0.0.0' || o.host === '::' ? '127.0.0.1' : o.host;
     baseUrl = (o.publicUrl ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`).replace(/\/+$/, '');
     sched.start();
-    const sweeper = setInterval(() => engine.sweep(), 5000);
+    const sweeper = setInterval(() => {
+      engine.sweep();
+      engine.sweepStore().catch((e: Error) => o.log(`strato platform: expired jobs could not be deleted (${e.message}); trying again`));
+    }, 5000);
     sweeper.unref();
     if (o.writeStateFile) {
       writeState(layout.stateFile, {
@@ -212,7 +218,10 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
       port,
       apiKey,
       dataDir: layout.root,
-      stats: () => ({ ...writer.stats, jobsInMemory: engine.jobs.size }),
+      stats: () => {
+        const m = engine.memory();
+        return { ...writer.stats, jobsInMemory: m.jobs, jobMemoryBytes: m.memoryBytes, endedJobsCached: m.cachedJobs };
+      },
       close: () =>
         (closing ??= (async () => {
           clearInterval(sweeper);

@@ -195,7 +195,10 @@ test('Generate TypeScript Client on the production item writes the typed client 
   const node = api.views.environments.nodes().find((n) => n.label === 'production');
   assert.strictEqual(node.contextValue, 'strato.environment');
   const menus = vscode.extensions.getExtension('strato.strato').packageJSON.contributes.menus['view/item/context'];
-  assert.ok(menus.some((m) => m.command === 'strato.generateClient' && m.when.includes('viewItem == strato.environment')), 'offered on environment items');
+  assert.ok(
+    menus.some((m) => m.command === 'strato.generateClient' && m.when.includes('viewItem == strato.environment')),
+    'offered on environment items',
+  );
   const file = path.join(folder.uri.fsPath, 'clients', 'shop-production.ts');
   const written = await vscode.commands.executeCommand('strato.generateClient', { ...node, file });
   assert.ok(written, 'the command returned what it wrote (see the error message otherwise)');

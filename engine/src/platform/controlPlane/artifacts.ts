@@ -1,16 +1,16 @@
 // Build artifacts: an upload location per build (HTTP PUT of the tar.gz, streamed to disk with its SHA-256),
 // then, when the build is finalized, the archive is kept under artifacts/ and unpacked once under builds/<id>/
-// where workers run from it.
+// where workers run from it (on a worker thread: unpack.ts).
 import fs from 'node:fs';
 import path from 'node:path';
 import { createHash, randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { pipeline } from 'node:stream/promises';
 import { Transform } from 'node:stream';
-import * as tar from 'tar';
 import { PlatformError, badRequest, notFound } from '../errors';
 import { limits } from '../options';
 import type { PlatformLayout } from '../../protocol/layout';
+import { ArchiveRefused, unpackArchive } from './unpack';
 
 interface Upload {
   id: string;
@@ -89,14 +89,13 @@ export class Artifacts {
     this.uploads.delete(uploadId);
     const dir = this.buildDir(buildId);
     const tmp = `${dir}.tmp-${process.pid}`;
-    fs.rmSync(tmp, { recursive: true, force: true });
-    fs.mkdirSync(tmp, { recursive: true });
     try {
-      await tar.x({ file: archive, cwd: tmp, strict: true, preservePaths: false });
+      await unpackArchive(archive, tmp);
     } catch (e) {
-      fs.rmSync(tmp, { recursive: true, force: true });
       fs.rmSync(archive, { force: true });
-      throw badRequest(`the artifact is not a valid tar.gz archive (${(e as Error).message}); rebuild it with strato build`);
+      if (e instanceof ArchiveRefused) throw badRequest(`the artifact is not a valid tar.gz archive (${e.message}); rebuild it with strato build`);
+      await fs.promises.rm(tmp, { recursive: true, force: true }); // the thread failed: it may have left part of the tree
+      throw e;
     }
     fs.rmSync(dir, { recursive: true, force: true });
     fs.renameSync(tmp, dir);

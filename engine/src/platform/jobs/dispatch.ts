@@ -5,7 +5,6 @@ import { MAX_ATTEMPTS, type Job } from './job';
 import type { JobEngine } from './jobEngine';
 import { normaliseChunks, type RawChunk } from './streamChunks';
 import type { Worker } from '../workers/worker';
-import { limits } from '../options';
 
 export interface DispatchDeps {
   /** Server-side execution limit of the endpoint, ms. */
@@ -88,6 +87,7 @@ export class Dispatcher {
     job.missedHeartbeats = 0;
     job.handedAt = Date.now();
     job.chunks = [];
+    job.streamOutput = false;
     job.streamCursor = 0;
     job.streamedCount = 0;
     e.inProgress++;
@@ -127,13 +127,8 @@ export class Dispatcher {
       return true;
     }
     const out = output ?? 'null';
-    if (job.streamedCount === 0 && !this.deps.streams(job.endpointId)) {
-      // A handler that does not stream yields one chunk holding its whole output.
-      const direct = `{"output":${out},"metrics":{"stream_index":0}}`;
-      const chunks = Buffer.byteLength(direct) <= limits.streamChunkBytes ? [direct] : normaliseChunks([{ output: JSON.parse(out) as unknown }], 0);
-      job.streamedCount = chunks.length;
-      job.chunks.push(...chunks);
-    }
+    // A handler that does not stream yields one chunk holding its whole output, made when `/stream` reads it.
+    if (job.streamedCount === 0 && !this.deps.streams(job.endpointId)) job.streamOutput = true;
     this.engine.end(job, 'COMPLETED', out, null, true);
     return true;
   }

@@ -1,4 +1,4 @@
-// A job in memory: the stored row plus what only lives while the platform runs (stream chunks and cursor,
+// A job in memory: the stored row plus what only lives while the platform runs (the chunks of a running job,
 // waiters). JSON documents (input, output) stay text from request to response; nothing re-encodes them.
 import type { JobKind, JobRow, JobStateRow, JobStatus } from '../store/types';
 import type { StoreState, StoredJob } from '../store/jobWriter';
@@ -7,6 +7,9 @@ export type { JobKind, JobStatus };
 
 /** A job whose worker was lost (hung, platform restart) runs again at most this many times in all. */
 export const MAX_ATTEMPTS = 3;
+
+/** What a job object costs in memory besides its JSON texts (measured: an ended job with small texts, in a Map). */
+const JOB_OBJECT_BYTES = 1024;
 
 export const TERMINAL: ReadonlySet<JobStatus> = new Set(['COMPLETED', 'FAILED', 'CANCELLED', 'TIMED_OUT']);
 
@@ -23,8 +26,14 @@ export class Job implements StoredJob {
   attempts = 0;
   retries = 0;
   workerId: string | null = null;
-  /** Serialized chunks (`{"output":..,"metrics":{..}}`) produced by the current attempt. */
+  /**
+   * Serialized chunks (`{"output":..,"metrics":{..}}`) of the current attempt not yet handed out by `/stream`. Once the
+   * job ended they are stored; a job read back from the store holds them as one piece, the stored array's inner text
+   * (`/stream` joins pieces with commas, so the answer is the same).
+   */
   chunks: string[] = [];
+  /** The output is still to be handed out by `/stream` as the job's chunks (a handler that does not stream). */
+  streamOutput = false;
   /** Index of the next chunk `/stream` hands out. */
   streamCursor = 0;
   /** Chunks produced by the current attempt (the next `stream_index`). */
@@ -61,6 +70,8 @@ export class Job implements StoredJob {
     j.attempts = r.attempts;
     j.retries = r.retries;
     j.workerId = r.worker_id;
+    j.chunks = r.stream ? [r.stream.slice(1, -1)] : [];
+    j.streamOutput = r.stream_output;
     return j;
   }
 
@@ -97,7 +108,20 @@ export class Job implements StoredJob {
       attempts: this.attempts,
       retries: this.retries,
       worker_id: this.workerId,
+      // A running job's chunks are not stored: a job that runs again after a restart streams again from the start.
+      stream: this.ended && this.chunks.length > 0 ? `[${this.chunks.join(',')}]` : null,
+      stream_output: this.ended && this.streamOutput,
     };
+  }
+
+  /**
+   * About what keeping this job in memory costs: the object, and the JSON texts it holds (input, output, error,
+   * chunks) at a byte a character, as V8 keeps ASCII text (other text takes two).
+   */
+  memoryBytes(): number {
+    let n = JOB_OBJECT_BYTES + this.input.length + (this.output?.length ?? 0) + (this.error?.length ?? 0);
+    for (const c of this.chunks) n += c.length;
+    return n;
   }
 
   /** Waits for the next change (state or chunk), at most `ms`. */

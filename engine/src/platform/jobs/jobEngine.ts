@@ -1,14 +1,17 @@
-// The jobs of every queue endpoint, in memory and backed by the store through the write-behind writer:
-// submission, the state machine of the spec (queue -> in progress -> ended; cancel, retry, purge, expiry),
-// counts for health, and what `/runsync` and `/stream` wait on. Worker-side hand-out lives in dispatch.ts.
+// The jobs of every queue endpoint, backed by the store through the write-behind writer: submission, the state
+// machine of the spec (queue -> in progress -> ended; cancel, retry, purge, expiry), counts for health, and what
+// `/runsync` and `/stream` wait on. Jobs that have not ended live in memory; an ended job leaves memory once its row
+// is durable and is read back from the store (through a bounded cache). Worker-side hand-out lives in dispatch.ts.
 import { storableText } from '../store/storableText';
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../clock';
 import type { RetentionWindows } from '../options';
 import type { JobWriter } from '../store/jobWriter';
-import type { JobRow, JobStatus } from '../store/types';
+import type { EndedJobCount, JobRow, JobStatus, PlatformStore } from '../store/types';
+import { EndedJobCache } from './endedJobCache';
 import { EndpointQueue } from './endpointQueue';
 import { Job, MAX_ATTEMPTS, type JobKind } from './job';
+import { outputChunks } from './streamChunks';
 import type { Worker } from '../workers/worker';
 
 /** Suffix of job ids: the platform instance that owns them (decisions.md). */
@@ -25,7 +28,11 @@ export interface JobCounts {
 export interface EngineDeps {
   clock: Clock;
   writer: JobWriter;
+  /** Where ended jobs are read back from and expire. */
+  store: Pick<PlatformStore, 'getJob' | 'deleteExpiredJobs'>;
   retention: RetentionWindows;
+  /** Bytes that ended, durable jobs may hold in memory (the cache of ended jobs; see Job.memoryBytes). */
+  endedJobCacheBytes: number;
   maxQueuedPerEndpoint: number;
   /** Endpoint exists and is a queue endpoint. */
   hasEndpoint(endpointId: string): boolean;
@@ -44,10 +51,25 @@ class EndpointJobs {
 }
 
 export class JobEngine {
+  /** Jobs in memory: every job that has not ended, and ended ones until their latest state is durable. */
   readonly jobs = new Map<string, Job>();
+  /** Ended, durable jobs read or ended recently, within a bound; the others are read from the store. */
+  readonly ended: EndedJobCache;
   private readonly endpoints = new Map<string, EndpointJobs>();
+  /** Reads from the store in flight, so that two requests for one job get one object. */
+  private readonly reading = new Map<string, Promise<Job | undefined>>();
+  private sweepingStore = false;
 
-  constructor(readonly deps: EngineDeps) {}
+  constructor(readonly deps: EngineDeps) {
+    this.ended = new EndedJobCache(deps.endedJobCacheBytes);
+    // Until its row is durable an ended job stays here, where every reader finds it; then it may leave memory.
+    deps.writer.onStored = (stored) => {
+      const job = this.jobs.get(stored.id);
+      if (job !== stored || !job.ended) return;
+      this.jobs.delete(job.id);
+      this.ended.put(job);
+    };
+  }
 
   endpointJobs(endpointId: string): EndpointJobs {
     let e = this.endpoints.get(endpointId);
@@ -55,12 +77,21 @@ export class JobEngine {
     return e;
   }
 
-  /** Rebuilds the queues after a restart: queued jobs wait again, jobs that were running run again. */
-  load(rows: JobRow[]): { queued: number; rerun: number; dropped: number } {
+  /**
+   * Rebuilds the queues after a restart from the jobs that had not ended: queued jobs wait again, jobs that were
+   * running run again. Ended jobs stay in the store; only their counts are needed.
+   */
+  load(rows: JobRow[], ended: EndedJobCount[]): { queued: number; rerun: number; dropped: number } {
     const now = this.deps.clock.now();
     let queued = 0;
     let rerun = 0;
     let dropped = 0;
+    for (const c of ended) {
+      if (!this.deps.hasEndpoint(c.endpoint_id)) continue;
+      const e = this.endpointJobs(c.endpoint_id);
+      this.countEnded(e, c.status, c.jobs);
+      e.retried += c.retries;
+    }
     rows.sort((a, b) => Number(a.queued_at) - Number(b.queued_at));
     for (const row of rows) {
       const job = Job.fromRow(row);
@@ -84,10 +115,8 @@ export class JobEngine {
         this.deps.writer.changed(job);
         rerun++;
       }
-      if (job.status === 'IN_QUEUE') {
-        e.queue.push(job);
-        queued++;
-      } else this.countEnded(e, job.status, +1);
+      e.queue.push(job);
+      queued++;
       e.retried += job.retries;
     }
     for (const id of this.endpoints.keys()) if (this.endpointJobs(id).queue.queued > 0) this.deps.onDemand(id);
@@ -109,19 +138,54 @@ export class JobEngine {
     return job;
   }
 
-  /** The job, unless unknown, of another endpoint, or expired (expired jobs are removed on sight). */
-  get(endpointId: string, jobId: string): Job | undefined {
-    const job = this.jobs.get(jobId);
-    if (!job || job.endpointId !== endpointId) return undefined;
-    if (job.expired(this.deps.clock.now())) {
-      this.remove(job);
-      return undefined;
+  /**
+   * The job, unless unknown, of another endpoint, or expired: from memory, else (an ended job) from the cache or the
+   * store. Expired jobs in memory are removed on sight; expired rows are left to `sweepStore`, which counts them out.
+   */
+  async get(endpointId: string, jobId: string): Promise<Job | undefined> {
+    let job = this.jobs.get(jobId);
+    if (job) {
+      if (job.endpointId !== endpointId) return undefined;
+      if (job.expired(this.deps.clock.now())) {
+        this.remove(job);
+        return undefined;
+      }
+      return job;
     }
+    job = this.ended.get(jobId) ?? (await this.read(jobId));
+    job = this.jobs.get(jobId) ?? job; // it came back to memory meanwhile (retry, ttl)
+    if (!job || job.endpointId !== endpointId || job.expired(this.deps.clock.now())) return undefined;
     return job;
+  }
+
+  private read(id: string): Promise<Job | undefined> {
+    let p = this.reading.get(id);
+    if (!p) {
+      p = this.deps.store
+        .getJob(id)
+        .then((row) => {
+          // A row of a job that has not ended but is not in memory is one being deleted (purged): not there.
+          const job = row ? Job.fromRow(row) : undefined;
+          if (!job?.ended) return undefined;
+          this.ended.put(job);
+          return job;
+        })
+        .finally(() => this.reading.delete(id));
+      this.reading.set(id, p);
+    }
+    return p;
+  }
+
+  /** An ended job is about to change: it stays in memory until its new state is durable. */
+  private hold(job: Job): void {
+    if (this.jobs.get(job.id) === job) return;
+    this.ended.delete(job.id);
+    this.jobs.set(job.id, job);
   }
 
   /** `?ttl=` on `/status`: the job lives `ms` from now, whatever its state. */
   setTtl(job: Job, ms: number): void {
+    this.hold(job);
     job.ttlSet = true;
     job.expiresAt = this.deps.clock.now() + ms;
     this.deps.writer.changed(job);
@@ -135,6 +199,7 @@ export class JobEngine {
 
   retry(job: Job): 'queued' | 'not-retryable' {
     if (job.status !== 'FAILED' && job.status !== 'TIMED_OUT') return 'not-retryable';
+    this.hold(job);
     const e = this.endpointJobs(job.endpointId);
     this.countEnded(e, job.status, -1);
     job.status = 'IN_QUEUE';
@@ -148,6 +213,7 @@ export class JobEngine {
     job.retries++;
     job.queuedAt = this.deps.clock.now();
     job.chunks = [];
+    job.streamOutput = false;
     job.streamCursor = 0;
     job.streamedCount = 0;
     e.retried++;
@@ -203,9 +269,18 @@ export class JobEngine {
       if (left <= 0) break;
       await job.nextChange(left);
     }
+    if (job.streamOutput) {
+      job.chunks.push(...outputChunks(job.output ?? 'null'));
+      job.streamOutput = false;
+    }
     const out = job.chunks.slice(job.streamCursor);
     job.chunks = []; // delivered chunks are never handed out again
     job.streamCursor = 0;
+    if (job.ended && out.length > 0) {
+      // What an ended job has left to hand out is in its row: the row changes.
+      this.hold(job);
+      this.deps.writer.changed(job);
+    }
     return out;
   }
 
@@ -258,12 +333,13 @@ export class JobEngine {
     else if (job.ended) this.countEnded(e, job.status, -1);
     e.retried -= job.retries;
     this.jobs.delete(job.id);
+    this.ended.delete(job.id);
     this.deps.writer.removed(job);
     job.notify();
     if (worker) this.deps.onWorkerFreed(worker, true);
   }
 
-  /** Removes expired jobs; run every few seconds (lookups also check expiry). */
+  /** Removes expired jobs in memory; run every few seconds with `sweepStore` (lookups also check expiry). */
   sweep(): number {
     const now = this.deps.clock.now();
     let n = 0;
@@ -275,6 +351,39 @@ export class JobEngine {
     return n;
   }
 
+  /**
+   * Deletes the ended jobs whose retention ran out from the store, and counts them out of health. It runs between
+   * group commits and leaves alone every job whose row a commit is about to change, or that memory still holds.
+   */
+  async sweepStore(): Promise<number> {
+    if (this.sweepingStore) return 0;
+    this.sweepingStore = true;
+    try {
+      const gone = await this.deps.writer.exclusive(() => {
+        const keep = new Set(this.deps.writer.pendingIds());
+        for (const job of this.jobs.values()) if (job.ended || job.storeState === 'refused') keep.add(job.id);
+        return this.deps.store.deleteExpiredJobs(this.deps.clock.now(), [...keep]);
+      });
+      for (const row of gone) {
+        this.ended.delete(row.id);
+        const e = this.endpoints.get(row.endpoint_id);
+        if (!e) continue;
+        this.countEnded(e, row.status, -1);
+        e.retried -= row.retries;
+      }
+      return gone.length;
+    } finally {
+      this.sweepingStore = false;
+    }
+  }
+
+  /** What jobs hold in memory: jobs (not ended, or not yet durable), their bytes with the cache's (Job.memoryBytes), jobs cached. */
+  memory(): { jobs: number; memoryBytes: number; cachedJobs: number; cachedBytes: number } {
+    let memoryBytes = this.ended.bytes;
+    for (const job of this.jobs.values()) memoryBytes += job.memoryBytes();
+    return { jobs: this.jobs.size, memoryBytes, cachedJobs: this.ended.count, cachedBytes: this.ended.bytes };
+  }
+
   /** Fails every queued job of the endpoint (its workers cannot start). */
   failQueued(endpointId: string, error: string): void {
     for (const job of [...this.jobs.values()])
@@ -284,6 +393,7 @@ export class JobEngine {
   /** The endpoint was deleted: its jobs go with it. */
   dropEndpoint(endpointId: string): void {
     for (const job of [...this.jobs.values()]) if (job.endpointId === endpointId) this.remove(job);
+    this.ended.dropEndpoint(endpointId); // their rows went with the endpoint's
     this.endpoints.delete(endpointId);
   }
 

@@ -21,15 +21,32 @@ export function normaliseChunks(raw: RawChunk[], nextIndex: number, maxBytes = l
       continue;
     }
     const isString = typeof output === 'string';
-    const text = isString ? (output as string) : JSON.stringify(output);
-    const pieces = splitText(text, maxBytes - Buffer.byteLength(JSON.stringify(metrics)) - 200);
-    pieces.forEach((piece, part) => {
-      const m: Record<string, unknown> = { ...metrics, stream_index: nextIndex++, part, parts: pieces.length };
-      if (!isString) m.json = true;
-      out.push(JSON.stringify({ output: piece, metrics: m }));
-    });
+    const parts = pieces(isString ? (output as string) : JSON.stringify(output), !isString, metrics, nextIndex, maxBytes);
+    out.push(...parts);
+    nextIndex += parts.length;
   }
   return out;
+}
+
+/**
+ * The chunks of a handler that does not stream: its whole output, from its JSON text as the handler wrote it (a piece
+ * of a split output that is not a string is a piece of that text, never of a re-encoding).
+ */
+export function outputChunks(outputJson: string, maxBytes = limits.streamChunkBytes): string[] {
+  const direct = `{"output":${outputJson},"metrics":{"stream_index":0}}`;
+  if (Buffer.byteLength(direct) <= maxBytes) return [direct];
+  const isString = /^\s*"/.test(outputJson);
+  return pieces(isString ? (JSON.parse(outputJson) as string) : outputJson, !isString, {}, 0, maxBytes);
+}
+
+/** One output too big for a chunk, as consecutive chunks of pieces of `text` (`json`: the text is JSON, not a string). */
+function pieces(text: string, json: boolean, metrics: Record<string, unknown>, nextIndex: number, maxBytes: number): string[] {
+  const parts = splitText(text, maxBytes - Buffer.byteLength(JSON.stringify(metrics)) - 200);
+  return parts.map((piece, part) => {
+    const m: Record<string, unknown> = { ...metrics, stream_index: nextIndex + part, part, parts: parts.length };
+    if (json) m.json = true;
+    return JSON.stringify({ output: piece, metrics: m });
+  });
 }
 
 /** Splits a string into pieces whose JSON encoding fits in `maxBytes`, never inside a surrogate pair. */

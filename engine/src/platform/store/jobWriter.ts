@@ -2,6 +2,7 @@
 // in one transaction. Two speeds: when a caller must not answer before a job is durable (`/run`) it awaits
 // `durable()`, which commits within `eagerMs`; transitions nobody waits for are committed within `lazyMs`
 // (or with the next eager commit), so a busy platform spends its time on requests, not on commits.
+// `onStored` tells the owner when a job's latest state is committed (an ended job may then leave memory).
 import type { JobBatch, JobRow, JobStateRow, PlatformStore } from './types';
 
 /** `refused`: the database would not take the row; the job lives in memory only and is not written again. */
@@ -30,6 +31,8 @@ export class JobWriter {
   private closed = false;
   /** Rows written and flushes done, for diagnostics and the bench. */
   readonly stats = { flushes: 0, rows: 0, failures: 0, refused: 0 };
+  /** Called after a commit for each job it wrote whose state has not changed since (the row holds its latest state). */
+  onStored: (job: StoredJob) => void = () => undefined;
 
   constructor(
     private readonly store: PlatformStore,
@@ -78,6 +81,34 @@ export class JobWriter {
   async close(): Promise<void> {
     await this.flush();
     this.closed = true;
+  }
+
+  /** Ids whose rows are about to change: jobs marked and not yet committed, and deletes not yet committed. */
+  pendingIds(): string[] {
+    return [...[...this.dirty].map((j) => j.id), ...this.deletes];
+  }
+
+  /**
+   * Runs `op` on the store between group commits, never beside one: what is pending when it starts (`pendingIds`)
+   * stays pending until it ends. The expiry sweep uses it, so that it never deletes a row a commit is about to write.
+   */
+  async exclusive<T>(op: () => Promise<T>): Promise<T> {
+    while (this.inFlight) await this.inFlight.catch(() => undefined);
+    if (this.timer) {
+      clearTimeout(this.timer);
+      this.timer = null;
+    }
+    const run = (async () => op())();
+    const slot = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.inFlight = slot;
+    void slot.then(() => {
+      this.inFlight = null;
+      this.scheduleNext();
+    });
+    return run;
   }
 
   private failing = false;
@@ -155,6 +186,7 @@ export class JobWriter {
         this.stats.rows += batch.inserts.length + batch.updates.length + deletes.length;
         for (const j of inserted) if (j.storeState === 'flushing') j.storeState = 'stored';
         for (const w of waiters) w.resolve();
+        for (const j of jobs) if (j.storeState === 'stored' && !this.dirty.has(j)) this.onStored(j);
       } catch (err) {
         const e = err instanceof Error ? err : new Error(String(err));
         this.failing = true;
@@ -167,13 +199,17 @@ export class JobWriter {
         throw e;
       } finally {
         this.inFlight = null;
-        if (this.failing) this.schedule(1000);
-        else if (this.waiters.length > 0)
-          this.schedule(0); // someone waits: the next group commit at once
-        else if (this.dirty.size > 0 || this.deletes.size > 0) this.schedule(this.lazyMs);
+        this.scheduleNext();
       }
     })();
     this.inFlight = run;
     return run;
+  }
+
+  private scheduleNext(): void {
+    if (this.failing) this.schedule(1000);
+    else if (this.waiters.length > 0)
+      this.schedule(0); // someone waits: the next group commit at once
+    else if (this.dirty.size > 0 || this.deletes.size > 0) this.schedule(this.lazyMs);
   }
 }

@@ -4,6 +4,7 @@
 // Times are milliseconds since the epoch (bigint); JSON documents are kept as text so they are stored as sent.
 // Migrations: every statement is idempotent (`if not exists`) and runs at each start, so a data dir of an older
 // version gains what was added since. Version 2 added api_keys and audit_log (per-person keys, issue 16).
+// Columns added later to an existing table are added by `alter table ... if not exists` below.
 
 export const SCHEMA_VERSION = '2';
 
@@ -63,6 +64,10 @@ create table if not exists jobs (
   retries integer not null default 0,
   worker_id text
 );
+-- What /stream has still to hand out of an ended job: its chunks as one JSON array, and whether its output is its one
+-- chunk (a handler that does not stream; the chunk is made from the output when it is read).
+alter table jobs add column if not exists stream text;
+alter table jobs add column if not exists stream_output boolean not null default false;
 create index if not exists jobs_by_endpoint_status on jobs (endpoint_id, status);
 create index if not exists jobs_by_expiry on jobs (expires_at) where expires_at is not null;
 create table if not exists api_keys (

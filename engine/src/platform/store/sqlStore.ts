@@ -2,7 +2,21 @@
 // Job writes arrive as group-commit batches and are applied with one statement per batch (JSON arrays expanded in
 // SQL), because a statement costs far more than a row on an embedded database.
 import { SCHEMA_VERSION, schemaSql } from './schema';
-import type { AppRow, AuditQuery, AuditRow, BuildRow, EndpointRow, EnvironmentRow, JobBatch, JobRow, KeyRow, PlatformStore, SqlDriver } from './types';
+import type {
+  AppRow,
+  AuditQuery,
+  AuditRow,
+  BuildRow,
+  EndedJobCount,
+  EndpointRow,
+  EnvironmentRow,
+  ExpiredJob,
+  JobBatch,
+  JobRow,
+  KeyRow,
+  PlatformStore,
+  SqlDriver,
+} from './types';
 
 type Tx = Pick<SqlDriver, 'query'>;
 
@@ -25,7 +39,11 @@ const JOB_STATE_COLUMNS = [
   'attempts',
   'retries',
   'worker_id',
+  'stream',
+  'stream_output',
 ];
+
+const ENDED = `('COMPLETED', 'FAILED', 'CANCELLED', 'TIMED_OUT')`;
 
 const STATE_SET = (from: string) => JOB_STATE_COLUMNS.map((c) => `${c} = ${from}.${c}`).join(', ');
 
@@ -164,8 +182,23 @@ export class SqlStore implements PlatformStore {
     return rows.map((r) => ({ ...r, seq: Number(r.seq), at: Number(r.at) }));
   }
 
-  loadJobs(): Promise<JobRow[]> {
-    return this.db.query<JobRow>('select * from jobs order by created_at');
+  loadLiveJobs(): Promise<JobRow[]> {
+    return this.db.query<JobRow>(`select * from jobs where status not in ${ENDED} order by created_at`);
+  }
+  countEndedJobs(): Promise<EndedJobCount[]> {
+    return this.db.query<EndedJobCount>(
+      `select endpoint_id, status, count(*)::int as jobs, coalesce(sum(retries), 0)::int as retries from jobs where status in ${ENDED} ` +
+        'group by endpoint_id, status',
+    );
+  }
+  async getJob(id: string): Promise<JobRow | undefined> {
+    return (await this.db.query<JobRow>('select * from jobs where id = $1', [id]))[0];
+  }
+  deleteExpiredJobs(now: number, keep: string[]): Promise<ExpiredJob[]> {
+    return this.db.query<ExpiredJob>(
+      `delete from jobs where status in ${ENDED} and expires_at <= $1 and not (id = any($2::text[])) returning id, endpoint_id, status, retries`,
+      [now, keep],
+    );
   }
 
   /**

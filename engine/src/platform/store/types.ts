@@ -23,6 +23,26 @@ export interface JobRow {
   attempts: number;
   retries: number;
   worker_id: string | null;
+  /** Chunks of an ended job that `/stream` has not handed out yet, as one JSON array (null: none). */
+  stream: string | null;
+  /** The output of an ended job is still to be handed out by `/stream` as its one chunk. */
+  stream_output: boolean;
+}
+
+/** The counts of ended jobs per endpoint and state (health), read at start. */
+export interface EndedJobCount {
+  endpoint_id: string;
+  status: JobStatus;
+  jobs: number;
+  retries: number;
+}
+
+/** An ended job whose retention ran out, as deleted. */
+export interface ExpiredJob {
+  id: string;
+  endpoint_id: string;
+  status: JobStatus;
+  retries: number;
 }
 
 /** The columns a state transition changes (everything but identity and input). */
@@ -147,9 +167,13 @@ export interface PlatformStore {
   /** Newest first. */
   listAudit(q: AuditQuery): Promise<AuditRow[]>;
 
-  /** Every stored job (the platform keeps the live ones in memory). */
-  loadJobs(): Promise<JobRow[]>;
+  /** Jobs that have not ended (the platform keeps them in memory); ended jobs are read one by one (`getJob`). */
+  loadLiveJobs(): Promise<JobRow[]>;
+  countEndedJobs(): Promise<EndedJobCount[]>;
+  getJob(id: string): Promise<JobRow | undefined>;
   writeJobs(batch: JobBatch): Promise<void>;
+  /** Deletes ended jobs that expired by `now`, except those named in `keep` (their rows are about to change). */
+  deleteExpiredJobs(now: number, keep: string[]): Promise<ExpiredJob[]>;
 
   getMeta(key: string): Promise<string | undefined>;
   setMeta(key: string, value: string): Promise<void>;

@@ -1,0 +1,27 @@
+// The thread that unpacks a build artifact (see unpack.ts): decompressing and parsing a hostile archive (a gzip bomb
+// takes seconds before tar refuses it) runs here, never on the platform's event loop. On a refusal the partly
+// unpacked folder is removed here too, so that the platform only learns the outcome.
+import fs from 'node:fs';
+import { parentPort, workerData } from 'node:worker_threads';
+import * as tar from 'tar';
+import type { UnpackRequest, UnpackResult } from './unpack';
+
+async function unpack({ archive, dest }: UnpackRequest): Promise<UnpackResult> {
+  fs.rmSync(dest, { recursive: true, force: true });
+  fs.mkdirSync(dest, { recursive: true });
+  try {
+    // strict: every entry tar would only warn about (a path with '..', a link out of the folder, a bad header, a
+    // decompression ratio over 1000, nesting over 1024 levels) refuses the archive; preservePaths off: absolute paths
+    // are made relative and nothing is written outside `dest`.
+    await tar.x({ file: archive, cwd: dest, strict: true, preservePaths: false });
+    return { ok: true };
+  } catch (e) {
+    fs.rmSync(dest, { recursive: true, force: true });
+    return { ok: false, error: (e as Error).message };
+  }
+}
+
+void unpack(workerData as UnpackRequest).then(
+  (r) => parentPort!.postMessage(r),
+  (e: Error) => parentPort!.postMessage({ ok: false, error: e.message } satisfies UnpackResult),
+);
