@@ -8,6 +8,7 @@ need_apt=()
 /usr/bin/python3 -c 'import setuptools, wheel' 2>/dev/null || need_apt+=(python3-setuptools python3-wheel)
 /usr/bin/python3 -m pip --version >/dev/null 2>&1 || need_apt+=(python3-pip)
 command -v python3 >/dev/null 2>&1 || need_apt+=(python3)
+compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || need_apt+=(postgresql) # the platform on a real PostgreSQL server
 [ -x /usr/bin/chromium ] || need_apt+=(chromium)          # the dev server's /docs page, rendered in a real browser
 command -v script >/dev/null 2>&1 || need_apt+=(bsdutils) # a pseudo-terminal for the confirmation prompts
 command -v dockerd >/dev/null 2>&1 && command -v iptables-save >/dev/null 2>&1 || need_apt+=(docker.io iptables) # deploy --preview on a real engine

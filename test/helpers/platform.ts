@@ -10,6 +10,7 @@ import { JobsClient } from '../../engine/src/api/jobs';
 import { startPlatform, type RunningPlatform } from '../../engine/src/platform/platform';
 import type { PlatformOptions } from '../../engine/src/platform/options';
 import type { TestArtifact } from './artifact';
+import { testDatabase } from './postgres';
 
 export const REPO = path.resolve(__dirname, '..', '..');
 export const PYTHON = process.env.STRATO_PYTHON || 'python3';
@@ -32,6 +33,8 @@ export async function startTestPlatform(opts: Partial<PlatformOptions> = {}): Pr
   const dataDir = opts.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'strato-platform-'));
   const logs: string[] = [];
   const platform = await startPlatform({
+    // The conformance run (test/platform/postgres.test.ts) points every test platform at a PostgreSQL server.
+    database: await testDatabase(dataDir),
     port: 0,
     apiKey: TEST_KEY,
     python: PYTHON,

@@ -60,6 +60,8 @@ export interface PlatformOptions {
   workerLauncher?: WorkerLauncher;
   /** The datacenters this platform serves (`--datacenter`); absent means it stands in for all of them. */
   datacenters?: string[];
+  /** A PostgreSQL server's URL (`--database`); absent means the embedded PGlite in the data dir. */
+  database?: string;
 }
 
 export interface ResolvedOptions {
@@ -82,6 +84,7 @@ export interface ResolvedOptions {
   writeStateFile: boolean;
   workerTemplates: boolean;
   datacenters?: string[];
+  database?: string;
   log: (line: string) => void;
 }
 
@@ -112,6 +115,7 @@ export function resolveOptions(o: PlatformOptions): ResolvedOptions {
     writeStateFile: o.writeStateFile ?? true,
     workerTemplates: o.workerTemplates ?? process.env.STRATO_WORKER_TEMPLATES !== '0',
     datacenters: o.datacenters?.length ? servedDatacenters(o.datacenters) : undefined,
+    database: o.database ?? (process.env.STRATO_DATABASE_URL || undefined),
     log: o.log ?? ((line) => process.stderr.write(`${line}\n`)),
   };
 }

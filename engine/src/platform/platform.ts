@@ -22,6 +22,7 @@ import { createServer, listen } from './server';
 import { JobWriter } from './store/jobWriter';
 import { defaultTemplateDir, openPglite } from './store/pglite';
 import { SqlStore } from './store/sqlStore';
+import { openPostgres } from './store/postgres';
 import { workerApi } from './workerApi';
 import { Scheduler } from './workers/scheduler';
 import { Supervisor } from './workers/supervisor';
@@ -50,10 +51,10 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
   const lock = acquireLock(layout.lockFile);
   try {
     const apiKey = o.apiKey ?? loadOrCreateKey(layout.keyFile);
-    const driver = await openPglite(layout.db, {
-      templateDir: options.pgliteTemplateDir ?? defaultTemplateDir(userDataRoot()),
-      log: o.log,
-    });
+    // A PostgreSQL server when one is given (several nodes can share it), else the embedded PGlite in the data dir.
+    const driver = o.database
+      ? await openPostgres(o.database, o.log)
+      : await openPglite(layout.db, { templateDir: options.pgliteTemplateDir ?? defaultTemplateDir(userDataRoot()), log: o.log });
     const store = await SqlStore.open(driver);
     const artifacts = new Artifacts(layout);
     const volumes = new Volumes(layout.volumes);
@@ -153,9 +154,10 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
       const notes = [
         ep && !ep.config.cpu ? gpus.note(ep.config.gpuIds) : null,
         ...(ep ? [...hostChecks.notes(ep.config), ...cp.volumeNotes(ep)] : []),
+        sched.waitingReason(id),
         templates?.note(id) ?? null,
       ].filter(Boolean);
-      const hardwareNote = notes.length ? notes.join('; ') : null;
+      const hardwareNote = notes.length ? [...new Set(notes)].join('; ') : null;
       const lastError = sched.lastError(id) ?? templates?.lastError(id) ?? null;
       return { ...sched.counts(id), inQueue: c.inQueue, inProgress: c.inProgress, lastError, hardwareNote };
     };

@@ -16,6 +16,7 @@ interface ServeFlags {
   heartbeatMs?: string;
   groupCommitMs?: string;
   datacenter?: string[];
+  database?: string;
 }
 
 function intFlag(name: string, v: string | undefined, min = 0): number | undefined {
@@ -38,6 +39,7 @@ async function serve(f: ServeFlags): Promise<void> {
     heartbeatMs: intFlag('--heartbeat-ms', f.heartbeatMs, 10),
     groupCommitMs: intFlag('--group-commit-ms', f.groupCommitMs),
     datacenters: f.datacenter,
+    database: f.database,
   };
   const { startPlatform } = await import('../../platform/platform');
   let platform: RunningPlatform;
@@ -54,6 +56,8 @@ async function serve(f: ServeFlags): Promise<void> {
   out(`Strato platform ${f.daemon ? '(background) ' : ''}listening on ${platform.url}`);
   out(`  data dir: ${platform.dataDir}`);
   if (base.datacenters?.length) out(`  datacenters: ${base.datacenters.join(', ')}`);
+  const database = base.database ?? process.env.STRATO_DATABASE_URL;
+  if (database) out(`  database: ${(await import('../../platform/store/postgres')).redactDatabaseUrl(database)}`);
   out(base.apiKey ? '  API key: the one given with --api-key' : `  API key: in ${l.keyFile} (clients on this machine read it there)`);
   out(`  queue endpoints: ${platform.url}/v2/<endpoint_id>/runsync   load-balanced: ${platform.url}/lb/<endpoint_id>/<route>`);
   await new Promise<void>((resolve) => {
@@ -88,6 +92,10 @@ export function register(program: Command): void {
     .option('--api-key <key>', 'the platform key, an admin key (default: generated at first start and kept in the data dir)')
     .option('--python <path>', 'Python interpreter for workers (default: $STRATO_PYTHON or python3)')
     .option('--public-url <url>', 'base URL clients should use, when a proxy sits in front')
+    .option(
+      '--database <url>',
+      'keep all state in this PostgreSQL server (postgres://...; default: the embedded database in the data dir, or $STRATO_DATABASE_URL)',
+    )
     .option('--datacenter <ids...>', 'datacenters this platform serves, e.g. EU-RO-1 US-KS-2 (default: it stands in for all of them)')
     .addOption(new Option('--daemon').hideHelp())
     .addOption(new Option('--heartbeat-ms <ms>').hideHelp())

@@ -52,7 +52,7 @@ export function graphqlHandler(keys: KeyRing, ctx: (principal: Principal) => Gra
       operationName: typeof body.operationName === 'string' ? body.operationName : undefined,
     });
     const errors = result.errors?.map((e) => formatError(e, log));
-    const status = errors?.some((e) => e.extensions.code === 'FORBIDDEN') ? 403 : 200;
+    const status = errors?.some((e) => e.extensions.code === 'FORBIDDEN') ? 403 : errors?.some((e) => e.extensions.code === 'UNAVAILABLE') ? 503 : 200;
     sendJson(res, status, errors ? { data: result.data ?? null, errors } : { data: result.data });
   };
 }

@@ -47,6 +47,9 @@ const ENDED = `('COMPLETED', 'FAILED', 'CANCELLED', 'TIMED_OUT')`;
 
 const STATE_SET = (from: string) => JOB_STATE_COLUMNS.map((c) => `${c} = ${from}.${c}`).join(', ');
 
+/** The advisory lock key that serialises migrations of one database (any constant; "strato" in ASCII). */
+const MIGRATION_LOCK = 0x737472_61746f;
+
 /** A SQL string literal (standard_conforming_strings: only quotes are doubled). */
 const literal = (text: string) => `'${text.replace(/'/g, "''")}'`;
 
@@ -55,7 +58,9 @@ export class SqlStore implements PlatformStore {
 
   static async open(db: SqlDriver): Promise<SqlStore> {
     await db.exec('set standard_conforming_strings = on');
-    await db.exec(schemaSql);
+    // One place migrates, for PGlite and PostgreSQL alike; nodes starting together take turns (a transaction lock,
+    // released when the statements' implicit transaction ends).
+    await db.exec(`select pg_advisory_xact_lock(${MIGRATION_LOCK});\n${schemaSql}`);
     await db.query(`insert into meta (key, value) values ('schema_version', $1) on conflict (key) do update set value = excluded.value`, [SCHEMA_VERSION]);
     return new SqlStore(db);
   }

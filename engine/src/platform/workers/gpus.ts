@@ -1,6 +1,6 @@
 // GPUs of this machine, for GPU endpoints on the embedded platform (decisions.md): their workers run here
-// whether or not there is a GPU; with GPUs, CUDA_VISIBLE_DEVICES gives each worker its own share (round
-// robin); without, the endpoint's health and log say that the requested hardware is absent.
+// whether or not there is a GPU; with GPUs, CUDA_VISIBLE_DEVICES gives each worker GPUs of its own, held
+// exclusively; without, the endpoint's health and log say that the requested hardware is absent.
 import { spawnSync } from 'node:child_process';
 
 export interface GpuInventory {
@@ -44,18 +44,66 @@ export function resetGpuDetection(): void {
   cached = null;
 }
 
+/**
+ * GPUs as exclusive resources: a worker of a GPU endpoint holds its `gpu_count` GPUs alone until it exits. When
+ * not enough are free, no worker starts (the scheduler waits, and the health says why); scaling never
+ * oversubscribes. On a machine without GPUs, GPU endpoints run on the CPU and nothing is held.
+ */
 export class GpuAllocator {
-  private next = 0;
+  /** GPU index -> the worker that holds it. */
+  private holders = new Map<number, string>();
+  /** Worker id -> its endpoint, for the note that says who holds the GPUs. */
+  private owners = new Map<string, string>();
+
   constructor(private readonly inv: GpuInventory) {}
 
-  /** CUDA_VISIBLE_DEVICES for a new worker wanting `count` GPUs ("" when the machine has none). */
-  assign(count: number): string {
+  get count(): number {
+    return this.inv.count;
+  }
+
+  free(): number {
+    return this.inv.count - this.holders.size;
+  }
+
+  /** Whether a worker wanting `count` GPUs can start now (always, on a machine without GPUs). */
+  canAssign(count: number): boolean {
+    return this.inv.count === 0 || this.free() >= Math.max(1, count);
+  }
+
+  /**
+   * CUDA_VISIBLE_DEVICES for a new worker wanting `count` GPUs, which it then holds until release(); "" on a
+   * machine without GPUs; null when not enough are free.
+   */
+  assign(workerId: string, endpointId: string, count: number): string | null {
     if (this.inv.count === 0) return '';
-    const n = Math.min(Math.max(1, count), this.inv.count);
-    const ids: number[] = [];
-    for (let i = 0; i < n; i++) ids.push((this.next + i) % this.inv.count);
-    this.next = (this.next + n) % this.inv.count;
+    const n = Math.max(1, count);
+    const free = [...Array(this.inv.count).keys()].filter((i) => !this.holders.has(i));
+    if (free.length < n) return null;
+    const ids = free.slice(0, n);
+    for (const i of ids) this.holders.set(i, workerId);
+    this.owners.set(workerId, endpointId);
     return ids.join(',');
+  }
+
+  /** The worker exited: its GPUs are free again. */
+  release(workerId: string): void {
+    for (const [i, w] of this.holders) if (w === workerId) this.holders.delete(i);
+    this.owners.delete(workerId);
+  }
+
+  /** Why a worker of this endpoint cannot start now for want of GPUs, else null. */
+  waiting(endpointId: string, count: number): string | null {
+    if (this.canAssign(count)) return null;
+    const n = Math.max(1, count);
+    if (n > this.inv.count)
+      return `the endpoint asks for ${n} GPUs per worker (gpu_count) and this machine has ${this.inv.count}: its workers cannot start here`;
+    const holders = new Set([...this.holders.values()].map((w) => this.owners.get(w)));
+    const own = holders.has(endpointId);
+    return (
+      `waiting for a free GPU: all ${this.inv.count} GPU${this.inv.count === 1 ? ' is' : 's are'} held by ` +
+      `${holders.size === 1 && own ? "this endpoint's other workers" : `workers of ${holders.size} endpoint${holders.size === 1 ? '' : 's'}`}; ` +
+      'jobs wait until one is free (a GPU belongs to one worker at a time)'
+    );
   }
 
   /** The note for a GPU endpoint's health when the requested hardware is absent, else null. */

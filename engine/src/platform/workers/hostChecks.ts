@@ -55,6 +55,8 @@ export class HostChecks {
       );
     const blocked = this.blocked(c);
     if (blocked) notes.push(blocked);
+    if (!c.cpu && this.gpus.count > 0 && c.gpuCount > this.gpus.count)
+      notes.push(`the endpoint asks for ${c.gpuCount} GPUs per worker (gpu_count) and this machine has ${this.gpus.count}: its workers cannot start here`);
     return notes;
   }
 }

@@ -32,6 +32,8 @@ interface EndpointWorkers {
   nextSpawnAt: number;
   /** When QUEUE_DELAY last added a worker (platform clock). */
   lastScaleUpAt: number;
+  /** Why the last wanted worker could not start (no free GPU), else null. */
+  waiting: string | null;
 }
 
 const FAILURES_BEFORE_FAILING_JOBS = 3;
@@ -53,7 +55,7 @@ export class Scheduler {
 
   state(endpointId: string): EndpointWorkers {
     let s = this.endpoints.get(endpointId);
-    if (!s) this.endpoints.set(endpointId, (s = { workers: new Set(), startFailures: 0, lastError: null, nextSpawnAt: 0, lastScaleUpAt: 0 }));
+    if (!s) this.endpoints.set(endpointId, (s = { workers: new Set(), startFailures: 0, lastError: null, nextSpawnAt: 0, lastScaleUpAt: 0, waiting: null }));
     return s;
   }
 
@@ -72,6 +74,11 @@ export class Scheduler {
 
   lastError(endpointId: string): string | null {
     return this.state(endpointId).lastError;
+  }
+
+  /** Why more workers wanted by the endpoint are not starting (all GPUs held), else null. */
+  waitingReason(endpointId: string): string | null {
+    return this.state(endpointId).waiting;
   }
 
   /** Something changed on the endpoint (jobs queued, a worker freed, config saved): reconcile soon. */
@@ -134,8 +141,12 @@ export class Scheduler {
       work = c.inQueue + c.inProgress;
     } else work = this.d.lbPending(endpointId) + current.reduce((n, w) => n + w.inFlight, 0);
     const wanted = this.wanted(ep, s, current.length, work);
+    s.waiting = null;
     if (current.length < wanted && Date.now() >= s.nextSpawnAt && !this.d.blocked(ep)) {
       for (let i = current.length; i < wanted; i++) {
+        // GPUs are exclusive: a worker starts only when its GPUs are free (never oversubscribed).
+        s.waiting = this.d.supervisor.cannotStart(ep);
+        if (s.waiting) break;
         const w = this.d.supervisor.spawn(ep);
         this.d.dispatch.register(w);
         s.workers.add(w);

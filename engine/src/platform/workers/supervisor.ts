@@ -44,6 +44,11 @@ export class Supervisor {
     this.launcher = d.launcher ?? localLauncher(d.python);
   }
 
+  /** Why a worker of this endpoint cannot start now (no free GPU), else null. */
+  cannotStart(ep: DeployedEndpoint): string | null {
+    return ep.config.cpu ? null : this.d.gpus.waiting(ep.id, ep.config.gpuCount);
+  }
+
   spawn(ep: DeployedEndpoint): Worker {
     const root = this.d.buildDir(ep.buildId);
     const id = `w-${ep.id.slice(0, 6)}-${(++this.seq).toString(36)}-${randomBytes(3).toString('hex')}`;
@@ -88,7 +93,11 @@ export class Supervisor {
       volumeEnv(volumes, (i) => volumes[i].hostPath),
     );
     const isGpu = !ep.config.cpu;
-    if (isGpu) own.CUDA_VISIBLE_DEVICES = this.d.gpus.assign(ep.config.gpuCount);
+    if (isGpu) {
+      const devices = this.d.gpus.assign(w.id, ep.id, ep.config.gpuCount);
+      if (devices === null) throw new Error(`no free GPU for a worker of ${ep.name}: the scheduler asks canStart() first`);
+      own.CUDA_VISIBLE_DEVICES = devices;
+    } else if (this.d.gpus.count > 0) own.CUDA_VISIBLE_DEVICES = ''; // a CPU endpoint never takes a GPU
     const processEnv: NodeJS.ProcessEnv = { ...inherited, ...own };
     // Warm templates fork local processes; another launcher (the preview's containers) starts workers its own way.
     const forked = this.d.launcher ? null : (this.d.templates?.fork(ep, root, processEnv, w.id) ?? null);
@@ -121,6 +130,7 @@ export class Supervisor {
       if (ended) return;
       ended = true;
       // Let the pipes deliver the last lines first: they explain the exit.
+      this.d.gpus.release(w.id);
       setImmediate(() => {
         const was = w.phase;
         w.phase = 'exited';

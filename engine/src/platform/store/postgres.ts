@@ -1,0 +1,97 @@
+// A PostgreSQL server as the platform's database (`strato platform serve --database postgres://...`), through the
+// `pg` driver (pure JavaScript), behind the same SqlDriver as the embedded PGlite: the store's SQL runs unchanged on
+// both. Several platform nodes can share one server.
+import pg from 'pg';
+import { UserError } from '../../util/errors';
+import { unavailable } from '../errors';
+import type { SqlDriver } from './types';
+
+/** The URL without its password, for messages and logs. */
+export function redactDatabaseUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return '(a database URL that cannot be parsed)';
+  }
+}
+
+/** bigint columns (times in ms, counters) as numbers, as PGlite gives them; they stay far below 2^53. */
+const types = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+    oid === pg.types.builtins.INT8 ? (v: string) => Number(v) : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
+};
+
+export async function openPostgres(url: string, log: (line: string) => void = () => {}): Promise<SqlDriver> {
+  if (!/^postgres(ql)?:\/\//.test(url))
+    throw new UserError(`--database must be a PostgreSQL URL such as postgres://user:password@host:5432/strato, got "${redactDatabaseUrl(url)}"`);
+  const pool = new pg.Pool({ connectionString: url, max: 10, connectionTimeoutMillis: 10_000, idleTimeoutMillis: 30_000, types });
+  // A connection that breaks while idle (the server restarted) is dropped from the pool; the next query reconnects.
+  pool.on('error', (e) => log(`strato platform: a database connection was lost (${e.message}); reconnecting on the next query`));
+  try {
+    await pool.query('select 1');
+  } catch (e) {
+    await pool.end().catch(() => undefined);
+    throw new UserError(`cannot reach the database at ${redactDatabaseUrl(url)}: ${(e as Error).message}; check that the server runs and the URL is right`);
+  }
+  return new PgDriver(pool);
+}
+
+/** Errors that mean the server cannot be reached now (refused, reset, shut down, starting): 503, not 500. */
+function isOutage(e: unknown): boolean {
+  const code = String((e as { code?: unknown })?.code ?? '');
+  const message = (e as Error)?.message ?? '';
+  return (
+    ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH', '57P01', '57P02', '57P03'].includes(code) ||
+    code.startsWith('08') ||
+    /Connection terminated|timeout exceeded when trying to connect/i.test(message)
+  );
+}
+
+/** The same error, or the platform's 503 sentence when the database is out of reach. */
+async function guarded<T>(run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (e) {
+    if (isOutage(e))
+      throw unavailable(`the platform's database is unavailable (${(e as Error).message || String((e as { code?: string }).code)}); try again in a moment`);
+    throw e;
+  }
+}
+
+class PgDriver implements SqlDriver {
+  constructor(private readonly pool: pg.Pool) {}
+
+  async query<T>(sql: string, params?: unknown[]): Promise<T[]> {
+    return guarded(async () => (await this.pool.query(sql, params)).rows as T[]);
+  }
+
+  /** No parameters: the simple protocol, so several statements run as one implicit transaction. */
+  async exec(sql: string): Promise<void> {
+    await guarded(() => this.pool.query(sql));
+  }
+
+  transaction<T>(fn: (tx: Pick<SqlDriver, 'query'>) => Promise<T>): Promise<T> {
+    return guarded(() => this.inTransaction(fn));
+  }
+
+  private async inTransaction<T>(fn: (tx: Pick<SqlDriver, 'query'>) => Promise<T>): Promise<T> {
+    const client = await this.pool.connect();
+    try {
+      await client.query('begin');
+      const out = await fn({ query: async <R>(sql: string, params?: unknown[]) => (await client.query(sql, params)).rows as R[] });
+      await client.query('commit');
+      return out;
+    } catch (e) {
+      await client.query('rollback').catch(() => undefined);
+      throw e;
+    } finally {
+      client.release();
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.pool.end();
+  }
+}

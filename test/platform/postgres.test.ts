@@ -1,0 +1,117 @@
+// The platform on a real PostgreSQL server (issue #11): `--database postgres://...` keeps all state there through
+// the same store interface as the embedded PGlite. The jobs-API and control-plane suites run again against it
+// (conformance), state survives a restart, a database outage answers 503 with a sentence and the service recovers by
+// itself, and a bad URL is refused with a sentence. Each run makes its own cluster (Debian's postgresql).
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { startPlatform } from '../../engine/src/platform/platform';
+import { buildTestArtifact } from '../helpers/artifact';
+import { call, deploy, REPO, startTestPlatform, waitUntil } from '../helpers/platform';
+import { postgresMissing, startPostgres, type TestPostgres } from '../helpers/postgres';
+import { queueSpec, WORKER_PY } from '../helpers/testWorkers';
+
+const skip = postgresMissing();
+let pgServer: TestPostgres;
+
+before(async () => {
+  if (!skip) pgServer = await startPostgres();
+});
+after(() => pgServer?.stop());
+
+test('the jobs-API and control-plane suites pass with every platform on PostgreSQL', { skip: skip ?? false }, async () => {
+  const files = ['test/platform/jobsApi.test.ts', 'test/platform/controlPlane.test.ts', 'test/platform/streaming.test.ts'];
+  const child = spawn(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=1', ...files], {
+    cwd: REPO,
+    // NODE_TEST_CONTEXT would make the inner runner report to this one instead of printing its summary.
+    env: { ...process.env, NODE_TEST_CONTEXT: undefined, STRATO_TEST_DATABASE: pgServer.url() },
+  });
+  let out = '';
+  child.stdout.on('data', (d) => (out += d));
+  child.stderr.on('data', (d) => (out += d));
+  const code = await new Promise<number | null>((r) => child.on('close', r));
+  const count = (what: string) => Number(new RegExp(`^# ${what} (\\d+)$`, 'm').exec(out)?.[1] ?? -1);
+  assert.equal(
+    count('fail'),
+    0,
+    out
+      .split('\n')
+      .filter((l) => /not ok|error:|expected|actual/.test(l))
+      .join('\n')
+      .slice(0, 4000),
+  );
+  assert.ok(count('pass') >= 30, `the suites ran (${count('pass')} passed)`);
+  assert.equal(code, 0);
+});
+
+test('state lives in the server: a restarted platform finds its apps, endpoints and ended jobs', { skip: skip ?? false }, async () => {
+  const database = await pgServer.createDatabase();
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'strato-pg-platform-'));
+  try {
+    let tp = await startTestPlatform({ database, dataDir });
+    const eps = await deploy(tp.cp, await buildTestArtifact({ 'worker.py': WORKER_PY }, [queueSpec('echo', 'echo')]), { app: 'pgapp' });
+    // A number JavaScript cannot hold travels as its JSON text through the PostgreSQL store too.
+    const r = await call('POST', `${eps.echo.url}/runsync`, { raw: '{"input": {"n": 12345678901234567890}}' });
+    assert.match(r.text, /"output":\{"echo":\{"n":12345678901234567890\}\}/);
+    const job = await call('POST', `${eps.echo.url}/run`, { body: { input: { kept: true } } });
+    const runId = (job.json as { id: string }).id;
+    await waitUntil('the job', async () => ((await call('GET', `${eps.echo.url}/status/${runId}`)).json as { status: string }).status === 'COMPLETED');
+    await tp.close();
+    assert.equal(fs.existsSync(path.join(dataDir, 'db')), false, 'no embedded database was made');
+
+    tp = await startTestPlatform({ database, dataDir });
+    const app = await tp.cp.findApp('pgapp');
+    assert.ok(app, 'the app is still there');
+    const [ep] = await tp.cp.listEndpoints(app.environments[0].id);
+    assert.equal(ep.id, eps.echo.id);
+    const status = await call('GET', `${ep.url}/status/${runId}`);
+    assert.match(status.text, /"output":\{"echo":\{"kept":true\}\}/);
+    await tp.close();
+  } finally {
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
+test('a database outage answers 503 with a sentence, and the service recovers by itself', { skip: skip ?? false }, async () => {
+  const database = await pgServer.createDatabase();
+  const tp = await startTestPlatform({ database });
+  try {
+    const eps = await deploy(tp.cp, await buildTestArtifact({ 'worker.py': WORKER_PY }, [queueSpec('echo', 'echo', { workers: [1, 1] })]));
+    pgServer.pause();
+    const down = await call('POST', `${eps.echo.url}/run`, { body: { input: {} }, timeoutMs: 60_000 });
+    assert.equal(down.status, 503, down.text);
+    assert.match(down.text, /database/i);
+    const cp = await call('POST', `${tp.url}/graphql`, { body: { query: 'mutation { createApp(name: "during-outage") { id } }' } });
+    assert.match(cp.text, /database/i);
+    pgServer.resume();
+    const up = await waitUntil(
+      'the service to recover',
+      async () => {
+        const r = await call('POST', `${eps.echo.url}/runsync`, { body: { input: { back: 1 } } });
+        return r.status === 200 && (r.json as { status: string }).status === 'COMPLETED' ? r : null;
+      },
+      60_000,
+      500,
+    );
+    assert.match(up.text, /"back":1/);
+  } finally {
+    if (pgServer) pgServer.resume();
+    await tp.close();
+  }
+});
+
+test('a database that cannot be reached is refused at start with a sentence, its password hidden', { skip: skip ?? false }, async () => {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'strato-pg-bad-'));
+  try {
+    await assert.rejects(
+      startPlatform({ dataDir, port: 0, writeStateFile: false, database: 'postgres://u:secretpw@127.0.0.1:1/x', log: () => {} }),
+      (e: Error) => /cannot reach the database at postgres:\/\/u:\*\*\*@127\.0\.0\.1:1\/x/.test(e.message) && !e.message.includes('secretpw'),
+    );
+    await assert.rejects(startPlatform({ dataDir, port: 0, writeStateFile: false, database: 'mysql://x', log: () => {} }), /must be a PostgreSQL URL/);
+  } finally {
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+});
