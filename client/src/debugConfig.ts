@@ -140,6 +140,8 @@ export function debugpyLaunch(o: {
     },
     console: 'internalConsole',
     justMyCode: o.config.justMyCode ?? true,
+    // The runner and the runtime it calls are not the user's code: no stepping into them, no frames of theirs.
+    rules: [{ path: o.packageRoot, include: false }],
   };
 }
 

@@ -92,6 +92,12 @@ test('a Debug launch stops in the handler and in the project file it imports, re
     assert.equal(inHandler.frame.line, LINE_DOUBLED);
     assert.equal(inHandler.vars.doubled, '[2, 4, 6]');
     assert.equal(inHandler.vars.scale, '2');
+    const { stackFrames } = (await client.request('stackTrace', { threadId })) as { stackFrames: Array<{ source?: { path?: string } }> };
+    assert.deepEqual(
+      stackFrames.map((f) => path.basename(f.source?.path ?? '')),
+      ['calc_worker.py'],
+      "the runner's and the runtime's frames are not the user's code",
+    );
 
     const next = client.waitEvent('stopped', 30_000);
     await client.request('continue', { threadId });
