@@ -169,3 +169,17 @@ export function outcomeOf(text: string | undefined): { status: JobState; output?
     return { status: 'ERROR', error: `the result of the run could not be read: ${(e as Error).message}` };
   }
 }
+
+/** How to get debugpy; the same words as the Python package's (engine/python/strato/_debug.py INSTALL_HINT). */
+export function debugpyInstallHint(python: string): string {
+  return `install debugpy for this interpreter: \`${python} -m pip install debugpy\`, or on Debian/Ubuntu \`apt-get install python3-debugpy\``;
+}
+
+/** What is wrong when `python -c "import debugpy"` failed (undefined: it worked), as one sentence with the fix. */
+export function debugpyProblem(python: string, failure: { errno?: string | number; stderr: string; message: string } | undefined): string | undefined {
+  if (!failure) return undefined;
+  if (failure.errno === 'ENOENT') return `Strato: debugging needs Python 3, and ${python} was not found: set strato.pythonPath to your interpreter.`;
+  if (/No module named .?debugpy/.test(failure.stderr))
+    return `Strato: debugging needs debugpy, which ${python} does not have: ${debugpyInstallHint(python)}; or set strato.pythonPath.`;
+  return `Strato: ${python} could not check for debugpy: ${failure.stderr.trim().split('\n').pop() || failure.message}`;
+}

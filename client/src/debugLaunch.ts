@@ -9,7 +9,17 @@ import * as vscode from 'vscode';
 import { Commands, isEndpointCommandArgs, type EndpointCommandArgs } from '../../engine/src/protocol';
 import { pythonPackageRoot, UserError } from '../../engine/src/util';
 import { DevAttach } from './debugAttach';
-import { DEBUG_TYPE, debugpyLaunch, debugTargets, launchConfigOf, outcomeOf, targetOf, type StratoAttachConfig, type StratoLaunchConfig } from './debugConfig';
+import {
+  DEBUG_TYPE,
+  debugpyLaunch,
+  debugpyProblem,
+  debugTargets,
+  launchConfigOf,
+  outcomeOf,
+  targetOf,
+  type StratoAttachConfig,
+  type StratoLaunchConfig,
+} from './debugConfig';
 import type { DevTerminal } from './devTerminal';
 import { endpointArgsOf } from './endpointTree';
 import { guarded, messageOf } from './errors';
@@ -20,23 +30,13 @@ import { effectiveEnv } from './settings';
 import { requireTrust } from './trust';
 import type { StratoViews } from './views';
 
-/** How to get debugpy; the same words as the Python package's (engine/python/strato/_debug.py INSTALL_HINT). */
-export function debugpyInstallHint(python: string): string {
-  return `install debugpy for this interpreter: \`${python} -m pip install debugpy\`, or on Debian/Ubuntu \`apt-get install python3-debugpy\``;
-}
-
 /** Fails with what to install when the interpreter cannot import debugpy (or cannot run at all). */
 function checkDebugpy(python: string): Promise<void> {
   return new Promise((resolve, reject) => {
     execFile(python, ['-c', 'import debugpy'], { timeout: 20_000 }, (err, _out, stderr) => {
-      if (!err) return resolve();
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT')
-        return reject(new UserError(`Strato: debugging needs Python 3, and ${python} was not found: set strato.pythonPath to your interpreter.`));
-      if (/No module named .?debugpy/.test(stderr))
-        return reject(
-          new UserError(`Strato: debugging needs debugpy, which ${python} does not have: ${debugpyInstallHint(python)}; or set strato.pythonPath.`),
-        );
-      reject(new UserError(`Strato: ${python} could not check for debugpy: ${stderr.trim().split('\n').pop() ?? err.message}`));
+      const problem = debugpyProblem(python, err ? { errno: (err as NodeJS.ErrnoException).code, stderr, message: err.message } : undefined);
+      if (problem) reject(new UserError(problem));
+      else resolve();
     });
   });
 }
@@ -47,7 +47,6 @@ interface PendingRun {
   dir: string;
   resultFile: string;
   submittedAt: number;
-  finished?: (job: SubmittedJob) => void;
 }
 
 /** A command's optional second argument (scripts and tests): the input, so that no input box is shown. */
@@ -74,6 +73,12 @@ export class StratoDebugger implements vscode.DebugConfigurationProvider, vscode
       this,
       this.attach,
       vscode.debug.registerDebugConfigurationProvider(DEBUG_TYPE, this),
+      // The Run and Debug view's list offers every function and route, and the dev server's attach.
+      vscode.debug.registerDebugConfigurationProvider(
+        DEBUG_TYPE,
+        { provideDebugConfigurations: (folder) => this.allConfigurations(folder) },
+        vscode.DebugConfigurationProviderTriggerKind.Dynamic,
+      ),
       vscode.debug.registerDebugAdapterDescriptorFactory(DEBUG_TYPE, this),
       vscode.debug.onDidStartDebugSession((s) => s.type === DEBUG_TYPE && this.attach.started(s)),
       vscode.debug.onDidTerminateDebugSession((s) => {
@@ -126,6 +131,14 @@ export class StratoDebugger implements vscode.DebugConfigurationProvider, vscode
     const first = state ? debugTargets(state.model, (f) => f)[0] : undefined;
     const attach: StratoAttachConfig = { type: DEBUG_TYPE, request: 'attach', name: 'Attach to Dev Server' };
     return [...(first ? [launchConfigOf(first.args)] : []), attach];
+  }
+
+  private async allConfigurations(folder: vscode.WorkspaceFolder | undefined): Promise<vscode.DebugConfiguration[]> {
+    const f = folder ?? vscode.workspace.workspaceFolders?.find((w) => w.uri.scheme === 'file');
+    if (!f) return [];
+    const state = await this.views.loadFolder(f);
+    const attach: StratoAttachConfig = { type: DEBUG_TYPE, request: 'attach', name: 'Attach to Dev Server' };
+    return [...debugTargets(state.model, (file) => vscode.Uri.joinPath(f.uri, file).toString()).map((t) => launchConfigOf(t.args)), attach];
   }
 
   async resolveDebugConfiguration(

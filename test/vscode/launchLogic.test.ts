@@ -3,13 +3,14 @@
 // and the problem matcher of package.json against the CLI's real diagnostic lines.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { templateFiles } from '../../engine/src/init/template';
 import { formatDiagnostic } from '../../engine/src/project';
 import { isEndpointCommandArgs } from '../../engine/src/protocol';
 import { analyzeFiles } from '../helpers/analysis';
-import { debugTargets, launchConfigOf, outcomeOf, targetOf } from '../../client/src/debugConfig';
+import { debugpyProblem, debugTargets, launchConfigOf, outcomeOf, targetOf } from '../../client/src/debugConfig';
 import { buildEndpointTree, buildEnvironmentTree, endpointArgsOf } from '../../client/src/endpointTree';
 import { initialInput, testInputCandidates, testInputOf } from '../../client/src/inputs';
 import { REPO } from '../helpers/cli';
@@ -125,4 +126,21 @@ test("package.json's $strato problem matcher reads the CLI's diagnostic lines: f
   // The dev server's start-up lines carry no severity (an error, the matcher's default).
   const dev = re.exec(`workers/both.py:3:1: ${d.message}`);
   assert.ok(dev && dev[p.severity] === undefined && dev[p.message] === d.message);
+});
+
+test('without debugpy (or without Python) the Debug command says how to install it', () => {
+  // -S leaves out site-packages, where pip and Debian put debugpy: a real interpreter that cannot import it.
+  const r = spawnSync('python3', ['-S', '-c', 'import debugpy'], { encoding: 'utf8' });
+  assert.notEqual(r.status, 0);
+  assert.equal(
+    debugpyProblem('python3', { stderr: r.stderr, message: 'exit 1' }),
+    'Strato: debugging needs debugpy, which python3 does not have: install debugpy for this interpreter: `python3 -m pip install debugpy`, or on ' +
+      'Debian/Ubuntu `apt-get install python3-debugpy`; or set strato.pythonPath.',
+  );
+  const missing = spawnSync('no-such-python3', ['-c', 'import debugpy']);
+  assert.equal(
+    debugpyProblem('no-such-python3', { errno: (missing.error as NodeJS.ErrnoException).code, stderr: '', message: '' }),
+    'Strato: debugging needs Python 3, and no-such-python3 was not found: set strato.pythonPath to your interpreter.',
+  );
+  assert.equal(debugpyProblem('python3', undefined), undefined);
 });

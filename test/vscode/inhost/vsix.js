@@ -111,6 +111,18 @@ test('Strato runs from the installed .vsix: its files, commands in the Strato ca
     commands.every((c) => c.category === 'Strato' && !c.title.startsWith('Strato')),
     'every command is in the Strato category, without the prefix in its title',
   );
+  const registered = await vscode.commands.getCommands(true);
+  assert.deepStrictEqual(
+    commands.map((c) => c.command).filter((c) => !registered.includes(c)),
+    [],
+    'every contributed command is registered',
+  );
+  const menus = Object.values(ext.packageJSON.contributes.menus).flat();
+  assert.deepStrictEqual(
+    menus.map((m) => m.command).filter((c) => !commands.some((x) => x.command === c)),
+    [],
+    'every menu item names a contributed command',
+  );
   assert.strictEqual(vscode.workspace.isTrusted, false, 'the workspace starts in Restricted Mode');
 });
 
@@ -188,6 +200,12 @@ test('Set API Key: the key goes to SecretStorage and the next deploy (from the .
   assert.ok(summary, `the deploy with the stored key returned a summary; notifications: ${(await ask('notifications')).text}`);
   assert.deepStrictEqual(summary.endpoints.map((e) => e.name).sort(), ['calc', 'cpu-stats', 'gpu-hello', 'lb-api']);
   assert.ok(summary.endpoints.every((e) => e.url.startsWith(process.env.STRATO_API_URL)));
+  // A deployment's item: Copy URL (its inline action and context menu) gets the node.
+  const deployment = await until('the deployed URL under calc', async () => {
+    await api.views.refresh();
+    return api.views.endpoints.find((n) => n.contextValue === 'strato.deployment' && n.id.endsWith(':calc:env:production'));
+  });
+  assert.strictEqual(await vscode.commands.executeCommand('strato.copyUrl', deployment), deployment.url);
   await vscode.commands.executeCommand('notifications.clearAll');
 });
 
@@ -199,7 +217,10 @@ test('Debug: a breakpoint in the handler and one in a file it imports stop, vari
     new vscode.SourceBreakpoint(new vscode.Location(util, new vscode.Position(2, 0))),
   ]);
   const before = stops.length;
-  const running = vscode.commands.executeCommand('strato.debugEndpoint', { ...CALC, uri: worker.toString() }, { input: { numbers: [1, 2, 3] } });
+  // Started from the function's item in the Endpoints view, as its Debug action (inline or context menu) does.
+  const node = api.views.endpoints.find((n) => n.contextValue === 'strato.function' && n.label === 'calc');
+  assert.ok(node, 'the calc function in the Endpoints view');
+  const running = vscode.commands.executeCommand('strato.debugEndpoint', node, { input: { numbers: [1, 2, 3] } });
   const first = await nextStop(before, 'the stop in the handler');
   const inHandler = await topFrame(first);
   assert.strictEqual(pathOf(inHandler.frame.source.path), worker.fsPath);
