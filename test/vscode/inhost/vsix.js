@@ -206,6 +206,17 @@ test('Set API Key: the key goes to SecretStorage and the next deploy (from the .
     return api.views.endpoints.find((n) => n.contextValue === 'strato.deployment' && n.id.endsWith(':calc:env:production'));
   });
   assert.strictEqual(await vscode.commands.executeCommand('strato.copyUrl', deployment), deployment.url);
+  // The project's .env still wins over the stored key, as in the CLI: a wrong key there is the one sent.
+  const dotEnv = path.join(folder.uri.fsPath, '.env');
+  fs.writeFileSync(dotEnv, 'STRATO_API_KEY=not-the-key\n');
+  try {
+    assert.strictEqual(await vscode.commands.executeCommand('strato.envGet', 'production'), undefined);
+    await notificationsSay(/refused the API key \(401\)/);
+  } finally {
+    fs.rmSync(dotEnv);
+  }
+  const s = await vscode.commands.executeCommand('strato.envGet', 'production');
+  assert.ok(s && s.endpoints.length === 4, 'with the .env gone the stored key works again');
   await vscode.commands.executeCommand('notifications.clearAll');
 });
 
