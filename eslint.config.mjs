@@ -4,7 +4,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', '.tsbuild/**', 'engine/python/**', 'test/fixtures/**', 'test/vscode/inhost/**'] },
+  { ignores: ['dist/**', 'node_modules/**', '.tsbuild/**', 'engine/python/**', 'test/fixtures/**', 'test/vscode/inhost/**', 'test/vscode/harness/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -7,6 +7,7 @@ cd "$(dirname "$0")/.."
 need_apt=()
 /usr/bin/python3 -c 'import setuptools, wheel' 2>/dev/null || need_apt+=(python3-setuptools python3-wheel)
 /usr/bin/python3 -m pip --version >/dev/null 2>&1 || need_apt+=(python3-pip)
+/usr/bin/python3 -c 'import debugpy' 2>/dev/null || need_apt+=(python3-debugpy) # debugging: the extension's Debug and strato dev --debug
 command -v python3 >/dev/null 2>&1 || need_apt+=(python3)
 compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || need_apt+=(postgresql) # the platform on a real PostgreSQL server
 [ -x /usr/bin/chromium ] || need_apt+=(chromium)          # the dev server's /docs page, rendered in a real browser

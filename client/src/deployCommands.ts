@@ -8,6 +8,8 @@ import { guarded } from './errors';
 import { existingEnvironments, pickEnvironment } from './environmentQuickPick';
 import { projectFolder } from './folders';
 import { projectContext } from './settings';
+import { requireTrust } from './trust';
+import { endpointArgsOf } from './endpointTree';
 import type { StratoViews } from './views';
 
 /** `strato.deploy` / `strato.undeploy` argument: an environment name, or options (for scripts and tests). */
@@ -29,6 +31,7 @@ export interface DeploySummary {
 }
 
 export async function deploy(views: StratoViews, arg: TargetArg): Promise<DeploySummary> {
+  requireTrust('build and deploy');
   const o = parseArg<{ environment?: string; folder?: string }>(arg);
   const folder = await projectFolder(views, o.folder);
   const { app, target } = await projectContext(folder.uri);
@@ -89,6 +92,7 @@ export async function undeploy(views: StratoViews, arg: UndeployArg): Promise<st
 
 /** The code lens "Deploy <name>": endpoints deploy together, so this deploys the project, then shows that endpoint. */
 export async function deployEndpoint(views: StratoViews, args: unknown, env?: string): Promise<DeploySummary | undefined> {
+  args = endpointArgsOf(args);
   if (!isEndpointCommandArgs(args)) throw new UserError('strato.deployEndpoint needs the endpoint of a code lens.');
   const summary = await deploy(views, { environment: env, folder: args.uri });
   await views.reveal(args.endpoint).catch(() => false);

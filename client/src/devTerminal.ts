@@ -1,9 +1,8 @@
 // `strato dev` (or `strato deploy --preview`) in an integrated terminal the extension owns: started once and
 // reused, stopped with Ctrl+C so that the command removes what it made (live- endpoints, containers) before it exits.
-import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { checkKeyDestination } from '../../engine/src/api';
-import { effectiveEnv, workspaceApiUrl } from './settings';
+import { bundledCli, cliProcessEnv } from './settings';
+import { requireTrust } from './trust';
 
 export class DevTerminal implements vscode.Disposable {
   constructor(
@@ -13,6 +12,8 @@ export class DevTerminal implements vscode.Disposable {
   ) {}
 
   private terminal: vscode.Terminal | undefined;
+  /** The arguments after the command the running terminal was started with (`--debug`). */
+  extraArgs: readonly string[] = [];
   private readonly sub = vscode.window.onDidCloseTerminal((t) => {
     if (t === this.terminal) this.terminal = undefined;
   });
@@ -21,29 +22,23 @@ export class DevTerminal implements vscode.Disposable {
     return !!this.terminal && this.terminal.exitStatus === undefined;
   }
 
-  start(folder: vscode.WorkspaceFolder): vscode.Terminal {
+  start(folder: vscode.WorkspaceFolder, extraArgs: readonly string[] = []): vscode.Terminal {
+    requireTrust(`run \`strato ${this.args.join(' ')}\``);
     if (this.terminal && this.running) {
       this.terminal.show();
       return this.terminal;
     }
-    const env = effectiveEnv(folder.uri);
-    const vars: Record<string, string> = { ELECTRON_RUN_AS_NODE: '1' };
-    for (const k of ['STRATO_API_URL', 'STRATO_API_KEY', 'STRATO_PYTHON', 'DOCKER_HOST']) if (env[k]) vars[k] = env[k]!;
-    const projectUrl = workspaceApiUrl(folder.uri);
-    if (projectUrl) {
-      // The workspace chose this URL: the user's key goes there only once trusted (throws a UserError otherwise).
-      checkKeyDestination(projectUrl, 'project', env.STRATO_API_KEY ? 'user' : 'project', env);
-      vars.STRATO_API_URL = projectUrl;
-    }
+    const vars = cliProcessEnv(folder);
     this.terminal = vscode.window.createTerminal({
       name: this.name,
       cwd: folder.uri.fsPath,
       // VS Code's own executable runs as Node with ELECTRON_RUN_AS_NODE (in code-server it is Node already).
       shellPath: process.execPath,
-      shellArgs: [path.join(__dirname, 'cli.js'), ...this.args],
+      shellArgs: [bundledCli(), ...this.args, ...extraArgs],
       env: vars,
       iconPath: new vscode.ThemeIcon(this.icon),
     });
+    this.extraArgs = extraArgs;
     this.terminal.show();
     return this.terminal;
   }

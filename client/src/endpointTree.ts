@@ -1,6 +1,7 @@
 // Pure tree building for the Endpoints and Environments views: plain nodes from the project model and the
 // control plane's state, turned into vscode.TreeItems elsewhere (treeProvider.ts), so this is tested with node.
-import { kindLabel } from '../../engine/src/protocol';
+import { pathToFileURL } from 'node:url';
+import { kindLabel, type EndpointCommandArgs } from '../../engine/src/protocol';
 import type { EndpointSpec, ProjectModel } from '../../engine/src/project';
 import type { PreviewState } from '../../engine/src/preview';
 
@@ -22,7 +23,17 @@ export interface TreeNode {
   location?: NodeLocation;
   /** A URL to open or copy. */
   url?: string;
+  /** Functions, routes and endpoints: what Run, Debug and Deploy get from the node's menu (as from a code lens). */
+  endpointArgs?: EndpointCommandArgs;
+  /** Environments: the node is then an argument of env get and undeploy, like `{ environment }`. */
+  environment?: string;
   children?: TreeNode[];
+}
+
+/** A command's argument as Run, Debug and Deploy take it: a code lens's argument, or a node of the Endpoints view. */
+export function endpointArgsOf(arg: unknown): unknown {
+  const node = arg as Partial<TreeNode> | undefined;
+  return node && typeof node === 'object' && typeof node.id === 'string' && node.endpointArgs ? node.endpointArgs : arg;
 }
 
 /** What the control plane says about one deployed endpoint, keyed by endpoint name then environment. */
@@ -42,6 +53,14 @@ function endpointNode(folder: FolderModel, ep: EndpointSpec, deployed: readonly 
   const root = folder.model.root;
   const base = `ep:${root}:${ep.name}`;
   const line = ep.callRange.start.line;
+  const argsOf = (fn: string, route?: { method: EndpointCommandArgs['method']; path: string }): EndpointCommandArgs => ({
+    endpoint: ep.name,
+    function: fn,
+    file: ep.file,
+    uri: pathToFileURL(`${root.replace(/[\\/]+$/, '')}/${ep.file}`).href,
+    kind: ep.kind,
+    ...(route ? { method: route.method, path: route.path } : {}),
+  });
   const hardware = ep.config.gpu?.length ? `GPU ${ep.config.gpu.join('|')}` : ep.config.cpu ? `CPU ${ep.config.cpu}` : '';
   const children: TreeNode[] = [];
   if (ep.kind === 'QUEUE') {
@@ -54,6 +73,7 @@ function endpointNode(folder: FolderModel, ep: EndpointSpec, deployed: readonly 
         icon: 'symbol-function',
         contextValue: 'strato.function',
         location: { root, file: ep.file, line: fn.range.start.line },
+        endpointArgs: argsOf(fn.name),
       });
     }
   } else {
@@ -66,6 +86,7 @@ function endpointNode(folder: FolderModel, ep: EndpointSpec, deployed: readonly 
         icon: 'symbol-method',
         contextValue: 'strato.route',
         location: { root, file: ep.file, line: r.range.start.line },
+        endpointArgs: argsOf(r.function.name, r),
       });
     }
   }
@@ -94,6 +115,7 @@ function endpointNode(folder: FolderModel, ep: EndpointSpec, deployed: readonly 
     icon: deployed.length ? 'cloud' : ep.kind === 'QUEUE' ? 'list-ordered' : 'server',
     contextValue: `strato.endpoint.${ep.kind}`,
     location: { root, file: ep.file, line },
+    endpointArgs: children[0]?.endpointArgs,
     children,
   };
 }
@@ -140,6 +162,7 @@ export function buildEnvironmentTree(envs: readonly EnvironmentInfo[]): TreeNode
       description: `${apps.size > 1 ? `${e.app} · ` : ''}${e.endpoints.length} endpoint(s)`,
       icon: 'cloud',
       contextValue: 'strato.environment',
+      environment: e.environment,
       children: [...e.endpoints]
         .sort((a, b) => a.name.localeCompare(b.name))
         .map((ep) => ({

@@ -10,11 +10,19 @@ import { registerDeployCommands } from './deployCommands';
 import { DevTerminal } from './devTerminal';
 import { envGet, showJob } from './envCommands';
 import { guarded, setErrorLog } from './errors';
+import { UserError } from '../../engine/src/util';
 import { projectFolder } from './folders';
 import { startLanguageClient } from './languageClient';
 import { runEndpoint, type RunOptions } from './runCommand';
 import { applyPythonSetting } from './settings';
 import { StratoViews } from './views';
+import { StratoDebugger } from './debugLaunch';
+import { setInputMemory } from './inputPrompt';
+import { newProject, type NewProjectOptions } from './onboarding';
+import { registerSecrets } from './secrets';
+import { registerTasks } from './tasks';
+import { onTrustGranted, restrictedNotice } from './trust';
+import type { TreeNode } from './endpointTree';
 
 let client: LanguageClient | undefined;
 
@@ -24,6 +32,7 @@ export interface StratoExtensionApi {
   dev: DevTerminal;
   /** `strato deploy --preview` in its terminal. */
   preview: DevTerminal;
+  debugger: StratoDebugger;
 }
 
 export async function activate(context: vscode.ExtensionContext): Promise<StratoExtensionApi> {
@@ -65,6 +74,24 @@ export async function activate(context: vscode.ExtensionContext): Promise<Strato
     vscode.commands.registerCommand('strato.stopDev', () => guarded('stop dev server', () => dev.stop())),
     vscode.workspace.onDidChangeConfiguration((e) => e.affectsConfiguration('strato.pythonPath') && applyPythonSetting()),
   );
+  // Debugging, onboarding, the stored API key, tasks and Workspace Trust.
+  setInputMemory(context.workspaceState);
+  const debug = new StratoDebugger(views, output, dev);
+  context.subscriptions.push(
+    ...debug.register(),
+    ...(await registerSecrets(context, () => views.refreshSoon())),
+    registerTasks(),
+    onTrustGranted(() => client),
+    restrictedNotice(views.endpointsView),
+    vscode.commands.registerCommand('strato.newProject', (o?: NewProjectOptions) => guarded('new project', () => newProject(o))),
+    vscode.commands.registerCommand('strato.copyUrl', (n?: TreeNode) =>
+      guarded('copy URL', async () => {
+        if (!n?.url) throw new UserError('Copy URL works on an endpoint, deployment or route of the Strato views.');
+        await vscode.env.clipboard.writeText(n.url);
+        return n.url;
+      }),
+    ),
+  );
   try {
     const started = await startLanguageClient();
     client = started;
@@ -79,7 +106,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Strato
     views.refreshSoon(0); // the views still show the deployed environments
     void vscode.window.showErrorMessage(`Strato: the language server did not start (${(e as Error).message}); see the Strato output.`);
   }
-  return { views, languageClient: () => client, dev, preview };
+  return { views, languageClient: () => client, dev, preview, debugger: debug };
 }
 
 export async function deactivate(): Promise<void> {

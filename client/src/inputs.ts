@@ -1,5 +1,6 @@
 // Pure logic behind the run command's input box: the JSON prefilled from the function's parameters, and
-// parsing what the user typed back into the object sent as `input` (queue) or the body (load-balanced route).
+// parsing what the user typed back into the object sent as `input` (queue) or the body (load-balanced route), and
+// where the box's first value comes from (the last input, test_input.json, the parameters).
 import { sampleArgs } from '../../engine/src/deploy';
 import type { EndpointSpec, FunctionInfo } from '../../engine/src/project';
 
@@ -32,4 +33,36 @@ export function parseInput(text: string): ParsedInput {
   }
   if (typeof v !== 'object' || v === null || Array.isArray(v)) return { ok: false, message: 'the input must be a JSON object, e.g. {"prompt": "hello"}' };
   return { ok: true, value: v as Record<string, unknown> };
+}
+
+/** The `input` object of a test_input.json (`{"input": {...}}`, the local test server's file); undefined when it has none. */
+export function testInputOf(text: string): Record<string, unknown> | undefined {
+  try {
+    const v = JSON.parse(text) as { input?: unknown };
+    const input = typeof v === 'object' && v !== null ? v.input : undefined;
+    return typeof input === 'object' && input !== null && !Array.isArray(input) ? (input as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Where the input box's first value comes from, in this order. */
+export type InputSource = 'last input' | 'test_input.json' | 'parameters';
+
+/** The input box's first value: the last input given for this function, else test_input.json, else the parameters. */
+export function initialInput(
+  last: Record<string, unknown> | undefined,
+  testInputText: string | undefined,
+  fn: FunctionInfo | undefined,
+): { text: string; source: InputSource } {
+  if (last) return { text: JSON.stringify(last), source: 'last input' };
+  const fromFile = testInputText === undefined ? undefined : testInputOf(testInputText);
+  if (fromFile) return { text: JSON.stringify(fromFile), source: 'test_input.json' };
+  return { text: prefillInput(fn), source: 'parameters' };
+}
+
+/** The test_input.json files that may hold a function's input: beside its file, then at the project root. */
+export function testInputCandidates(file: string): string[] {
+  const dir = file.includes('/') ? file.slice(0, file.lastIndexOf('/')) : '';
+  return [...new Set([dir ? `${dir}/test_input.json` : 'test_input.json', 'test_input.json'])];
 }

@@ -2,6 +2,7 @@
 // diagnostics, quick fixes, hover, completion and the Run/Deploy code lenses all come from it.
 import * as path from 'node:path';
 import { LanguageClient, TransportKind, type LanguageClientOptions, type ServerOptions } from 'vscode-languageclient/node';
+import { restrictedLenses } from './trust';
 
 export async function startLanguageClient(): Promise<LanguageClient> {
   const module = path.join(__dirname, 'server.js');
@@ -17,6 +18,8 @@ export async function startLanguageClient(): Promise<LanguageClient> {
       { scheme: 'file', pattern: '**/{.dstack.yml,*.dstack.yml,.dstack.yaml,*.dstack.yaml}' },
       { scheme: 'file', pattern: '**/.dstack/server/config.{yml,yaml}' },
     ],
+    // Restricted Mode: the Run/Debug/Deploy lenses become one that says why and opens the trust editor.
+    middleware: { provideCodeLenses: async (doc, token, next) => restrictedLenses(await next(doc, token)) },
   };
   const client = new LanguageClient('strato', 'Strato Language Server', serverOptions, clientOptions);
   await client.start();

@@ -5,12 +5,14 @@ import { ControlPlaneClient } from '../../engine/src/api';
 import { JobsClient } from '../../engine/src/api';
 import { callRoute } from '../../engine/src/api';
 import { UserError } from '../../engine/src/util';
-import { Commands, isEndpointCommandArgs, type EndpointCommandArgs } from '../../engine/src/protocol';
+import { Commands, isEndpointCommandArgs } from '../../engine/src/protocol';
 import { pickEnvironment } from './environmentQuickPick';
-import { functionOf, parseInput, prefillInput } from './inputs';
+import { askInput, rememberInput } from './inputPrompt';
 import { isEnded, jobReport, type SubmittedJob } from './jobs';
 import { projectFolder } from './folders';
 import { projectContext } from './settings';
+import { requireTrust } from './trust';
+import { endpointArgsOf } from './endpointTree';
 import type { StratoViews } from './views';
 
 /** Optional second argument (scripts and tests): the environment and the input, so that no UI is needed. */
@@ -19,27 +21,10 @@ export interface RunOptions {
   input?: Record<string, unknown>;
 }
 
-async function askInput(views: StratoViews, folder: vscode.WorkspaceFolder, a: EndpointCommandArgs): Promise<Record<string, unknown>> {
-  const state = views.state().find((s) => s.folder.uri.toString() === folder.uri.toString()) ?? (await views.loadFolder(folder));
-  const ep = state.model.endpoints.find((e) => e.name === a.endpoint);
-  const value = prefillInput(ep && functionOf(ep, a.function, a.method, a.path));
-  const text = await vscode.window.showInputBox({
-    title: a.kind === 'QUEUE' ? `Input of ${a.endpoint} (the "input" object)` : `Body of ${a.method} ${a.path}`,
-    value,
-    prompt: 'JSON object',
-    validateInput: (v) => {
-      const p = parseInput(v);
-      return p.ok ? undefined : p.message;
-    },
-  });
-  if (text === undefined) throw new UserError('cancelled: no input given.');
-  const p = parseInput(text);
-  if (!p.ok) throw new UserError(p.message);
-  return p.value;
-}
-
 export async function runEndpoint(views: StratoViews, output: vscode.OutputChannel, args: unknown, o: RunOptions = {}): Promise<SubmittedJob | undefined> {
-  if (!isEndpointCommandArgs(args)) throw new UserError('strato.runEndpoint needs the endpoint of a code lens.');
+  requireTrust('run a function');
+  args = endpointArgsOf(args);
+  if (!isEndpointCommandArgs(args)) throw new UserError('strato.runEndpoint needs the endpoint of a code lens or of the Endpoints view.');
   const folder = await projectFolder(views, args.uri);
   const { app, target } = await projectContext(folder.uri);
   const cp = new ControlPlaneClient(target);
@@ -68,6 +53,7 @@ export async function runEndpoint(views: StratoViews, output: vscode.OutputChann
         );
   const endpointId = wanted.find((w) => w.name === envName)!.endpointId;
   const input = o.input ?? (await askInput(views, folder, args));
+  if (o.input) rememberInput(args, o.input);
 
   let job: SubmittedJob;
   if (args.kind === 'QUEUE') {

@@ -1,4 +1,4 @@
-// Code lenses above each endpoint function and each route: "Run" and "Deploy". The server only describes them;
+// Code lenses above each endpoint function and each route: "Run", "Debug" and "Deploy". The server only describes them;
 // the client executes the commands (ids and argument shape in protocol.ts).
 import type { CodeLens, Range } from 'vscode-languageserver/node';
 import type { EndpointSpec, FunctionInfo, RouteInfo } from '../../engine/src/project';
@@ -10,17 +10,18 @@ export function codeLenses(index: WorkspaceIndex, f: IndexedFile): CodeLens[] {
   const lenses: CodeLens[] = [];
   for (const ep of index.model(f).endpoints) {
     if (ep.kind === 'QUEUE') {
-      for (const fn of ep.functions) lenses.push(...pair(`Run ${ep.name}`, ep, lineOf(fn.range), args(f, ep, fn)));
+      for (const fn of ep.functions) lenses.push(...lensesOf(`Run ${ep.name}`, ep, lineOf(fn.range), args(f, ep, fn)));
     } else {
-      for (const r of ep.routes) lenses.push(...pair(`Run ${r.method} ${r.path}`, ep, lineOf(r.range), args(f, ep, r.function, r)));
+      for (const r of ep.routes) lenses.push(...lensesOf(`Run ${r.method} ${r.path}`, ep, lineOf(r.range), args(f, ep, r.function, r)));
     }
   }
   return lenses;
 }
 
-function pair(runTitle: string, ep: EndpointSpec, range: Range, a: EndpointCommandArgs): CodeLens[] {
+function lensesOf(runTitle: string, ep: EndpointSpec, range: Range, a: EndpointCommandArgs): CodeLens[] {
   return [
     { range, command: { title: `▶ ${runTitle}`, command: Commands.runEndpoint, arguments: [a] } },
+    { range, command: { title: 'Debug', command: Commands.debugEndpoint, arguments: [a] } },
     { range, command: { title: `Deploy ${ep.name}`, command: Commands.deployEndpoint, arguments: [a] } },
   ];
 }

@@ -24,15 +24,17 @@ describe('code lenses and document symbols', () => {
     ws.dispose();
   });
 
-  it('a run and a deploy lens above each queue-based endpoint function', async () => {
+  it('a run, a debug and a deploy lens above each queue-based endpoint function', async () => {
     await openDisk('workers/gpu_infer.py');
     const lenses = await c.codeLenses(uri('workers/gpu_infer.py'));
     assert.deepEqual(
       lenses.map((l) => [l.range.start.line, l.command?.command, l.command?.title]),
       [
         [4, Commands.runEndpoint, '▶ Run embed'],
+        [4, Commands.debugEndpoint, 'Debug'],
         [4, Commands.deployEndpoint, 'Deploy embed'],
         [13, Commands.runEndpoint, '▶ Run generate'],
+        [13, Commands.debugEndpoint, 'Debug'],
         [13, Commands.deployEndpoint, 'Deploy generate'],
       ],
     );
@@ -42,15 +44,17 @@ describe('code lenses and document symbols', () => {
     assert.ok(!isEndpointCommandArgs({ ...arg, kind: 'other' }));
   });
 
-  it('a run and a deploy lens above each route, with its method and path', async () => {
+  it('a run, a debug and a deploy lens above each route, with its method and path', async () => {
     await openDisk('api.py');
     const lenses = await c.codeLenses(uri('api.py'));
     assert.deepEqual(
       lenses.map((l) => [l.range.start.line, l.command?.title]),
       [
         [5, '▶ Run POST /predict'],
+        [5, 'Debug'],
         [5, 'Deploy api'],
         [10, '▶ Run GET /health-check'],
+        [10, 'Debug'],
         [10, 'Deploy api'],
       ],
     );
@@ -70,7 +74,7 @@ describe('code lenses and document symbols', () => {
     await c.open(u, 'from strato import Endpoint\n\n\n@Endpoint(name="model")\nclass Model:\n    def predict(self, x):\n        return x\n');
     assert.deepEqual(
       (await c.codeLenses(u)).map((l) => (l.command?.arguments?.[0] as EndpointCommandArgs).function),
-      ['Model', 'Model'],
+      ['Model', 'Model', 'Model'],
     );
     await c.replace(u, 0, 0, '\n\n');
     assert.equal((await c.codeLenses(u))[0].range.start.line, 5);

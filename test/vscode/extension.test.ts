@@ -220,7 +220,7 @@ test('in a real VS Code: activation, diagnostics, code lenses, views, deploy, ru
   assert.ok(results, detail);
   assert.deepEqual(results.failed, [], detail);
   assert.equal(results.passed.length, 10, detail);
-  assert.deepEqual(lensTitles.sort(), ['Deploy cpu-stats', '▶ Run cpu-stats'], 'the workbench draws the code lenses above cpu_stats');
+  assert.deepEqual(lensTitles.sort(), ['Debug', 'Deploy cpu-stats', '▶ Run cpu-stats'], 'the workbench draws the code lenses above cpu_stats');
   // syntaxes/: the injection grammar colours the catalog enum (support.class / variable.other.enummember), which Python's
   // grammar alone leaves in the editor's plain foreground colour.
   const plain = tokenColours.plain;

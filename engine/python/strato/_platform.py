@@ -85,6 +85,9 @@ class Stopper:
 
     def end_process(self, code=None):
         # os._exit: a user's non-daemon thread or executor must not keep a stopped worker alive until SIGKILL.
+        debugging = sys.modules.get("strato._debug")
+        if debugging:
+            debugging.forget()
         for stream in (sys.stdout, sys.stderr):
             try:
                 stream.flush()
@@ -164,4 +167,6 @@ def start_heartbeat(settings, contact, in_progress, cancel):
             for job_id in (response.data or {}).get("cancel") or []:
                 cancel(job_id)
 
-    threading.Thread(target=loop, name="strato-heartbeat", daemon=True).start()
+    from ._debug import untraced
+
+    threading.Thread(target=untraced(loop), name="strato-heartbeat", daemon=True).start()

@@ -61,8 +61,11 @@ def _serve(name, handler_file):
 
 
 def run_queue_worker(resource, target):
+    from ._debug import listen_if_asked
     from ._platform import Settings
     from ._worker import QueueWorker
+
+    listen_if_asked()
 
     call_job = lambda job: target(job["input"])  # noqa: E731
     settings = Settings(os.environ, resource.get("max_concurrency") or 1)
@@ -97,9 +100,11 @@ def _serve_template(name, resource, routes):
 
 
 def run_lb_worker(table):
+    from ._debug import listen_if_asked
     from ._lb import start_server
     from ._platform import GRACE_S, Contact, Settings, Stopper, post_ready, start_heartbeat
 
+    listen_if_asked()
     settings = Settings(os.environ)
     stopper = Stopper()
     contact = Contact(stopper)

@@ -17,8 +17,11 @@ def start(config):
     handler_file = caller_file()
     try:
         if os.environ.get("STRATO_WORKER_TOKEN"):
+            from ._debug import listen_if_asked
             from ._platform import Settings
             from ._worker import QueueWorker
+
+            listen_if_asked()
 
             # A dict holding "error" fails the job, whatever else it holds: the reference SDK's rule.
             QueueWorker(Settings(os.environ), handler, any_error_key=True).run()

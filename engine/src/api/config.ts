@@ -61,7 +61,7 @@ export async function resolveApiConfig(o: ResolveOptions & { start?: boolean } =
     let problem = !/^https?:\/\//.test(remote)
       ? `STRATO_API_URL must start with http:// or https://, got "${remote}"`
       : !explicitKey
-        ? `STRATO_API_URL is set (${remote}) but STRATO_API_KEY is not; set it in the environment or in .env`
+        ? `STRATO_API_URL is set (${remote}) but STRATO_API_KEY is not; set it in the environment or in .env (in VS Code: Strato: Set API Key)`
         : null;
     if (!problem) {
       try {

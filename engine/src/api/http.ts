@@ -68,7 +68,7 @@ export async function send(target: ApiTarget, method: string, path: string, o: S
     // The platform's own sentence says more when it has more to say (a revoked key names itself and when).
     const said = platformMessage(parsed);
     throw new UserError(
-      `the Strato platform at ${target.baseUrl} refused the API key (401); check STRATO_API_KEY (environment or .env)${said ? `. The platform says: ${said}` : ''}`,
+      `the Strato platform at ${target.baseUrl} refused the API key (401); check STRATO_API_KEY (environment or .env; in VS Code also Strato: Set API Key)${said ? `. The platform says: ${said}` : ''}`,
     );
   }
   return { status: res.status, body: parsed, headers: res.headers };

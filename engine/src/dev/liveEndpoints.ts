@@ -19,11 +19,15 @@ export function liveName(name: string): string {
   return `${LIVE_PREFIX}${name}`.slice(0, 63);
 }
 
-/** The manifest the platform gets: every resource renamed `live-<name>` (the artifact's own is unchanged). */
-export function liveManifest(m: Manifest): Manifest {
+/**
+ * The manifest the platform gets: every resource renamed `live-<name>` (the artifact's own is unchanged), with the
+ * dev server's own worker variables (`--debug`: where workers announce their debugger) added to each endpoint's env.
+ */
+export function liveManifest(m: Manifest, workerEnv: Record<string, string> = {}): Manifest {
   const resources: Record<string, ManifestResource> = {};
   const routes: Manifest['routes'] = {};
-  for (const [name, r] of Object.entries(m.resources)) resources[liveName(name)] = { ...r, env: { ...r.env, STRATO_ENDPOINT_PREFIX: LIVE_PREFIX } };
+  for (const [name, r] of Object.entries(m.resources))
+    resources[liveName(name)] = { ...r, env: { ...r.env, ...workerEnv, STRATO_ENDPOINT_PREFIX: LIVE_PREFIX } };
   for (const [name, table] of Object.entries(m.routes)) routes[liveName(name)] = table;
   return { ...m, resources, routes };
 }
@@ -61,6 +65,7 @@ export class LiveEndpoints {
     private readonly target: ApiTarget,
     private readonly appName: string,
     private readonly log: (line: string) => void = () => {},
+    private readonly workerEnv: Record<string, string> = {},
   ) {
     this.client = new ControlPlaneClient(target);
     this.cacheFile = path.join(root, STRATO_DIR, 'dev-cache.json');
@@ -187,7 +192,7 @@ export class LiveEndpoints {
 
   private async upload(build: BuildResult): Promise<string> {
     const env = await this.environment();
-    const uploaded = await this.client.uploadBuild(env.appId, build.artifactPath, liveManifest(build.manifest));
+    const uploaded = await this.client.uploadBuild(env.appId, build.artifactPath, liveManifest(build.manifest, this.workerEnv));
     return uploaded.id;
   }
 

@@ -1,17 +1,25 @@
 // A development session: the project's current analysis and build, the route table, the live endpoints,
 // and reloading on saved changes. A broken save keeps the last good build and marks the affected routes.
-import { statSync, watch, type FSWatcher } from 'node:fs';
+import { rmSync, statSync, watch, type FSWatcher } from 'node:fs';
 import path from 'node:path';
 import type { ApiTarget } from '../api/http';
 import { buildProject, type BuildResult } from '../build';
 import { createIgnore, formatDiagnostic, listProjectFiles, loadProject, type Diagnostic, type ProjectModel } from '../project';
 import { appNameFor, checkNames } from '../deploy/context';
+import { DEBUG_ANNOUNCE_DIR, DEBUG_DIR_ENV, isLoopbackUrl } from '../protocol/debug';
 import { UserError } from '../util/errors';
 import { LiveEndpoints } from './liveEndpoints';
 import { devRoutes, type DevRoute } from './routes';
 
+export interface SessionOptions {
+  /** Workers listen for a debugger and announce it in <root>/.strato/debug (docs/debugging.md). */
+  debug?: boolean;
+}
+
 export interface SessionEvents {
   log?: (line: string) => void;
+  /** A saved change is being reloaded (the VS Code task's problem matcher starts a new round here). */
+  reloading?: () => void;
   /** A reload finished: `errors` is empty when the new code is live. */
   reloaded?: (errors: Diagnostic[], ms: number) => void;
 }
@@ -36,13 +44,29 @@ export class DevSession {
     readonly root: string,
     readonly target: ApiTarget,
     private readonly events: SessionEvents = {},
+    private readonly options: SessionOptions = {},
   ) {
     this.appName = appNameFor(root);
-    this.live = new LiveEndpoints(root, target, this.appName, events.log);
+    const workerEnv: Record<string, string> = options.debug ? { [DEBUG_DIR_ENV]: this.debugDir } : {};
+    this.live = new LiveEndpoints(root, target, this.appName, events.log, workerEnv);
+  }
+
+  /** Where workers of a `--debug` session announce their debugger. */
+  get debugDir(): string {
+    return path.join(this.root, ...DEBUG_ANNOUNCE_DIR.split('/'));
   }
 
   async start(): Promise<void> {
     checkNames(this.appName, undefined);
+    if (this.options.debug) {
+      if (!isLoopbackUrl(this.target.baseUrl))
+        throw new UserError(
+          `--debug attaches a debugger to the workers, which must run on this machine: the platform is at ${this.target.baseUrl}. Use the local ` +
+            'platform (unset STRATO_API_URL) to debug, or debug one function with the Debug code lens in VS Code.',
+        );
+      // Announcements of an earlier session name processes that are gone.
+      rmSync(this.debugDir, { recursive: true, force: true });
+    }
     this.snapshot = this.takeSnapshot();
     const model = await loadProject(this.root);
     if (!model.files.length)
@@ -124,6 +148,7 @@ export class DevSession {
     const started = Date.now();
     this.pending = this.pending.then(async () => {
       if (gen !== this.generation) return; // a newer save supersedes this one
+      this.events.reloading?.();
       try {
         this.snapshot = this.takeSnapshot();
         const model = await loadProject(this.root);
@@ -163,6 +188,8 @@ export class DevSession {
     this.watcher?.close();
     clearTimeout(this.timer);
     await this.pending.catch(() => {});
-    return this.live.removeAll();
+    const removed = await this.live.removeAll();
+    if (this.options.debug) rmSync(this.debugDir, { recursive: true, force: true });
+    return removed;
   }
 }

@@ -2,6 +2,7 @@
 // layout, the endpoint kind, app and environment names, and the language server's commands (layout.ts reads files,
 // so the platform and the API client import it directly).
 export * from './controlPlane';
+export * from './debug';
 export * from './endpointKind';
 export * from './lsp';
 export * from './manifest';

@@ -5,10 +5,12 @@ import { ENDPOINT_KINDS, type EndpointKind, type HttpMethod } from './endpointKi
 /** Commands the code lenses carry. The client executes them; the server never registers them. */
 export const Commands = {
   runEndpoint: 'strato.runEndpoint',
+  /** Runs the function once on this machine under the debugger (debugpy). */
+  debugEndpoint: 'strato.debugEndpoint',
   deployEndpoint: 'strato.deployEndpoint',
 } as const;
 
-/** The single argument of `strato.runEndpoint` and `strato.deployEndpoint`. */
+/** The single argument of `strato.runEndpoint`, `strato.debugEndpoint` and `strato.deployEndpoint`. */
 export interface EndpointCommandArgs {
   /** Endpoint name (the `name=` of `Endpoint(...)`). */
   endpoint: string;

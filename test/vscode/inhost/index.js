@@ -73,12 +73,12 @@ test('code lenses Run/Deploy sit above the template functions and routes', async
     });
   };
   const cpu = await titles('cpu_worker.py');
-  assert.deepStrictEqual(cpu.map((l) => l.title).sort(), ['Deploy cpu-stats', '▶ Run cpu-stats']);
+  assert.deepStrictEqual(cpu.map((l) => l.title).sort(), ['Debug', 'Deploy cpu-stats', '▶ Run cpu-stats']);
   assert.ok(
     cpu.every((l) => l.line.startsWith('@Endpoint(name="cpu-stats"')),
     JSON.stringify(cpu),
   );
-  assert.deepStrictEqual((await titles('gpu_worker.py')).map((l) => l.title).sort(), ['Deploy gpu-hello', '▶ Run gpu-hello']);
+  assert.deepStrictEqual((await titles('gpu_worker.py')).map((l) => l.title).sort(), ['Debug', 'Deploy gpu-hello', '▶ Run gpu-hello']);
   const lb = await titles('lb_worker.py');
   assert.deepStrictEqual(
     lb

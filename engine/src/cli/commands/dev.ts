@@ -2,6 +2,7 @@
 // table, /docs, reload on save, and live- endpoints on the platform that are removed on Ctrl+C.
 import { kindLabel } from '../../protocol/endpointKind';
 import { Command } from 'commander';
+import path from 'node:path';
 import { UserError } from '../../util/errors';
 import { bold, confirm, dim, green, red, yellow } from '../output';
 
@@ -10,6 +11,7 @@ interface DevOptions {
   port: string;
   reload: boolean;
   autoProvision?: boolean;
+  debug?: boolean;
 }
 
 const AUTO_PROVISION_CONFIRM_ABOVE = 5;
@@ -32,13 +34,19 @@ async function runDev(opts: DevOptions): Promise<void> {
     import('../../dev/liveEndpoints'),
   ]);
   const { root, target } = await resolveProjectContext(process.cwd());
-  const session = new DevSession(root, target, {
-    log: (l) => process.stderr.write(`${dim(l)}\n`),
-    reloaded: (errors, ms) => {
-      if (errors.length) process.stderr.write(`${red('reload failed')}: the routes of the files above answer with the error until it is fixed\n`);
-      else process.stderr.write(`${green('reloaded')} in ${ms} ms\n`);
+  const session = new DevSession(
+    root,
+    target,
+    {
+      log: (l) => process.stderr.write(`${dim(l)}\n`),
+      reloading: () => process.stderr.write(`${dim('reloading saved changes...')}\n`),
+      reloaded: (errors, ms) => {
+        if (errors.length) process.stderr.write(`${red('reload failed')}: the routes of the files above answer with the error until it is fixed\n`);
+        else process.stderr.write(`${green('reloaded')} in ${ms} ms\n`);
+      },
     },
-  });
+    { debug: opts.debug },
+  );
   await session.start();
   for (const e of session.errors) process.stderr.write(`${red(`${e.file}:${e.range.start.line + 1}:${e.range.start.character + 1}`)}: ${e.message}\n`);
 
@@ -78,6 +86,11 @@ async function runDev(opts: DevOptions): Promise<void> {
       `(${opts.autoProvision ? 'provisioned' : 'provisioned on first call'})${opts.reload ? '; saved changes reload' : ''}.\n  Press Ctrl+C to stop ` +
       `and remove them.\n\n`,
   );
+  if (opts.debug)
+    process.stdout.write(
+      `  Debugging: each new worker listens for a debugger (debugpy) and waits a few seconds for one; in VS Code run ` +
+        `"Strato: Attach to Dev Server" (workers announce themselves in ${path.relative(process.cwd(), session.debugDir)}).\n\n`,
+    );
 
   await new Promise<void>((resolve) => {
     let stopping = false;
@@ -105,6 +118,7 @@ export function register(program: Command): void {
       .option('--reload', 'reload on saved changes', true)
       .option('--no-reload', 'do not watch the files')
       .option('--auto-provision', 'provision every endpoint at startup (at most 3 at once)')
+      .option('--debug', 'workers listen for a debugger (debugpy) that VS Code attaches to; local platform only')
       .action((opts: DevOptions) => runDev(opts));
   configure(program.command('dev'));
   // The spec keeps `run` as a hidden alias that behaves identically.

@@ -1,0 +1,146 @@
+// The extension's pure logic of debugging, inputs, tree-item actions and tasks, with plain node: the function a
+// `strato` launch configuration names, the input box's first value, the arguments a tree item gives Run/Debug/Deploy,
+// and the problem matcher of package.json against the CLI's real diagnostic lines.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { templateFiles } from '../../engine/src/init/template';
+import { formatDiagnostic } from '../../engine/src/project';
+import { isEndpointCommandArgs } from '../../engine/src/protocol';
+import { analyzeFiles } from '../helpers/analysis';
+import { debugpyProblem, debugTargets, launchConfigOf, outcomeOf, targetOf } from '../../client/src/debugConfig';
+import { buildEndpointTree, buildEnvironmentTree, endpointArgsOf } from '../../client/src/endpointTree';
+import { initialInput, testInputCandidates, testInputOf } from '../../client/src/inputs';
+import { REPO } from '../helpers/cli';
+
+const uri = (f: string) => `file:///project/${f}`;
+
+async function templateModel() {
+  const t = templateFiles('shop');
+  return analyzeFiles({ 'cpu_worker.py': t['cpu_worker.py'], 'lb_worker.py': t['lb_worker.py'] });
+}
+
+test('a launch configuration names a function the way a code lens does; a wrong name says what exists', async () => {
+  const model = await templateModel();
+  assert.deepEqual(targetOf(model, { endpoint: 'cpu-stats' }, uri), {
+    endpoint: 'cpu-stats',
+    function: 'cpu_stats',
+    file: 'cpu_worker.py',
+    uri: uri('cpu_worker.py'),
+    kind: 'QUEUE',
+  });
+  const route = targetOf(model, { endpoint: 'lb-api', route: 'post /process' }, uri);
+  assert.ok(isEndpointCommandArgs(route));
+  assert.deepEqual([route.function, route.method, route.path], ['process', 'POST', '/process']);
+  assert.deepEqual(launchConfigOf(route), {
+    type: 'strato',
+    request: 'launch',
+    name: 'Debug lb-api POST /process',
+    endpoint: 'lb-api',
+    function: 'process',
+    route: 'POST /process',
+  });
+  assert.equal(
+    targetOf(model, { endpoint: 'cpu' }, uri),
+    'no endpoint named "cpu" in this project (it has: cpu-stats, lb-api); fix "endpoint" in the debug configuration.',
+  );
+  assert.equal(targetOf(model, { endpoint: 'lb-api', route: 'PUT /x' }, uri), 'lb-api has no route "PUT /x" (its routes: "POST /process", "GET /health").');
+  assert.deepEqual(
+    debugTargets(model, uri).map((t) => t.label),
+    ['cpu-stats', 'lb-api POST /process', 'lb-api GET /health'],
+  );
+});
+
+test("the runner's result becomes a job's fields; no result file means the session ended first", () => {
+  assert.deepEqual(outcomeOf('{"status": "COMPLETED", "output": {"a": 1}, "executionTime": 4}'), { status: 'COMPLETED', output: { a: 1 }, executionTime: 4 });
+  assert.deepEqual(outcomeOf('{"status": "FAILED", "error": "ValueError: x", "traceback": "Traceback..."}'), {
+    status: 'FAILED',
+    error: 'ValueError: x',
+    traceback: 'Traceback...',
+    executionTime: undefined,
+  });
+  assert.equal(outcomeOf(undefined).status, 'CANCELLED');
+  assert.equal(outcomeOf('{').status, 'ERROR');
+});
+
+test('the input box starts from the last input, else test_input.json, else the parameters', async () => {
+  const model = await templateModel();
+  const fn = model.endpoints.find((e) => e.name === 'cpu-stats')!.functions[0];
+  assert.deepEqual(initialInput({ numbers: [9] }, '{"input": {"numbers": [1]}}', fn), { text: '{"numbers":[9]}', source: 'last input' });
+  assert.deepEqual(initialInput(undefined, '{"input": {"numbers": [1]}}', fn), { text: '{"numbers":[1]}', source: 'test_input.json' });
+  assert.deepEqual(initialInput(undefined, '{"numbers": [1]}', fn).source, 'parameters', 'a file without the "input" wrapper is not used');
+  assert.equal(testInputOf('not json'), undefined);
+  assert.deepEqual(testInputCandidates('workers/gpu.py'), ['workers/test_input.json', 'test_input.json']);
+  assert.deepEqual(testInputCandidates('gpu.py'), ['test_input.json']);
+});
+
+test('function, route and endpoint items carry the arguments of Run, Debug and Deploy; environment items their name', async () => {
+  const model = await templateModel();
+  const [cpu, lb] = buildEndpointTree([{ name: 'shop', model }]);
+  const fnArgs = endpointArgsOf(cpu.children![0]);
+  assert.ok(isEndpointCommandArgs(fnArgs));
+  assert.deepEqual(fnArgs, { endpoint: 'cpu-stats', function: 'cpu_stats', file: 'cpu_worker.py', uri: 'file:///project/cpu_worker.py', kind: 'QUEUE' });
+  assert.deepEqual(endpointArgsOf(lb.children![1]), {
+    endpoint: 'lb-api',
+    function: 'health',
+    file: 'lb_worker.py',
+    uri: 'file:///project/lb_worker.py',
+    kind: 'LOAD_BALANCED',
+    method: 'GET',
+    path: '/health',
+  });
+  assert.deepEqual(endpointArgsOf(cpu), fnArgs, "an endpoint's item acts on its first function");
+  const lens = { ...fnArgs };
+  assert.equal(endpointArgsOf(lens), lens, 'a code lens argument passes through');
+  const [env] = buildEnvironmentTree([{ app: 'shop', environment: 'staging', endpoints: [] }]);
+  assert.equal(env.environment, 'staging');
+});
+
+test("package.json's $strato problem matcher reads the CLI's diagnostic lines: file, line, column, severity, message, code", async () => {
+  const pkg = JSON.parse(readFileSync(path.join(REPO, 'package.json'), 'utf8')) as {
+    contributes: {
+      problemMatchers: Array<{
+        name: string;
+        pattern: { regexp: string; file: number; line: number; column: number; severity: number; message: number; code: number };
+      }>;
+    };
+  };
+  const p = pkg.contributes.problemMatchers.find((m) => m.name === 'strato')!.pattern;
+  const re = new RegExp(p.regexp);
+  const model = await analyzeFiles({
+    'workers/both.py':
+      'from strato import Endpoint, GpuGroup, CpuInstanceType\n\n@Endpoint(name="both", gpu=GpuGroup.ADA_24, cpu=CpuInstanceType.CPU3C_1_2)\ndef both(x: int) -> int:\n    return x\n',
+  });
+  const d = model.diagnostics.find((x) => x.code === 'gpu-and-cpu')!;
+  const line = formatDiagnostic(d);
+  for (const text of [line, `error: ${line}`]) {
+    const m = re.exec(text);
+    assert.ok(m, text);
+    assert.deepEqual(
+      [m[p.file], m[p.line], m[p.column], m[p.severity], m[p.message], m[p.code]],
+      ['workers/both.py', String(d.range.start.line + 1), String(d.range.start.character + 1), 'error', d.message, 'gpu-and-cpu'],
+    );
+  }
+  // The dev server's start-up lines carry no severity (an error, the matcher's default).
+  const dev = re.exec(`workers/both.py:3:1: ${d.message}`);
+  assert.ok(dev && dev[p.severity] === undefined && dev[p.message] === d.message);
+});
+
+test('without debugpy (or without Python) the Debug command says how to install it', () => {
+  // -S leaves out site-packages, where pip and Debian put debugpy: a real interpreter that cannot import it.
+  const r = spawnSync('python3', ['-S', '-c', 'import debugpy'], { encoding: 'utf8' });
+  assert.notEqual(r.status, 0);
+  assert.equal(
+    debugpyProblem('python3', { stderr: r.stderr, message: 'exit 1' }),
+    'Strato: debugging needs debugpy, which python3 does not have: install debugpy for this interpreter: `python3 -m pip install debugpy`, or on ' +
+      'Debian/Ubuntu `apt-get install python3-debugpy`; or set strato.pythonPath.',
+  );
+  const missing = spawnSync('no-such-python3', ['-c', 'import debugpy']);
+  assert.equal(
+    debugpyProblem('no-such-python3', { errno: (missing.error as NodeJS.ErrnoException).code, stderr: '', message: '' }),
+    'Strato: debugging needs Python 3, and no-such-python3 was not found: set strato.pythonPath to your interpreter.',
+  );
+  assert.equal(debugpyProblem('python3', undefined), undefined);
+});
