@@ -245,7 +245,10 @@ test(
         const req = JSON.parse(fs.readFileSync(path.join(harness, f), 'utf8')) as { kind: string; name?: string };
         const reply = await answer(page, req).catch((e: Error) => ({ error: e.message }));
         if (req.kind === 'screenshot' && req.name) shots[req.name] = reply as { file: string; contains?: boolean };
-        fs.writeFileSync(path.join(harness, f.replace('.request.json', '.done.json')), JSON.stringify(reply));
+        // Whole, then renamed: the harness polls for the file and must never read half an answer.
+        const done = path.join(harness, f.replace('.request.json', '.done.json'));
+        fs.writeFileSync(`${done}.tmp`, JSON.stringify(reply));
+        fs.renameSync(`${done}.tmp`, done);
       }
       await new Promise((r) => setTimeout(r, 100));
     }

@@ -25,7 +25,10 @@ let asked = 0;
 /** Asks the outer test (it drives the browser) and waits for its answer. */
 async function ask(kind, extra = {}, timeoutMs = 30000) {
   const id = `${++asked}-${kind}`;
-  fs.writeFileSync(path.join(HARNESS, `${id}.request.json`), JSON.stringify({ kind, ...extra }));
+  // Written whole, then renamed: the test polls the folder and must never read half a request.
+  const tmpFile = path.join(HARNESS, `${id}.request.tmp`);
+  fs.writeFileSync(tmpFile, JSON.stringify({ kind, ...extra }));
+  fs.renameSync(tmpFile, path.join(HARNESS, `${id}.request.json`));
   const done = path.join(HARNESS, `${id}.done.json`);
   await until(`the outer test to answer ${id}`, () => fs.existsSync(done), timeoutMs);
   return JSON.parse(fs.readFileSync(done, 'utf8'));
@@ -300,7 +303,9 @@ test('Attach to Dev Server: the dev server starts with --debug, its worker is at
   const stop = await nextStop(before, 'the stop in the worker').catch(async (e) => {
     const dir = path.join(folder.uri.fsPath, '.strato', 'debug');
     const announced = fs.existsSync(dir) ? fs.readdirSync(dir) : 'no announcement folder';
-    throw new Error(`${e.message}; announcements: ${announced}; attached: ${api.debugger.attach.attachedWorkers()}; notifications: ${(await ask('notifications')).text}`);
+    throw new Error(
+      `${e.message}; announcements: ${announced}; attached: ${api.debugger.attach.attachedWorkers()}; notifications: ${(await ask('notifications')).text}`,
+    );
   });
   assert.ok(stop.session.configuration.strato.worker, 'the stop is in a worker session');
   assert.strictEqual(stop.session.parentSession && stop.session.parentSession.id, parent.id);
