@@ -63,8 +63,7 @@ export function workersText(w: WorkersSummary): string {
 
 export function summarize(e: Endpoint, health?: EndpointHealth): EndpointSummary {
   const s: EndpointSummary = { name: e.name, type: e.type, id: e.id, url: e.url, routes: e.routes, executionTimeoutMs: e.declaredExecutionTimeoutMs };
-  if (health)
-    s.workers = { min: e.workersMin, max: e.workersMax, ready: health.idle + health.running, starting: health.initializing, error: health.lastError };
+  if (health) s.workers = { min: e.workersMin, max: e.workersMax, ready: health.idle + health.running, starting: health.initializing, error: health.lastError };
   return s;
 }
 
