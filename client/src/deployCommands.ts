@@ -1,7 +1,8 @@
 // Deploy, undeploy and deploy-from-a-code-lens: the engine's deployProject/undeployEnvironment with the
 // environment asked through a quick pick (or given as an argument), and a progress notification of the four steps.
 import * as vscode from 'vscode';
-import { DEPLOY_STEPS, deployProject, undeployEnvironment, type DeployResult } from '../../engine/src/deploy';
+import { DEPLOY_STEPS, deployProject, undeployEnvironment, waitForWorkers, type DeployResult, type WorkerProblem } from '../../engine/src/deploy';
+import type { ApiTarget } from '../../engine/src/api';
 import { UserError } from '../../engine/src/util';
 import { Commands, isEndpointCommandArgs } from '../../engine/src/protocol';
 import { guarded } from './errors';
@@ -57,14 +58,18 @@ export async function deploy(views: StratoViews, arg: TargetArg): Promise<Deploy
     problems: result.problems,
   };
   await views.refresh();
-  if (summary.problems.length) {
-    void vscode.window.showWarningMessage(`Deployed ${app} to ${environment}, but ${summary.problems.map((p) => `${p.endpoint}: ${p.error}`).join('; ')}`);
-  } else {
-    void vscode.window
-      .showInformationMessage(`Deployed ${summary.endpoints.length} endpoint(s) of ${app} to ${environment}.`, 'Show environment')
-      .then((a) => a && vscode.commands.executeCommand('strato.envGet', { environment }));
-  }
+  void vscode.window
+    .showInformationMessage(`Deployed ${summary.endpoints.length} endpoint(s) of ${app} to ${environment}.`, 'Show environment')
+    .then((a) => a && vscode.commands.executeCommand('strato.envGet', { environment }));
+  // The deploy returned while the minimum workers start: a worker that cannot start is reported when the platform knows.
+  if (result.starting.length) void reportWorkers(target, result, app, environment);
   return summary;
+}
+
+async function reportWorkers(target: ApiTarget, result: DeployResult, app: string, environment: string): Promise<void> {
+  const { problems } = await waitForWorkers(target, result.endpoints).catch(() => ({ problems: [] as WorkerProblem[] }));
+  if (problems.length)
+    void vscode.window.showWarningMessage(`Deployed ${app} to ${environment}, but ${problems.map((p) => `${p.endpoint}: ${p.error}`).join('; ')}`);
 }
 
 export async function undeploy(views: StratoViews, arg: UndeployArg): Promise<string[] | undefined> {

@@ -1,7 +1,7 @@
 // `Strato: Show Environment` (env get): the endpoints of an environment with their URLs and routes, written to
 // the Strato output channel; and the job details a click in the Jobs view shows.
 import * as vscode from 'vscode';
-import { getEnvironment, type EnvironmentSummary } from '../../engine/src/deploy';
+import { getEnvironment, workersText, type EnvironmentSummary } from '../../engine/src/deploy';
 import { UserError } from '../../engine/src/util';
 import { existingEnvironments, pickEnvironment } from './environmentQuickPick';
 import { projectFolder } from './folders';
@@ -14,6 +14,7 @@ export function formatEnvironment(s: EnvironmentSummary): string {
   for (const e of s.endpoints) {
     lines.push(`  ${e.name}  [${e.type}]  ${e.url}`);
     for (const r of e.routes) lines.push(`      ${r.method.padEnd(6)} ${e.url}${r.path}  -> ${r.function}`);
+    if (e.workers) lines.push(`      ${workersText(e.workers)}`);
   }
   if (s.endpoints.length === 0) lines.push('  (no endpoint)');
   return lines.join('\n');

@@ -26,7 +26,7 @@ export async function readEnvironments(target: ApiTarget, app: string): Promise<
   if (!found) return [];
   const out: EnvironmentInfo[] = [];
   for (const e of found.environments) {
-    const endpoints = (await cp.listEndpoints(e.id)).map(summarize);
+    const endpoints = (await cp.listEndpoints(e.id)).map((ep) => summarize(ep));
     out.push({ app, environment: e.name, endpoints: endpoints.map((x) => ({ name: x.name, type: x.type, url: x.url, routes: x.routes })) });
   }
   return out;

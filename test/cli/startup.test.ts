@@ -79,6 +79,31 @@ describe('the CLI loads only what a command uses', () => {
     });
   }
 
+  /** The Node built-in modules a command loaded (process.moduleLoadList at exit). */
+  function builtins(args: string[]): string[] {
+    const log = path.join(dir, `builtins-${Math.random().toString(36).slice(2)}.log`);
+    const preload =
+      'data:text/javascript,' +
+      encodeURIComponent(
+        `import { writeFileSync } from 'node:fs'; process.on('exit', () => writeFileSync(${JSON.stringify(log)}, process.moduleLoadList.join('\\n')));`,
+      );
+    const r = spawnSync(process.execPath, ['--import', preload, CLI, ...args], {
+      cwd: dir,
+      env: { ...process.env, STRATO_DATA_DIR: path.join(dir, 'data'), STRATO_API_URL: '', NO_COLOR: '1' },
+      encoding: 'utf8',
+    });
+    assert.equal(r.status, 0, r.stderr);
+    return readFileSync(log, 'utf8').split('\n');
+  }
+
+  for (const args of [['--version'], ['--help']]) {
+    test(`strato ${args.join(' ')} loads no child_process, crypto or v8 (commander's spawn, the key generator, the WebAssembly tier: on use)`, () => {
+      const loadedBuiltins = builtins(args);
+      assert.ok(loadedBuiltins.includes('NativeModule fs'), 'the module list was read');
+      for (const m of ['child_process', 'crypto', 'v8']) assert.ok(!loadedBuiltins.includes(`NativeModule ${m}`), `${m} was loaded`);
+    });
+  }
+
   test('strato build loads the parser, and still not the platform or GraphQL', () => {
     spawnSync(process.execPath, [CLI, 'init', 'tpl'], { cwd: dir, env: { ...process.env, NO_COLOR: '1' } });
     const files = loaded(['build'], path.join(dir, 'tpl'));

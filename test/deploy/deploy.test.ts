@@ -2,7 +2,7 @@
 // workers. Reconciliation by name, rolling a source-only change, deletion, environments, JSON, and errors.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { runCli } from '../helpers/cli';
@@ -26,7 +26,14 @@ after(async () => {
 interface EnvJson {
   app: string;
   environment: string;
-  endpoints: Array<{ name: string; type: string; id: string; url: string; routes: Array<{ method: string; path: string }> }>;
+  endpoints: Array<{
+    name: string;
+    type: string;
+    id: string;
+    url: string;
+    routes: Array<{ method: string; path: string }>;
+    workers?: { min: number; max: number; ready: number; starting: number; error: string | null };
+  }>;
 }
 
 async function envGet(dir: string, name: string): Promise<EnvJson> {
@@ -91,16 +98,45 @@ test('deploy of the template: four timed steps, endpoints grouped by type with U
   assert.deepEqual(await callRoute(target, byName['lb-api'].id, 'GET', '/health'), { status: 'ok' });
 });
 
-test('redeploy: a source-only change is served, ids stay, an endpoint removed from the code is deleted', async () => {
+test('deploy returns while minimum workers start; env get and deploy --wait report a worker that cannot start', async () => {
+  const dir = path.join(tmp, 'broken');
+  mkdirSync(dir);
+  writeFileSync(path.join(dir, 'requirements.txt'), '');
+  writeFileSync(
+    path.join(dir, 'worker.py'),
+    'from strato import Endpoint\nimport not_a_module_that_exists\n\n\n@Endpoint(name="broken", workers=(1, 1))\ndef broken():\n    return 1\n',
+  );
+  const r = await runCli(['deploy'], { cwd: dir, env });
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stdout, /✓ configure +endpoints discoverable by name, minimum workers starting/);
+  assert.match(r.stdout, /Minimum workers of broken start in the background: .*strato env get production shows when they are ready/);
+  // env get shows the workers as the platform knows them: starting, then the reason they cannot start.
+  let workers: { min: number; max: number; ready: number; starting: number; error: string | null } | undefined;
+  for (let i = 0; i < 200 && !workers?.error; i++) {
+    workers = (await envGet(dir, 'production')).endpoints[0].workers;
+    if (!workers?.error) await new Promise((res) => setTimeout(res, 100));
+  }
+  assert.equal(workers?.min, 1);
+  assert.match(workers?.error ?? '', /No module named 'not_a_module_that_exists'/);
+  const text = await runCli(['env', 'get', 'production'], { cwd: dir, env });
+  assert.match(text.stdout, /workers cannot start: .*No module named 'not_a_module_that_exists'/);
+  const waited = await runCli(['deploy', '--wait'], { cwd: dir, env });
+  assert.equal(waited.code, 0, waited.stderr);
+  assert.match(waited.stderr, /warning: workers of broken cannot start: .*No module named 'not_a_module_that_exists'/);
+});
+
+test('redeploy (--wait): a source-only change is served, ids stay, an endpoint removed from the code is deleted', async () => {
   const dir = await initProject('roll');
   assert.equal((await runCli(['deploy'], { cwd: dir, env })).code, 0);
   const before1 = await envGet(dir, 'production');
   const cpuFile = path.join(dir, 'cpu_worker.py');
   writeFileSync(cpuFile, readFileSync(cpuFile, 'utf8').replace('"count": len(numbers),', '"count": len(numbers),\n        "version": 2,'));
   unlinkSync(path.join(dir, 'gpu_worker.py'));
-  const r = await runCli(['deploy'], { cwd: dir, env });
+  const r = await runCli(['deploy', '--wait'], { cwd: dir, env });
   assert.equal(r.code, 0, r.stderr);
   assert.match(r.stdout, /✓ provision +0 created, 2 updated, 1 deleted/);
+  assert.match(r.stdout, /✓ configure +endpoints discoverable by name, minimum workers ready/);
+  assert.doesNotMatch(r.stdout, /start in the background/);
   assert.match(r.stdout, /removed: gpu-hello/);
   const after1 = await envGet(dir, 'production');
   assert.deepEqual(

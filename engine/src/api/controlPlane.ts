@@ -188,6 +188,15 @@ export class ControlPlaneClient {
     return d.endpoint?.health ?? null;
   }
 
+  /** The health of every endpoint of an environment, by endpoint id, in one request. */
+  async environmentHealth(environmentId: string): Promise<Map<string, EndpointHealth>> {
+    const d = await this.query<{ endpoints: Array<{ id: string; health: EndpointHealth }> }>(
+      `query($e: ID) { endpoints(environmentId: $e) { id health { idle running initializing inQueue inProgress lastError hardwareNote } } }`,
+      { e: environmentId },
+    );
+    return new Map(d.endpoints.map((e) => [e.id, e.health]));
+  }
+
   /** Network volumes of an app (every app's without one). */
   async listVolumes(appId?: string): Promise<Volume[]> {
     const d = await this.query<{ volumes: Volume[] }>(`query($a: ID) { volumes(appId: $a) { ${VOLUME} } }`, { a: appId ?? null });

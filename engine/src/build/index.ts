@@ -105,7 +105,8 @@ export async function buildProject(root: string, options: BuildOptions = {}): Pr
     );
   }
   progress('analysing the project');
-  const model = options.model ?? (await loadProject(projectRoot));
+  const listing = listProjectFiles(projectRoot);
+  const model = options.model ?? (await loadProject(projectRoot, { files: listing }));
   const errors = model.diagnostics.filter((d) => d.severity === 'error');
   for (const w of model.diagnostics.filter((d) => d.severity === 'warning')) options.onWarning?.(w);
   if (errors.length) throw new BuildRefused(errors);
@@ -117,7 +118,7 @@ export async function buildProject(root: string, options: BuildOptions = {}): Pr
     );
   }
 
-  const { files, secretsLeftOut } = listProjectFiles(projectRoot);
+  const { files, secretsLeftOut } = listing;
   const fingerprint = sourceFingerprint(projectRoot, files);
   const manifest = createManifest(model, projectName, fingerprint, pythonVersion);
 

@@ -71,7 +71,9 @@ export function createManifest(model: ProjectModel, projectName: string, fingerp
     resources: {},
     routes: {},
   };
-  const endpoints = [...model.endpoints].sort((a, b) => a.name.localeCompare(b.name));
+  // By code point, not localeCompare: the manifest reads the same on every machine whatever its locale, and the first
+  // localeCompare of a process spends 5 ms loading the collation tables.
+  const endpoints = [...model.endpoints].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   for (const ep of endpoints) {
     manifest.resources[ep.name] = resourceOf(ep, pythonVersion);
     if (ep.kind === 'LOAD_BALANCED') {

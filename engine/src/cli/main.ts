@@ -3,8 +3,11 @@
 import { Command } from 'commander';
 import { registerCommands } from './commands';
 import { UserError } from '../util/errors';
+import { preferBaselineWasm } from '../util/wasmTier';
 
 async function main(argv: string[]): Promise<number> {
+  // A command parses a handful of files: the parser's WebAssembly is not worth optimising (see util/wasmTier.ts).
+  preferBaselineWasm();
   const program = new Command('strato')
     .description('Strato: serverless GPU/CPU endpoints from decorated Python functions')
     .version(require('../../../package.json').version, '-V, --version')

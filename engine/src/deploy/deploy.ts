@@ -20,7 +20,11 @@ export interface DeployOptions {
   onStep?: (step: DeployStep, phase: 'start' | 'done', detail?: string, ms?: number) => void;
   onProgress?: (message: string) => void;
   onWarning?: (d: Diagnostic) => void;
-  /** How long configure waits for the minimum workers to be ready. */
+  /**
+   * How long configure waits for the minimum workers to be ready. Absent or 0: it does not wait. Deploy then returns
+   * once the endpoints are saved and found by name; their workers start in the background, calls made meanwhile wait
+   * for them (queued jobs, or the router's cold start), and `env get` or waitForWorkers() report them ready.
+   */
   readyTimeoutMs?: number;
   /** Runs between the build and the upload (the preview checks images and makes its network there). */
   afterBuild?: (b: BuildResult) => Promise<void>;
@@ -37,8 +41,10 @@ export interface DeployResult {
   created: string[];
   updated: string[];
   deleted: string[];
-  /** Endpoints whose workers could not start, with the reason. */
-  problems: Array<{ endpoint: string; error: string }>;
+  /** Endpoints whose workers could not start, with the reason (only known when deploy waited for them). */
+  problems: WorkerProblem[];
+  /** Endpoints whose minimum workers were still starting when deploy returned (all that have some, when it did not wait). */
+  starting: string[];
   durations: Record<DeployStep, number>;
 }
 
@@ -108,21 +114,54 @@ export async function deployProject(root: string, o: DeployOptions): Promise<Dep
     (r) => `${r.created.length} created, ${r.updated.length} updated, ${r.deleted.length} deleted`,
   );
 
-  const problems = await step(
+  const { problems, starting } = await step(
     'configure',
-    () => configure(client, app.name, environment.name, endpoints, o.readyTimeoutMs ?? 20_000),
-    (p) => (p.length ? `${p.length} endpoint(s) cannot start workers` : 'endpoints discoverable by name, minimum workers ready'),
+    async () => {
+      await discoverable(client, app.name, environment.name, endpoints);
+      if (o.readyTimeoutMs) return waitWith(client, endpoints, o.readyTimeoutMs);
+      return { problems: [] as WorkerProblem[], starting: endpoints.filter((e) => e.workersMin > 0).map((e) => e.name) };
+    },
+    (r) =>
+      r.problems.length
+        ? `${r.problems.length} endpoint(s) cannot start workers`
+        : `endpoints discoverable by name${r.starting.length ? ', minimum workers starting' : o.readyTimeoutMs ? ', minimum workers ready' : ''}`,
   );
-  return { app, environment, build, buildResult, endpoints, created, updated, deleted, problems, durations };
+  return { app, environment, build, buildResult, endpoints, created, updated, deleted, problems, starting, durations };
 }
 
-/** Checks that every endpoint is found by name (service discovery) and that its minimum workers come up. */
-async function configure(client: ControlPlaneClient, app: string, env: string, endpoints: Endpoint[], timeoutMs: number) {
-  const problems: Array<{ endpoint: string; error: string }> = [];
-  for (const ep of endpoints) {
-    const found = await client.findEndpoint(app, env, ep.name);
-    if (!found || found.id !== ep.id) throw new UserError(`endpoint ${ep.name} was saved but cannot be looked up by name in ${app}/${env}; deploy again.`);
-  }
+/** How long `deploy --wait` (and the preview, for longer) waits for the minimum workers. */
+export const READY_TIMEOUT_MS = 20_000;
+
+export interface WorkerProblem {
+  endpoint: string;
+  error: string;
+}
+
+export interface WorkersReadiness {
+  /** Endpoints whose workers cannot start. */
+  problems: WorkerProblem[];
+  /** Endpoints whose minimum workers are still starting. */
+  starting: string[];
+}
+
+/** Checks that every endpoint is found by name (service discovery): what the workers and the samples use. */
+async function discoverable(client: ControlPlaneClient, app: string, env: string, endpoints: Endpoint[]): Promise<void> {
+  const found = await Promise.all(endpoints.map((ep) => client.findEndpoint(app, env, ep.name)));
+  endpoints.forEach((ep, i) => {
+    if (found[i]?.id !== ep.id) throw new UserError(`endpoint ${ep.name} was saved but cannot be looked up by name in ${app}/${env}; deploy again.`);
+  });
+}
+
+/**
+ * Waits until each endpoint's minimum workers are up (one ready worker is enough) or cannot start, for at most
+ * `timeoutMs`: what `deploy --wait` does, and what the extension runs after a deploy to report a worker that fails.
+ */
+export function waitForWorkers(target: ApiTarget, endpoints: Endpoint[], timeoutMs = READY_TIMEOUT_MS): Promise<WorkersReadiness> {
+  return waitWith(new ControlPlaneClient(target), endpoints, timeoutMs);
+}
+
+async function waitWith(client: ControlPlaneClient, endpoints: Endpoint[], timeoutMs: number): Promise<WorkersReadiness> {
+  const problems: WorkerProblem[] = [];
   const deadline = Date.now() + timeoutMs;
   const waiting = new Set(endpoints.filter((e) => e.workersMin > 0).map((e) => e.id));
   while (waiting.size && Date.now() < deadline) {
@@ -138,5 +177,5 @@ async function configure(client: ControlPlaneClient, app: string, env: string, e
     }
     if (waiting.size) await new Promise((r) => setTimeout(r, 100));
   }
-  return problems;
+  return { problems, starting: endpoints.filter((e) => waiting.has(e.id)).map((e) => e.name) };
 }

@@ -1,7 +1,7 @@
 // Reading and removing what an environment holds: `env get`, `env list` and `undeploy`, against the control
 // plane's state. The JSON shapes here are what `--json` prints.
 import type { EndpointKind } from '../protocol/endpointKind';
-import { ControlPlaneClient, type Endpoint, type Volume } from '../api/controlPlane';
+import { ControlPlaneClient, type Endpoint, type EndpointHealth, type Volume } from '../api/controlPlane';
 import type { ApiTarget } from '../api/http';
 import { UserError } from '../util/errors';
 import { findEnvironment } from './context';
@@ -14,6 +14,18 @@ export interface EndpointSummary {
   routes: Array<{ method: string; path: string; function: string }>;
   /** The endpoint's execution_timeout_ms, when it declares one: the client time-out of /runsync calls. */
   executionTimeoutMs: number | null;
+  /** Its workers now (what `env get` shows): deploy returns while the minimum workers start, and this says when they are up. */
+  workers?: WorkersSummary;
+}
+
+export interface WorkersSummary {
+  min: number;
+  max: number;
+  /** Workers up: idle or running a job. */
+  ready: number;
+  starting: number;
+  /** Why workers cannot start, when the last attempt failed. */
+  error: string | null;
 }
 
 export interface VolumeSummary {
@@ -42,15 +54,24 @@ const volumeSummary = (v: Volume): VolumeSummary => ({
   endpoints: v.endpoints,
 });
 
-export function summarize(e: Endpoint): EndpointSummary {
-  return { name: e.name, type: e.type, id: e.id, url: e.url, routes: e.routes, executionTimeoutMs: e.declaredExecutionTimeoutMs };
+/** The workers of an endpoint in words, as `env get` and the extension show them. */
+export function workersText(w: WorkersSummary): string {
+  if (w.error) return `workers cannot start: ${w.error}`;
+  const now = `${w.ready} ready${w.starting ? `, ${w.starting} starting` : ''}`;
+  return `workers ${now} (min ${w.min}, max ${w.max})`;
+}
+
+export function summarize(e: Endpoint, health?: EndpointHealth): EndpointSummary {
+  const s: EndpointSummary = { name: e.name, type: e.type, id: e.id, url: e.url, routes: e.routes, executionTimeoutMs: e.declaredExecutionTimeoutMs };
+  if (health) s.workers = { min: e.workersMin, max: e.workersMax, ready: health.idle + health.running, starting: health.initializing, error: health.lastError };
+  return s;
 }
 
 export async function getEnvironment(target: ApiTarget, appName: string, envName: string | undefined): Promise<EnvironmentSummary> {
   const client = new ControlPlaneClient(target);
   const env = findEnvironment(await client.findApp(appName), appName, envName);
-  const deployed = await client.listEndpoints(env.id);
-  const endpoints = deployed.map(summarize).sort((a, b) => a.name.localeCompare(b.name));
+  const [deployed, health] = await Promise.all([client.listEndpoints(env.id), client.environmentHealth(env.id)]);
+  const endpoints = deployed.map((e) => summarize(e, health.get(e.id))).sort((a, b) => a.name.localeCompare(b.name));
   const mounted = new Set(deployed.flatMap((e) => e.volumes.map((v) => `${v.datacenter}/${v.name}`)));
   const volumes = mounted.size ? (await client.listVolumes(env.appId)).filter((v) => mounted.has(`${v.datacenter}/${v.name}`)).map(volumeSummary) : [];
   return { app: appName, environment: env.name, buildId: env.activeBuildId, endpoints, volumes };

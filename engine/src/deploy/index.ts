@@ -1,6 +1,24 @@
 // Deploy, undeploy and environments: what `strato deploy`, `undeploy` and `env` do, for the CLI and the extension.
-export { deployProject, DEPLOY_STEPS, type DeployOptions, type DeployResult, type DeployStep } from './deploy';
+export {
+  deployProject,
+  waitForWorkers,
+  DEPLOY_STEPS,
+  READY_TIMEOUT_MS,
+  type DeployOptions,
+  type DeployResult,
+  type DeployStep,
+  type WorkerProblem,
+} from './deploy';
 export { appNameFor, chooseEnvironment, findEnvironment, resolveProjectContext, DEFAULT_ENVIRONMENT, DEV_ENVIRONMENT, type ProjectContext } from './context';
-export { getEnvironment, listEnvironments, undeployEnvironment, summarize, type EndpointSummary, type EnvironmentSummary } from './environments';
+export {
+  getEnvironment,
+  listEnvironments,
+  undeployEnvironment,
+  summarize,
+  workersText,
+  type EndpointSummary,
+  type EnvironmentSummary,
+  type WorkersSummary,
+} from './environments';
 export { sampleCall, sampleArgs } from './samples';
 export { endpointCalls } from './calls';

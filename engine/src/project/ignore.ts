@@ -91,10 +91,16 @@ export function createIgnore(root: string): (rel: string, isDir: boolean) => boo
   return (rel, isDir) => why(rel, isDir) !== false;
 }
 
+let builtinIgnore: Ignore | undefined;
+let secretsIgnore: Ignore | undefined;
+
 /** Why a path is left out: a secret (unless .stratoinclude names it), a built-in or .gitignore pattern, or not at all. */
 export function ignoreReasons(root: string): (rel: string, isDir: boolean) => IgnoreReason {
-  const builtin = ignore().add(BUILTIN_IGNORES);
-  const secrets = ignore().add(SECRET_PATTERNS);
+  // The fixed patterns are compiled once per process (the language server asks for every file event).
+  builtinIgnore ??= ignore().add(BUILTIN_IGNORES);
+  secretsIgnore ??= ignore().add(SECRET_PATTERNS);
+  const builtin = builtinIgnore;
+  const secrets = secretsIgnore;
   let wanted: Ignore | undefined;
   try {
     wanted = ignore().add(readFileSync(path.join(root, INCLUDE_FILE), 'utf8'));

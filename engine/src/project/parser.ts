@@ -3,6 +3,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { Language, Parser } from 'web-tree-sitter';
+import { applyWasmTier } from '../util/wasmTier';
 
 export type { Node as SyntaxNode, Tree } from 'web-tree-sitter';
 export { Parser };
@@ -18,6 +19,7 @@ function locate(file: string, moduleId: string): string {
 /** The Python language, loaded once. */
 export function loadPython(): Promise<Language> {
   loading ??= (async () => {
+    applyWasmTier();
     const runtimeWasm = locate('tree-sitter.wasm', 'web-tree-sitter/tree-sitter.wasm');
     await Parser.init({ locateFile: () => runtimeWasm });
     return Language.load(locate('tree-sitter-python.wasm', 'tree-sitter-python/tree-sitter-python.wasm'));

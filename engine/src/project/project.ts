@@ -5,7 +5,7 @@ import path from 'node:path';
 import type { Diagnostic, EndpointSpec, FileModel, ProjectModel } from './model';
 import { analyzeText } from './analyze';
 import { createPythonParser } from './parser';
-import { listProjectFiles, localModulesOf } from './ignore';
+import { listProjectFiles, localModulesOf, type ProjectFiles } from './ignore';
 
 /** Cross-file rules over already analysed files; returns the project's full diagnostics. */
 export function combine(root: string, files: FileModel[]): ProjectModel {
@@ -58,13 +58,15 @@ export function duplicateNames(endpoints: readonly EndpointSpec[]): Diagnostic[]
 export interface LoadOptions {
   /** Text that overrides the file on disk (editor buffers), by project-relative path. */
   overrides?: ReadonlyMap<string, string>;
+  /** The project's files when the caller has just listed them (the build lists them once for the analysis and the artifact). */
+  files?: ProjectFiles;
 }
 
 /** Discovers (ignore rules applied), reads and analyses every Python file under `root`. */
 export async function loadProject(root: string, options: LoadOptions = {}): Promise<ProjectModel> {
   const parser = await createPythonParser();
   try {
-    const { files, pythonFiles } = listProjectFiles(root);
+    const { files, pythonFiles } = options.files ?? listProjectFiles(root);
     const localModules = localModulesOf(files);
     const models: FileModel[] = [];
     for (const rel of pythonFiles) {

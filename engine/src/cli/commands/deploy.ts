@@ -1,7 +1,7 @@
 // `strato deploy`, `strato undeploy` and `strato env get|list`: terminal output over engine/src/deploy.
 import { kindLabel } from '../../protocol/endpointKind';
 import type { Command } from 'commander';
-import type { DeployStep, EnvironmentSummary } from '../../deploy';
+import type { DeployStep, EnvironmentSummary, WorkersSummary } from '../../deploy';
 import { UserError } from '../../util/errors';
 import { printEndpoints } from '../endpointListing';
 import { Progress, bold, confirm, dim, green, red, yellow } from '../output';
@@ -9,7 +9,7 @@ import { parseList } from './build';
 
 const STEP_LABEL: Record<DeployStep, string> = { build: 'build', upload: 'upload', provision: 'provision', configure: 'configure' };
 
-function printEnvironment(s: EnvironmentSummary): void {
+function printEnvironment(s: EnvironmentSummary, workersText: (w: WorkersSummary) => string): void {
   process.stdout.write(`${bold(s.environment)}  app ${s.app}${s.buildId ? `, build ${s.buildId}` : ''}\n`);
   if (s.endpoints.length === 0) {
     process.stdout.write(`  no resources. run deploy --env ${s.environment}\n`);
@@ -18,6 +18,7 @@ function printEnvironment(s: EnvironmentSummary): void {
   for (const e of s.endpoints) {
     process.stdout.write(`  ${e.name.padEnd(24)} ${kindLabel(e.type).padEnd(14)} ${e.type === 'QUEUE' ? `${e.url}/runsync` : e.url}\n`);
     for (const r of e.routes) process.stdout.write(`    ${r.method.padEnd(6)} ${r.path}\n`);
+    if (e.workers) process.stdout.write(`    ${e.workers.error ? red(workersText(e.workers)) : dim(workersText(e.workers))}\n`);
   }
   for (const v of s.volumes)
     process.stdout.write(
@@ -48,12 +49,13 @@ export function register(program: Command): void {
     .description('build, upload, provision and configure the endpoints (embedded platform unless STRATO_API_URL is set)')
     .option('--env <name>', 'environment to deploy to (created when missing)')
     .option('--exclude <packages>', 'comma-separated packages not to install')
+    .option('--wait', 'return once the minimum workers are ready (or cannot start) instead of while they start in the background')
     .option('--preview', 'run the endpoints in local containers instead (needs a Docker engine); Ctrl+C removes them')
     .option('--cpu-image <image>', 'with --preview: base image of CPU endpoints (default strato/worker-cpu:py<version>)')
     .option('--gpu-image <image>', 'with --preview: base image of GPU endpoints (default strato/worker-gpu:py<version>)')
-    .action(async (opts: { env?: string; exclude?: string; preview?: boolean; cpuImage?: string; gpuImage?: string }) => {
+    .action(async (opts: { env?: string; exclude?: string; wait?: boolean; preview?: boolean; cpuImage?: string; gpuImage?: string }) => {
       if (opts.preview) return (await import('./preview')).runPreview(opts);
-      const [{ resolveProjectContext }, { deployProject, sampleCall }, { formatDiagnostic }] = await Promise.all([
+      const [{ resolveProjectContext }, { deployProject, sampleCall, READY_TIMEOUT_MS }, { formatDiagnostic }] = await Promise.all([
         import('../../deploy/context'),
         import('../../deploy'),
         import('../../project'),
@@ -64,6 +66,7 @@ export function register(program: Command): void {
         target,
         env: opts.env,
         exclude: parseList(opts.exclude),
+        readyTimeoutMs: opts.wait ? READY_TIMEOUT_MS : 0,
         onProgress: (m) => progress.update(m),
         onWarning: (d) => {
           progress.done();
@@ -84,6 +87,13 @@ export function register(program: Command): void {
         process.stdout.write(
           `\n${dim("The key is in the local platform's key file: strato platform status shows where; export STRATO_API_KEY to use the samples.")}\n`,
         );
+      if (r.starting.length)
+        process.stdout.write(
+          `\n${dim(
+            `Minimum workers of ${r.starting.join(', ')} ${opts.wait ? `were still starting after ${READY_TIMEOUT_MS / 1000} s` : 'start in the background'}: ` +
+              `calls made meanwhile wait for them; strato env get ${r.environment.name} shows when they are ready.`,
+          )}\n`,
+        );
       for (const p of r.problems) process.stderr.write(`${red('warning')}: workers of ${p.endpoint} cannot start: ${p.error}\n`);
       for (const e of r.endpoints) for (const n of e.notes) process.stderr.write(`${yellow('note')}: ${e.name}: ${n}\n`);
     });
@@ -102,7 +112,7 @@ export function register(program: Command): void {
           throw new UserError(
             `undeploy removes ${current.endpoints.length} endpoint(s) of ${app}/${current.environment}: pass --yes to confirm without a terminal.`,
           );
-        printEnvironment(current);
+        printEnvironment(current, environments.workersText);
         if (!(await confirm(`Remove these ${current.endpoints.length} endpoint(s)?`, false))) throw new UserError('nothing removed.');
       }
       const r = await environments.undeployEnvironment(target, app, current.environment);
@@ -120,13 +130,13 @@ export function register(program: Command): void {
     .argument('<NAME>', 'environment name')
     .option(
       '--json',
-      'print JSON: {app, environment, buildId, endpoints: [{name, type, id, url, routes, executionTimeoutMs}], volumes: [{name, datacenter, sizeGb, usedBytes, endpoints}]}',
+      'print JSON: {app, environment, buildId, endpoints: [{name, type, id, url, routes, executionTimeoutMs, workers: {min, max, ready, starting, error}}], volumes: [{name, datacenter, sizeGb, usedBytes, endpoints}]}',
     )
     .action(async (name: string, opts: { json?: boolean }) => {
       const { app, target, environments } = await environmentCommand();
       const s = await environments.getEnvironment(target, app, name);
       if (opts.json) process.stdout.write(JSON.stringify(s, null, 2) + '\n');
-      else printEnvironment(s);
+      else printEnvironment(s, environments.workersText);
     });
   env
     .command('list')
