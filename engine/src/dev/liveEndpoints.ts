@@ -9,11 +9,12 @@ import type { ApiTarget } from '../api/http';
 import type { BuildResult, Manifest } from '../build';
 import { sourceFingerprint, STRATO_DIR } from '../build';
 import { endpointCalls } from '../deploy/calls';
+import { DEV_ENVIRONMENT, LIVE_PREFIX } from '../deploy/context';
 import { endpointInput } from '../deploy/endpointInput';
 import type { ManifestResource } from '../protocol/manifest';
 
-export const LIVE_PREFIX = 'live-';
-export const LIVE_ENVIRONMENT = 'live';
+export { LIVE_PREFIX };
+export const LIVE_ENVIRONMENT = DEV_ENVIRONMENT;
 
 export function liveName(name: string): string {
   return `${LIVE_PREFIX}${name}`.slice(0, 63);

@@ -3,6 +3,7 @@
 // so the platform and the API client import it directly).
 export * from './controlPlane';
 export * from './endpointKind';
+export * from './logs';
 export * from './lsp';
 export * from './manifest';
 export * from './names';
