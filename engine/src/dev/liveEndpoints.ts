@@ -56,6 +56,8 @@ export class LiveEndpoints {
   private readonly hashes = new Map<string, string>();
   private readonly resolved = new Map<string, { id: string; hash: string }>();
   private readonly cacheFile: string;
+  /** Called when the set of provisioned endpoints changed (the dev server's state file follows it). */
+  onChange?: () => void;
 
   constructor(
     root: string,
@@ -70,6 +72,11 @@ export class LiveEndpoints {
   /** Names (not prefixed) of the endpoints provisioned so far. */
   provisioned(): string[] {
     return [...this.live.keys()];
+  }
+
+  /** The endpoints provisioned or reused so far, with their ids. */
+  endpoints(): Array<{ name: string; liveName: string; id: string }> {
+    return [...this.resolved].map(([name, r]) => ({ name, liveName: liveName(name), id: r.id })).sort((a, b) => a.name.localeCompare(b.name));
   }
 
   /** Makes `build` the code every live endpoint runs: new calls use it; provisioned endpoints roll to it. */
@@ -87,6 +94,7 @@ export class LiveEndpoints {
           this.live.delete(name);
           this.resolved.delete(name);
           if (gone) await this.client.deleteEndpoint(gone.id).catch(() => {});
+          this.onChange?.();
           return;
         }
         const p = this.save(name);
@@ -137,6 +145,7 @@ export class LiveEndpoints {
             this.live.set(name, Promise.resolve(existing));
             this.hashes.set(name, hash);
             this.resolved.set(name, { id: existing.id, hash });
+            this.onChange?.();
             reused.push(name);
             continue;
           }
@@ -163,6 +172,7 @@ export class LiveEndpoints {
     this.live.clear();
     this.resolved.clear();
     this.writeCache({});
+    this.onChange?.();
     // An emptied `live` environment goes too, so that `env list` does not keep showing it after Ctrl+C.
     const env = this.env ? await this.env.catch(() => undefined) : undefined;
     if (env && (await this.client.listEndpoints(env.id).catch(() => [null])).length === 0) {
@@ -221,6 +231,7 @@ export class LiveEndpoints {
     const entries: CacheFile['endpoints'] = {};
     for (const [name, r] of this.resolved) entries[liveName(name)] = r;
     this.writeCache(entries);
+    this.onChange?.();
   }
 
   private readCache(): CacheFile | undefined {
