@@ -1,6 +1,7 @@
 // Pure tree building for the Endpoints and Environments views: plain nodes from the project model and the
 // control plane's state, turned into vscode.TreeItems elsewhere (treeProvider.ts), so this is tested with node.
 import { kindLabel } from '../../engine/src/protocol';
+import { DEV_ENVIRONMENT, LIVE_PREFIX } from '../../engine/src/deploy';
 import type { EndpointSpec, ProjectModel } from '../../engine/src/project';
 import type { PreviewState } from '../../engine/src/preview';
 
@@ -22,6 +23,14 @@ export interface TreeNode {
   location?: NodeLocation;
   /** A URL to open or copy. */
   url?: string;
+  /** The endpoint a node stands for or belongs to (its name in the code), for commands run on the node. */
+  endpoint?: string;
+  /** The environment of a deployment node. */
+  environment?: string;
+  /** The project folder (workspace folder path) of an Endpoints node. */
+  root?: string;
+  /** ThemeColor id of the icon. */
+  iconColor?: string;
   children?: TreeNode[];
 }
 
@@ -53,6 +62,8 @@ function endpointNode(folder: FolderModel, ep: EndpointSpec, deployed: readonly 
         tooltip: fn.summary,
         icon: 'symbol-function',
         contextValue: 'strato.function',
+        endpoint: ep.name,
+        root,
         location: { root, file: ep.file, line: fn.range.start.line },
       });
     }
@@ -65,6 +76,8 @@ function endpointNode(folder: FolderModel, ep: EndpointSpec, deployed: readonly 
         tooltip: r.function.summary,
         icon: 'symbol-method',
         contextValue: 'strato.route',
+        endpoint: ep.name,
+        root,
         location: { root, file: ep.file, line: r.range.start.line },
       });
     }
@@ -78,6 +91,9 @@ function endpointNode(folder: FolderModel, ep: EndpointSpec, deployed: readonly 
       icon: 'cloud',
       contextValue: 'strato.deployment',
       url: d.url,
+      endpoint: ep.name,
+      environment: d.environment,
+      root,
     });
   }
   const state = deployed.length
@@ -94,6 +110,8 @@ function endpointNode(folder: FolderModel, ep: EndpointSpec, deployed: readonly 
     icon: deployed.length ? 'cloud' : ep.kind === 'QUEUE' ? 'list-ordered' : 'server',
     contextValue: `strato.endpoint.${ep.kind}`,
     location: { root, file: ep.file, line },
+    endpoint: ep.name,
+    root,
     children,
   };
 }
@@ -118,7 +136,7 @@ export function buildEndpointTree(folders: readonly FolderModel[], deployed: Rea
 export interface EnvironmentInfo {
   app: string;
   environment: string;
-  endpoints: Array<{ name: string; type: string; url: string; routes?: Array<{ method: string; path: string }> }>;
+  endpoints: Array<{ name: string; type: string; url: string; id?: string; routes?: Array<{ method: string; path: string }> }>;
 }
 
 const ENVIRONMENT_NODE = /^env:([^:]+):([^:]+)$/;
@@ -140,6 +158,7 @@ export function buildEnvironmentTree(envs: readonly EnvironmentInfo[]): TreeNode
       description: `${apps.size > 1 ? `${e.app} · ` : ''}${e.endpoints.length} endpoint(s)`,
       icon: 'cloud',
       contextValue: 'strato.environment',
+      environment: e.environment,
       children: [...e.endpoints]
         .sort((a, b) => a.name.localeCompare(b.name))
         .map((ep) => ({
@@ -150,6 +169,8 @@ export function buildEnvironmentTree(envs: readonly EnvironmentInfo[]): TreeNode
           icon: ep.type === 'QUEUE' ? 'list-ordered' : 'server',
           url: ep.url,
           contextValue: 'strato.deployment',
+          endpoint: codeNameOf(e.environment, ep.name),
+          environment: e.environment,
           children: (ep.routes ?? []).map((r) => ({
             id: `env:${e.app}:${e.environment}:${ep.name}:${r.method}:${r.path}`,
             label: `${r.method} ${r.path}`,
@@ -189,14 +210,20 @@ export function buildPreviewNode(app: string, p: PreviewState): TreeNode {
   };
 }
 
-/** Deployed state per endpoint name from the environments of one app. */
+/** The name in the code of a deployed endpoint: the dev server's are `live-<name>` in its environment. */
+export function codeNameOf(environment: string, deployedName: string): string {
+  return environment === DEV_ENVIRONMENT && deployedName.startsWith(LIVE_PREFIX) ? deployedName.slice(LIVE_PREFIX.length) : deployedName;
+}
+
+/** Deployed state per endpoint name (in the code) from the environments of one app. */
 export function deployedStateOf(envs: readonly EnvironmentInfo[]): DeployedState {
   const out = new Map<string, EndpointDeployment[]>();
   for (const e of envs) {
     for (const ep of e.endpoints) {
-      const list = out.get(ep.name) ?? [];
+      const name = codeNameOf(e.environment, ep.name);
+      const list = out.get(name) ?? [];
       list.push({ environment: e.environment, url: ep.url });
-      out.set(ep.name, list);
+      out.set(name, list);
     }
   }
   return out;

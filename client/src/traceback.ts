@@ -1,0 +1,31 @@
+// A worker's traceback made clickable: the frames of the project's own files point at the workspace copy
+// (`File /abs/path.py:12, in fn`: the Output view links `path:line` under a workspace folder). The worker ran an
+// unpacked build elsewhere (the platform's data dir, a container), so a frame's path is matched to the project by
+// its longest suffix that names a project file. Pure, given the file test.
+import path from 'node:path';
+
+const FRAME = /^(\s*)File "([^"]+)", line (\d+)(.*)$/;
+/** Installed packages and the interpreter's own library are never the project's files. */
+const NOT_PROJECT = /[\\/](site-packages|dist-packages|deps|lib[\\/]python[\d.]*)[\\/]/;
+
+/** Finds the project file a worker's path is a copy of: the longest suffix of it that exists under `root`. */
+export function projectLocator(root: string, isFile: (absPath: string) => boolean): (workerPath: string) => string | undefined {
+  return (workerPath) => {
+    if (NOT_PROJECT.test(workerPath)) return undefined;
+    const parts = workerPath.split(/[\\/]+/).filter(Boolean);
+    for (let i = 0; i < parts.length; i++) {
+      const candidate = path.join(root, ...parts.slice(i));
+      if (isFile(candidate)) return candidate;
+    }
+    return undefined;
+  };
+}
+
+/** The lines with each frame of a project file rewritten to `File <project path>:<line>, in fn`; others unchanged. */
+export function linkTraceback(lines: readonly string[], locate: (workerPath: string) => string | undefined): string[] {
+  return lines.map((line) => {
+    const m = FRAME.exec(line);
+    const local = m && locate(m[2]);
+    return m && local ? `${m[1]}File ${local}:${m[3]}${m[4]}` : line;
+  });
+}
