@@ -16,11 +16,10 @@ export class Cancelled extends Error {
   }
 }
 
-// By name, not instanceof: the heavy bundle (heavy.ts) carries its own copy of the engine's classes.
-const named = (e: unknown, ...names: string[]) => e instanceof Error && names.includes(e.name);
-/** The engine's UserError and its subclasses (jobs API, control plane, routes). */
-export const isUserError = (e: unknown) => named(e, 'UserError', 'JobsApiError', 'ControlPlaneError', 'RouteError');
-export const isCancelled = (e: unknown) => named(e, 'Cancelled');
+// Not instanceof: the heavy bundle (heavy.ts) carries its own copy of the engine's classes.
+/** The engine's UserError and its subclasses (jobs API, control plane, routes, a refused build): they carry `preformatted`. */
+export const isUserError = (e: unknown) => e instanceof Error && 'preformatted' in e;
+export const isCancelled = (e: unknown) => e instanceof Error && e.name === 'Cancelled';
 
 export function messageOf(e: unknown): string {
   if (isUserError(e)) return (e as Error).message;

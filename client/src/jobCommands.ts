@@ -44,7 +44,7 @@ export async function reportJob(ctx: JobContext, j: SubmittedJob, o: { notify: b
   }
   const log = extensionLog();
   let traceback: string[] = [];
-  if (j.kind === 'QUEUE' && !j.viaDev && j.status === 'FAILED') {
+  if (j.status === 'FAILED' || (j.kind === 'LOAD_BALANCED' && j.status === 'ERROR')) {
     const { target, root } = await targetOf(ctx, j);
     traceback = await ctx.logs.failure(target, j, root).catch((e: Error) => [`(the traceback could not be read: ${e.message})`]);
   }

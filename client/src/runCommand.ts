@@ -4,7 +4,7 @@
 import * as vscode from 'vscode';
 import { callRoute } from '../../engine/src/api';
 import { JobsClient } from '../../engine/src/api';
-import { devRoutes, type DevState } from '../../engine/src/dev';
+import { devRoutes, readDevState, type DevState } from '../../engine/src/dev';
 import type { ProjectModel } from '../../engine/src/project';
 import { UserError } from '../../engine/src/util';
 import { DEV_ENVIRONMENT } from '../../engine/src/deploy';
@@ -145,7 +145,8 @@ export async function runEndpoint(ctx: RunContext, args: unknown, o: RunOptions 
       { location: vscode.ProgressLocation.Notification, title: `Strato: running ${args.endpoint} on the dev server` },
       () => runOnDev(dev, state.model, args, input),
     );
-    const liveId = dev.endpoints.find((e) => e.name === args.endpoint)?.id ?? '';
+    // The call may have provisioned the live endpoint: the state file names it now.
+    const liveId = (readDevState(folder.uri.fsPath) ?? dev).endpoints.find((e) => e.name === args.endpoint)?.id ?? '';
     job = views.jobList.upsert({
       ...base,
       id: r.id ?? `dev-${Date.now().toString(36)}`,

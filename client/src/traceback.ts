@@ -3,6 +3,7 @@
 // unpacked build elsewhere (the platform's data dir, a container), so a frame's path is matched to the project by
 // its longest suffix that names a project file. Pure, given the file test.
 import path from 'node:path';
+import { logMessage, type WorkerLogLine } from '../../engine/src/protocol';
 
 const FRAME = /^(\s*)File "([^"]+)", line (\d+)(.*)$/;
 /** Installed packages and the interpreter's own library are never the project's files. */
@@ -28,4 +29,13 @@ export function linkTraceback(lines: readonly string[], locate: (workerPath: str
     const local = m && locate(m[2]);
     return m && local ? `${m[1]}File ${local}:${m[3]}${m[4]}` : line;
   });
+}
+
+/** The last traceback an endpoint's workers logged (error lines of one worker from `Traceback`) since `sinceMs`. */
+export function lastTraceback(lines: readonly WorkerLogLine[], sinceMs: number): WorkerLogLine[] {
+  const recent = lines.filter((l) => l.level === 'error' && Date.parse(l.time) >= sinceMs - 1000);
+  let start = recent.length - 1;
+  while (start >= 0 && !logMessage(recent[start].text).startsWith('Traceback')) start--;
+  if (start < 0) return [];
+  return recent.slice(start).filter((l) => l.worker === recent[start].worker);
 }

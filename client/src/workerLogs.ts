@@ -13,7 +13,7 @@ import { Cancelled } from './errors';
 import { projectFolder } from './folders';
 import type { SubmittedJob } from './jobs';
 import { projectContext } from './settings';
-import { linkTraceback, projectLocator } from './traceback';
+import { lastTraceback, linkTraceback, projectLocator } from './traceback';
 import type { StratoViews } from './views';
 import { deploymentsOf } from './workspaceState';
 
@@ -120,14 +120,17 @@ export class WorkerLogs implements vscode.Disposable {
   }
 
   /**
-   * The traceback a failed job left in its endpoint's log (the runtime writes it as the job fails; read again briefly
-   * when it is not there yet), with the frames of project files linked; empty when the log does not hold it.
+   * The traceback a failed job left in its endpoint's log, with the frames of project files linked: a queue job's by
+   * its id (the runtime logs it as the job fails; read again briefly when it is not there yet), a route call's as the
+   * last traceback its endpoint logged since the call. Empty when the log does not hold it.
    */
   async failure(target: ApiTarget, job: SubmittedJob, root: string): Promise<string[]> {
+    if (!job.endpointId) return [];
     const client = new LogsClient(target);
     for (let attempt = 0; attempt < 5; attempt++) {
-      // The first line (`job <id> failed: <error>`) says what the job's error says already.
-      const lines = jobFailureLines((await client.read(job.endpointId, { tail: FAILURE_SEARCH_TAIL })).lines, job.id).slice(1);
+      const all = (await client.read(job.endpointId, { tail: FAILURE_SEARCH_TAIL })).lines;
+      // A queue job's first line (`job <id> failed: <error>`) says what the job's error says already.
+      const lines = job.kind === 'QUEUE' ? jobFailureLines(all, job.id).slice(1) : lastTraceback(all, job.submittedAt);
       if (lines.length)
         return linkTraceback(
           lines.map((l) => logMessage(l.text)),

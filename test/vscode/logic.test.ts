@@ -9,7 +9,7 @@ import { functionOf, parseInput, prefillInput } from '../../client/src/inputs';
 import { checkEnvironmentName, environmentItems, NEW_ENVIRONMENT, onlyChoice } from '../../client/src/environmentPick';
 import { JobList, jobNodes, jobReport } from '../../client/src/jobs';
 import { endpointTargetOf, environmentItemOf, environmentOf, flagOf, folderHintOf, jobIdOf, optionOf } from '../../client/src/commandArgs';
-import { linkTraceback, projectLocator } from '../../client/src/traceback';
+import { lastTraceback, linkTraceback, projectLocator } from '../../client/src/traceback';
 import { folderLooksLikeStrato, importsStrato } from '../../client/src/stratoSignals';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -307,4 +307,23 @@ test('activation signs: an import of strato, .strato/, Strato in pyproject.toml,
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
+});
+
+test("a route call's traceback is the last one its endpoint logged since the call, from one worker", () => {
+  const at = (s: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, s)).toISOString();
+  const line = (s: number, worker: string, text: string, level: 'info' | 'error' = 'error') => ({ time: at(s), worker, stream: 'err' as const, level, text });
+  const lines = [
+    line(1, 'w-a', 'strato ERROR Traceback (most recent call last):'),
+    line(1, 'w-a', 'strato ERROR ValueError: older call'),
+    line(10, 'w-a', 'strato INFO  serving', 'info'),
+    line(11, 'w-b', 'strato ERROR Traceback (most recent call last):'),
+    line(11, 'w-a', 'strato ERROR unrelated'),
+    line(11, 'w-b', 'strato ERROR   File "/b/lb_worker.py", line 9, in process'),
+    line(11, 'w-b', 'strato ERROR RuntimeError: kaboom'),
+  ];
+  assert.deepEqual(
+    lastTraceback(lines, Date.parse(at(10))).map((l) => l.text),
+    ['strato ERROR Traceback (most recent call last):', 'strato ERROR   File "/b/lb_worker.py", line 9, in process', 'strato ERROR RuntimeError: kaboom'],
+  );
+  assert.deepEqual(lastTraceback(lines.slice(0, 3), Date.parse(at(10))), [], 'none since the call');
 });
