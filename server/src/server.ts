@@ -157,7 +157,7 @@ export function startServer(connection: Connection): void {
       const indexed = s.folders.flatMap((f) => s.index.addFolder(f.uri));
       s.diagnostics.settle(indexed);
       settleYaml(s);
-      s.outline.check(); // what later changes compare with
+      s.outline.schedule(); // a moment later: what later changes compare with
       connection.console.info(`strato: indexed ${indexed.length} Python files in ${Math.round(performance.now() - started)} ms`);
       if (s.capabilities.workspace?.didChangeWatchedFiles?.dynamicRegistration) {
         void connection.client
