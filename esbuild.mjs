@@ -15,7 +15,13 @@ mkdirSync(dist, { recursive: true });
 // instead of the whole engine; dist/cli.js is the CommonJS launcher that `bin` points at.
 const entries = [
   { in: 'server/src/main.ts', out: 'server' },
-  { in: 'client/src/extension.ts', out: 'extension' },
+  // The extension is three bundles, so that activating it reads little: the views and commands; the language client,
+  // loaded when the workspace uses Strato; and the build, deploy and client generator, loaded by the commands that use
+  // them (client/src/heavy.ts). Their own modules are marked free of side effects, so an import of an engine entry
+  // point brings only what is used, not the whole folder behind it.
+  { in: 'client/src/extension.ts', out: 'extension', pure: true },
+  { in: 'client/src/languageClient.ts', out: 'extension-lsp', pure: true },
+  { in: 'client/src/heavyEntry.ts', out: 'extension-heavy', pure: true },
   // The platform unpacks build artifacts on a worker thread that runs this script (engine/src/platform/controlPlane/unpack.ts).
   { in: 'engine/src/platform/controlPlane/unpackWorker.ts', out: 'unpack-worker' },
 ].filter((e) => existsSync(e.in));
@@ -57,7 +63,25 @@ const lazyChildProcessInCommander = {
   },
 };
 
-const builds = entries.map((e) => ({ ...common, entryPoints: [e.in], outfile: path.join(dist, `${e.out}.js`) }));
+/** Marks the repository's own modules as free of side effects (none is imported only for its effects). */
+const ownModulesArePure = {
+  name: 'own-modules-are-pure',
+  setup(build) {
+    build.onResolve({ filter: /^\.\.?\// }, async (args) => {
+      if (args.pluginData?.resolving) return undefined;
+      const r = await build.resolve(args.path, { resolveDir: args.resolveDir, kind: args.kind, importer: args.importer, pluginData: { resolving: true } });
+      if (r.errors.length || r.path.includes(`${path.sep}node_modules${path.sep}`)) return r;
+      return { ...r, sideEffects: false };
+    });
+  },
+};
+
+const builds = entries.map((e) => ({
+  ...common,
+  entryPoints: [e.in],
+  outfile: path.join(dist, `${e.out}.js`),
+  plugins: e.pure ? [ownModulesArePure] : [],
+}));
 // Every chunk sits in dist/ itself, so __dirname-relative lookups (python/, the .wasm files, swagger-ui/) hold in all.
 builds.push({
   ...common,

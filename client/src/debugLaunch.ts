@@ -21,8 +21,8 @@ import {
   type StratoLaunchConfig,
 } from './debugConfig';
 import type { DevTerminal } from './devTerminal';
-import { endpointArgsOf } from './endpointTree';
-import { guarded, messageOf } from './errors';
+import { endpointArgsOf } from './commandArgs';
+import { Cancelled, extensionLog, guarded, isCancelled, messageOf } from './errors';
 import { projectFolder } from './folders';
 import { askInput, rememberInput } from './inputPrompt';
 import { jobReport, type SubmittedJob } from './jobs';
@@ -62,7 +62,7 @@ export class StratoDebugger implements vscode.DebugConfigurationProvider, vscode
 
   constructor(
     private readonly views: StratoViews,
-    private readonly output: vscode.OutputChannel,
+    private readonly results: vscode.OutputChannel,
     dev: DevTerminal,
   ) {
     this.attach = new DevAttach(views, dev);
@@ -122,7 +122,7 @@ export class StratoDebugger implements vscode.DebugConfigurationProvider, vscode
     const items = debugTargets(state.model, (file) => vscode.Uri.joinPath(folder.uri, file).toString());
     if (!items.length) throw new UserError('this project has no @Endpoint function to debug yet.');
     const picked = items.length === 1 ? items[0] : await vscode.window.showQuickPick(items, { title: 'Debug which function?' });
-    if (!picked) throw new UserError('cancelled: no function chosen.');
+    if (!picked) throw new Cancelled('no function chosen');
     return picked.args;
   }
 
@@ -155,7 +155,7 @@ export class StratoDebugger implements vscode.DebugConfigurationProvider, vscode
       const id = (config.strato as { run?: string } | undefined)?.run;
       if (id) this.waiting.get(id)?.(undefined);
       const msg = messageOf(e);
-      if (!/^cancelled\b/.test(msg)) void vscode.window.showErrorMessage(msg);
+      if (!isCancelled(e)) void vscode.window.showErrorMessage(msg);
       return undefined;
     }
   }
@@ -254,11 +254,18 @@ export class StratoDebugger implements vscode.DebugConfigurationProvider, vscode
       submittedAt: run.submittedAt,
     });
     await this.views.refreshJobs().catch(() => undefined);
-    this.output.appendLine(jobReport(job));
-    if (outcome.traceback) this.output.appendLine(outcome.traceback.trimEnd());
-    this.output.appendLine('');
-    this.output.show(true);
-    if (job.status === 'FAILED' || job.status === 'ERROR') void vscode.window.showErrorMessage(`${a.endpoint} failed: ${job.error ?? 'no detail'}`);
+    if (job.status === 'FAILED' || job.status === 'ERROR') {
+      // Errors go to the Strato log with the traceback (its file paths are links), results to Strato Results.
+      const log = extensionLog();
+      log?.error([jobReport(job), outcome.traceback?.trimEnd()].filter(Boolean).join('\n'));
+      void vscode.window
+        .showErrorMessage(`${a.endpoint} failed: ${job.error ?? 'no detail'}`, outcome.traceback ? 'Show Traceback' : 'Show Log')
+        .then((x) => x && log?.show(true));
+    } else {
+      this.results.appendLine(jobReport(job));
+      this.results.appendLine('');
+      this.results.show(true);
+    }
     this.waiting.get(id)?.(job);
     this.waiting.delete(id);
   }

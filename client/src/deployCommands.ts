@@ -1,28 +1,26 @@
 // Deploy, undeploy and deploy-from-a-code-lens: the engine's deployProject/undeployEnvironment with the
 // environment asked through a quick pick (or given as an argument), and a progress notification of the four steps.
+// A project's endpoints deploy together (one build per environment): every message names all of them, and the
+// "Deploy" lens above one endpoint says "Deploy all N endpoints" (server/src/codeLens.ts).
 import * as vscode from 'vscode';
-import { DEPLOY_STEPS, deployProject, undeployEnvironment, waitForWorkers, type DeployResult, type WorkerProblem } from '../../engine/src/deploy';
 import type { ApiTarget } from '../../engine/src/api';
+import { undeployEnvironment, type DeployResult, type WorkerProblem } from '../../engine/src/deploy';
 import { UserError } from '../../engine/src/util';
 import { Commands, isEndpointCommandArgs } from '../../engine/src/protocol';
-import { guarded } from './errors';
+import { endpointArgsOf, environmentItemOf, environmentOf, flagOf, folderHintOf } from './commandArgs';
+import { extensionLog, guarded } from './errors';
 import { existingEnvironments, pickEnvironment } from './environmentQuickPick';
 import { projectFolder } from './folders';
+import { heavy } from './heavy';
 import { projectContext } from './settings';
 import { requireTrust } from './trust';
-import { endpointArgsOf } from './endpointTree';
 import type { StratoViews } from './views';
 
-/** `strato.deploy` / `strato.undeploy` argument: an environment name, or options (for scripts and tests). */
+/** `strato.deploy` argument: an environment name, options (scripts and tests), or whatever a menu or view passes. */
 export type TargetArg = string | { environment?: string; folder?: string } | undefined;
 
 /** Undeploy also takes `confirm: false` to skip the modal (scripts and tests). */
 export type UndeployArg = string | { environment?: string; folder?: string; confirm?: boolean } | undefined;
-
-function parseArg<T extends object>(arg: string | T | undefined): T & { environment?: string } {
-  if (typeof arg === 'string') return { environment: arg } as T & { environment?: string };
-  return (arg && typeof arg === 'object' && !(arg instanceof vscode.Uri) ? arg : {}) as T & { environment?: string };
-}
 
 export interface DeploySummary {
   app: string;
@@ -31,15 +29,25 @@ export interface DeploySummary {
   problems: Array<{ endpoint: string; error: string }>;
 }
 
-export async function deploy(views: StratoViews, arg: TargetArg): Promise<DeploySummary> {
+/** `3 endpoints (cpu-stats, gpu-hello, lb-api)`; the names come from the language server's model. */
+export function endpointList(names: readonly string[]): string {
+  const sorted = [...names].sort();
+  return `${sorted.length} endpoint${sorted.length === 1 ? '' : 's'}${sorted.length ? ` (${sorted.join(', ')})` : ''}`;
+}
+
+export async function deploy(views: StratoViews, arg: unknown): Promise<DeploySummary> {
   requireTrust('build and deploy');
-  const o = parseArg<{ environment?: string; folder?: string }>(arg);
-  const folder = await projectFolder(views, o.folder);
+  const folder = await projectFolder(views, arg);
   const { app, target } = await projectContext(folder.uri);
+  const names = (await views.loadFolder(folder)).model.endpoints.map((e) => e.name);
+  const what = endpointList(names);
   const environment =
-    o.environment ?? (await pickEnvironment(await existingEnvironments(target, app), { allowNew: true, forDeploy: true, title: `Deploy ${app} to` }));
+    environmentOf(arg) ??
+    (await pickEnvironment(await existingEnvironments(target, app), { allowNew: true, forDeploy: true, title: `Deploy ${app}, all ${what}, to` }));
+  const { deployProject, DEPLOY_STEPS } = heavy();
+  extensionLog()?.info(`deploying ${app} to ${environment}: ${what}`);
   const result: DeployResult = await vscode.window.withProgress(
-    { location: vscode.ProgressLocation.Notification, title: `Strato: deploying ${app} to ${environment}`, cancellable: false },
+    { location: vscode.ProgressLocation.Notification, title: `Strato: deploying ${app} (${what}) to ${environment}`, cancellable: false },
     (progress) =>
       deployProject(folder.uri.fsPath, {
         target,
@@ -58,8 +66,10 @@ export async function deploy(views: StratoViews, arg: TargetArg): Promise<Deploy
     problems: result.problems,
   };
   await views.refresh();
+  const deployed = endpointList(summary.endpoints.map((e) => e.name));
+  extensionLog()?.info(`deployed ${app} to ${environment}: ${deployed}`);
   void vscode.window
-    .showInformationMessage(`Deployed ${summary.endpoints.length} endpoint(s) of ${app} to ${environment}.`, 'Show environment')
+    .showInformationMessage(`Deployed ${deployed} of ${app} to ${environment}.`, 'Show environment')
     .then((a) => a && vscode.commands.executeCommand('strato.envGet', { environment }));
   // The deploy returned while the minimum workers start: a worker that cannot start is reported when the platform knows.
   if (result.starting.length) void reportWorkers(target, result, app, environment);
@@ -67,19 +77,22 @@ export async function deploy(views: StratoViews, arg: TargetArg): Promise<Deploy
 }
 
 async function reportWorkers(target: ApiTarget, result: DeployResult, app: string, environment: string): Promise<void> {
-  const { problems } = await waitForWorkers(target, result.endpoints).catch(() => ({ problems: [] as WorkerProblem[] }));
-  if (problems.length)
-    void vscode.window.showWarningMessage(`Deployed ${app} to ${environment}, but ${problems.map((p) => `${p.endpoint}: ${p.error}`).join('; ')}`);
+  const { problems } = await heavy()
+    .waitForWorkers(target, result.endpoints)
+    .catch(() => ({ problems: [] as WorkerProblem[] }));
+  if (!problems.length) return;
+  const text = problems.map((p) => `${p.endpoint}: ${p.error}`).join('; ');
+  extensionLog()?.warn(`deployed ${app} to ${environment}, but ${text}`);
+  void vscode.window.showWarningMessage(`Deployed ${app} to ${environment}, but ${text}`);
 }
 
-export async function undeploy(views: StratoViews, arg: UndeployArg): Promise<string[] | undefined> {
-  const o: { environment?: string; folder?: string; confirm?: boolean } = parseArg(arg);
-  const folder = await projectFolder(views, o.folder);
+export async function undeploy(views: StratoViews, arg: unknown): Promise<string[] | undefined> {
+  const folder = await projectFolder(views, arg);
   const { app, target } = await projectContext(folder.uri);
   const existing = await existingEnvironments(target, app);
-  const environment = o.environment ?? (await pickEnvironment(existing, { allowNew: false, forDeploy: false, title: `Undeploy ${app} from` }));
+  const environment = environmentItemOf(arg) ?? (await pickEnvironment(existing, { allowNew: false, forDeploy: false, title: `Undeploy ${app} from` }));
   const count = existing.find((e) => e.name === environment)?.endpoints;
-  if (o.confirm !== false) {
+  if (flagOf(arg, 'confirm') !== false) {
     const yes = await vscode.window.showWarningMessage(
       `Remove ${count ?? 'all'} endpoint(s) of ${app} from ${environment}?`,
       { modal: true, detail: 'Their workers stop and their queued jobs are dropped.' },
@@ -95,11 +108,14 @@ export async function undeploy(views: StratoViews, arg: UndeployArg): Promise<st
   return r.removed;
 }
 
-/** The code lens "Deploy <name>": endpoints deploy together, so this deploys the project, then shows that endpoint. */
+/**
+ * The code lens "Deploy all N endpoints" (or "Deploy <name>" when it is the only one): endpoints deploy together, so
+ * this deploys the project, saying so in the pick and the messages, then selects that endpoint in the view.
+ */
 export async function deployEndpoint(views: StratoViews, args: unknown, env?: string): Promise<DeploySummary | undefined> {
   args = endpointArgsOf(args);
   if (!isEndpointCommandArgs(args)) throw new UserError('strato.deployEndpoint needs the endpoint of a code lens.');
-  const summary = await deploy(views, { environment: env, folder: args.uri });
+  const summary = await deploy(views, { environment: env, folder: folderHintOf(args) });
   await views.reveal(args.endpoint).catch(() => false);
   return summary;
 }

@@ -14,8 +14,14 @@ export class DevTerminal implements vscode.Disposable {
   private terminal: vscode.Terminal | undefined;
   /** The arguments after the command the running terminal was started with (`--debug`). */
   extraArgs: readonly string[] = [];
+  private readonly closed = new vscode.EventEmitter<void>();
+  /** The terminal went away (its command ended and the terminal was closed, or it was disposed). */
+  readonly onDidClose = this.closed.event;
   private readonly sub = vscode.window.onDidCloseTerminal((t) => {
-    if (t === this.terminal) this.terminal = undefined;
+    if (t === this.terminal) {
+      this.terminal = undefined;
+      this.closed.fire();
+    }
   });
 
   get running(): boolean {
@@ -60,11 +66,21 @@ export class DevTerminal implements vscode.Disposable {
       });
     });
     t.dispose();
-    this.terminal = undefined;
+    if (this.terminal === t) {
+      this.terminal = undefined;
+      this.closed.fire();
+    }
     return closed;
+  }
+
+  /** Brings the terminal to the front, if there is one. */
+  show(): boolean {
+    this.terminal?.show();
+    return !!this.terminal;
   }
 
   dispose(): void {
     this.sub.dispose();
+    this.closed.dispose();
   }
 }

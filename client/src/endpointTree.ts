@@ -2,6 +2,7 @@
 // control plane's state, turned into vscode.TreeItems elsewhere (treeProvider.ts), so this is tested with node.
 import { pathToFileURL } from 'node:url';
 import { kindLabel, type EndpointCommandArgs } from '../../engine/src/protocol';
+import { DEV_ENVIRONMENT, LIVE_PREFIX } from '../../engine/src/deploy';
 import type { EndpointSpec, ProjectModel } from '../../engine/src/project';
 import type { PreviewState } from '../../engine/src/preview';
 
@@ -25,15 +26,15 @@ export interface TreeNode {
   url?: string;
   /** Functions, routes and endpoints: what Run, Debug and Deploy get from the node's menu (as from a code lens). */
   endpointArgs?: EndpointCommandArgs;
-  /** Environments: the node is then an argument of env get and undeploy, like `{ environment }`. */
+  /** The endpoint a node stands for or belongs to (its name in the code), for commands run on the node. */
+  endpoint?: string;
+  /** The environment of a deployment node. */
   environment?: string;
+  /** The project folder (workspace folder path) of an Endpoints node. */
+  root?: string;
+  /** ThemeColor id of the icon. */
+  iconColor?: string;
   children?: TreeNode[];
-}
-
-/** A command's argument as Run, Debug and Deploy take it: a code lens's argument, or a node of the Endpoints view. */
-export function endpointArgsOf(arg: unknown): unknown {
-  const node = arg as Partial<TreeNode> | undefined;
-  return node && typeof node === 'object' && typeof node.id === 'string' && node.endpointArgs ? node.endpointArgs : arg;
 }
 
 /** What the control plane says about one deployed endpoint, keyed by endpoint name then environment. */
@@ -72,6 +73,8 @@ function endpointNode(folder: FolderModel, ep: EndpointSpec, deployed: readonly 
         tooltip: fn.summary,
         icon: 'symbol-function',
         contextValue: 'strato.function',
+        endpoint: ep.name,
+        root,
         location: { root, file: ep.file, line: fn.range.start.line },
         endpointArgs: argsOf(fn.name),
       });
@@ -85,6 +88,8 @@ function endpointNode(folder: FolderModel, ep: EndpointSpec, deployed: readonly 
         tooltip: r.function.summary,
         icon: 'symbol-method',
         contextValue: 'strato.route',
+        endpoint: ep.name,
+        root,
         location: { root, file: ep.file, line: r.range.start.line },
         endpointArgs: argsOf(r.function.name, r),
       });
@@ -99,6 +104,9 @@ function endpointNode(folder: FolderModel, ep: EndpointSpec, deployed: readonly 
       icon: 'cloud',
       contextValue: 'strato.deployment',
       url: d.url,
+      endpoint: ep.name,
+      environment: d.environment,
+      root,
     });
   }
   const state = deployed.length
@@ -116,6 +124,8 @@ function endpointNode(folder: FolderModel, ep: EndpointSpec, deployed: readonly 
     contextValue: `strato.endpoint.${ep.kind}`,
     location: { root, file: ep.file, line },
     endpointArgs: children[0]?.endpointArgs,
+    endpoint: ep.name,
+    root,
     children,
   };
 }
@@ -140,7 +150,7 @@ export function buildEndpointTree(folders: readonly FolderModel[], deployed: Rea
 export interface EnvironmentInfo {
   app: string;
   environment: string;
-  endpoints: Array<{ name: string; type: string; url: string; routes?: Array<{ method: string; path: string }> }>;
+  endpoints: Array<{ name: string; type: string; url: string; id?: string; routes?: Array<{ method: string; path: string }> }>;
 }
 
 const ENVIRONMENT_NODE = /^env:([^:]+):([^:]+)$/;
@@ -173,6 +183,8 @@ export function buildEnvironmentTree(envs: readonly EnvironmentInfo[]): TreeNode
           icon: ep.type === 'QUEUE' ? 'list-ordered' : 'server',
           url: ep.url,
           contextValue: 'strato.deployment',
+          endpoint: codeNameOf(e.environment, ep.name),
+          environment: e.environment,
           children: (ep.routes ?? []).map((r) => ({
             id: `env:${e.app}:${e.environment}:${ep.name}:${r.method}:${r.path}`,
             label: `${r.method} ${r.path}`,
@@ -212,14 +224,20 @@ export function buildPreviewNode(app: string, p: PreviewState): TreeNode {
   };
 }
 
-/** Deployed state per endpoint name from the environments of one app. */
+/** The name in the code of a deployed endpoint: the dev server's are `live-<name>` in its environment. */
+export function codeNameOf(environment: string, deployedName: string): string {
+  return environment === DEV_ENVIRONMENT && deployedName.startsWith(LIVE_PREFIX) ? deployedName.slice(LIVE_PREFIX.length) : deployedName;
+}
+
+/** Deployed state per endpoint name (in the code) from the environments of one app. */
 export function deployedStateOf(envs: readonly EnvironmentInfo[]): DeployedState {
   const out = new Map<string, EndpointDeployment[]>();
   for (const e of envs) {
     for (const ep of e.endpoints) {
-      const list = out.get(ep.name) ?? [];
+      const name = codeNameOf(e.environment, ep.name);
+      const list = out.get(name) ?? [];
       list.push({ environment: e.environment, url: ep.url });
-      out.set(ep.name, list);
+      out.set(name, list);
     }
   }
   return out;

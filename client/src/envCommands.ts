@@ -1,11 +1,10 @@
 // `Strato: Show Environment` (env get): the endpoints of an environment with their URLs and routes, written to
-// the Strato output channel; and the job details a click in the Jobs view shows.
+// the Strato Results output channel.
 import * as vscode from 'vscode';
 import { getEnvironment, workersText, type EnvironmentSummary } from '../../engine/src/deploy';
-import { UserError } from '../../engine/src/util';
+import { environmentItemOf } from './commandArgs';
 import { existingEnvironments, pickEnvironment } from './environmentQuickPick';
 import { projectFolder } from './folders';
-import { jobReport } from './jobs';
 import { projectContext } from './settings';
 import type { StratoViews } from './views';
 
@@ -20,29 +19,16 @@ export function formatEnvironment(s: EnvironmentSummary): string {
   return lines.join('\n');
 }
 
-export async function envGet(
-  views: StratoViews,
-  output: vscode.OutputChannel,
-  arg?: string | { environment?: string; folder?: string },
-): Promise<EnvironmentSummary> {
-  const o = typeof arg === 'string' ? { environment: arg } : (arg ?? {});
-  const folder = await projectFolder(views, o.folder);
+/** `arg`: an environment name, `{environment, folder}`, an environment's item, or nothing (a pick). */
+export async function envGet(views: StratoViews, output: vscode.OutputChannel, arg?: unknown): Promise<EnvironmentSummary> {
+  const folder = await projectFolder(views, arg);
   const { app, target } = await projectContext(folder.uri);
   const environment =
-    o.environment ?? (await pickEnvironment(await existingEnvironments(target, app), { allowNew: false, forDeploy: false, title: `Environment of ${app}` }));
+    environmentItemOf(arg) ??
+    (await pickEnvironment(await existingEnvironments(target, app), { allowNew: false, forDeploy: false, title: `Environment of ${app}` }));
   const s = await getEnvironment(target, app, environment);
   output.appendLine(formatEnvironment(s));
   output.appendLine('');
   output.show(true);
   return s;
-}
-
-export function showJob(views: StratoViews, output: vscode.OutputChannel, id: string): string {
-  const j = views.jobList.get(id);
-  if (!j) throw new UserError(`job ${id} is not in this window's list any more.`);
-  const text = jobReport(j);
-  output.appendLine(text);
-  output.appendLine('');
-  output.show(true);
-  return text;
 }

@@ -1,12 +1,15 @@
-// Which workspace folder (project) a command acts on: the one of a given file, the only one, the one with
-// endpoints, or the user's pick.
+// Which workspace folder (project) a command acts on: the one of a file or node the argument names, the only one,
+// the one with endpoints, or the user's pick. Any argument is accepted (commandArgs.ts reads what it can).
 import * as vscode from 'vscode';
 import { UserError } from '../../engine/src/util';
+import { folderHintOf } from './commandArgs';
+import { Cancelled } from './errors';
 import type { StratoViews } from './views';
 
-export async function projectFolder(views: StratoViews, hint?: string | vscode.Uri): Promise<vscode.WorkspaceFolder> {
+export async function projectFolder(views: StratoViews, arg?: unknown): Promise<vscode.WorkspaceFolder> {
+  const hint = folderHintOf(arg);
   if (hint) {
-    const uri = typeof hint === 'string' ? (/^[a-z][a-z0-9+.-]*:/i.test(hint) ? vscode.Uri.parse(hint) : vscode.Uri.file(hint)) : hint;
+    const uri = /^[a-z][a-z0-9+.-]*:/i.test(hint) && !/^[a-z]:[\\/]/i.test(hint) ? vscode.Uri.parse(hint) : vscode.Uri.file(hint);
     const f = vscode.workspace.getWorkspaceFolder(uri);
     if (f) return f;
   }
@@ -24,6 +27,6 @@ export async function projectFolder(views: StratoViews, hint?: string | vscode.U
     if (f) return f;
   }
   const pick = await vscode.window.showWorkspaceFolderPick({ placeHolder: 'Which project?' });
-  if (!pick) throw new UserError('no project chosen.');
+  if (!pick) throw new Cancelled('no project chosen');
   return pick;
 }

@@ -5,6 +5,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { EndpointCommandArgs } from '../../engine/src/protocol';
 import { UserError } from '../../engine/src/util';
+import { Cancelled } from './errors';
 import { functionOf, initialInput, parseInput, testInputCandidates } from './inputs';
 import type { StratoViews } from './views';
 
@@ -33,7 +34,7 @@ function readTestInput(root: string, file: string): string | undefined {
   return undefined;
 }
 
-/** Asks for the input of a function; throws a UserError when the box is cancelled. */
+/** Asks for the input of a function; throws Cancelled when the box is dismissed. */
 export async function askInput(views: StratoViews, folder: vscode.WorkspaceFolder, a: EndpointCommandArgs): Promise<Record<string, unknown>> {
   const state = views.state().find((s) => s.folder.uri.toString() === folder.uri.toString()) ?? (await views.loadFolder(folder));
   const ep = state.model.endpoints.find((e) => e.name === a.endpoint);
@@ -51,7 +52,7 @@ export async function askInput(views: StratoViews, folder: vscode.WorkspaceFolde
       return p.ok ? undefined : p.message;
     },
   });
-  if (text === undefined) throw new UserError('cancelled: no input given.');
+  if (text === undefined) throw new Cancelled('no input given');
   const p = parseInput(text);
   if (!p.ok) throw new UserError(p.message);
   rememberInput(a, p.value);

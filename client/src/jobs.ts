@@ -1,5 +1,6 @@
 // The jobs the extension itself submitted through run commands: a small in-memory list with their status and
-// output, shown by the Jobs view. Pure (no vscode), so that the view logic is tested with node.
+// output, shown by the Jobs view with an icon per state and the actions each state allows (the view's item menus key
+// on contextValue). Pure (no vscode), so that the view logic is tested with node.
 import type { EndpointKind } from '../../engine/src/protocol';
 import type { TreeNode } from './endpointTree';
 
@@ -14,6 +15,10 @@ export interface SubmittedJob {
   kind: EndpointKind;
   /** For a route call: `POST /process`. */
   route?: string;
+  /** Run through the dev server (`strato dev`): a synchronous call, nothing to cancel, stream or retry. */
+  viaDev?: boolean;
+  /** The workspace folder's URI: where its platform and key come from. */
+  folder?: string;
   input: Record<string, unknown>;
   status: JobState;
   output?: unknown;
@@ -47,28 +52,40 @@ export class JobList {
   }
 
   pending(): SubmittedJob[] {
-    return this.all().filter((j) => j.kind === 'QUEUE' && !isEnded(j.status));
+    return this.all().filter((j) => j.kind === 'QUEUE' && !j.viaDev && !isEnded(j.status));
   }
 }
 
-const ICONS: Record<JobState, string> = {
-  IN_QUEUE: 'clock',
-  IN_PROGRESS: 'sync',
-  COMPLETED: 'pass',
-  FAILED: 'error',
-  CANCELLED: 'circle-slash',
-  TIMED_OUT: 'watch',
-  ERROR: 'error',
+/** The icon and its colour per state (ThemeIcon and ThemeColor ids). */
+export const JOB_ICONS: Record<JobState, { icon: string; color?: string }> = {
+  IN_QUEUE: { icon: 'clock' },
+  IN_PROGRESS: { icon: 'sync~spin' },
+  COMPLETED: { icon: 'pass', color: 'testing.iconPassed' },
+  FAILED: { icon: 'error', color: 'testing.iconFailed' },
+  CANCELLED: { icon: 'circle-slash' },
+  TIMED_OUT: { icon: 'watch', color: 'testing.iconFailed' },
+  ERROR: { icon: 'error', color: 'testing.iconFailed' },
 };
+
+/**
+ * `strato.job.<queue|call>.<STATE>`: the item menus offer stream and cancel for queued and running jobs of the
+ * platform, retry for FAILED and TIMED_OUT ones (the jobs API's rules), and output for every job.
+ */
+export function jobContextValue(j: SubmittedJob): string {
+  return `strato.job.${j.kind === 'QUEUE' && !j.viaDev ? 'queue' : 'call'}.${j.status}`;
+}
 
 export function jobNodes(list: JobList): TreeNode[] {
   return list.all().map((j) => ({
     id: `job:${j.id}`,
     label: j.route ? `${j.endpoint} ${j.route}` : j.endpoint,
-    description: `${j.status.toLowerCase().replace('_', ' ')} · ${j.id.slice(0, 12)}`,
+    description: `${j.status.toLowerCase().replace('_', ' ')} · ${j.environment} · ${j.id.slice(0, 12)}`,
     tooltip: `${j.id}\n${j.environment}\n${new Date(j.submittedAt).toLocaleString()}${j.error ? `\n${j.error}` : ''}`,
-    icon: ICONS[j.status],
-    contextValue: 'strato.job',
+    icon: JOB_ICONS[j.status].icon,
+    iconColor: JOB_ICONS[j.status].color,
+    contextValue: jobContextValue(j),
+    endpoint: j.endpoint,
+    environment: j.environment,
   }));
 }
 

@@ -53,7 +53,7 @@ export class NodeTreeProvider implements vscode.TreeDataProvider<TreeNode> {
     item.description = n.description;
     item.tooltip = n.tooltip;
     item.contextValue = n.contextValue;
-    if (n.icon) item.iconPath = new vscode.ThemeIcon(n.icon);
+    if (n.icon) item.iconPath = new vscode.ThemeIcon(n.icon, n.iconColor ? new vscode.ThemeColor(n.iconColor) : undefined);
     if (n.location) item.resourceUri = vscode.Uri.file(path.join(n.location.root, n.location.file));
     item.command = this.clickCommand?.(n);
     return item;

@@ -1,9 +1,11 @@
 // The Strato activity-bar views: Endpoints (code + deployed state), Jobs (submitted by this extension) and
-// Environments (of the app). Refreshed on save, after deploys and runs, and by the refresh command.
+// Environments (of the app). The code side follows the language server (it says when a folder's endpoints
+// changed); the control plane is read at start, after deploys, undeploys and dev server changes, and on refresh.
+// Jobs still queued or running are polled while there are some.
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { JobsClient } from '../../engine/src/api';
-import { readPreviewState } from '../../engine/src/preview';
+import { readPreviewState } from '../../engine/src/preview/state';
 import { buildEndpointTree, buildEnvironmentTree, buildPreviewNode, deployedStateOf, type DeployedState, type TreeNode } from './endpointTree';
 import { JobList, jobNodes } from './jobs';
 import { NodeTreeProvider, openLocationCommand } from './treeProvider';
@@ -18,30 +20,43 @@ export class StratoViews implements vscode.Disposable {
   readonly jobs: NodeTreeProvider;
   readonly jobList = new JobList();
   readonly endpointsView: vscode.TreeView<TreeNode>;
+  private readonly treeViews: vscode.TreeView<TreeNode>[];
   private readonly disposables: vscode.Disposable[] = [];
   private folders: FolderState[] = [];
   private running: Promise<FolderState[]> | undefined;
   private again = false;
   private timer: NodeJS.Timeout | undefined;
+  private jobTimer: NodeJS.Timeout | undefined;
   private modelOf: ModelSource = noModel;
+  private readonly shown = new vscode.EventEmitter<void>();
+  /** A Strato view became visible (the extension starts its language server then, if it has not yet). */
+  readonly onDidShow = this.shown.event;
 
   constructor() {
     this.jobs = new NodeTreeProvider((n) => ({ title: 'Show output', command: 'strato.showJob', arguments: [n.id.replace(/^job:/, '')] }));
     this.endpointsView = vscode.window.createTreeView(VIEW_IDS.endpoints, { treeDataProvider: this.endpoints, showCollapseAll: true });
-    this.disposables.push(
+    const views = (this.treeViews = [
       this.endpointsView,
       vscode.window.createTreeView(VIEW_IDS.jobs, { treeDataProvider: this.jobs }),
       vscode.window.createTreeView(VIEW_IDS.environments, { treeDataProvider: this.environments, showCollapseAll: true }),
-      vscode.workspace.onDidSaveTextDocument((d) => d.languageId === 'python' && this.refreshSoon()),
+    ]);
+    this.disposables.push(
+      ...views,
+      this.shown,
+      ...views.map((v) => v.onDidChangeVisibility((e) => e.visible && this.shown.fire())),
       vscode.workspace.onDidChangeWorkspaceFolders(() => this.refreshSoon()),
       vscode.workspace.onDidChangeConfiguration((e) => e.affectsConfiguration('strato') && this.refreshSoon()),
     );
   }
 
-  /** Takes project models from the language server from now on (and refreshes). */
+  /** Whether one of the views is on screen now. */
+  anyVisible(): boolean {
+    return this.treeViews.some((v) => v.visible);
+  }
+
+  /** Where project models come from from now on (the language server, started by the source on first use). */
   useModelSource(source: ModelSource): void {
     this.modelOf = source;
-    this.refreshSoon(0);
   }
 
   /** One folder's state, read now (for a folder the views have not listed). */
@@ -91,21 +106,40 @@ export class StratoViews implements vscode.Disposable {
     return r;
   }
 
+  /**
+   * Re-reads the code side only: the project model of each folder from the language server, with the deployed state
+   * read last (the language server said that endpoints changed: the control plane did not).
+   */
+  async refreshModel(folderUris?: readonly string[]): Promise<void> {
+    const known = new Set(this.folders.map((f) => f.folder.uri.toString()));
+    if (this.running || folderUris?.some((u) => !known.has(u))) return void (await this.refresh());
+    const folders = await Promise.all(this.folders.map(async (f) => ({ ...f, model: await this.modelOf(f.folder) })));
+    if (!folders.length) return void (await this.refresh());
+    this.folders = folders;
+    this.endpoints.set(buildEndpointTree(folders, new Map(folders.map((f) => [f.model.root, deployedStateOf(f.environments ?? [])]))));
+  }
+
   /** Asks the platform for the status of the jobs still in the queue or running. */
   async refreshJobs(): Promise<void> {
-    const folder = this.folders[0]?.folder;
-    const pending = this.jobList.pending();
-    if (folder && pending.length) {
-      const target = await passiveApiTarget(folder.uri);
-      if (target) {
-        const client = new JobsClient(target);
-        for (const j of pending) {
-          const s = await client.status(j.endpointId, j.id).catch(() => undefined);
-          if (s) this.jobList.upsert({ ...j, status: s.status, output: s.output, error: s.error, executionTime: s.executionTime });
-        }
-      }
+    const fallback = this.folders[0]?.folder;
+    for (const j of this.jobList.pending()) {
+      const folder = vscode.workspace.workspaceFolders?.find((f) => f.uri.toString() === j.folder) ?? fallback;
+      const target = folder && (await passiveApiTarget(folder.uri).catch(() => undefined));
+      if (!target) continue;
+      const s = await new JobsClient(target).status(j.endpointId, j.id).catch(() => undefined);
+      if (s) this.jobList.upsert({ ...j, status: s.status, output: s.output, error: s.error, executionTime: s.executionTime });
     }
     this.jobs.set(jobNodes(this.jobList));
+    if (this.jobList.pending().length) this.watchJobs();
+  }
+
+  /** Polls the jobs still queued or running every second or so, until none is left. */
+  watchJobs(): void {
+    if (this.jobTimer) return;
+    this.jobTimer = setTimeout(() => {
+      this.jobTimer = undefined;
+      void this.refreshJobs().catch(() => undefined);
+    }, 1000);
   }
 
   /** Selects an endpoint in the Endpoints view. */
@@ -125,6 +159,7 @@ export class StratoViews implements vscode.Disposable {
 
   dispose(): void {
     clearTimeout(this.timer);
+    clearTimeout(this.jobTimer);
     for (const d of this.disposables) d.dispose();
   }
 }

@@ -7,7 +7,7 @@ import { appNameFor } from '../../engine/src/deploy';
 import { summarize } from '../../engine/src/deploy';
 import { combine } from '../../engine/src/project';
 import type { ProjectModel } from '../../engine/src/project';
-import type { EnvironmentInfo, FolderModel } from './endpointTree';
+import { codeNameOf, type EnvironmentInfo, type FolderModel } from './endpointTree';
 import { effectiveEnv, passiveApiTarget } from './settings';
 
 export interface FolderState extends FolderModel {
@@ -27,7 +27,23 @@ export async function readEnvironments(target: ApiTarget, app: string): Promise<
   const out: EnvironmentInfo[] = [];
   for (const e of found.environments) {
     const endpoints = (await cp.listEndpoints(e.id)).map((ep) => summarize(ep));
-    out.push({ app, environment: e.name, endpoints: endpoints.map((x) => ({ name: x.name, type: x.type, url: x.url, routes: x.routes })) });
+    out.push({ app, environment: e.name, endpoints: endpoints.map((x) => ({ name: x.name, type: x.type, url: x.url, id: x.id, routes: x.routes })) });
+  }
+  return out;
+}
+
+export interface Deployment {
+  environment: string;
+  endpointId: string;
+  url: string;
+}
+
+/** Where an endpoint (by its name in the code) is deployed: every environment of the app, the dev server's included. */
+export async function deploymentsOf(target: ApiTarget, app: string, endpoint: string): Promise<Deployment[]> {
+  const out: Deployment[] = [];
+  for (const e of await readEnvironments(target, app)) {
+    const ep = e.endpoints.find((x) => codeNameOf(e.environment, x.name) === endpoint);
+    if (ep?.id) out.push({ environment: e.environment, endpointId: ep.id, url: ep.url });
   }
   return out;
 }

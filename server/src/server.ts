@@ -19,11 +19,19 @@ import { codeLenses } from './codeLens';
 import { completion, COMPLETION_TRIGGERS } from './completion';
 import { DiagnosticsService } from './diagnostics';
 import { hover } from './hover';
-import { DIAGNOSTIC_SOURCE, LANGUAGE_ID, PROJECT_CHANGED_NOTIFICATION, PROJECT_MODEL_REQUEST, type ProjectModelParams } from '../../engine/src/protocol/lsp';
+import {
+  DIAGNOSTIC_SOURCE,
+  LANGUAGE_ID,
+  PROJECT_CHANGED_NOTIFICATION,
+  PROJECT_MODEL_REQUEST,
+  type ProjectChangedParams,
+  type ProjectModelParams,
+} from '../../engine/src/protocol/lsp';
 import { documentSymbols } from './symbols';
 import { yamlCodeActions, yamlCompletion, yamlHover, yamlLspDiagnostics, yamlSymbols } from './dstack/yamlFeatures';
 import { YamlWorkspace } from './dstack/yamlWorkspace';
 import { WorkspaceIndex, type FileChange, type IndexedFile } from './workspaceIndex';
+import { OutlineWatch } from './outline';
 
 interface State {
   index: WorkspaceIndex;
@@ -34,6 +42,8 @@ interface State {
   pull: boolean;
   /** Orchestration YAML files whose diagnostics were pushed non-empty (push mode): cleared when they pass. */
   yamlPushed: Set<string>;
+  /** Says when a folder's endpoints changed (the extension's Endpoints view). */
+  outline: OutlineWatch;
 }
 
 export function startServer(connection: Connection): void {
@@ -64,6 +74,7 @@ export function startServer(connection: Connection): void {
     guard<P, void>(what, undefined, (p, s) => {
       const edited = change(p, s);
       s.diagnostics.settle(edited);
+      if (edited.length) s.outline.schedule();
     });
   const withFile = <P extends { textDocument: { uri: string } }, R>(what: string, fallback: R, handler: (p: P, f: IndexedFile, s: State) => R) =>
     guard<P, R>(what, fallback, (p, s) => {
@@ -98,7 +109,12 @@ export function startServer(connection: Connection): void {
     const folders = params.workspaceFolders ?? (params.rootUri ? [{ uri: params.rootUri, name: '' }] : []);
     const yaml = new YamlWorkspace();
     for (const f of folders) yaml.addFolder(f.uri);
-    state = { index, diagnostics, capabilities, folders, yaml, pull, yamlPushed: new Set() };
+    const outline = new OutlineWatch(index, (folderUris) =>
+      connection
+        .sendNotification(PROJECT_CHANGED_NOTIFICATION, { folderUris } satisfies ProjectChangedParams)
+        .catch((e: unknown) => logError('project change notice', e)),
+    );
+    state = { index, diagnostics, capabilities, folders, yaml, pull, yamlPushed: new Set(), outline };
     const server: ServerCapabilities = {
       textDocumentSync: { openClose: true, change: TextDocumentSyncKind.Incremental },
       codeActionProvider: { codeActionKinds: [CodeActionKind.QuickFix] },
@@ -141,6 +157,7 @@ export function startServer(connection: Connection): void {
       const indexed = s.folders.flatMap((f) => s.index.addFolder(f.uri));
       s.diagnostics.settle(indexed);
       settleYaml(s);
+      s.outline.schedule(); // a moment later: what later changes compare with
       connection.console.info(`strato: indexed ${indexed.length} Python files in ${Math.round(performance.now() - started)} ms`);
       if (s.capabilities.workspace?.didChangeWatchedFiles?.dynamicRegistration) {
         void connection.client
@@ -207,8 +224,6 @@ export function startServer(connection: Connection): void {
           type: c.type === FileChangeType.Created ? 'created' : c.type === FileChangeType.Deleted ? 'deleted' : 'changed',
         })),
       );
-      // The extension's views show the project model: files that came or went on disk change it.
-      if (changed.length) void connection.sendNotification(PROJECT_CHANGED_NOTIFICATION).catch((e: unknown) => logError('project change notice', e));
       return changed;
     }),
   );
@@ -270,12 +285,16 @@ export function startServer(connection: Connection): void {
     PROJECT_MODEL_REQUEST,
     guard('project model', null, (p: ProjectModelParams, s) => {
       const gone = s.index.vanishedEndpointFiles(p.folderUri);
-      if (gone.length) s.diagnostics.settle(s.index.fileEvents(gone));
+      if (gone.length) {
+        s.diagnostics.settle(s.index.fileEvents(gone));
+        s.outline.schedule();
+      }
       return s.index.projectModel(p.folderUri);
     }),
   );
 
   connection.onShutdown(() => {
+    state?.outline.dispose();
     state?.index.dispose();
     state = undefined;
   });

@@ -56,7 +56,7 @@ describe('the CLI loads only what a command uses', () => {
     }
   });
 
-  for (const args of [['--version'], ['--help'], ['deploy', '--help'], ['client', '--help']]) {
+  for (const args of [['--version'], ['--help'], ['deploy', '--help'], ['client', '--help'], ['logs', '--help']]) {
     test(`strato ${args.join(' ')} loads none of the heavy parts`, () => {
       const files = loaded(args);
       assert.ok(

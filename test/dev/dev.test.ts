@@ -3,7 +3,7 @@
 // without a terminal, the cache), Ctrl+C cleanup, the hidden `run` alias, and the startup errors.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
@@ -11,6 +11,7 @@ import { CLI, runCli } from '../helpers/cli';
 import { spawn } from 'node:child_process';
 import { startDev, startServing, type DevProcess } from '../helpers/devServer';
 import { startTestPlatform, type TestPlatform } from '../helpers/platform';
+import { devStateFile, readDevState } from '../../engine/src/dev/state';
 
 let tmp: string;
 let p: TestPlatform;
@@ -64,6 +65,20 @@ test('the startup table, every route of the template, reload on save, a broken s
   assert.match(out, /POST +\/lb_worker\/process +process +LB +Process a piece of text/);
   assert.match(out, /GET +\/lb_worker\/health +health +LB/);
   assert.match(out, /Press Ctrl\+C to stop/);
+  // .strato/dev.json says where the server runs (the extension's status bar) and, below, what it provisioned.
+  const state = () => readDevState(dir);
+  assert.deepEqual(
+    { ...state(), startedAt: 0 },
+    {
+      pid: dev.child.pid,
+      url: `http://127.0.0.1:${dev.port}`,
+      port: dev.port,
+      startedAt: 0,
+      app: 'devapp',
+      platformUrl: p.url,
+      endpoints: [],
+    },
+  );
 
   assert.deepEqual((await call(dev.port, 'GET', '/')).body.status, 'ok');
   const gpu = await call(dev.port, 'POST', '/gpu_worker/runsync', { input: { prompt: 'hey', repeat: 2 } });
@@ -78,6 +93,10 @@ test('the startup table, every route of the template, reload on save, a broken s
   assert.equal((await call(dev.port, 'GET', '/nowhere')).status, 404);
   assert.equal((await call(dev.port, 'GET', '/lb_worker/process')).status, 405);
   assert.deepEqual(await liveEndpoints('devapp'), ['live-cpu-stats', 'live-gpu-hello', 'live-lb-api'], 'provisioned lazily on the calls above');
+  assert.deepEqual(
+    state()?.endpoints.map((e) => e.liveName),
+    ['live-cpu-stats', 'live-gpu-hello', 'live-lb-api'],
+  );
 
   // A saved change is served on the very next call.
   const cpuFile = path.join(dir, 'cpu_worker.py');
@@ -100,6 +119,7 @@ test('the startup table, every route of the template, reload on save, a broken s
   assert.equal(await dev.stop(), 0);
   assert.match(dev.stderr(), /removed live-cpu-stats, live-gpu-hello, live-lb-api/);
   assert.deepEqual(await liveEndpoints('devapp'), []);
+  assert.equal(existsSync(devStateFile(dir)), false, 'the state file leaves with the server');
   assert.deepEqual(
     (await p.cp.findApp('devapp'))?.environments.map((e) => e.name),
     [],

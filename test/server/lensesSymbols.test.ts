@@ -24,7 +24,7 @@ describe('code lenses and document symbols', () => {
     ws.dispose();
   });
 
-  it('a run, a debug and a deploy lens above each queue-based endpoint function', async () => {
+  it('a run, a debug and a deploy lens above each queue-based endpoint function; Deploy says that all the endpoints go', async () => {
     await openDisk('workers/gpu_infer.py');
     const lenses = await c.codeLenses(uri('workers/gpu_infer.py'));
     assert.deepEqual(
@@ -32,10 +32,10 @@ describe('code lenses and document symbols', () => {
       [
         [4, Commands.runEndpoint, '▶ Run embed'],
         [4, Commands.debugEndpoint, 'Debug'],
-        [4, Commands.deployEndpoint, 'Deploy embed'],
+        [4, Commands.deployEndpoint, 'Deploy all 4 endpoints'],
         [13, Commands.runEndpoint, '▶ Run generate'],
         [13, Commands.debugEndpoint, 'Debug'],
-        [13, Commands.deployEndpoint, 'Deploy generate'],
+        [13, Commands.deployEndpoint, 'Deploy all 4 endpoints'],
       ],
     );
     const arg = lenses[0].command?.arguments?.[0] as EndpointCommandArgs;
@@ -52,10 +52,10 @@ describe('code lenses and document symbols', () => {
       [
         [5, '▶ Run POST /predict'],
         [5, 'Debug'],
-        [5, 'Deploy api'],
+        [5, 'Deploy all 4 endpoints'],
         [10, '▶ Run GET /health-check'],
         [10, 'Debug'],
-        [10, 'Deploy api'],
+        [10, 'Deploy all 4 endpoints'],
       ],
     );
     assert.deepEqual(lenses[0].command?.arguments?.[0], {
@@ -80,6 +80,15 @@ describe('code lenses and document symbols', () => {
     assert.equal((await c.codeLenses(u))[0].range.start.line, 5);
     await openDisk('scratch/ignored.py');
     assert.deepEqual(await c.codeLenses(uri('scratch/ignored.py')), []);
+  });
+
+  it('a file alone (outside the workspace folders) with one endpoint: "Deploy <name>"', async () => {
+    const u = uriOf('/outside-the-workspace/solo.py');
+    await c.open(u, 'from strato import Endpoint\n\n\n@Endpoint(name="solo")\ndef solo(x: int) -> int:\n    return x\n');
+    assert.deepEqual(
+      (await c.codeLenses(u)).map((l) => l.command?.title),
+      ['▶ Run solo', 'Debug', 'Deploy solo'],
+    );
   });
 
   it('document symbols: endpoints, and a load-balanced endpoint holding its routes', async () => {

@@ -6,7 +6,7 @@ import { FileChangeType } from 'vscode-languageserver/node';
 import { after, before, describe, it } from 'node:test';
 import type { ProjectModel } from '../../engine/src/project';
 import { loadProject } from '../../engine/src/project';
-import { PROJECT_CHANGED_NOTIFICATION, PROJECT_MODEL_REQUEST, type ProjectModelParams } from '../../engine/src/protocol/lsp';
+import { PROJECT_CHANGED_NOTIFICATION, PROJECT_MODEL_REQUEST, type ProjectChangedParams, type ProjectModelParams } from '../../engine/src/protocol/lsp';
 import { TestClient, uriOf } from './lspClient';
 import { copyWorkspace, type Workspace } from './workspace';
 
@@ -44,6 +44,24 @@ describe('the project model request', () => {
     const m = await model(ws.root);
     assert.ok(m?.endpoints.some((e) => e.name === 'embed-v2'));
     assert.ok(!m?.endpoints.some((e) => e.name === 'embed'));
+  });
+
+  it('the server says which folder changed when its endpoints change, and stays quiet for edits that leave them alone', async () => {
+    const notices: ProjectChangedParams[] = [];
+    const sub = c.connection.onNotification(PROJECT_CHANGED_NOTIFICATION, (p: ProjectChangedParams) => notices.push(p));
+    try {
+      const rel = 'workers/gpu_infer.py';
+      const text = readFileSync(ws.file(rel), 'utf8');
+      await c.open(uriOf(ws.file(rel)), `${text}\n\ndef helper():\n    return 1\n`);
+      await new Promise((r) => setTimeout(r, 600));
+      assert.deepEqual(notices, [], 'a helper function is not an endpoint: no notice');
+      await c.open(uriOf(ws.file(rel)), text.replace('name="embed"', 'name="embed-v3"'));
+      const deadline = Date.now() + 5000;
+      while (!notices.length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      assert.deepEqual(notices, [{ folderUris: [uriOf(ws.root)] }]);
+    } finally {
+      sub.dispose();
+    }
   });
 
   it('a file deleted on disk leaves the model, and the server says that the project changed', async () => {

@@ -12,6 +12,21 @@ import path from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
 import { REPO, runCli } from '../helpers/cli';
 import { startTestPlatform, type TestPlatform } from '../helpers/platform';
+import { serveUiRequests } from './workbenchUi';
+
+/** A streaming queue function beside the template's: the Jobs view streams, cancels and retries its jobs. */
+const TICKER_PY = `import time
+
+from strato import CpuInstanceType, Endpoint
+
+
+@Endpoint(name="ticker", cpu=CpuInstanceType.CPU3C_1_2)
+def ticks(n: int = 3, delay: float = 0.2):
+    """Count to n, one chunk every delay seconds."""
+    for i in range(n):
+        time.sleep(delay)
+        yield {"tick": i}
+`;
 
 const RESULTS_DIR = path.join(REPO, 'test-results');
 let tmp: string;
@@ -75,6 +90,7 @@ before(async () => {
   const init = await runCli(['init', 'shop'], { cwd: tmp }); // also builds dist/ (node esbuild.mjs)
   assert.equal(init.code, 0, init.stderr);
   ws = path.join(tmp, 'shop');
+  fs.writeFileSync(path.join(ws, 'ticker_worker.py'), TICKER_PY);
   platform = await startTestPlatform();
 
   const userData = path.join(tmp, 'user-data');
@@ -119,6 +135,7 @@ before(async () => {
         STRATO_API_KEY: platform.key,
         STRATO_INHOST_RESULTS: path.join(tmp, 'inhost-results.json'),
         STRATO_INHOST_SCREENSHOT: path.join(tmp, 'screenshot'),
+        STRATO_INHOST_UI: path.join(tmp, 'ui'),
         STRATO_DATA_DIR: path.join(tmp, 'strato-data'), // never touch the user's own local platform
         EXTENSIONS_GALLERY: JSON.stringify({
           serviceUrl: 'http://127.0.0.1:9/gallery',
@@ -159,72 +176,85 @@ after(async () => {
   console.log(`vscode timings: ${JSON.stringify(timings)}`);
 });
 
-test('in a real VS Code: activation, diagnostics, code lenses, views, deploy, run, env get, typed client, dev terminal', { timeout: 240_000 }, async () => {
-  const t = Date.now();
-  browser = await chromium.launch({
-    executablePath: findChromium(),
-    headless: true,
-    args: [...CHROMIUM_ARGS], // a fresh temporary profile each run
-  });
-  const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
-  await page.route('**/*', (r) => (['127.0.0.1', 'localhost', '[::1]'].includes(new URL(r.request().url()).hostname) ? r.continue() : r.abort()));
-  const hostLog: string[] = [];
-  let exit!: (code: number | 'timeout') => void;
-  const exited = new Promise<number | 'timeout'>((r) => (exit = r));
-  await page.exposeFunction('codeAutomationLog', (_type: string, args: unknown[]) => {
-    const line = (args ?? []).map((a) => (typeof a === 'string' ? a : JSON.stringify(a))).join(' ');
-    hostLog.push(line);
-    if (process.env.STRATO_TEST_VERBOSE) console.log(`[ext-host] ${line}`);
-  });
-  await page.exposeFunction('codeAutomationExit', (code: number) => exit(code));
-  const remote = (p: string) => `vscode-remote://127.0.0.1:${port}${p}`;
-  const payload = [
-    ['extensionDevelopmentPath', remote(REPO)],
-    ['extensionTestsPath', remote(path.join(__dirname, 'inhost', 'index.js'))],
-    ['skipWelcome', 'true'],
-  ];
-  await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(ws)}&payload=${encodeURIComponent(JSON.stringify(payload))}`, {
-    waitUntil: 'domcontentloaded',
-    timeout: 60_000,
-  });
-  const timer = setTimeout(() => exit('timeout'), 180_000);
-  // The in-host run asks for the screenshot (a .ready file) before it ends, while the views still have data.
-  const shot = path.join(tmp, 'screenshot');
-  let done = false;
-  let lensTitles: string[] = [];
-  let tokenColours: Record<string, string> = {};
-  void exited.then(() => (done = true));
-  while (!done && !fs.existsSync(`${shot}.ready`)) await new Promise((r) => setTimeout(r, 200));
-  if (!done) {
-    fs.mkdirSync(RESULTS_DIR, { recursive: true });
-    await page.screenshot({ path: path.join(RESULTS_DIR, 'vscode-workbench.png') }).catch(() => undefined);
-    await page
-      .locator('.codelens-decoration a')
-      .first()
-      .waitFor({ timeout: 5000 })
-      .catch(() => undefined);
-    lensTitles = await page
-      .locator('.codelens-decoration a')
-      .allTextContents()
-      .catch(() => []);
-    tokenColours = await colourOfTokens(page, ['CpuInstanceType', 'CPU3C_1_2', 'def']);
-    fs.writeFileSync(`${shot}.done`, '');
-  }
-  const code = await exited;
-  clearTimeout(timer);
-  timings.inHostMs = Date.now() - t;
-  const resultsFile = path.join(tmp, 'inhost-results.json');
-  const results = fs.existsSync(resultsFile) ? JSON.parse(fs.readFileSync(resultsFile, 'utf8')) : undefined;
-  const detail = `exit ${code}\n${JSON.stringify(results, null, 2)}\nextension host log:\n${hostLog.slice(-60).join('\n')}`;
-  assert.equal(code, 0, detail);
-  assert.ok(results, detail);
-  assert.deepEqual(results.failed, [], detail);
-  assert.equal(results.passed.length, 10, detail);
-  assert.deepEqual(lensTitles.sort(), ['Debug', 'Deploy cpu-stats', '▶ Run cpu-stats'], 'the workbench draws the code lenses above cpu_stats');
-  // syntaxes/: the injection grammar colours the catalog enum (support.class / variable.other.enummember), which Python's
-  // grammar alone leaves in the editor's plain foreground colour.
-  const plain = tokenColours.plain;
-  assert.ok(plain && tokenColours.CpuInstanceType && tokenColours.CPU3C_1_2, JSON.stringify(tokenColours));
-  assert.notEqual(tokenColours.CpuInstanceType, plain, JSON.stringify(tokenColours));
-  assert.notEqual(tokenColours.CPU3C_1_2, plain, JSON.stringify(tokenColours));
-});
+test(
+  'in a real VS Code: activation, diagnostics, code lenses, views, deploy, run, jobs, logs, env get, typed client, dev server; every command from every place',
+  { timeout: 420_000 },
+  async () => {
+    const t = Date.now();
+    browser = await chromium.launch({
+      executablePath: findChromium(),
+      headless: true,
+      args: [...CHROMIUM_ARGS], // a fresh temporary profile each run
+    });
+    const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    await page.route('**/*', (r) => (['127.0.0.1', 'localhost', '[::1]'].includes(new URL(r.request().url()).hostname) ? r.continue() : r.abort()));
+    const hostLog: string[] = [];
+    let exit!: (code: number | 'timeout') => void;
+    const exited = new Promise<number | 'timeout'>((r) => (exit = r));
+    await page.exposeFunction('codeAutomationLog', (_type: string, args: unknown[]) => {
+      const line = (args ?? []).map((a) => (typeof a === 'string' ? a : JSON.stringify(a))).join(' ');
+      hostLog.push(line);
+      if (process.env.STRATO_TEST_VERBOSE) console.log(`[ext-host] ${line}`);
+    });
+    await page.exposeFunction('codeAutomationExit', (code: number) => exit(code));
+    const remote = (p: string) => `vscode-remote://127.0.0.1:${port}${p}`;
+    const payload = [
+      ['extensionDevelopmentPath', remote(REPO)],
+      ['extensionTestsPath', remote(path.join(__dirname, 'inhost', 'index.js'))],
+      ['skipWelcome', 'true'],
+    ];
+    await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(ws)}&payload=${encodeURIComponent(JSON.stringify(payload))}`, {
+      waitUntil: 'domcontentloaded',
+      timeout: 60_000,
+    });
+    const timer = setTimeout(() => exit('timeout'), 360_000);
+    // The in-host run asks for the screenshot (a .ready file) before it ends, while the views still have data.
+    const shot = path.join(tmp, 'screenshot');
+    let done = false;
+    let lensTitles: string[] = [];
+    let tokenColours: Record<string, string> = {};
+    void exited.then(() => (done = true));
+    // The in-host tests click through the workbench: buttons, menus, lenses, the palette and the status bar.
+    const serving = serveUiRequests(
+      page,
+      path.join(tmp, 'ui'),
+      RESULTS_DIR,
+      () => done,
+      (l) => hostLog.push(l),
+    );
+    while (!done && !fs.existsSync(`${shot}.ready`)) await new Promise((r) => setTimeout(r, 200));
+    if (!done) {
+      fs.mkdirSync(RESULTS_DIR, { recursive: true });
+      await page.screenshot({ path: path.join(RESULTS_DIR, 'vscode-workbench.png') }).catch(() => undefined);
+      await page
+        .locator('.codelens-decoration a')
+        .first()
+        .waitFor({ timeout: 5000 })
+        .catch(() => undefined);
+      lensTitles = await page
+        .locator('.codelens-decoration a')
+        .allTextContents()
+        .catch(() => []);
+      tokenColours = await colourOfTokens(page, ['CpuInstanceType', 'CPU3C_1_2', 'def']);
+      fs.writeFileSync(`${shot}.done`, '');
+    }
+    const code = await exited;
+    clearTimeout(timer);
+    await serving;
+    timings.inHostMs = Date.now() - t;
+    const resultsFile = path.join(tmp, 'inhost-results.json');
+    const results = fs.existsSync(resultsFile) ? JSON.parse(fs.readFileSync(resultsFile, 'utf8')) : undefined;
+    const detail = `exit ${code}\n${JSON.stringify(results, null, 2)}\nextension host log:\n${hostLog.slice(-60).join('\n')}`;
+    assert.equal(code, 0, detail);
+    assert.ok(results, detail);
+    assert.deepEqual(results.failed, [], detail);
+    assert.equal(results.passed.length, 15, detail);
+    assert.deepEqual(lensTitles.sort(), ['Debug', 'Deploy all 4 endpoints', '▶ Run cpu-stats'], 'the workbench draws the code lenses above cpu_stats');
+    // syntaxes/: the injection grammar colours the catalog enum (support.class / variable.other.enummember), which Python's
+    // grammar alone leaves in the editor's plain foreground colour.
+    const plain = tokenColours.plain;
+    assert.ok(plain && tokenColours.CpuInstanceType && tokenColours.CPU3C_1_2, JSON.stringify(tokenColours));
+    assert.notEqual(tokenColours.CpuInstanceType, plain, JSON.stringify(tokenColours));
+    assert.notEqual(tokenColours.CPU3C_1_2, plain, JSON.stringify(tokenColours));
+  },
+);

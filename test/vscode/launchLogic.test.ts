@@ -11,7 +11,8 @@ import { formatDiagnostic } from '../../engine/src/project';
 import { isEndpointCommandArgs } from '../../engine/src/protocol';
 import { analyzeFiles } from '../helpers/analysis';
 import { debugpyProblem, debugTargets, launchConfigOf, outcomeOf, targetOf } from '../../client/src/debugConfig';
-import { buildEndpointTree, buildEnvironmentTree, endpointArgsOf } from '../../client/src/endpointTree';
+import { endpointArgsOf } from '../../client/src/commandArgs';
+import { buildEndpointTree, buildEnvironmentTree } from '../../client/src/endpointTree';
 import { initialInput, testInputCandidates, testInputOf } from '../../client/src/inputs';
 import { REPO } from '../helpers/cli';
 

@@ -4,10 +4,16 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { templateFiles } from '../../engine/src/init/template';
 import { analyzeFiles } from '../helpers/analysis';
-import { buildEndpointTree, buildEnvironmentTree, deployedStateOf, environmentOfNode, type EnvironmentInfo } from '../../client/src/endpointTree';
+import { buildEndpointTree, buildEnvironmentTree, codeNameOf, deployedStateOf, environmentOfNode, type EnvironmentInfo } from '../../client/src/endpointTree';
 import { functionOf, parseInput, prefillInput } from '../../client/src/inputs';
 import { checkEnvironmentName, environmentItems, NEW_ENVIRONMENT, onlyChoice } from '../../client/src/environmentPick';
 import { JobList, jobNodes, jobReport } from '../../client/src/jobs';
+import { endpointTargetOf, environmentItemOf, environmentOf, flagOf, folderHintOf, jobIdOf, optionOf } from '../../client/src/commandArgs';
+import { lastTraceback, linkTraceback, projectLocator } from '../../client/src/traceback';
+import { folderLooksLikeStrato, importsStrato } from '../../client/src/stratoSignals';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 
 async function templateModel() {
   const t = templateFiles('shop');
@@ -144,7 +150,7 @@ test('a new environment name is checked before anything is built', () => {
   assert.match(checkEnvironmentName('staging', [{ name: 'staging' }])!, /exists already/);
 });
 
-test('the Jobs list keeps submitted jobs newest first, tracks pending ones and reports output', () => {
+test('the Jobs list keeps submitted jobs newest first, tracks pending ones, and gives each state its icon and actions', () => {
   const jobs = new JobList(2);
   const base = { endpoint: 'cpu-stats', endpointId: 'e1', environment: 'production', kind: 'QUEUE' as const, input: { numbers: [1] } };
   jobs.upsert({ ...base, id: 'j1', status: 'IN_QUEUE', submittedAt: 1 });
@@ -161,9 +167,163 @@ test('the Jobs list keeps submitted jobs newest first, tracks pending ones and r
     ['j3', 'j2'],
   ); // the oldest went past the limit
   assert.deepEqual(
-    jobNodes(jobs).map((n) => `${n.label} ${n.icon} ${n.description}`),
-    ['cpu-stats error failed · j3', 'cpu-stats pass completed · j2'],
+    jobNodes(jobs).map((n) => `${n.label} ${n.icon}/${n.iconColor} ${n.description} ${n.contextValue}`),
+    [
+      'cpu-stats error/testing.iconFailed failed · production · j3 strato.job.queue.FAILED',
+      'cpu-stats pass/testing.iconPassed completed · production · j2 strato.job.queue.COMPLETED',
+    ],
   );
   assert.match(jobReport(jobs.get('j2')!), /status: COMPLETED[\s\S]*"mean": 1/);
   assert.match(jobReport(jobs.get('j3')!), /error: boom/);
+  jobs.upsert({ ...base, id: 'j4', status: 'IN_PROGRESS', submittedAt: 4 });
+  jobs.upsert({ ...base, id: 'j5', status: 'IN_PROGRESS', submittedAt: 5, viaDev: true });
+  assert.deepEqual(
+    jobNodes(jobs).map((n) => `${n.icon} ${n.contextValue}`),
+    ['sync~spin strato.job.call.IN_PROGRESS', 'sync~spin strato.job.queue.IN_PROGRESS'],
+    'a call through the dev server has nothing to cancel, stream or retry',
+  );
+  assert.deepEqual(
+    jobs.pending().map((j) => j.id),
+    ['j4'],
+  );
+  // The menus of package.json key on these context values: cancel while queued or running, retry once FAILED or TIMED_OUT.
+  const menus = (require('../../package.json') as { contributes: { menus: Record<string, Array<{ command: string; when: string }>> } }).contributes.menus;
+  const offered = (command: string, contextValue: string) =>
+    menus['view/item/context'].some(
+      (m) =>
+        m.command === command && [...m.when.matchAll(/viewItem =~ \/(.+?)\/(?: |$)/g)].some((x) => new RegExp(x[1].replace(/\\\//g, '/')).test(contextValue)),
+    );
+  assert.deepEqual(
+    ['strato.job.queue.IN_PROGRESS', 'strato.job.queue.FAILED', 'strato.job.queue.COMPLETED', 'strato.job.call.ERROR'].map((v) =>
+      ['strato.showJob', 'strato.streamJob', 'strato.cancelJob', 'strato.retryJob'].filter((c) => offered(c, v)).join(' '),
+    ),
+    [
+      'strato.showJob strato.streamJob strato.cancelJob',
+      'strato.showJob strato.streamJob strato.retryJob',
+      'strato.showJob strato.streamJob',
+      'strato.showJob',
+    ],
+  );
+});
+
+test('a command reads its project, environment, endpoint and job from whatever the place it is offered passes', () => {
+  const endpointNode = { id: 'ep:/ws/shop:cpu-stats', label: 'cpu-stats', endpoint: 'cpu-stats', root: '/ws/shop', contextValue: 'strato.endpoint.QUEUE' };
+  const deployment = { ...endpointNode, id: 'ep:/ws/shop:cpu-stats:env:production', label: 'production', environment: 'production' };
+  const envItem = { id: 'env:shop:production', label: 'production', environment: 'production', contextValue: 'strato.environment' };
+  const lens = { endpoint: 'cpu-stats', function: 'cpu_stats', file: 'cpu_worker.py', uri: 'file:///ws/shop/cpu_worker.py', kind: 'QUEUE' };
+  const viewTitle = { $treeViewId: 'strato.endpoints', $focusedTreeItem: true };
+  const uri = { scheme: 'file', fsPath: '/ws/shop/cpu_worker.py', toString: () => 'file:///ws/shop/cpu_worker.py' };
+  assert.deepEqual([undefined, viewTitle, endpointNode, lens, uri, '/ws/shop', { folder: '/ws/shop' }, 42].map(folderHintOf), [
+    undefined,
+    undefined,
+    '/ws/shop',
+    'file:///ws/shop/cpu_worker.py',
+    '/ws/shop/cpu_worker.py',
+    '/ws/shop',
+    '/ws/shop',
+    undefined,
+  ]);
+  // A deploy never takes its environment from a focused node; undeploy and env get take it from an environment's item.
+  assert.deepEqual([deployment, envItem, viewTitle, 'staging', { environment: 'staging' }].map(environmentOf), [
+    undefined,
+    undefined,
+    undefined,
+    'staging',
+    'staging',
+  ]);
+  assert.deepEqual([deployment, envItem, viewTitle].map(environmentItemOf), [undefined, 'production', undefined]);
+  assert.deepEqual([endpointNode, deployment, lens, viewTitle, envItem].map(endpointTargetOf), [
+    { endpoint: 'cpu-stats', environment: undefined, folder: '/ws/shop' },
+    { endpoint: 'cpu-stats', environment: 'production', folder: '/ws/shop' },
+    { endpoint: 'cpu-stats', folder: 'file:///ws/shop/cpu_worker.py' },
+    undefined,
+    undefined,
+  ]);
+  assert.deepEqual([{ id: 'job:sync-1-u1', label: 'cpu-stats' }, 'j2', viewTitle].map(jobIdOf), ['sync-1-u1', 'j2', undefined]);
+  assert.equal(flagOf({ confirm: false }, 'confirm'), false);
+  assert.equal(optionOf({ ...envItem, file: '/ws/shop/client.ts' }, 'file'), '/ws/shop/client.ts', 'a node with options added (tests, scripts)');
+  assert.equal(optionOf(uri, 'scheme'), undefined);
+});
+
+test('the dev server live- endpoints count as deployments of the endpoint in the code', () => {
+  const live: EnvironmentInfo = { app: 'shop', environment: 'live', endpoints: [{ name: 'live-cpu-stats', type: 'QUEUE', url: 'http://p/v2/l1', id: 'l1' }] };
+  assert.deepEqual([...deployedStateOf([production, live]).entries()].map(([k, v]) => `${k}: ${v.map((d) => d.environment).join(',')}`).sort(), [
+    'cpu-stats: production,live',
+    'lb-api: production',
+  ]);
+  assert.equal(codeNameOf('live', 'live-cpu-stats'), 'cpu-stats');
+  assert.equal(codeNameOf('production', 'live-cpu-stats'), 'live-cpu-stats');
+  const [liveNode] = buildEnvironmentTree([live]);
+  assert.equal(liveNode.children![0].endpoint, 'cpu-stats');
+});
+
+test('a worker traceback links its frames to the project files, not to installed packages', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'strato-tb-'));
+  try {
+    fs.mkdirSync(path.join(dir, 'pkg'));
+    fs.writeFileSync(path.join(dir, 'cpu_worker.py'), '');
+    fs.writeFileSync(path.join(dir, 'pkg', 'util.py'), '');
+    const locate = projectLocator(dir, (p) => fs.existsSync(p) && fs.statSync(p).isFile());
+    const lines = linkTraceback(
+      [
+        'job sync-1-u1 failed: ValueError: bad',
+        'Traceback (most recent call last):',
+        '  File "/data/platform/builds/b1/cpu_worker.py", line 12, in cpu_stats',
+        '    return helper(x)',
+        '  File "/data/platform/builds/b1/pkg/util.py", line 3, in helper',
+        '  File "/data/platform/builds/b1/deps/requests/api.py", line 9, in get',
+        '  File "/usr/lib/python3.11/json/__init__.py", line 346, in loads',
+        'ValueError: bad',
+      ],
+      locate,
+    );
+    assert.deepEqual(lines.slice(2, 7), [
+      `  File ${path.join(dir, 'cpu_worker.py')}:12, in cpu_stats`,
+      '    return helper(x)',
+      `  File ${path.join(dir, 'pkg', 'util.py')}:3, in helper`,
+      '  File "/data/platform/builds/b1/deps/requests/api.py", line 9, in get',
+      '  File "/usr/lib/python3.11/json/__init__.py", line 346, in loads',
+    ]);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('activation signs: an import of strato, .strato/, Strato in pyproject.toml, or a top-level worker file', () => {
+  assert.ok(importsStrato('import os\nfrom strato import Endpoint\n'));
+  assert.ok(importsStrato('import strato\n'));
+  assert.ok(importsStrato('  from strato.catalog import GpuGroup\n'));
+  assert.ok(!importsStrato('import stratosphere\n# from strato import Endpoint is a comment? no: it starts with #\n'));
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'strato-sig-'));
+  try {
+    fs.writeFileSync(path.join(dir, 'main.py'), 'import numpy\n');
+    fs.writeFileSync(path.join(dir, 'pyproject.toml'), '[project]\nname = "stratosphere"\n');
+    assert.equal(folderLooksLikeStrato(dir), false, 'a Python project that does not use strato');
+    fs.writeFileSync(path.join(dir, 'worker.py'), 'from strato import Endpoint\n');
+    assert.equal(folderLooksLikeStrato(dir), true);
+    fs.rmSync(path.join(dir, 'worker.py'));
+    fs.writeFileSync(path.join(dir, 'pyproject.toml'), '[project]\ndescription = "Serverless endpoints built with Strato"\n');
+    assert.equal(folderLooksLikeStrato(dir), true, 'the strato init template');
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("a route call's traceback is the last one its endpoint logged since the call, from one worker", () => {
+  const at = (s: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, s)).toISOString();
+  const line = (s: number, worker: string, text: string, level: 'info' | 'error' = 'error') => ({ time: at(s), worker, stream: 'err' as const, level, text });
+  const lines = [
+    line(1, 'w-a', 'strato ERROR Traceback (most recent call last):'),
+    line(1, 'w-a', 'strato ERROR ValueError: older call'),
+    line(10, 'w-a', 'strato INFO  serving', 'info'),
+    line(11, 'w-b', 'strato ERROR Traceback (most recent call last):'),
+    line(11, 'w-a', 'strato ERROR unrelated'),
+    line(11, 'w-b', 'strato ERROR   File "/b/lb_worker.py", line 9, in process'),
+    line(11, 'w-b', 'strato ERROR RuntimeError: kaboom'),
+  ];
+  assert.deepEqual(
+    lastTraceback(lines, Date.parse(at(10))).map((l) => l.text),
+    ['strato ERROR Traceback (most recent call last):', 'strato ERROR   File "/b/lb_worker.py", line 9, in process', 'strato ERROR RuntimeError: kaboom'],
+  );
+  assert.deepEqual(lastTraceback(lines.slice(0, 3), Date.parse(at(10))), [], 'none since the call');
 });

@@ -9,6 +9,8 @@ import { UserError } from '../util/errors';
 export const DEFAULT_ENVIRONMENT = 'production';
 /** The dev server's environment (live- endpoints): only used when named explicitly. */
 export const DEV_ENVIRONMENT = 'live';
+/** The dev server names each endpoint `live-<name>` in that environment. */
+export const LIVE_PREFIX = 'live-';
 
 function deployable(app: App | null): Environment[] {
   return (app?.environments ?? []).filter((e) => e.name !== DEV_ENVIRONMENT);

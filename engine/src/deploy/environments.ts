@@ -4,7 +4,7 @@ import type { EndpointKind } from '../protocol/endpointKind';
 import { ControlPlaneClient, type Endpoint, type EndpointHealth, type Volume } from '../api/controlPlane';
 import type { ApiTarget } from '../api/http';
 import { UserError } from '../util/errors';
-import { findEnvironment } from './context';
+import { DEV_ENVIRONMENT, findEnvironment, LIVE_PREFIX } from './context';
 
 export interface EndpointSummary {
   name: string;
@@ -119,4 +119,22 @@ export async function undeployEnvironment(
   for (const e of endpoints) await client.deleteEndpoint(e.id);
   await client.deleteEnvironment(env.id);
   return { environment: env.name, removed: endpoints.map((e) => e.name).sort() };
+}
+
+/**
+ * A deployed endpoint by name in an environment of the app (the only one when none is named). In the dev server's
+ * environment the endpoints are named `live-<name>` (LIVE_PREFIX): either name finds them.
+ */
+export async function findDeployedEndpoint(target: ApiTarget, appName: string, envName: string | undefined, name: string): Promise<Endpoint> {
+  const client = new ControlPlaneClient(target);
+  const env = findEnvironment(await client.findApp(appName), appName, envName);
+  const endpoints = await client.listEndpoints(env.id);
+  const found =
+    endpoints.find((e) => e.name === name) ?? (env.name === DEV_ENVIRONMENT ? endpoints.find((e) => e.name === `${LIVE_PREFIX}${name}`) : undefined);
+  if (found) return found;
+  const names = endpoints.map((e) => e.name).sort();
+  throw new UserError(
+    `${appName}/${env.name} has no endpoint "${name}"${names.length ? ` (it has ${names.join(', ')})` : ' (it has none)'}: check the name, or choose ` +
+      `the environment with --env NAME.`,
+  );
 }

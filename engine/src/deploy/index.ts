@@ -9,8 +9,18 @@ export {
   type DeployStep,
   type WorkerProblem,
 } from './deploy';
-export { appNameFor, chooseEnvironment, findEnvironment, resolveProjectContext, DEFAULT_ENVIRONMENT, DEV_ENVIRONMENT, type ProjectContext } from './context';
 export {
+  appNameFor,
+  chooseEnvironment,
+  findEnvironment,
+  resolveProjectContext,
+  DEFAULT_ENVIRONMENT,
+  DEV_ENVIRONMENT,
+  LIVE_PREFIX,
+  type ProjectContext,
+} from './context';
+export {
+  findDeployedEndpoint,
   getEnvironment,
   listEnvironments,
   undeployEnvironment,

@@ -9,11 +9,12 @@ import type { ApiTarget } from '../api/http';
 import type { BuildResult, Manifest } from '../build';
 import { sourceFingerprint, STRATO_DIR } from '../build';
 import { endpointCalls } from '../deploy/calls';
+import { DEV_ENVIRONMENT, LIVE_PREFIX } from '../deploy/context';
 import { endpointInput } from '../deploy/endpointInput';
 import type { ManifestResource } from '../protocol/manifest';
 
-export const LIVE_PREFIX = 'live-';
-export const LIVE_ENVIRONMENT = 'live';
+export { LIVE_PREFIX };
+export const LIVE_ENVIRONMENT = DEV_ENVIRONMENT;
 
 export function liveName(name: string): string {
   return `${LIVE_PREFIX}${name}`.slice(0, 63);
@@ -59,6 +60,8 @@ export class LiveEndpoints {
   private readonly hashes = new Map<string, string>();
   private readonly resolved = new Map<string, { id: string; hash: string }>();
   private readonly cacheFile: string;
+  /** Called when the set of provisioned endpoints changed (the dev server's state file follows it). */
+  onChange?: () => void;
 
   constructor(
     root: string,
@@ -76,6 +79,11 @@ export class LiveEndpoints {
     return [...this.live.keys()];
   }
 
+  /** The endpoints provisioned or reused so far, with their ids. */
+  endpoints(): Array<{ name: string; liveName: string; id: string }> {
+    return [...this.resolved].map(([name, r]) => ({ name, liveName: liveName(name), id: r.id })).sort((a, b) => a.name.localeCompare(b.name));
+  }
+
   /** Makes `build` the code every live endpoint runs: new calls use it; provisioned endpoints roll to it. */
   async setBuild(build: BuildResult): Promise<void> {
     const previous = this.current;
@@ -91,6 +99,7 @@ export class LiveEndpoints {
           this.live.delete(name);
           this.resolved.delete(name);
           if (gone) await this.client.deleteEndpoint(gone.id).catch(() => {});
+          this.onChange?.();
           return;
         }
         const p = this.save(name);
@@ -141,6 +150,7 @@ export class LiveEndpoints {
             this.live.set(name, Promise.resolve(existing));
             this.hashes.set(name, hash);
             this.resolved.set(name, { id: existing.id, hash });
+            this.onChange?.();
             reused.push(name);
             continue;
           }
@@ -167,6 +177,7 @@ export class LiveEndpoints {
     this.live.clear();
     this.resolved.clear();
     this.writeCache({});
+    this.onChange?.();
     // An emptied `live` environment goes too, so that `env list` does not keep showing it after Ctrl+C.
     const env = this.env ? await this.env.catch(() => undefined) : undefined;
     if (env && (await this.client.listEndpoints(env.id).catch(() => [null])).length === 0) {
@@ -225,6 +236,7 @@ export class LiveEndpoints {
     const entries: CacheFile['endpoints'] = {};
     for (const [name, r] of this.resolved) entries[liveName(name)] = r;
     this.writeCache(entries);
+    this.onChange?.();
   }
 
   private readCache(): CacheFile | undefined {

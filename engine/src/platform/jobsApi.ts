@@ -12,6 +12,7 @@ import type { Job } from './jobs/job';
 import type { JobEngine } from './jobs/jobEngine';
 import { limits } from './options';
 import type { JobWriter } from './store/jobWriter';
+import { serveLogs, type LogsApiDeps } from './logsApi';
 
 export interface WorkerCounts {
   idle: number;
@@ -26,6 +27,7 @@ export interface JobsApiDeps {
   writer: JobWriter;
   workerCounts(endpointId: string): WorkerCounts;
   streamWaitMs: number;
+  logs: LogsApiDeps;
   log(line: string): void;
 }
 
@@ -53,13 +55,15 @@ export function jobsApi(d: JobsApiDeps) {
     const ep = d.cp.endpoint(endpointId);
     if (!ep) return sendError(res, 404, `endpoint ${endpointId} does not exist; check the endpoint id in the URL`);
     const app = d.cp.app(ep.appId)?.name ?? '';
+    // Worker logs, of either kind of endpoint, with their own access rule (logsApi.ts).
+    if (parts[3] === 'logs' && parts.length === 4) return await serveLogs(d.logs, req, res, endpointId, app, auth.principal);
     if (!mayInvoke(auth.principal, app)) return sendError(res, 403, refusal.invoke(auth.principal, app, endpointId));
     if (ep.config.kind !== 'QUEUE') return sendError(res, 404, `endpoint ${endpointId} is load-balanced: call its routes under /lb/${endpointId}/`);
     if (!(route in METHOD) || parts.length !== (WITH_JOB.has(route) ? 5 : 4) || (WITH_JOB.has(route) && !parts[4])) {
       return sendError(
         res,
         404,
-        `no such route ${pathOf(url)}; see the jobs API: run, runsync, status/<id>, stream/<id>, cancel/<id>, retry/<id>, purge-queue, health`,
+        `no such route ${pathOf(url)}; see the jobs API: run, runsync, status/<id>, stream/<id>, cancel/<id>, retry/<id>, purge-queue, health, logs`,
       );
     }
     if (req.method !== METHOD[route]) {

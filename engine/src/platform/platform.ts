@@ -28,6 +28,7 @@ import { Scheduler } from './workers/scheduler';
 import { Supervisor } from './workers/supervisor';
 import { GpuAllocator, detectGpus } from './workers/gpus';
 import { Templates } from './workers/templates';
+import { LogWaiters } from './workers/logFile';
 import { HostChecks } from './workers/hostChecks';
 import { Volumes } from './controlPlane/volumes';
 
@@ -100,7 +101,9 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
     const gpus = new GpuAllocator(inventory);
     const hostChecks = new HostChecks(inventory);
     const templates = o.workerTemplates ? new Templates({ python: o.python, writeLog: (...a) => supervisor.writeLog(...a), log: o.log }) : undefined;
+    const logWaiters = new LogWaiters();
     const supervisor = new Supervisor({
+      onLogLine: (id) => logWaiters.wake(id),
       gpus,
       templates,
       python: o.python,
@@ -180,7 +183,16 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
         }),
         o.log,
       ),
-      jobs: jobsApi({ keys, cp, engine, writer, workerCounts: (id) => sched.counts(id), streamWaitMs: o.streamWaitMs, log: o.log }),
+      jobs: jobsApi({
+        keys,
+        cp,
+        engine,
+        writer,
+        workerCounts: (id) => sched.counts(id),
+        streamWaitMs: o.streamWaitMs,
+        logs: { logsDir: layout.logs, waiters: logWaiters },
+        log: o.log,
+      }),
       lb: (req, res) => lb!.handle(req, res),
       worker: workerApi({ engine, dispatch, scheduler: sched, log: o.log }),
       upload: (id, req, by) => {
@@ -227,6 +239,7 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
       close: () =>
         (closing ??= (async () => {
           clearInterval(sweeper);
+          logWaiters.wakeAll();
           await sched.close(o.workerStopGraceMs);
           await new Promise<void>((r) => {
             server.close(() => r());

@@ -59,5 +59,13 @@ export interface ProjectModelParams {
   folderUri: string;
 }
 
-/** Notification of the language server: files of the workspace appeared, changed on disk or went away. */
+/**
+ * Notification of the language server: the endpoints of these folders changed (names, kinds, files, functions,
+ * routes or their lines), by an edit, a save or files that came or went; not sent for changes that leave them alone.
+ */
 export const PROJECT_CHANGED_NOTIFICATION = 'strato/projectChanged';
+
+export interface ProjectChangedParams {
+  /** The workspace folders' URIs, as the client knows them. */
+  folderUris: string[];
+}

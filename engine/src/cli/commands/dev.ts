@@ -27,11 +27,12 @@ async function runDev(opts: DevOptions): Promise<void> {
   const port = Number(opts.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535)
     throw new UserError(`--port must be a port number (1-65535, or 0 for any free port), got ${opts.port}`);
-  const [{ resolveProjectContext }, { createDevServer, listen }, { DevSession }, { LIVE_PREFIX }] = await Promise.all([
+  const [{ resolveProjectContext }, { createDevServer, listen }, { DevSession }, { LIVE_PREFIX }, devState] = await Promise.all([
     import('../../deploy/context'),
     import('../../dev/server'),
     import('../../dev/session'),
     import('../../dev/liveEndpoints'),
+    import('../../dev/state'),
   ]);
   const { root, target } = await resolveProjectContext(process.cwd());
   const session = new DevSession(
@@ -74,6 +75,27 @@ async function runDev(opts: DevOptions): Promise<void> {
   if (opts.reload) session.watch();
 
   const base = `http://${opts.host.includes(':') ? `[${opts.host}]` : opts.host}:${used}`;
+  // .strato/dev.json says that this server runs, where, and which live- endpoints it made (the extension reads it).
+  const writeState = () =>
+    devState.writeDevState(root, {
+      pid: process.pid,
+      url: base,
+      port: used,
+      startedAt,
+      app: session.appName,
+      platformUrl: target.baseUrl,
+      endpoints: session.live.endpoints(),
+    });
+  const startedAt = Date.now();
+  session.live.onChange = () => {
+    try {
+      writeState();
+    } catch {
+      // a read-only project folder: the server works without its state file
+    }
+  };
+  session.live.onChange();
+  process.on('exit', () => devState.removeDevState(root));
   const rows = [
     ['METHOD', 'PATH', 'FUNCTION', 'TYPE', 'Description'],
     ...session.routes.map((r) => [r.method, r.path, r.function.name, kindLabel(r.kind, 'short'), r.summary ?? '']),
@@ -100,7 +122,9 @@ async function runDev(opts: DevOptions): Promise<void> {
       process.stderr.write('\nstopping: removing live endpoints...\n');
       server.close();
       server.closeAllConnections();
+      session.live.onChange = undefined;
       const removed = await session.close().catch(() => []);
+      devState.removeDevState(root);
       process.stderr.write(`${removed.length ? `removed ${removed.map((n) => LIVE_PREFIX + n).join(', ')}` : 'no live endpoint to remove'}\n`);
       resolve();
     };

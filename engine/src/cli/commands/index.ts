@@ -13,8 +13,9 @@ import { register as volume } from './volume';
 import { register as keys } from './keys';
 import { register as audit } from './audit';
 import { register as client } from './client';
+import { register as logs } from './logs';
 
-const commands: Array<(program: Command) => void> = [init, dev, build, check, deploy, client, preview, volume, platform, keys, audit, trust];
+const commands: Array<(program: Command) => void> = [init, dev, build, check, deploy, logs, client, preview, volume, platform, keys, audit, trust];
 
 export function registerCommands(program: Command): void {
   for (const register of commands) register(program);

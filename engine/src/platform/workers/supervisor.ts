@@ -1,6 +1,6 @@
 // Worker processes: `<python> -u handler_<name>.py` in the unpacked build with PYTHONPATH=<root>:<root>/deps and
-// the environment of docs/worker-protocol.md (and ./environment.ts). Output goes to logs/<endpoint_id>.log; the last
-// stderr lines are kept for error messages. Stopping is SIGTERM, then SIGKILL after a grace period.
+// the environment of docs/worker-protocol.md (and ./environment.ts). Output goes to logs/<endpoint_id>.log (logFile.ts);
+// the last stderr lines are kept for error messages. Stopping is SIGTERM, then SIGKILL after a grace period.
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -11,6 +11,8 @@ import type { Templates } from './templates';
 import { localLauncher, type WorkerLauncher } from './launcher';
 import { inheritedWorkerEnv } from './environment';
 import { volumeEnv } from '../controlPlane/volumes';
+import { isRuntimeProgress } from '../../protocol/logs';
+import { formatLogRecord, type LogRecordStream } from './logFile';
 
 export interface SupervisorDeps {
   python: string;
@@ -30,6 +32,8 @@ export interface SupervisorDeps {
   launcher?: WorkerLauncher;
   /** The folder of one of an endpoint's network volumes on this machine. */
   volumePath(ep: DeployedEndpoint, v: { name: string; datacenter: string }): string;
+  /** A line reached the endpoint's log file (followers of its log wake up). */
+  onLogLine?(endpointId: string): void;
 }
 
 const TAIL_LINES = 30;
@@ -104,10 +108,9 @@ export class Supervisor {
     w.forked = forked !== null;
     const child = forked ?? this.launcher.launch(w, { endpoint: ep, root, env: own, processEnv, gpuCount: isGpu ? ep.config.gpuCount : 0, volumes });
     w.process = child;
-    const log = this.logFor(ep.id);
     const note = isGpu ? this.d.gpus.note(ep.config.gpuIds) : null;
-    if (note) log.write(`${new Date().toISOString()} ${w.id} P ${note}\n`);
-    if (forked) log.write(`${new Date().toISOString()} ${w.id} P forked from the endpoint's template\n`);
+    if (note) this.writeLog(ep.id, w.id, 'P', note);
+    if (forked) this.writeLog(ep.id, w.id, 'P', "forked from the endpoint's template");
     const pipe = (stream: NodeJS.ReadableStream | null, isErr: boolean) => {
       let partial = '';
       stream?.setEncoding('utf8');
@@ -115,7 +118,7 @@ export class Supervisor {
         const lines = (partial + text).split('\n');
         partial = lines.pop() ?? '';
         for (const line of lines) {
-          log.write(`${new Date().toISOString()} ${w.id} ${isErr ? 'E' : 'O'} ${line}\n`);
+          this.writeLog(ep.id, w.id, isErr ? 'E' : 'O', line);
           if (isErr) {
             w.stderrTail.push(line);
             if (w.stderrTail.length > TAIL_LINES) w.stderrTail.shift();
@@ -169,9 +172,9 @@ export class Supervisor {
     return { how, tail: lastMeaningful(w.stderrTail) };
   }
 
-  /** One line of a template's output into the endpoint's log (templates.ts). */
-  writeLog(endpointId: string, source: string, stream: 'O' | 'E', line: string): void {
-    this.logFor(endpointId).write(`${new Date().toISOString()} ${source} ${stream} ${line}\n`);
+  /** One line into the endpoint's log: a worker's or a template's output (templates.ts), or a note of the platform. */
+  writeLog(endpointId: string, source: string, stream: LogRecordStream, line: string): void {
+    this.logFor(endpointId).write(formatLogRecord(source, stream, line), () => this.d.onLogLine?.(endpointId));
   }
 
   close(): void {
@@ -193,7 +196,7 @@ export class Supervisor {
 
 /** The last stderr line that is not the runtime's own progress log. */
 function lastMeaningful(lines: string[]): string {
-  const nonEmpty = lines.filter((l) => l.trim() && !/^strato (INFO|DEBUG)\b/.test(l));
+  const nonEmpty = lines.filter((l) => l.trim() && !isRuntimeProgress(l));
   if (nonEmpty.length === 0) return '';
   const last = nonEmpty[nonEmpty.length - 1].trim();
   return last.length > 500 ? `${last.slice(0, 500)}...` : last;

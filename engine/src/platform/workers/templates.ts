@@ -7,6 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { DeployedEndpoint } from '../controlPlane/service';
 import { ForkedProcess } from './forked';
+import { isRuntimeProgress } from '../../protocol/logs';
 
 export interface TemplateDeps {
   python: string;
@@ -173,7 +174,7 @@ export class Templates {
     s.nextStartAt = Date.now() + wait;
     const tail =
       t.stderrTail
-        .filter((l) => l.trim() && !/^strato (INFO|DEBUG)\b/.test(l))
+        .filter((l) => l.trim() && !isRuntimeProgress(l))
         .pop()
         ?.trim() ?? '';
     const how = signal ? `was killed by ${signal}` : `exited with code ${code}`;

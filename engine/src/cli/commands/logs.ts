@@ -1,0 +1,51 @@
+// `strato logs <endpoint> [--env NAME] [--tail N] [--follow] [--json]`: the worker log of a deployed endpoint from
+// the platform's logs API, so it reads a remote platform as well as the local one; --follow prints lines as they come.
+import type { Command } from 'commander';
+import type { WorkerLogLine } from '../../protocol/logs';
+import { UserError } from '../../util/errors';
+
+interface LogsOptions {
+  env?: string;
+  tail?: string;
+  follow?: boolean;
+  json?: boolean;
+}
+
+export function register(program: Command): void {
+  program
+    .command('logs')
+    .description("an endpoint's worker logs (stdout, stderr and the platform's notes), from the platform")
+    .argument('<endpoint>', 'endpoint name (in the dev server\'s "live" environment, with or without live-)')
+    .option('--env <name>', 'environment (default: the only one)')
+    .option('--tail <n>', 'how many of the last lines to print first (default 100, at most 10000)')
+    .option('-f, --follow', 'keep printing new lines until Ctrl+C')
+    .option('--json', 'one JSON object a line: time, worker, stream, level, text')
+    .action(async (name: string, o: LogsOptions) => {
+      const [{ LOG_LIMITS }, { resolveProjectContext }, { findDeployedEndpoint }, { LogsClient }, out] = await Promise.all([
+        import('../../protocol/logs'),
+        import('../../deploy/context'),
+        import('../../deploy/environments'),
+        import('../../api/logs'),
+        import('../output'),
+      ]);
+      let tail: number | undefined;
+      if (o.tail !== undefined) {
+        tail = /^\d+$/.test(o.tail) ? Number(o.tail) : NaN;
+        if (!(tail <= LOG_LIMITS.maxTail)) throw new UserError(`--tail must be a whole number from 0 to ${LOG_LIMITS.maxTail}, got "${o.tail}"`);
+      }
+      const { app, target } = await resolveProjectContext(process.cwd());
+      const ep = await findDeployedEndpoint(target, app, o.env, name);
+      const paint: Record<WorkerLogLine['level'], (s: string) => string> = { debug: out.dim, info: (s) => s, warn: out.yellow, error: out.red };
+      const print = (l: WorkerLogLine) =>
+        process.stdout.write(o.json ? `${JSON.stringify(l)}\n` : `${out.dim(`${l.time.slice(11, 23)} ${l.worker}`)} ${paint[l.level](l.text)}\n`);
+      const client = new LogsClient(target);
+      if (!o.follow) {
+        const page = await client.read(ep.id, { tail });
+        if (!page.lines.length && !o.json) process.stderr.write(`${ep.name} has no log lines yet: its workers write them when they start.\n`);
+        page.lines.forEach(print);
+        return;
+      }
+      process.stderr.write(out.dim(`following ${ep.name} (${ep.id}); Ctrl+C stops\n`));
+      for await (const page of client.follow(ep.id, { tail })) page.lines.forEach(print);
+    });
+}

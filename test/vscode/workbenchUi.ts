@@ -1,0 +1,142 @@
+// Clicks in the real VS Code workbench for the in-host tests: they write a request file (inhost/index.js `ui()`), this
+// side performs it with Playwright as a user would (a view's title button, a tree item's context menu or inline
+// button, a code lens, the command palette, the status bar, a quick pick item, a key) and writes the answer beside it.
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Locator, Page } from 'playwright-core';
+
+export type UiRequest =
+  | { action: 'viewTitle'; view: string; title: string }
+  /** `detail`: text the row must also hold (its description), when several rows have the label. */
+  | { action: 'itemMenu'; view: string; item: string; detail?: string; title: string; inline?: boolean }
+  | { action: 'lens'; title: string }
+  | { action: 'palette'; title: string }
+  | { action: 'statusBar'; text: string }
+  | { action: 'pick'; label: string }
+  | { action: 'key'; key: string }
+  | { action: 'read'; selector: string }
+  | { action: 'has'; selector: string; text?: string }
+  | { action: 'screenshot'; name: string };
+
+export interface UiAnswer {
+  ok: boolean;
+  text?: string;
+  error?: string;
+}
+
+const TIMEOUT = 10_000;
+
+/** A view's pane in the Strato side bar, by its name. */
+function pane(page: Page, view: string): Locator {
+  return page.locator('.pane', { has: page.locator('.pane-header h3.title', { hasText: new RegExp(`^${view}$`, 'i') }) }).first();
+}
+
+/** A tree row by its label (exact) and optionally other text it holds, in a view. */
+function row(page: Page, view: string, item: string, detail?: string): Locator {
+  const label = page.locator('.label-name', { hasText: new RegExp(`^${item.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`) });
+  return pane(page, view)
+    .locator('.monaco-list-row', { has: label, ...(detail ? { hasText: detail } : {}) })
+    .first();
+}
+
+async function perform(page: Page, r: UiRequest, resultsDir: string): Promise<UiAnswer> {
+  switch (r.action) {
+    case 'viewTitle': {
+      const header = pane(page, r.view).locator('.pane-header');
+      await header.hover({ timeout: TIMEOUT });
+      await header.locator(`.actions .action-label[aria-label*="${r.title}"]`).first().click({ timeout: TIMEOUT });
+      return { ok: true };
+    }
+    case 'itemMenu': {
+      const target = row(page, r.view, r.item, r.detail);
+      if (r.inline) {
+        await target.hover({ timeout: TIMEOUT });
+        await target.locator(`.actions .action-label[aria-label*="${r.title}"]`).first().click({ timeout: TIMEOUT });
+      } else {
+        await target.click({ button: 'right', timeout: TIMEOUT });
+        // Point at the entry first and let the menu settle: a click during its opening is lost.
+        const item = page.locator('.monaco-menu .action-item', { hasText: r.title }).first();
+        await item.hover({ timeout: TIMEOUT });
+        await page.waitForTimeout(250);
+        await item.click({ timeout: TIMEOUT });
+      }
+      return { ok: true };
+    }
+    case 'lens':
+      await page.locator('.codelens-decoration a', { hasText: r.title }).first().click({ timeout: TIMEOUT });
+      return { ok: true };
+    case 'palette': {
+      // F1 from the editor (a terminal that just closed may hold the focus otherwise).
+      const input = page.locator('.quick-input-widget input');
+      for (let attempt = 0; ; attempt++) {
+        await page.keyboard.press('Escape');
+        await page
+          .locator('.monaco-editor .view-lines')
+          .first()
+          .click({ timeout: 2000 })
+          .catch(() => undefined);
+        await page.keyboard.press('F1');
+        if (
+          await input.waitFor({ timeout: 3000 }).then(
+            () => true,
+            () => attempt >= 2,
+          )
+        )
+          break;
+      }
+      await input.waitFor({ timeout: TIMEOUT });
+      await input.fill(`>${r.title}`);
+      // The row whose label is the title itself (a longer title may match the typed text too).
+      const exact = new RegExp(`^${r.title.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`);
+      await page
+        .locator('.quick-input-list .monaco-list-row', { has: page.locator('.label-name', { hasText: exact }) })
+        .first()
+        .click({ timeout: TIMEOUT });
+      return { ok: true };
+    }
+    case 'statusBar':
+      await page.locator('.statusbar-item', { hasText: r.text }).first().click({ timeout: TIMEOUT });
+      return { ok: true };
+    case 'pick':
+      await page.locator('.quick-input-list .monaco-list-row', { hasText: r.label }).first().click({ timeout: TIMEOUT });
+      return { ok: true };
+    case 'key':
+      await page.keyboard.press(r.key);
+      return { ok: true };
+    case 'read': {
+      const l = page.locator(r.selector).first();
+      await l.waitFor({ timeout: TIMEOUT });
+      return { ok: true, text: await l.innerText() };
+    }
+    case 'has': {
+      const n = await page.locator(r.selector, r.text ? { hasText: r.text } : {}).count();
+      return { ok: true, text: String(n) };
+    }
+    case 'screenshot':
+      fs.mkdirSync(resultsDir, { recursive: true });
+      await page.screenshot({ path: path.join(resultsDir, `${r.name}.png`) });
+      return { ok: true, text: path.join(resultsDir, `${r.name}.png`) };
+  }
+}
+
+/** Serves the requests under `dir` (`<n>.json` -> `<n>.out.json`) until `done()` says to stop. */
+export async function serveUiRequests(page: Page, dir: string, resultsDir: string, done: () => boolean, log: (line: string) => void): Promise<void> {
+  fs.mkdirSync(dir, { recursive: true });
+  const served = new Set<string>();
+  while (!done()) {
+    for (const f of fs.readdirSync(dir).filter((n) => /^\d+\.json$/.test(n) && !served.has(n))) {
+      served.add(f);
+      const req = JSON.parse(fs.readFileSync(path.join(dir, f), 'utf8')) as UiRequest;
+      let answer: UiAnswer;
+      try {
+        answer = await perform(page, req, resultsDir);
+      } catch (e) {
+        answer = { ok: false, error: (e as Error).message.split('\n')[0] };
+        await page.screenshot({ path: path.join(resultsDir, `ui-failed-${f.replace('.json', '')}.png`) }).catch(() => undefined);
+      }
+      log(`ui ${JSON.stringify(req)} -> ${JSON.stringify(answer).slice(0, 300)}`);
+      fs.writeFileSync(path.join(dir, f.replace('.json', '.out.json')), JSON.stringify(answer));
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
