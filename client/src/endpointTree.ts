@@ -197,11 +197,12 @@ export function buildEnvironmentTree(envs: readonly EnvironmentInfo[]): TreeNode
 }
 
 /** A running `deploy --preview` of a project, shown first in the Environments view while it runs. */
-export function buildPreviewNode(app: string, p: PreviewState): TreeNode {
+export function buildPreviewNode(app: string, p: PreviewState, root?: string): TreeNode {
   const endpoints = [...(p.endpoints ?? [])].sort((a, b) => a.name.localeCompare(b.name));
   return {
     id: `preview:${app}`,
     label: 'preview',
+    root,
     description: `${app} · ${endpoints.length ? `${endpoints.length} endpoint(s) in containers` : 'starting'} · ${p.network}`,
     tooltip: `strato deploy --preview (pid ${p.pid}), the platform in front at ${p.url}, network ${p.network}`,
     icon: 'vm-running',

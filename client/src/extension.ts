@@ -18,6 +18,7 @@ import { envGet } from './envCommands';
 import { commandOutcomes, guarded, setErrorLog, type CommandOutcome } from './errors';
 import { UserError } from '../../engine/src/util';
 import { projectFolder } from './folders';
+import { stopPreview } from './previewCommands';
 import { cancelJob, retryJob, showJob, streamJob } from './jobCommands';
 import { runEndpoint, type RunOptions } from './runCommand';
 import { applyPythonSetting } from './settings';
@@ -121,7 +122,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Strato
     vscode.commands.registerCommand('strato.deployPreview', (arg?: unknown) =>
       guarded('deploy preview', async () => preview.start(await projectFolder(views, arg)).name),
     ),
-    vscode.commands.registerCommand('strato.stopPreview', () => guarded('stop preview', () => preview.stop())),
+    vscode.commands.registerCommand('strato.stopPreview', (arg?: unknown) => guarded('stop preview', () => stopPreview(views, preview, arg))),
     ...registerDeployCommands(views),
     vscode.commands.registerCommand('strato.refresh', () =>
       guarded('refresh', async () => (await views.refresh()).map((f) => f.model.endpoints.map((e) => e.name)).flat()),

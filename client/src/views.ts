@@ -89,7 +89,7 @@ export class StratoViews implements vscode.Disposable {
         const envs = folders.flatMap((f) => f.environments ?? []);
         const previews = folders.flatMap((f) => {
           const p = readPreviewState(f.model.root);
-          return p ? [buildPreviewNode(path.basename(f.model.root), p)] : [];
+          return p ? [buildPreviewNode(path.basename(f.model.root), p, f.model.root)] : [];
         });
         this.environments.set([...previews, ...(envs.length ? buildEnvironmentTree(envs) : previews.length ? [] : [this.emptyEnvironments(folders)])]);
         await this.refreshJobs();

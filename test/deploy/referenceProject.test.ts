@@ -3,12 +3,13 @@
 // end, with its volume shared by a queue-based and a load-balanced endpoint and a script calling by id.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { REPO, runCli } from '../helpers/cli';
 import { call, PYTHON, startTestPlatform, type TestPlatform } from '../helpers/platform';
+import { runPython } from '../helpers/python';
 import type { Manifest } from '../../engine/src/protocol/manifest';
 
 let p: TestPlatform;
@@ -86,22 +87,8 @@ test('it builds, deploys and runs: the volume is shared, the manifest records ev
   assert.deepEqual(last.json, { last: 'hello volume' }, 'the load-balanced endpoint reads what the queue-based one wrote');
 
   // Asynchronously: the platform answers from this process meanwhile.
-  const client = await new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
-    const child = spawn(PYTHON, [path.join('workers', 'client.py'), byName.embed.id, 'by id'], {
-      cwd: dir,
-      env: { ...process.env, ...env, PYTHONPATH: path.join(REPO, 'engine', 'python'), STRATO_LOCAL: '' },
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 120_000);
-    child.on('close', (status) => {
-      clearTimeout(timer);
-      resolve({ status, stdout, stderr });
-    });
-  });
-  assert.equal(client.status, 0, client.stderr);
+  const client = await runPython([path.join('workers', 'client.py'), byName.embed.id, 'by id'], { cwd: dir, env, timeoutMs: 120_000 });
+  assert.equal(client.code, 0, client.stderr);
   assert.deepEqual(JSON.parse(client.stdout), { length: 5, model: 'small', template: 'yes' });
 
   const vols = await runCli(['volume', 'list', '--json'], { cwd: dir, env });

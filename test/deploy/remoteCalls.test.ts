@@ -3,37 +3,20 @@
 // no-context error. Real CLI deploy, real platform, real Python on both sides.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { REPO, runCli } from '../helpers/cli';
+import { runCli } from '../helpers/cli';
 import { startTestPlatform, type TestPlatform } from '../helpers/platform';
+import { runPythonScript } from '../helpers/python';
 
-const PYTHON = process.env.STRATO_PYTHON || 'python3';
 let tmp: string;
 let dir: string;
 let p: TestPlatform;
 let env: NodeJS.ProcessEnv;
 
 /** Runs a script asynchronously: the platform runs in this process and must keep answering meanwhile. */
-function python(code: string, cwd: string, extra: NodeJS.ProcessEnv = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const script = path.join(cwd, `script_${Math.random().toString(36).slice(2)}.py`);
-  writeFileSync(script, code);
-  return new Promise((resolve) => {
-    const child = spawn(PYTHON, [script], { cwd, env: { ...process.env, PYTHONPATH: path.join(REPO, 'engine', 'python'), STRATO_LOCAL: '', ...extra } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 60000);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      rmSync(script, { force: true });
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
+const python = (code: string, cwd: string, extra: NodeJS.ProcessEnv = {}) => runPythonScript(code, { cwd, env: extra });
 
 before(async () => {
   tmp = mkdtempSync(path.join(os.tmpdir(), 'strato-remote-'));

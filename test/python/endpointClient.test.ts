@@ -3,12 +3,12 @@
 // output, stream, cancel), runsync, a failed job's error, a load-balanced route, and a wrong key.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { buildTestArtifact } from '../helpers/artifact';
-import { deploy, PYTHON, REPO, startTestPlatform, type TestPlatform } from '../helpers/platform';
+import { deploy, startTestPlatform, type TestPlatform } from '../helpers/platform';
+import { runPythonScript } from '../helpers/python';
 import { LB_PY, queueSpec, WORKER_PY } from '../helpers/testWorkers';
 
 let tp: TestPlatform;
@@ -34,25 +34,8 @@ after(async () => {
 });
 
 /** Runs a script against the platform (asynchronously: the platform answers from this process). */
-function python(code: string, key = tp.key): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const script = path.join(cwd, `s${Math.random().toString(36).slice(2)}.py`);
-  fs.writeFileSync(script, code);
-  return new Promise((resolve) => {
-    const child = spawn(PYTHON, [script], {
-      cwd,
-      env: { ...process.env, PYTHONPATH: path.join(REPO, 'engine', 'python'), STRATO_API_URL: tp.url, STRATO_API_KEY: key, STRATO_LOCAL: '' },
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 90_000);
-    child.on('close', (c) => {
-      clearTimeout(timer);
-      resolve({ code: c, stdout, stderr });
-    });
-  });
-}
+const python = (code: string, key = tp.key) =>
+  runPythonScript(code, { cwd, env: { STRATO_API_URL: tp.url, STRATO_API_KEY: key }, timeoutMs: 90_000 });
 
 test('run gives an EndpointJob: status, output, stream and cancel; runsync gives the output', async () => {
   const r = await python(`

@@ -7,6 +7,8 @@ import type { Locator, Page } from 'playwright-core';
 
 export type UiRequest =
   | { action: 'viewTitle'; view: string; title: string }
+  /** An entry of a view's "More Actions..." menu (title entries outside the navigation group). */
+  | { action: 'viewTitleMenu'; view: string; title: string }
   /** `detail`: text the row must also hold (its description), when several rows have the label. */
   | { action: 'itemMenu'; view: string; item: string; detail?: string; title: string; inline?: boolean }
   | { action: 'lens'; title: string }
@@ -14,6 +16,8 @@ export type UiRequest =
   | { action: 'statusBar'; text: string }
   | { action: 'pick'; label: string }
   | { action: 'key'; key: string }
+  /** Replaces the text of the open input box (quick input). */
+  | { action: 'input'; text: string }
   | { action: 'read'; selector: string }
   | { action: 'has'; selector: string; text?: string }
   | { action: 'screenshot'; name: string };
@@ -45,6 +49,16 @@ async function perform(page: Page, r: UiRequest, resultsDir: string): Promise<Ui
       const header = pane(page, r.view).locator('.pane-header');
       await header.hover({ timeout: TIMEOUT });
       await header.locator(`.actions .action-label[aria-label*="${r.title}"]`).first().click({ timeout: TIMEOUT });
+      return { ok: true };
+    }
+    case 'viewTitleMenu': {
+      const header = pane(page, r.view).locator('.pane-header');
+      await header.hover({ timeout: TIMEOUT });
+      await header.locator('.actions .action-label[aria-label^="More Actions"]').first().click({ timeout: TIMEOUT });
+      const item = page.locator('.monaco-menu .action-item', { hasText: r.title }).first();
+      await item.hover({ timeout: TIMEOUT });
+      await page.waitForTimeout(250);
+      await item.click({ timeout: TIMEOUT });
       return { ok: true };
     }
     case 'itemMenu': {
@@ -102,6 +116,9 @@ async function perform(page: Page, r: UiRequest, resultsDir: string): Promise<Ui
       return { ok: true };
     case 'key':
       await page.keyboard.press(r.key);
+      return { ok: true };
+    case 'input':
+      await page.locator('.quick-input-widget input').first().fill(r.text, { timeout: TIMEOUT });
       return { ok: true };
     case 'read': {
       const l = page.locator(r.selector).first();

@@ -5,23 +5,8 @@ import { limits } from '../catalog';
 import { UserError } from '../util/errors';
 import { errorText, send, type ApiTarget, type HttpResult } from './http';
 
-export type JobStatus = 'IN_QUEUE' | 'IN_PROGRESS' | 'COMPLETED' | 'FAILED' | 'CANCELLED' | 'TIMED_OUT';
-
-export interface Job<Output = unknown> {
-  id: string;
-  status: JobStatus;
-  output?: Output;
-  error?: string;
-  /** ms in the queue (present once started). */
-  delayTime?: number;
-  /** ms executing (present once ended). */
-  executionTime?: number;
-}
-
-export interface JobAccepted {
-  id: string;
-  status: JobStatus;
-}
+import type { Job, JobAccepted } from '../protocol/jobs';
+export type { Job, JobAccepted, JobStatus } from '../protocol/jobs';
 
 export interface StreamChunk<Output = unknown> {
   output: Output;

@@ -4,6 +4,7 @@
 export * from './controlPlane';
 export * from './debug';
 export * from './endpointKind';
+export * from './jobs';
 export * from './logs';
 export * from './lsp';
 export * from './manifest';

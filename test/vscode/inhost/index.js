@@ -66,6 +66,26 @@ async function click(place, cmd, request, o = {}) {
   return outcome;
 }
 
+/** A process named like `strato deploy --preview`, recorded in the project's .strato/preview.json; `exited` says by which signal. */
+function startPreviewStandIn() {
+  const root = vscode.workspace.workspaceFolders[0].uri.fsPath;
+  const child = require('child_process').spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)', '--', 'deploy', '--preview'], { stdio: 'ignore' });
+  const stateFile = path.join(root, '.strato', 'preview.json');
+  fs.mkdirSync(path.dirname(stateFile), { recursive: true });
+  fs.writeFileSync(stateFile, JSON.stringify({ pid: child.pid, network: 'strato-preview-test', url: 'http://127.0.0.1:9', startedAt: Date.now(), endpoints: [] }));
+  const exited = new Promise((resolve) => child.on('exit', (_code, signal) => (fs.rmSync(stateFile, { force: true }), resolve(signal))));
+  setTimeout(() => child.kill('SIGKILL'), 60000).unref();
+  return { exited };
+}
+
+/** Ends the attach session that strato.attachDev started, and the dev server it started with --debug. */
+async function stopAttached() {
+  await until('the attach session', () => vscode.debug.activeDebugSession, 30000);
+  await vscode.debug.stopDebugging();
+  await until('the dev server to run with --debug', () => api.dev.running && api.dev.extraArgs.includes('--debug'), 30000);
+  assert.strictEqual(await vscode.commands.executeCommand('strato.stopDev'), true);
+}
+
 const cpuArgs = () => ({ endpoint: 'cpu-stats', function: 'cpu_stats', file: 'cpu_worker.py', uri: file('cpu_worker.py').toString(), kind: 'QUEUE' });
 const tickerArgs = () => ({ endpoint: 'ticker', function: 'ticks', file: 'ticker_worker.py', uri: file('ticker_worker.py').toString(), kind: 'QUEUE' });
 const outputText = () => ui({ action: 'read', selector: '.part.panel .monaco-editor .view-lines' });
@@ -360,13 +380,15 @@ test('the dev server from the view title: its port in the status bar, stop in pl
   assert.strictEqual(await ui({ action: 'has', selector: '.pane-header .action-label[aria-label*="Stop Dev Server"]' }), '1');
   assert.strictEqual(await ui({ action: 'has', selector: '.pane-header .action-label[aria-label*="Start Dev Server"]' }), '0');
 
-  // The Run lens offers the dev server first; the input box comes prefilled: Enter runs it.
+  // The Run lens offers the dev server first; the input box comes prefilled with the last input (a failing one, from
+  // the test before): the user types another and Enter runs it.
   await showWithLenses('cpu_worker.py');
   const before = new Set(api.views.jobList.all().map((j) => j.id));
   await click('lens', 'strato.runEndpoint', { action: 'lens', title: '▶ Run cpu-stats' }, {
     then: async () => {
       await ui({ action: 'pick', label: 'dev server' });
       await sleep(500);
+      await ui({ action: 'input', text: '{"numbers": [1, 2, 3]}' });
       await ui({ action: 'key', key: 'Enter' });
     },
   });
@@ -409,6 +431,7 @@ test('every command works from every place it is offered: palette, view titles, 
       assert.match(title, /^Deploy shop, all 4 endpoints \(cpu-stats, gpu-hello, lb-api, ticker\), to$/);
     },
   });
+  await click('lens', 'strato.debugEndpoint', { action: 'lens', title: 'Debug' }, dismiss);
   // View titles.
   for (const [view, title, cmd, o] of [
     ['Endpoints', 'Refresh', 'strato.refresh', {}],
@@ -424,6 +447,39 @@ test('every command works from every place it is offered: palette, view titles, 
   await click('inline:strato.environments', 'strato.showLogs', { action: 'itemMenu', view: 'Environments', item: 'ticker', title: 'Show Logs', inline: true });
   await click('menu:strato.environments', 'strato.showLogs', { action: 'itemMenu', view: 'Environments', item: 'ticker', title: 'Show Logs' });
   await click('menu:strato.endpoints', 'strato.followLogs', { action: 'itemMenu', view: 'Endpoints', item: 'lb-api', title: 'Follow Logs' });
+  // Endpoints items: Run, Debug and Deploy on a function (inline and in its menu) and on its endpoint, each reaching
+  // its first question (where to run, the input, the environment), dismissed.
+  await vscode.commands.executeCommand('workbench.view.extension.strato');
+  await api.views.reveal('cpu-stats').catch(() => false);
+  const fnRow = { action: 'itemMenu', view: 'Endpoints', item: 'cpu_stats' };
+  const epRow = { action: 'itemMenu', view: 'Endpoints', item: 'cpu-stats' };
+  await click('inline:strato.endpoints', 'strato.runEndpoint', { ...fnRow, title: 'Run Endpoint', inline: true }, dismiss);
+  await click('inline:strato.endpoints', 'strato.debugEndpoint', { ...fnRow, title: 'Debug Function', inline: true }, dismiss);
+  await click('inline:strato.endpoints', 'strato.deployEndpoint', { ...epRow, title: 'Deploy Endpoint', inline: true }, dismiss);
+  await click('menu:strato.endpoints', 'strato.runEndpoint', { ...epRow, title: 'Run Endpoint' }, dismiss);
+  await click('menu:strato.endpoints', 'strato.debugEndpoint', { ...fnRow, title: 'Debug Function' }, dismiss);
+  await click('menu:strato.endpoints', 'strato.deployEndpoint', { ...fnRow, title: 'Deploy Endpoint' }, dismiss);
+  await click('menu:strato.environments', 'strato.envGet', { ...env, title: 'Show Environment' });
+  await click('menu:strato.environments', 'strato.undeploy', { ...env, title: 'Undeploy Environment' }, { dialog: /Remove 4 endpoint\(s\) of shop from production\?/ });
+  // A preview started outside this window (here a process standing in for `strato deploy --preview`, which needs a
+  // Docker engine: test/preview runs the real one) shows in Environments; Stop on its item sends it SIGINT.
+  for (const [place, inline] of [
+    ['inline:strato.environments', true],
+    ['menu:strato.environments', false],
+  ]) {
+    const stand = startPreviewStandIn();
+    await until('the preview in the Environments view', async () => {
+      await api.views.refresh();
+      return api.views.environments.nodes().some((n) => n.label === 'preview');
+    });
+    await click(place, 'strato.stopPreview', { action: 'itemMenu', view: 'Environments', item: 'preview', title: 'Stop Deploy Preview', inline });
+    assert.strictEqual(await stand.exited, 'SIGINT', 'the preview process got SIGINT');
+  }
+  // View title menus ("More Actions..."), and the debugger attached to a dev server it starts with --debug.
+  await click('title:strato.endpoints', 'strato.newProject', { action: 'viewTitleMenu', view: 'Endpoints', title: 'New Project' }, dismiss);
+  await click('title:strato.environments', 'strato.setApiKey', { action: 'viewTitleMenu', view: 'Environments', title: 'Set API Key' }, dismiss);
+  await click('title:strato.endpoints', 'strato.attachDev', { action: 'viewTitleMenu', view: 'Endpoints', title: 'Attach Debugger to Dev Server' });
+  await stopAttached();
   // The palette: each command, its picks answered or dismissed.
   const palette = (title, cmd, o = {}) => click('palette', cmd, { action: 'palette', title }, o);
   await palette('Strato: Stop Following Logs', 'strato.stopFollowingLogs');
@@ -438,6 +494,12 @@ test('every command works from every place it is offered: palette, view titles, 
   await palette('Strato: Undeploy Environment', 'strato.undeploy', { dialog: /Remove 4 endpoint\(s\) of shop from production\?/ });
   await palette('Strato: Deploy Preview', 'strato.deployPreview');
   await palette('Strato: Stop Deploy Preview', 'strato.stopPreview');
+  await palette('Strato: New Project', 'strato.newProject', dismiss);
+  await palette('Strato: Set API Key', 'strato.setApiKey', dismiss);
+  await palette('Strato: Remove Stored API Key', 'strato.clearApiKey');
+  await palette('Strato: Debug Function', 'strato.debugEndpoint', dismiss);
+  await palette('Strato: Attach Debugger to Dev Server', 'strato.attachDev');
+  await stopAttached();
   await palette('Strato: Start Dev Server', 'strato.startDev');
   await until('the dev server to run', () => api.devServer.running(), 60000);
   await palette('Strato: Dev Server Actions', 'strato.devActions', { then: () => ui({ action: 'pick', label: 'Show the dev server terminal' }) });
@@ -454,7 +516,7 @@ test('every command works from every place it is offered: palette, view titles, 
   // What package.json offers, place by place, must all have been clicked above or in the tests before.
   const pkg = vscode.extensions.getExtension('strato.strato').packageJSON.contributes;
   const hidden = new Set(pkg.menus.commandPalette.filter((m) => m.when === 'false').map((m) => m.command));
-  const offered = new Set(['lens:strato.runEndpoint', 'lens:strato.deployEndpoint', 'status:strato.devActions']);
+  const offered = new Set(['lens:strato.runEndpoint', 'lens:strato.debugEndpoint', 'lens:strato.deployEndpoint', 'status:strato.devActions']);
   for (const c of pkg.commands) if (!hidden.has(c.command)) offered.add(`palette:${c.command}`);
   const views = (when) => [...when.matchAll(/view == (strato\.\w+)/g)].map((m) => m[1]);
   for (const m of pkg.menus['view/title']) for (const v of views(m.when)) offered.add(`title:${v}:${m.command}`);

@@ -191,7 +191,7 @@ test('once the workspace is trusted, the Run, Debug and Deploy lenses come back'
     const t = l.map((x) => x.command.title);
     return t.includes('Debug') ? t : undefined;
   });
-  assert.deepStrictEqual(titles, ['▶ Run calc', 'Debug', 'Deploy calc']);
+  assert.deepStrictEqual(titles, ['▶ Run calc', 'Debug', 'Deploy all 4 endpoints']);
   assert.strictEqual(api.views.endpointsView.message, undefined);
 });
 

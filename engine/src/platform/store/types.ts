@@ -1,7 +1,8 @@
 // The one store interface of the platform: control-plane records (apps, environments, builds, endpoints, API keys),
 // the audit log and jobs. sqlStore.ts implements it with SQL that runs on PGlite (embedded) or on a PostgreSQL server.
 
-export type JobStatus = 'IN_QUEUE' | 'IN_PROGRESS' | 'COMPLETED' | 'FAILED' | 'CANCELLED' | 'TIMED_OUT';
+import type { JobStatus } from '../../protocol/jobs';
+export type { JobStatus };
 export type JobKind = 'run' | 'runsync';
 
 /** A job as stored. `input` and `output` hold JSON text, never re-encoded on the hot path. */

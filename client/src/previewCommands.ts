@@ -1,0 +1,24 @@
+// Stop Deploy Preview: the preview this window started in its terminal (Ctrl+C there), or, from the preview's item in
+// the Environments view, a preview of that project started elsewhere (a terminal of the user's own, another window):
+// it gets SIGINT, on which `strato deploy --preview` removes its containers and network and exits, as after Ctrl+C.
+import { readPreviewState } from '../../engine/src/preview/state';
+import { UserError } from '../../engine/src/util';
+import { folderHintOf } from './commandArgs';
+import type { DevTerminal } from './devTerminal';
+import type { StratoViews } from './views';
+
+const STOP_WAIT_MS = 30_000;
+
+/** Resolves true once the preview has stopped (its state file no longer names a running preview). */
+export async function stopPreview(views: StratoViews, terminal: DevTerminal, arg: unknown): Promise<boolean> {
+  if (terminal.running) return terminal.stop();
+  const root = folderHintOf(arg);
+  const state = root ? readPreviewState(root) : null;
+  if (!root || !state) throw new UserError('no preview of this project is running: start one with "Strato: Deploy Preview".');
+  process.kill(state.pid, 'SIGINT');
+  const until = Date.now() + STOP_WAIT_MS;
+  while (readPreviewState(root) && Date.now() < until) await new Promise((r) => setTimeout(r, 200));
+  views.refreshSoon(0);
+  if (readPreviewState(root)) throw new UserError(`the preview (pid ${state.pid}) did not stop within ${STOP_WAIT_MS / 1000} s of SIGINT.`);
+  return true;
+}
