@@ -34,8 +34,7 @@ after(async () => {
 });
 
 /** Runs a script against the platform (asynchronously: the platform answers from this process). */
-const python = (code: string, key = tp.key) =>
-  runPythonScript(code, { cwd, env: { STRATO_API_URL: tp.url, STRATO_API_KEY: key }, timeoutMs: 90_000 });
+const python = (code: string, key = tp.key) => runPythonScript(code, { cwd, env: { STRATO_API_URL: tp.url, STRATO_API_KEY: key }, timeoutMs: 90_000 });
 
 test('run gives an EndpointJob: status, output, stream and cancel; runsync gives the output', async () => {
   const r = await python(`
