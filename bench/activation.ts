@@ -41,10 +41,20 @@ const vscode = {
     onDidChangeWorkspaceFolders: event,
     onDidChangeConfiguration: event,
     onDidOpenTextDocument: event,
+    onDidGrantWorkspaceTrust: event,
+    isTrusted: true,
     getConfiguration: () => ({ get: (_k, d) => d, inspect: () => undefined }),
     asRelativePath: (u) => String(u),
   },
   commands: { registerCommand: () => disposable, executeCommand: async () => undefined },
+  debug: {
+    registerDebugConfigurationProvider: () => disposable,
+    registerDebugAdapterDescriptorFactory: () => disposable,
+    onDidStartDebugSession: event,
+    onDidTerminateDebugSession: event,
+  },
+  tasks: { registerTaskProvider: () => disposable },
+  DebugConfigurationProviderTriggerKind: { Initial: 1, Dynamic: 2 },
   EventEmitter,
   ThemeIcon: class {},
   ThemeColor: class {},
@@ -66,7 +76,9 @@ const ms = (t) => Number(process.hrtime.bigint() - t) / 1e6;
   for (const f of JSON.parse(process.env.BUNDLES)) require(f);
   out.requireMs = ms(t);
   if (process.env.ACTIVATE) {
-    const context = { subscriptions: [], extension: {}, extensionPath: process.env.DIST };
+    const memento = { get: (_k, d) => d, update: async () => {}, keys: () => [] };
+    const secrets = { get: async () => undefined, store: async () => {}, delete: async () => {}, onDidChange: event };
+    const context = { subscriptions: [], extension: {}, extensionPath: process.env.DIST, workspaceState: memento, globalState: memento, secrets };
     t = process.hrtime.bigint();
     await require(JSON.parse(process.env.BUNDLES)[0]).activate(context);
     out.activateMs = ms(t);
