@@ -1,4 +1,4 @@
-// Issue #16, defect 6: ended jobs kept their whole input and output in memory for their retention window, with no
+// Issue #16, defect 6 (and issue #11's memory figure, the last test): ended jobs kept their whole input and output in memory for their retention window, with no
 // cap (40 jobs of 10 MB held 544 MB for 30 minutes). Now an ended job leaves memory once its row is durable, and
 // /status and /stream read it from the store, through a cache bounded in bytes: the output is still read exactly.
 import { after, before, test } from 'node:test';
@@ -12,6 +12,10 @@ import { queueSpec } from '../helpers/testWorkers';
 const BIG_PY = `
 def big(i, size):
     return {"i": i, "big": 12345678901234567890, "two": 2.0, "text": "x" * size}
+
+
+def noop(i):
+    return i
 
 
 def chunks(n, size):
@@ -38,6 +42,7 @@ before(async () => {
   const art = await buildTestArtifact({ 'worker.py': BIG_PY }, [
     queueSpec('big', 'big', { workers: [0, 2] }),
     queueSpec('chunks', 'chunks', { isGenerator: true, workers: [0, 1] }),
+    queueSpec('noop', 'noop', { workers: [0, 2] }),
   ]);
   url = Object.fromEntries(Object.entries(await deploy(tp.cp, art)).map(([k, v]) => [k, v.url]));
 });
@@ -106,4 +111,34 @@ test('an ended job out of memory expires: 404 once its ttl ran out, then the swe
   assert.equal((await call('GET', `${url.big}/status/${ids[1]}`)).status, 404);
   await waitUntil('the sweep to count the expired job out of health', async () => (await completed(url.big)) === JOBS - 1, 15_000, 250);
   assert.equal((await call('GET', `${url.big}/status/${ids[2]}`)).status, 200, 'the others are kept');
+});
+
+const SUSTAINED = 30_000;
+
+test(`${SUSTAINED.toLocaleString('en')} small jobs through /run at full speed: afterwards the heap is within 50 MB of where it started`, async () => {
+  const heapBefore = heapMb();
+  const t = Date.now();
+  let next = 0;
+  const refused: string[] = [];
+  // 32 clients submitting back to back: the queue fills as fast as this process can post.
+  const client = async () => {
+    while (next < SUSTAINED) {
+      const i = next++;
+      const r = await call('POST', `${url.noop}/run`, { body: { input: { i } } });
+      if (r.status !== 200) refused.push(`${r.status} ${r.text}`);
+    }
+  };
+  await Promise.all(Array.from({ length: 32 }, client));
+  assert.deepEqual(refused.slice(0, 3), [], 'every job was accepted');
+  await waitUntil(`${SUSTAINED} jobs to complete`, async () => (await completed(url.noop)) === SUSTAINED, 240_000, 250);
+  const seconds = (Date.now() - t) / 1000;
+  await waitUntil('ended jobs to leave memory', () => tp.platform.stats().jobsInMemory === 0, 30_000);
+  const heapAfter = heapMb();
+  const s = tp.platform.stats();
+  console.log(
+    `${SUSTAINED} jobs in ${seconds.toFixed(1)} s (${Math.round(SUSTAINED / seconds)} jobs/s with this process also the client); ` +
+      `heap ${heapBefore.toFixed(0)} -> ${heapAfter.toFixed(0)} MB; ${s.endedJobsCached} ended jobs cached in ${(s.jobMemoryBytes / MB).toFixed(1)} MB`,
+  );
+  assert.ok(heapAfter - heapBefore < 50, `the heap grew by ${(heapAfter - heapBefore).toFixed(0)} MB`);
+  assert.ok(s.jobMemoryBytes <= CACHE_BYTES);
 });
