@@ -25,19 +25,21 @@ def fail_dict(message="bad input"):
 
 
 def sleep(seconds=1.0, marker=None, **kw):
+    start = time.time()
     time.sleep(seconds)
     if marker:
         with open(marker, "a") as f:
             f.write("done %s\\n" % kw.get("tag", ""))
-    return {"slept": seconds, "pid": os.getpid(), **kw}
+    return {"slept": seconds, "pid": os.getpid(), "start": start, "end": time.time(), **kw}
 
 
 async def asleep(seconds=1.0, marker=None):
+    start = time.time()
     await asyncio.sleep(seconds)
     if marker:
         with open(marker, "a") as f:
             f.write("done\\n")
-    return {"slept": seconds}
+    return {"slept": seconds, "start": start, "end": time.time()}
 
 
 def env_info(**kw):

@@ -43,6 +43,8 @@ async function readAll(u: string, id: string): Promise<{ chunks: Chunk[]; calls:
 
 test('a generator handler streams its chunks in order; the output is every yielded value', async () => {
   const { id } = (await call('POST', `${url.gen}/run`, { body: { input: { n: 5, delay: 0.15 } } })).json as { id: string };
+  // Once a worker has it (a cold start on a loaded machine can outlast one long-poll), /stream waits for its chunks.
+  await waitUntil('the job to start', async () => ((await call('GET', `${url.gen}/status/${id}`)).json as { status: string }).status !== 'IN_QUEUE', 60_000);
   const first = await call('GET', `${url.gen}/stream/${id}`);
   const firstChunks = first.json as Chunk[];
   assert.ok(firstChunks.length >= 1, 'the first /stream call waits for a chunk while the job runs');
