@@ -6,6 +6,7 @@ import type { Principal } from './auth';
 import type { KeyRing } from './controlPlane/keys';
 import { PlatformError } from './errors';
 import { pathOf, sendError, sendJson } from './http';
+import { AGENT_PREFIX } from '../protocol/agents';
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => Promise<void> | void;
 
@@ -15,6 +16,8 @@ export interface Routes {
   jobs: Handler;
   lb: Handler;
   worker: Handler;
+  /** Worker hosts' agents (agentApi.ts). */
+  agent?: Handler;
   /** Receives an artifact upload; refuses (before reading the body) a key that may not deploy to its app. */
   upload(uploadId: string, req: IncomingMessage, by: Principal): Promise<unknown>;
   info(): Record<string, unknown>;
@@ -47,6 +50,7 @@ async function route(r: Routes, req: IncomingMessage, res: ServerResponse): Prom
   if (url.startsWith('/v2/')) return r.jobs(req, res);
   if (url.startsWith('/_worker/')) return r.worker(req, res);
   if (url.startsWith('/lb/')) return r.lb(req, res);
+  if (url.startsWith(AGENT_PREFIX) && r.agent) return r.agent(req, res);
   if (url === '/graphql' || url.startsWith('/graphql?')) return r.graphql(req, res);
   if (url.startsWith('/_uploads/')) {
     const auth = r.keys.authenticate(req);
