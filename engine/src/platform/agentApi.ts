@@ -72,6 +72,10 @@ export class AgentApi {
         for (const e of Array.isArray(body.events) ? (body.events as AgentEvent[]) : []) host.event(e);
         return sendJson(res, 200, {});
       }
+      if (b === 'leave') {
+        this.lose(host, `worker host ${host.name} left (its agent stopped)`);
+        return sendJson(res, 200, {});
+      }
       return sendError(res, 404, `unknown agent operation "${b ?? ''}"`);
     } catch (e) {
       if (e instanceof PlatformError) return sendError(res, e.status, e.message);
@@ -99,7 +103,14 @@ export class AgentApi {
     if (body.cudaVersion !== undefined && body.cudaVersion !== null && (typeof body.cudaVersion !== 'string' || !/^\d+\.\d+$/.test(body.cudaVersion)))
       throw bad(`the CUDA version ${JSON.stringify(body.cudaVersion)} is not a version like 12.4; set STRATO_CUDA_VERSION to the driver's`);
     const cpus = typeof body.cpus === 'number' && Number.isInteger(body.cpus) && body.cpus > 0 ? body.cpus : 1;
-    const reg: HostRegistration = { name: body.name, datacenter, cpus, gpus: gpus as string[], cudaVersion: (body.cudaVersion as string) || undefined, version: String(body.version ?? '') };
+    const reg: HostRegistration = {
+      name: body.name,
+      datacenter,
+      cpus,
+      gpus: gpus as string[],
+      cudaVersion: (body.cudaVersion as string) || undefined,
+      version: String(body.version ?? ''),
+    };
     // The same name again: the host came back (its agent restarted); what ran under the old registration is gone.
     for (const h of this.d.hosts.all()) if (h instanceof RemoteHost && h.name === reg.name) this.lose(h, `worker host ${h.name} registered again`);
     const host = new RemoteHost(`h-${randomBytes(6).toString('hex')}`, reg, (id) => this.d.build(id)?.sha256 ?? id);

@@ -43,8 +43,7 @@ export type AgentCommand =
 
 /** What an agent reports (`POST /_agent/<hostId>/events` with `{events: [...]}`). */
 export type AgentEvent =
-  | { type: 'output'; workerId: string; stream: 'out' | 'err'; lines: string[] }
-  | { type: 'exit'; workerId: string; code: number | null; signal: string | null };
+  { type: 'output'; workerId: string; stream: 'out' | 'err'; lines: string[] } | { type: 'exit'; workerId: string; code: number | null; signal: string | null };
 
 /** One host as `GET /_agent/hosts` lists it (and `strato platform status` prints it). */
 export interface HostView {

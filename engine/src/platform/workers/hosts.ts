@@ -26,10 +26,22 @@ export interface WorkerHost {
 }
 
 export function localHost(datacenters: readonly string[] | undefined, inventory: GpuInventory, gpus: GpuAllocator, checks: HostChecks): WorkerHost {
-  return { id: 'local', name: os.hostname(), datacenters: datacenters ?? null, inventory, gpus, checks, cpus: os.cpus().length, launcher: null, workers: 0, lastSeen: null };
+  return {
+    id: 'local',
+    name: os.hostname(),
+    datacenters: datacenters ?? null,
+    inventory,
+    gpus,
+    checks,
+    cpus: os.cpus().length,
+    launcher: null,
+    workers: 0,
+    lastSeen: null,
+  };
 }
 
-const inDatacenter = (h: WorkerHost, ep: DeployedEndpoint) => !ep.config.datacenters || !h.datacenters || ep.config.datacenters.some((d) => h.datacenters!.includes(d));
+const inDatacenter = (h: WorkerHost, ep: DeployedEndpoint) =>
+  !ep.config.datacenters || !h.datacenters || ep.config.datacenters.some((d) => h.datacenters!.includes(d));
 
 export class HostPool {
   private remote = new Map<string, WorkerHost>();
@@ -83,7 +95,7 @@ export class HostPool {
     if (hosts.length === 0) {
       const offered = this.all().map((h) => `${h.name} (${h.datacenters?.join(', ') ?? 'every datacenter'})`);
       return (
-        `no worker host serves ${ep.config.datacenters?.join(', ') ?? 'this endpoint'}${ep.config.volumes.length ? ' where its volumes are (on the platform\'s machine)' : ''}: ` +
+        `no worker host serves ${ep.config.datacenters?.join(', ') ?? 'this endpoint'}${ep.config.volumes.length ? " where its volumes are (on the platform's machine)" : ''}: ` +
         `the hosts are ${offered.join(', ')}; start one there with strato platform agent --join <url> --datacenter <id>, or change its datacenter=`
       );
     }

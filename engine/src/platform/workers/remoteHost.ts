@@ -61,7 +61,14 @@ export class RemoteHost implements WorkerHost {
       this.procs.set(w.id, p);
       p.once('exit', () => this.procs.delete(w.id));
       const { PYTHONPATH: _ignored, ...env } = s.env; // the agent sets its own paths to the build
-      this.send({ type: 'launch', workerId: w.id, buildId: s.endpoint.buildId, sha256: this.contentId(s.endpoint.buildId), handlerFile: s.endpoint.config.handlerFile, env });
+      this.send({
+        type: 'launch',
+        workerId: w.id,
+        buildId: s.endpoint.buildId,
+        sha256: this.contentId(s.endpoint.buildId),
+        handlerFile: s.endpoint.config.handlerFile,
+        env,
+      });
       return p;
     },
   };

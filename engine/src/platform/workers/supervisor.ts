@@ -116,7 +116,8 @@ export class Supervisor {
     const child = forked ?? launcher.launch(w, { endpoint: ep, root, env: own, processEnv, gpuCount: isGpu ? ep.config.gpuCount : 0, volumes });
     w.process = child;
     host.workers++;
-    if (host.launcher) this.writeLog(ep.id, w.id, 'P', `started on worker host ${host.name}${own.CUDA_VISIBLE_DEVICES ? ` (GPU ${own.CUDA_VISIBLE_DEVICES})` : ''}`);
+    if (host.launcher)
+      this.writeLog(ep.id, w.id, 'P', `started on worker host ${host.name}${own.CUDA_VISIBLE_DEVICES ? ` (GPU ${own.CUDA_VISIBLE_DEVICES})` : ''}`);
     const note = isGpu ? host.gpus.note(ep.config.gpuIds) : null;
     if (note) this.writeLog(ep.id, w.id, 'P', note);
     if (forked) this.writeLog(ep.id, w.id, 'P', "forked from the endpoint's template");
