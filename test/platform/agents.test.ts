@@ -119,20 +119,31 @@ after(async () => {
   fs.rmSync(tmp, { recursive: true, force: true });
 });
 
-test('bad input is refused with a sentence: a wrong key, an unreachable platform, an unknown datacenter', { skip: skip ?? false }, async () => {
-  const wrongKey = agentIn(b, ['--join', tp.url, '--key', 'not-the-key', '--name', 'x', '--data-dir', path.join(tmp, 'x')]);
-  const unreachable = agentIn(b, ['--join', `http://${a.hostAddr}:${await closedPort(a.hostAddr)}`, '--key', tp.key, '--data-dir', path.join(tmp, 'x')]);
-  const badDc = agentIn(b, ['--join', tp.url, '--key', tp.key, '--datacenter', 'MARS-1', '--data-dir', path.join(tmp, 'x')]);
-  assert.equal(await wrongKey.ended, 1);
-  assert.match(
-    wrongKey.out.join(''),
-    /the platform at http:\/\/\S+ refused the key \(missing or invalid API key.*\); pass an admin key of that platform with --key or STRATO_API_KEY/,
-  );
-  assert.equal(await unreachable.ended, 1);
-  assert.match(unreachable.out.join(''), /cannot reach the platform at http:\/\/\S+ \(ECONNREFUSED\): .*strato platform serve --host 0\.0\.0\.0/);
-  assert.equal(await badDc.ended, 1);
-  assert.match(badDc.out.join(''), /--datacenter: .*MARS-1/);
-});
+test(
+  'bad input is refused with a sentence: a wrong key, a key that is not an admin key, an unreachable platform, an unknown datacenter',
+  { skip: skip ?? false },
+  async () => {
+    const wrongKey = agentIn(b, ['--join', tp.url, '--key', 'not-the-key', '--name', 'x', '--data-dir', path.join(tmp, 'x')]);
+    const unreachable = agentIn(b, ['--join', `http://${a.hostAddr}:${await closedPort(a.hostAddr)}`, '--key', tp.key, '--data-dir', path.join(tmp, 'x')]);
+    const badDc = agentIn(b, ['--join', tp.url, '--key', tp.key, '--datacenter', 'MARS-1', '--data-dir', path.join(tmp, 'x')]);
+    const deployKey = (await tp.cp.createKey('ci', 'deploy', ['shop'])).secret;
+    const notAdmin = agentIn(b, ['--join', tp.url, '--key', deployKey, '--name', 'y', '--data-dir', path.join(tmp, 'x')]);
+    assert.equal(await wrongKey.ended, 1);
+    assert.match(
+      wrongKey.out.join(''),
+      /the platform at http:\/\/\S+ refused the key \(missing or invalid API key.*\); pass an admin key of that platform with --key or STRATO_API_KEY/,
+    );
+    assert.equal(await unreachable.ended, 1);
+    assert.match(unreachable.out.join(''), /cannot reach the platform at http:\/\/\S+ \(ECONNREFUSED\): .*strato platform serve --host 0\.0\.0\.0/);
+    assert.equal(await notAdmin.ended, 1);
+    assert.match(
+      notAdmin.out.join(''),
+      /refused this host: joining as a worker host \(strato platform agent\) needs an admin key; the key "ci" \(deploy: shop\) is not one/,
+    );
+    assert.equal(await badDc.ended, 1);
+    assert.match(badDc.out.join(''), /--datacenter: .*MARS-1/);
+  },
+);
 
 test("an endpoint pinned to a host's datacenter runs there, from a build fetched once, its output in the platform's log", { skip: skip ?? false }, async () => {
   const r = await call('POST', `${eps.pinned.url}/runsync`, { body: { input: {} } });
@@ -218,4 +229,11 @@ test('an agent killed mid-job: the job runs again on the other host and complete
   });
   assert.match(status, new RegExp(`${first}\\s+\\S+\\s+1/1 free\\s+0\\s+\\d+ s ago`));
   assert.match(status, /\(this machine\)\s+EU-RO-1\s+-\s+0\s+-/);
+  const gql = await call('POST', `${tp.url}/graphql`, { body: { query: '{ platform { hosts { name local datacenters gpus { total free } } } }' } });
+  const listed = (gql.json as { data: { platform: { hosts: Array<{ name: string; local: boolean; datacenters: string[]; gpus: { total: number } }> } } }).data
+    .platform.hosts;
+  assert.deepEqual(
+    listed.find((h) => h.name === first),
+    { name: first, local: false, datacenters: [first === 'host-a' ? 'US-KS-2' : 'US-IL-1'], gpus: { total: 1, free: 1 } },
+  );
 });

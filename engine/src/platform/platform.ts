@@ -162,7 +162,7 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
       // The health view has one free-text note: the missing hardware, what the host lacks, a volume over its
       // quota, and why workers start without a template.
       const notes = [
-        ep && !ep.config.cpu ? gpus.note(ep.config.gpuIds) : null,
+        ep ? pool.gpuNote(ep) : null,
         ...(ep ? [...hostChecks.notes(ep.config), ...cp.volumeNotes(ep)] : []),
         sched.waitingReason(id),
         templates?.note(id) ?? null,
@@ -203,6 +203,7 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
           version: PLATFORM_VERSION,
           health,
           notes: (ep) => hostChecks.notes(ep.config),
+          hosts: () => pool.view(),
           audit: async (q) => (await store.listAudit(q)).map(auditEntry),
         }),
         o.log,

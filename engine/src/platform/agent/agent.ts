@@ -9,6 +9,7 @@ import { UserError } from '../../util/errors';
 import { inheritedWorkerEnv } from '../workers/environment';
 import { detectGpus } from '../workers/gpus';
 import { BuildCache } from './buildCache';
+import { errorOf, PlatformLink } from './link';
 
 export interface AgentOptions {
   /** The platform's base URL, as reachable from this host (and from its workers). */
@@ -42,10 +43,9 @@ const RETRY_MS = 1000;
 const OUTPUT_BACKLOG = 10_000;
 const STOP_GRACE_MS = 5000;
 
-/** `code`/`message` of a failed fetch, which hides the reason in `cause`. */
+/** The short reason of a network error: its code (ECONNREFUSED, TIMEOUT...), else its message. */
 function why(e: unknown): string {
-  const c = (e as { cause?: { code?: string; message?: string } }).cause;
-  return c?.code ?? c?.message ?? (e as Error).message;
+  return (e as NodeJS.ErrnoException).code ?? (e as Error).message;
 }
 
 export async function startAgent(o: AgentOptions): Promise<RunningAgent> {
@@ -57,16 +57,19 @@ export async function startAgent(o: AgentOptions): Promise<RunningAgent> {
   }
   if (base.protocol !== 'http:' && base.protocol !== 'https:') throw new UserError(`--join ${o.url} must be an http:// or https:// URL`);
   const url = base.href.replace(/\/+$/, '');
-  const call = (p: string, init: RequestInit & { timeoutMs?: number } = {}) =>
-    fetch(`${url}${p}`, {
-      ...init,
-      headers: { authorization: `Bearer ${o.key}`, 'content-type': 'application/json', ...(init.headers as Record<string, string>) },
-      signal: AbortSignal.timeout(init.timeoutMs ?? CONNECT_TIMEOUT_MS),
-    });
-  const post = (p: string, body: unknown, timeoutMs?: number) => call(p, { method: 'POST', body: JSON.stringify(body), timeoutMs });
-
+  const link = new PlatformLink(base, o.key);
   try {
-    await call('/healthz');
+    return await run(o, url, link);
+  } catch (e) {
+    link.close(); // nothing keeps a refused agent's process alive
+    throw e;
+  }
+}
+
+async function run(o: AgentOptions, url: string, link: PlatformLink): Promise<RunningAgent> {
+  const post = (p: string, body: unknown, timeoutMs = CONNECT_TIMEOUT_MS) => link.json('POST', p, body, timeoutMs);
+  try {
+    await link.json('GET', '/healthz', undefined, CONNECT_TIMEOUT_MS);
   } catch (e) {
     throw new UserError(
       `cannot reach the platform at ${url} (${why(e)}): check the address and port, and that the platform listens on an address this host ` +
@@ -85,18 +88,12 @@ export async function startAgent(o: AgentOptions): Promise<RunningAgent> {
   };
   const register = async (): Promise<HostRegistered> => {
     const r = await post('/_agent/register', registration);
-    const text = await r.text();
-    let msg = text;
-    try {
-      msg = (JSON.parse(text) as { error?: string }).error ?? text;
-    } catch {
-      // not JSON: an older platform or something else at that address
-    }
+    const msg = errorOf(r.body);
     if (r.status === 401)
       throw new UserError(`the platform at ${url} refused the key (${msg}); pass an admin key of that platform with --key or STRATO_API_KEY`);
     if (r.status === 404) throw new UserError(`${url} does not take worker hosts (${msg}); is it a Strato platform of this version (${VERSION})?`);
-    if (!r.ok) throw new UserError(`the platform at ${url} refused this host: ${msg}`);
-    return JSON.parse(text) as HostRegistered;
+    if (r.status !== 200) throw new UserError(`the platform at ${url} refused this host: ${msg}`);
+    return r.body as HostRegistered;
   };
   let reg = await register();
   o.log(
@@ -105,7 +102,7 @@ export async function startAgent(o: AgentOptions): Promise<RunningAgent> {
 
   const builds = new BuildCache(
     o.dataDir,
-    (id) => call(`/_agent/builds/${encodeURIComponent(id)}`, { timeoutMs: 30 * 60_000 }),
+    (id) => link.request('GET', `/_agent/builds/${encodeURIComponent(id)}`, undefined, CONNECT_TIMEOUT_MS),
     (id, dir) => o.log(`fetched build ${id} once for this host (cached in ${dir})`),
   );
   const workers = new Map<string, HostWorker>();
@@ -120,7 +117,7 @@ export async function startAgent(o: AgentOptions): Promise<RunningAgent> {
       const batch = events;
       events = [];
       flushing = post(`/_agent/${reg.hostId}/events`, { events: batch })
-        .then((r) => void r.body?.cancel())
+        .then(() => undefined)
         .catch(() => {
           events = [...batch.filter((e) => e.type === 'exit' || events.length < OUTPUT_BACKLOG), ...events];
           return new Promise<void>((r) => setTimeout(r, RETRY_MS));
@@ -202,7 +199,6 @@ export async function startAgent(o: AgentOptions): Promise<RunningAgent> {
       try {
         const r = await post(`/_agent/${reg.hostId}/poll`, { waitMs: reg.pollWaitMs }, reg.pollWaitMs + CONNECT_TIMEOUT_MS);
         if (r.status === 404) {
-          await r.body?.cancel();
           o.log(`the platform forgot this host (lost, or restarted): stopping its ${workers.size} workers and registering again`);
           stopAll('SIGKILL');
           workers.clear();
@@ -210,8 +206,8 @@ export async function startAgent(o: AgentOptions): Promise<RunningAgent> {
           reg = await register();
           continue;
         }
-        if (!r.ok) throw new Error(`HTTP ${r.status}: ${(await r.text()).slice(0, 300)}`);
-        const { commands } = (await r.json()) as { commands: AgentCommand[] };
+        if (r.status !== 200) throw new Error(`HTTP ${r.status}: ${errorOf(r.body)}`);
+        const { commands } = r.body as { commands: AgentCommand[] };
         if (unreachableSince) o.log(`the platform answers again after ${Math.round((Date.now() - unreachableSince) / 1000)} s`);
         unreachableSince = 0;
         for (const c of commands) {
@@ -236,16 +232,14 @@ export async function startAgent(o: AgentOptions): Promise<RunningAgent> {
     close: async () => {
       closing = true;
       // Leave first: the platform runs this host's jobs again elsewhere and stops expecting its workers.
-      await post(`/_agent/${reg.hostId}/leave`, {}).then(
-        (r) => r.body?.cancel(),
-        () => undefined,
-      );
+      await post(`/_agent/${reg.hostId}/leave`, {}).catch(() => undefined);
       stopAll('SIGTERM');
       const deadline = Date.now() + STOP_GRACE_MS;
       while (workers.size && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
       stopAll('SIGKILL');
       if (flushTimer) clearTimeout(flushTimer);
       await loop.catch(() => undefined);
+      link.close();
     },
   };
 }

@@ -3,9 +3,9 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { Readable, Transform } from 'node:stream';
+import type { IncomingMessage } from 'node:http';
+import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { unpackArchive } from '../controlPlane/unpack';
 
 export class BuildCache {
@@ -13,7 +13,7 @@ export class BuildCache {
 
   constructor(
     private readonly dir: string,
-    private readonly download: (buildId: string) => Promise<Response>,
+    private readonly download: (buildId: string) => Promise<IncomingMessage>,
     private readonly fetched: (buildId: string, dir: string) => void,
   ) {
     fs.mkdirSync(path.join(dir, 'builds'), { recursive: true });
@@ -34,10 +34,12 @@ export class BuildCache {
 
   private async fetch(buildId: string, sha256: string, root: string): Promise<string> {
     const res = await this.download(buildId);
-    if (!res.ok || !res.body) {
-      const text = await res.text().catch(() => '');
-      throw new Error(`the platform did not send build ${buildId} (HTTP ${res.status}${text ? `: ${text.slice(0, 300)}` : ''})`);
+    if (res.statusCode !== 200) {
+      let text = '';
+      for await (const c of res) text += (c as Buffer).toString('utf8');
+      throw new Error(`the platform did not send build ${buildId} (HTTP ${res.statusCode}${text ? `: ${text.slice(0, 300)}` : ''})`);
     }
+    res.setTimeout(60_000, () => res.destroy(new Error('the download stalled for 60 s')));
     const archive = path.join(this.dir, 'builds', `${sha256}.tar.gz.part`);
     const hash = createHash('sha256');
     const meter = new Transform({
@@ -47,9 +49,9 @@ export class BuildCache {
       },
     });
     try {
-      await pipeline(Readable.fromWeb(res.body as WebReadableStream<Uint8Array>), meter, fs.createWriteStream(archive));
+      await pipeline(res, meter, fs.createWriteStream(archive));
       const got = hash.digest('hex');
-      if (res.headers.get('x-strato-sha256') === sha256 && got !== sha256)
+      if (res.headers['x-strato-sha256'] === sha256 && got !== sha256)
         throw new Error(`build ${buildId} arrived damaged (SHA-256 ${got}, expected ${sha256}); it is fetched again for the next worker`);
       const tmp = `${root}.tmp-${process.pid}`;
       await unpackArchive(archive, tmp);

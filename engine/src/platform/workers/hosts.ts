@@ -121,6 +121,12 @@ export class HostPool {
     return fit.reduce((best, h) => (h.workers < best.workers ? h : best));
   }
 
+  /** The health note of a GPU endpoint that no host it may use has a GPU for (it runs on the CPU), else null. */
+  gpuNote(ep: DeployedEndpoint): string | null {
+    if (ep.config.cpu || this.eligible(ep).some((h) => h.gpus.count > 0)) return null;
+    return this.local.gpus.note(ep.config.gpuIds);
+  }
+
   view(): HostView[] {
     return this.all().map((h) => ({
       name: h.name,
