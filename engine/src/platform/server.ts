@@ -1,5 +1,6 @@
 // The platform's HTTP server (node:http): routes each request by its first path segment to the control plane
-// (/graphql, /_uploads), the jobs API (/v2), load-balanced endpoints (/lb), or the worker protocol (/_worker).
+// (/graphql, /_uploads), the jobs API (/v2), load-balanced endpoints (/lb), the worker protocol (/_worker), or
+// worker hosts' agents (/_agent).
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Principal } from './auth';
