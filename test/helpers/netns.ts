@@ -23,9 +23,22 @@ export function netnsMissing(): string | null {
   return r.status === 0 ? null : `iproute2's ip is missing or refuses (${r.error?.message ?? r.stderr.trim()}); apt-get install iproute2`;
 }
 
+/** Namespaces a killed test run left behind (its pid is gone): deleting one deletes its veth pair too. */
+function removeStale(): void {
+  const r = spawnSync('ip', ['netns', 'list'], { encoding: 'utf8' });
+  for (const m of (r.stdout ?? '').matchAll(/^strato-t(\d+)-\d+/gm)) {
+    try {
+      process.kill(Number(m[1]), 0);
+    } catch {
+      spawnSync('ip', ['netns', 'del', m[0]]);
+    }
+  }
+}
+
 /** `count` namespaces; remove() deletes them (and their veth pairs) and is safe to call after a partial setup. */
 export function makeNamespaces(count: number): { spaces: TestNamespace[]; remove(): void } {
-  const tag = process.pid % 100_000;
+  removeStale();
+  const tag = process.pid;
   const spaces: TestNamespace[] = [];
   const remove = () => {
     for (let i = 1; i <= count; i++) {
