@@ -218,11 +218,12 @@ test('an agent killed mid-job: the job runs again on the other host and complete
   assert.deepEqual(lines, [`start ${first}`, `start ${other}`, `done ${other}`]);
   assert.ok(tp.logs.some((l) => l.includes(`worker host ${first} was lost`)));
   assert.deepEqual((await hosts()).map((h) => h.name).sort(), [os.hostname(), other].sort(), 'the lost host left the pool');
-  // It comes back: it registers again, and `strato platform status --url` lists it.
+  // It comes back: it registers again, and `strato platform status` (STRATO_API_URL) lists it.
   startAgent(first, first === 'host-a' ? a : b, first === 'host-a' ? 'US-KS-2' : 'US-IL-1', 'fake-x0');
   await waitUntil('the host to come back', async () => (await hosts()).length === 3, 20_000, 100);
   const status = await new Promise<string>((resolve) => {
-    const c = spawn(process.execPath, [CLI, 'platform', 'status', '--url', tp.url], { env: { ...process.env, STRATO_API_KEY: tp.key, NO_COLOR: '1' } });
+    const env = { ...process.env, STRATO_API_URL: tp.url, STRATO_API_KEY: tp.key, NO_COLOR: '1' };
+    const c = spawn(process.execPath, [CLI, 'platform', 'status'], { env, cwd: tmp });
     let text = '';
     c.stdout.on('data', (d: Buffer) => (text += d.toString()));
     c.on('close', () => resolve(text));

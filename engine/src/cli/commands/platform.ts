@@ -4,7 +4,7 @@ import { Command, Option } from 'commander';
 import { UserError } from '../../util/errors';
 import { DEFAULT_PORT, defaultPlatformDir, platformLayout } from '../../protocol/layout';
 import type { RunningPlatform } from '../../platform/platform';
-import { printHosts, registerAgent } from './platformAgent';
+import { printHosts, registerAgent, remoteHosts } from './platformAgent';
 import { readKeyFile } from '../../protocol/layout';
 
 interface ServeFlags {
@@ -135,9 +135,8 @@ export function register(program: Command): void {
     .command('status')
     .description('show whether the background platform runs, and where')
     .option('--json', 'print the status as JSON')
-    .option('--url <url>', 'list the worker hosts of a platform elsewhere (an admin key in STRATO_API_KEY)')
-    .action(async (f: { json?: boolean; url?: string }) => {
-      if (f.url) return printHosts(f.url.replace(/\/+$/, ''), process.env.STRATO_API_KEY);
+    .action(async (f: { json?: boolean }) => {
+      if (process.env.STRATO_API_URL) return remoteHosts();
       const { daemonStatus } = await import('../../api/localPlatform');
       const s = await daemonStatus();
       if (f.json) {
