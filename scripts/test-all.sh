@@ -12,6 +12,7 @@ command -v python3 >/dev/null 2>&1 || need_apt+=(python3)
 compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || need_apt+=(postgresql) # the platform on a real PostgreSQL server
 [ -x /usr/bin/chromium ] || need_apt+=(chromium)          # the dev server's /docs page, rendered in a real browser
 command -v script >/dev/null 2>&1 || need_apt+=(bsdutils) # a pseudo-terminal for the confirmation prompts
+command -v ip >/dev/null 2>&1 || need_apt+=(iproute2)   # worker hosts: network namespaces with veth pairs (agents.test.ts)
 command -v dockerd >/dev/null 2>&1 && command -v iptables-save >/dev/null 2>&1 || need_apt+=(docker.io iptables) # deploy --preview on a real engine
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "installing Debian packages: ${need_apt[*]}"

@@ -21,6 +21,8 @@ def serve(endpoint_name):
     """Serves endpoint `endpoint_name` of the manifest: a platform worker when STRATO_WORKER_TOKEN is set,
     else the local handler test server (--rp_serve_api, --test_input, test_input.json)."""
     handler_file = caller_file()
+    if os.environ.get("STRATO_WORKER_HOST") and os.environ.get("STRATO_WORKER_TOKEN"):
+        exit_with_agent()
     try:
         _serve(endpoint_name, handler_file)
     except SetupError as e:
@@ -32,6 +34,23 @@ def exit_setup_error(e):
         log.error(e.detail.rstrip())
     log.error(str(e))
     sys.exit(1)
+
+
+def exit_with_agent():
+    """A worker started by a worker host's agent: its stdin is a pipe from the agent. When the agent dies (even by
+    SIGKILL) the pipe closes, and the worker goes too: the platform runs its jobs again elsewhere, and an orphan must
+    not keep a GPU the agent will offer again when it comes back."""
+    import threading
+
+    def watch():
+        try:
+            while sys.stdin.buffer.read(4096):
+                pass
+        except (OSError, ValueError):
+            pass
+        os._exit(1)
+
+    threading.Thread(target=watch, name="strato-agent-watch", daemon=True).start()
 
 
 def _serve(name, handler_file):

@@ -62,6 +62,8 @@ export interface PlatformOptions {
   datacenters?: string[];
   /** A PostgreSQL server's URL (`--database`); absent means the embedded PGlite in the data dir. */
   database?: string;
+  /** A worker host whose agent sends nothing for this long is lost (default `limits.hostLostMs`). */
+  hostLostMs?: number;
 }
 
 export interface ResolvedOptions {
@@ -85,6 +87,7 @@ export interface ResolvedOptions {
   workerTemplates: boolean;
   datacenters?: string[];
   database?: string;
+  hostLostMs: number;
   log: (line: string) => void;
 }
 
@@ -116,6 +119,7 @@ export function resolveOptions(o: PlatformOptions): ResolvedOptions {
     workerTemplates: o.workerTemplates ?? process.env.STRATO_WORKER_TEMPLATES !== '0',
     datacenters: o.datacenters?.length ? servedDatacenters(o.datacenters) : undefined,
     database: o.database ?? (process.env.STRATO_DATABASE_URL || undefined),
+    hostLostMs: o.hostLostMs ?? limits.hostLostMs,
     log: o.log ?? ((line) => process.stderr.write(`${line}\n`)),
   };
 }

@@ -31,6 +31,8 @@ import { Templates } from './workers/templates';
 import { LogWaiters } from './workers/logFile';
 import { HostChecks } from './workers/hostChecks';
 import { Volumes } from './controlPlane/volumes';
+import { HostPool, localHost } from './workers/hosts';
+import { AgentApi } from './agentApi';
 
 export const PLATFORM_VERSION: string = (require('../../../package.json') as { version: string }).version;
 
@@ -59,8 +61,12 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
     const store = await SqlStore.open(driver);
     const artifacts = new Artifacts(layout);
     const volumes = new Volumes(layout.volumes);
+    let hosts: HostPool | null = null;
     const cp = await ControlPlane.load(store, artifacts, o.clock, {
-      datacenters: o.datacenters,
+      // Worker hosts add the datacenters they stand in for while they are connected.
+      get datacenters() {
+        return hosts ? hosts.served() : o.datacenters;
+      },
       runsImages: options.workerLauncher?.runsImages ?? false,
       volumes,
     });
@@ -100,11 +106,12 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
     const inventory = detectGpus();
     const gpus = new GpuAllocator(inventory);
     const hostChecks = new HostChecks(inventory);
+    const pool = (hosts = new HostPool(localHost(o.datacenters, inventory, gpus, hostChecks)));
     const templates = o.workerTemplates ? new Templates({ python: o.python, writeLog: (...a) => supervisor.writeLog(...a), log: o.log }) : undefined;
     const logWaiters = new LogWaiters();
     const supervisor = new Supervisor({
       onLogLine: (id) => logWaiters.wake(id),
-      gpus,
+      hosts: pool,
       templates,
       python: o.python,
       platformUrl: workerUrl,
@@ -130,7 +137,7 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
       heartbeatMs: o.heartbeatMs,
       startTimeoutMs: o.workerStartTimeoutMs,
       lbPending: (id) => lb?.pendingOf(id) ?? 0,
-      blocked: (ep) => hostChecks.blocked(ep.config),
+      blocked: (ep) => pool.blocked(ep),
       clock: o.clock,
       log: o.log,
     });
@@ -155,7 +162,7 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
       // The health view has one free-text note: the missing hardware, what the host lacks, a volume over its
       // quota, and why workers start without a template.
       const notes = [
-        ep && !ep.config.cpu ? gpus.note(ep.config.gpuIds) : null,
+        ep ? pool.gpuNote(ep) : null,
         ...(ep ? [...hostChecks.notes(ep.config), ...cp.volumeNotes(ep)] : []),
         sched.waitingReason(id),
         templates?.note(id) ?? null,
@@ -164,7 +171,24 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
       const lastError = sched.lastError(id) ?? templates?.lastError(id) ?? null;
       return { ...sched.counts(id), inQueue: c.inQueue, inProgress: c.inProgress, lastError, hardwareNote };
     };
+    const agents = new AgentApi({
+      keys,
+      hosts: pool,
+      lostAfterMs: o.hostLostMs,
+      build: (id) => {
+        const b = cp.build(id);
+        return b ? { file: artifacts.archivePath(id), sha256: b.sha256 } : null;
+      },
+      onHostLost: (ids, reason) => {
+        for (const id of ids) {
+          const w = engine.workers.get(id);
+          if (w && w.phase !== 'exited') sched.replace(w, reason);
+        }
+      },
+      log: o.log,
+    });
     const server = createServer({
+      agent: agents.handle,
       keys,
       graphql: graphqlHandler(
         keys,
@@ -179,6 +203,7 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
           version: PLATFORM_VERSION,
           health,
           notes: (ep) => hostChecks.notes(ep.config),
+          hosts: () => pool.view(),
           audit: async (q) => (await store.listAudit(q)).map(auditEntry),
         }),
         o.log,
@@ -241,6 +266,7 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
           clearInterval(sweeper);
           logWaiters.wakeAll();
           await sched.close(o.workerStopGraceMs);
+          agents.close();
           await new Promise<void>((r) => {
             server.close(() => r());
             server.closeAllConnections();

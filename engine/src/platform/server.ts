@@ -1,11 +1,13 @@
 // The platform's HTTP server (node:http): routes each request by its first path segment to the control plane
-// (/graphql, /_uploads), the jobs API (/v2), load-balanced endpoints (/lb), or the worker protocol (/_worker).
+// (/graphql, /_uploads), the jobs API (/v2), load-balanced endpoints (/lb), the worker protocol (/_worker), or
+// worker hosts' agents (/_agent).
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Principal } from './auth';
 import type { KeyRing } from './controlPlane/keys';
 import { PlatformError } from './errors';
 import { pathOf, sendError, sendJson } from './http';
+import { AGENT_PREFIX } from '../protocol/agents';
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => Promise<void> | void;
 
@@ -15,6 +17,8 @@ export interface Routes {
   jobs: Handler;
   lb: Handler;
   worker: Handler;
+  /** Worker hosts' agents (agentApi.ts). */
+  agent?: Handler;
   /** Receives an artifact upload; refuses (before reading the body) a key that may not deploy to its app. */
   upload(uploadId: string, req: IncomingMessage, by: Principal): Promise<unknown>;
   info(): Record<string, unknown>;
@@ -47,6 +51,7 @@ async function route(r: Routes, req: IncomingMessage, res: ServerResponse): Prom
   if (url.startsWith('/v2/')) return r.jobs(req, res);
   if (url.startsWith('/_worker/')) return r.worker(req, res);
   if (url.startsWith('/lb/')) return r.lb(req, res);
+  if (url.startsWith(AGENT_PREFIX) && r.agent) return r.agent(req, res);
   if (url === '/graphql' || url.startsWith('/graphql?')) return r.graphql(req, res);
   if (url.startsWith('/_uploads/')) {
     const auth = r.keys.authenticate(req);

@@ -1,9 +1,11 @@
-// `strato platform serve|start|stop|status`: the embedded serverless platform in the foreground, or as the
+// `strato platform serve|start|stop|status` (and `agent`: platformAgent.ts): the embedded serverless platform in the foreground, or as the
 // background process clients use when STRATO_API_URL is unset. Argument parsing and terminal output only.
 import { Command, Option } from 'commander';
 import { UserError } from '../../util/errors';
 import { DEFAULT_PORT, defaultPlatformDir, platformLayout } from '../../protocol/layout';
 import type { RunningPlatform } from '../../platform/platform';
+import { printHosts, registerAgent, remoteHosts } from './platformAgent';
+import { readKeyFile } from '../../protocol/layout';
 
 interface ServeFlags {
   host: string;
@@ -118,6 +120,8 @@ export function register(program: Command): void {
       );
     });
 
+  registerAgent(platform);
+
   platform
     .command('stop')
     .description('stop the background platform (its workers stop; queued jobs are kept)')
@@ -132,6 +136,7 @@ export function register(program: Command): void {
     .description('show whether the background platform runs, and where')
     .option('--json', 'print the status as JSON')
     .action(async (f: { json?: boolean }) => {
+      if (process.env.STRATO_API_URL) return remoteHosts();
       const { daemonStatus } = await import('../../api/localPlatform');
       const s = await daemonStatus();
       if (f.json) {
@@ -142,6 +147,7 @@ export function register(program: Command): void {
           `running: ${s.state.url} (pid ${s.state.pid}, up ${up} s, version ${s.state.version})\n` +
             `  data dir: ${s.dataDir}\n  key file: ${s.keyFile}\n  log: ${s.logFile}\n`,
         );
+        await printHosts(s.state.url, readKeyFile(s.keyFile) ?? process.env.STRATO_API_KEY);
       } else {
         process.stdout.write(`not running (data dir: ${s.dataDir}); start it with \`strato platform start\`\n`);
       }

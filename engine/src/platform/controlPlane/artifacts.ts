@@ -84,7 +84,7 @@ export class Artifacts {
     const up = this.live(uploadId);
     if (up.appId !== appId) throw badRequest(`upload ${uploadId} belongs to another app`);
     if (!up.received) throw badRequest(`nothing was uploaded to ${uploadId} yet; PUT the artifact to its URL first`);
-    const archive = path.join(this.layout.artifacts, `${buildId}.tar.gz`);
+    const archive = this.archivePath(buildId);
     fs.renameSync(up.received.file, archive);
     this.uploads.delete(uploadId);
     const dir = this.buildDir(buildId);
@@ -107,7 +107,12 @@ export class Artifacts {
   /** Removes a build's archive and unpacked tree (its app was deleted). */
   removeBuild(buildId: string): void {
     fs.rmSync(this.buildDir(buildId), { recursive: true, force: true });
-    fs.rmSync(path.join(this.layout.artifacts, `${buildId}.tar.gz`), { force: true });
+    fs.rmSync(this.archivePath(buildId), { force: true });
+  }
+
+  /** The build's archive as uploaded (worker hosts download it). */
+  archivePath(buildId: string): string {
+    return path.join(this.layout.artifacts, `${buildId}.tar.gz`);
   }
 
   buildDir(buildId: string): string {

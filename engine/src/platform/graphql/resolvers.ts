@@ -1,6 +1,7 @@
 // Resolvers of the control plane schema: a root object for Query/Mutation and small view classes whose
 // fields and methods graphql-js resolves by name. All state lives in ControlPlane and KeyRing; views only present
 // it, and the guard keeps each key to its scope before anything is read or changed.
+import type { HostView } from '../../protocol/agents';
 import type { ControlPlane, DeployedEndpoint } from '../controlPlane/service';
 import type { KeyRing } from '../controlPlane/keys';
 import type { AppRow, BuildRow, EnvironmentRow } from '../store/types';
@@ -25,6 +26,8 @@ export interface GraphqlContext {
   /** Host notes of an endpoint (missing system packages, a driver below min_cuda_version). */
   notes(ep: DeployedEndpoint): string[];
   audit(q: { app?: string; keyName?: string; limit: number }): Promise<AuditEntry[]>;
+  /** The machines workers run on (workers/hosts.ts). */
+  hosts(): HostView[];
 }
 
 /** The value of an endpoint's STRATO_API_KEY (the deployer's key, for calls to other endpoints) is never answered. */
@@ -207,7 +210,16 @@ export function rootValue(ctx: GraphqlContext): Record<string, (a: Args) => unkn
       const r = visible(cp.app(str(a.appId)), (x) => x.id);
       return r ? cp.volumes(r.id) : [];
     },
-    platform: () => ({ version: ctx.version, baseUrl: ctx.baseUrl, instanceId: INSTANCE_ID, datacenters: cp.capabilities.datacenters ?? null }),
+    platform: () => ({
+      version: ctx.version,
+      baseUrl: ctx.baseUrl,
+      instanceId: INSTANCE_ID,
+      datacenters: cp.capabilities.datacenters ?? null,
+      hosts: () => {
+        g.adminRead('listing worker hosts');
+        return ctx.hosts();
+      },
+    }),
     keys: () => {
       g.adminRead('listing keys');
       return ctx.keys.list();

@@ -104,6 +104,29 @@ export const typeDefs = /* GraphQL */ `
     instanceId: String!
     "The datacenters this platform serves; null means it stands in for all of them."
     datacenters: [String!]
+    "The machines workers run on: this one and the worker hosts of strato platform agent (an admin key's view)."
+    hosts: [WorkerHost!]!
+  }
+
+  type WorkerHost {
+    name: String!
+    "The datacenters it stands in for; null means all of them."
+    datacenters: [String!]
+    "True for the platform's own machine."
+    local: Boolean!
+    gpus: HostGpus!
+    cudaVersion: String
+    cpus: Int!
+    "Workers running there."
+    workers: Int!
+    "Last heartbeat of its agent (ms since the epoch); null for the platform's own machine."
+    lastSeen: Float
+  }
+
+  type HostGpus {
+    total: Int!
+    free: Int!
+    names: [String!]!
   }
 
   type App {

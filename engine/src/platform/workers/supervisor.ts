@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { DeployedEndpoint } from '../controlPlane/service';
 import type { Worker } from './worker';
-import type { GpuAllocator } from './gpus';
+import type { HostPool } from './hosts';
 import type { Templates } from './templates';
 import { localLauncher, type WorkerLauncher } from './launcher';
 import { inheritedWorkerEnv } from './environment';
@@ -23,7 +23,8 @@ export interface SupervisorDeps {
   buildDir(buildId: string): string;
   /** App and environment names of an endpoint (STRATO_APP, STRATO_ENV). */
   context(ep: DeployedEndpoint): { app: string; env: string };
-  gpus: GpuAllocator;
+  /** The machines workers run on (hosts.ts): the platform's own and the worker hosts of agents. */
+  hosts: HostPool;
   /** Warm templates to fork workers from; absent (or answering null) means a plain start. */
   templates?: Templates;
   onExit(w: Worker, code: number | null, signal: NodeJS.Signals | null, wasPhase: Worker['phase']): void;
@@ -48,12 +49,15 @@ export class Supervisor {
     this.launcher = d.launcher ?? localLauncher(d.python);
   }
 
-  /** Why a worker of this endpoint cannot start now (no free GPU), else null. */
+  /** Why a worker of this endpoint cannot start now (no free GPU, no host in its datacenters), else null. */
   cannotStart(ep: DeployedEndpoint): string | null {
-    return ep.config.cpu ? null : this.d.gpus.waiting(ep.id, ep.config.gpuCount);
+    const placed = this.d.hosts.place(ep);
+    return typeof placed === 'string' ? placed : null;
   }
 
   spawn(ep: DeployedEndpoint): Worker {
+    const host = this.d.hosts.place(ep);
+    if (typeof host === 'string') throw new Error(`no host for a worker of ${ep.name} (${host}): the scheduler asks cannotStart() first`);
     const root = this.d.buildDir(ep.buildId);
     const id = `w-${ep.id.slice(0, 6)}-${(++this.seq).toString(36)}-${randomBytes(3).toString('hex')}`;
     const now = Date.now();
@@ -73,6 +77,7 @@ export class Supervisor {
       lastBusy: now,
       cancelRequested: new Map(),
       stderrTail: [],
+      hostId: host.id,
     };
     const { app, env } = this.d.context(ep);
     const inherited = inheritedWorkerEnv();
@@ -98,17 +103,22 @@ export class Supervisor {
     );
     const isGpu = !ep.config.cpu;
     if (isGpu) {
-      const devices = this.d.gpus.assign(w.id, ep.id, ep.config.gpuCount);
+      const devices = host.gpus.assign(w.id, ep.id, ep.config.gpuCount);
       if (devices === null) throw new Error(`no free GPU for a worker of ${ep.name}: the scheduler asks canStart() first`);
       own.CUDA_VISIBLE_DEVICES = devices;
-    } else if (this.d.gpus.count > 0) own.CUDA_VISIBLE_DEVICES = ''; // a CPU endpoint never takes a GPU
+    } else if (host.gpus.count > 0) own.CUDA_VISIBLE_DEVICES = ''; // a CPU endpoint never takes a GPU
     const processEnv: NodeJS.ProcessEnv = { ...inherited, ...own };
-    // Warm templates fork local processes; another launcher (the preview's containers) starts workers its own way.
-    const forked = this.d.launcher ? null : (this.d.templates?.fork(ep, root, processEnv, w.id) ?? null);
+    // Warm templates fork local processes; another launcher (the preview's containers, a worker host's agent)
+    // starts workers its own way.
+    const launcher = host.launcher ?? this.launcher;
+    const forked = this.d.launcher || host.launcher ? null : (this.d.templates?.fork(ep, root, processEnv, w.id) ?? null);
     w.forked = forked !== null;
-    const child = forked ?? this.launcher.launch(w, { endpoint: ep, root, env: own, processEnv, gpuCount: isGpu ? ep.config.gpuCount : 0, volumes });
+    const child = forked ?? launcher.launch(w, { endpoint: ep, root, env: own, processEnv, gpuCount: isGpu ? ep.config.gpuCount : 0, volumes });
     w.process = child;
-    const note = isGpu ? this.d.gpus.note(ep.config.gpuIds) : null;
+    host.workers++;
+    if (host.launcher)
+      this.writeLog(ep.id, w.id, 'P', `started on worker host ${host.name}${own.CUDA_VISIBLE_DEVICES ? ` (GPU ${own.CUDA_VISIBLE_DEVICES})` : ''}`);
+    const note = isGpu ? host.gpus.note(ep.config.gpuIds) : null;
     if (note) this.writeLog(ep.id, w.id, 'P', note);
     if (forked) this.writeLog(ep.id, w.id, 'P', "forked from the endpoint's template");
     const pipe = (stream: NodeJS.ReadableStream | null, isErr: boolean) => {
@@ -133,7 +143,8 @@ export class Supervisor {
       if (ended) return;
       ended = true;
       // Let the pipes deliver the last lines first: they explain the exit.
-      this.d.gpus.release(w.id);
+      host.gpus.release(w.id);
+      host.workers--;
       setImmediate(() => {
         const was = w.phase;
         w.phase = 'exited';

@@ -37,6 +37,8 @@ export interface Worker {
   cancelRequested: Map<string, number>;
   /** Last lines of stderr, for error messages. */
   stderrTail: string[];
+  /** The host it runs on (hosts.ts): 'local', or a worker host's id. */
+  hostId?: string;
 }
 
 /** What the supervisor needs of a running worker: a child process, one forked from a template (forked.ts), or a

@@ -1,0 +1,112 @@
+// `strato platform agent --join <url>` (a worker host offering this machine's CPUs and GPUs to a platform) and the
+// hosts table of `strato platform status`. Argument parsing and terminal output only: platform/agent does the work.
+import os from 'node:os';
+import path from 'node:path';
+import type { Command } from 'commander';
+import { checkDatacenters } from '../../catalog/parameterRules';
+import { userDataRoot } from '../../protocol/layout';
+import type { HostView } from '../../protocol/agents';
+import { UserError } from '../../util/errors';
+
+interface AgentFlags {
+  join: string;
+  key?: string;
+  name?: string;
+  datacenter?: string;
+  gpus?: string;
+  dataDir?: string;
+  python?: string;
+}
+
+async function agent(f: AgentFlags): Promise<void> {
+  const key = f.key ?? process.env.STRATO_API_KEY;
+  if (!key) throw new UserError('no key: pass an admin key of the platform with --key, or set STRATO_API_KEY (strato keys create --scope admin makes one)');
+  let datacenter: string | undefined;
+  if (f.datacenter) {
+    const dc = checkDatacenters(f.datacenter);
+    if (!dc.ok) throw new UserError(`--datacenter: ${dc.message}`);
+    datacenter = dc.value[0];
+  }
+  const gpuList = f.gpus ?? process.env.STRATO_GPUS;
+  const gpus =
+    gpuList === undefined
+      ? undefined
+      : gpuList
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean);
+  const { startAgent } = await import('../../platform/agent/agent');
+  const out = (s: string) => process.stdout.write(`${s}\n`);
+  const running = await startAgent({
+    url: f.join,
+    key,
+    name: f.name ?? os.hostname(),
+    datacenter,
+    gpus,
+    dataDir: path.resolve(f.dataDir ?? path.join(userDataRoot(), 'agent')),
+    python: f.python ?? process.env.STRATO_PYTHON ?? 'python3',
+    log: (l) => out(`strato agent: ${l}`),
+  });
+  await new Promise<void>((resolve) => {
+    let stopping = false;
+    const stop = (sig: string) => {
+      if (stopping) process.exit(130);
+      stopping = true;
+      out(`${sig}: leaving the platform and stopping this host's workers...`);
+      running.close().then(resolve, resolve);
+    };
+    process.on('SIGINT', () => stop('SIGINT'));
+    process.on('SIGTERM', () => stop('SIGTERM'));
+  });
+  out('stopped');
+}
+
+export function registerAgent(platform: Command): void {
+  platform
+    .command('agent')
+    .description("offer this machine's CPUs and GPUs to a platform as a worker host (runs the workers the platform places here)")
+    .requiredOption(
+      '--join <url>',
+      'the platform to join, as this host reaches it (it must listen on an address other hosts can reach: platform serve --host 0.0.0.0)',
+    )
+    .option('--key <key>', 'an admin key of that platform (default: $STRATO_API_KEY)')
+    .option('--name <name>', "the host name the platform shows (default: this machine's hostname)")
+    .option('--datacenter <id>', 'the datacenter this host is in, e.g. US-KS-2 (default: it stands in for all of them)')
+    .option('--gpus <names>', "GPU names standing in for nvidia-smi's, comma-separated (default: detected, or $STRATO_GPUS)")
+    .option('--data-dir <dir>', "where builds are cached (default: the user data dir's agent folder)")
+    .option('--python <path>', 'Python interpreter for workers (default: $STRATO_PYTHON or python3)')
+    .action((f: AgentFlags) => agent(f));
+}
+
+/** The hosts table of `strato platform status`. */
+export function formatHosts(hosts: HostView[], now = Date.now()): string {
+  const rows = hosts.map((h) => [
+    h.local ? `${h.name} (this machine)` : h.name,
+    h.datacenters?.join(',') ?? 'all',
+    h.gpus.total ? `${h.gpus.free}/${h.gpus.total} free` : '-',
+    String(h.workers),
+    h.lastSeen === null ? '-' : `${Math.max(0, Math.round((now - h.lastSeen) / 1000))} s ago`,
+  ]);
+  const head = ['host', 'datacenter', 'GPUs', 'workers', 'last heartbeat'];
+  const widths = head.map((t, i) => Math.max(t.length, ...rows.map((r) => r[i].length)));
+  return [head, ...rows].map((r) => `  ${r.map((c, i) => c.padEnd(widths[i])).join('  ')}`.trimEnd()).join('\n');
+}
+
+/** `strato platform status` for the platform STRATO_API_URL names: its worker hosts. */
+export async function remoteHosts(): Promise<void> {
+  const { resolveApiConfig } = await import('../../api/config');
+  const c = await resolveApiConfig({ projectDir: process.cwd() });
+  process.stdout.write(`platform: ${c.baseUrl}\n`);
+  await printHosts(c.baseUrl, c.apiKey);
+}
+
+/** Prints the platform's worker hosts; a platform that cannot list them (an older one, a key that is not an admin's) gets a line saying so. */
+export async function printHosts(baseUrl: string, apiKey: string | undefined): Promise<void> {
+  const { listHosts } = await import('../../api/hosts');
+  try {
+    const hosts = await listHosts({ baseUrl, apiKey: apiKey ?? '' });
+    process.stdout.write(`  worker hosts:\n${formatHosts(hosts)}\n`);
+  } catch (e) {
+    process.stdout.write(`  worker hosts: not listed (${(e as Error).message})\n`);
+  }
+}

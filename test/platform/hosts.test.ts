@@ -1,0 +1,58 @@
+// Placement of workers on hosts (workers/hosts.ts): datacenter, volumes, GPUs free and big enough, the driver's CUDA
+// version, and load. The hosts are the platform's own machine and registered worker hosts, as the agent API makes them.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { DeployedEndpoint } from '../../engine/src/platform/controlPlane/service';
+import type { ResolvedEndpointConfig } from '../../engine/src/platform/controlPlane/endpointConfig';
+import { GpuAllocator } from '../../engine/src/platform/workers/gpus';
+import { HostChecks } from '../../engine/src/platform/workers/hostChecks';
+import { HostPool, localHost, type WorkerHost } from '../../engine/src/platform/workers/hosts';
+import { RemoteHost } from '../../engine/src/platform/workers/remoteHost';
+
+function pool(...remote: Array<{ name: string; datacenter?: string; gpus?: string[]; cuda?: string }>): HostPool {
+  const inv = { count: 0, names: [] };
+  const p = new HostPool(localHost(['EU-RO-1'], inv, new GpuAllocator(inv), new HostChecks(inv)));
+  for (const r of remote)
+    p.add(new RemoteHost(`h-${r.name}`, { name: r.name, datacenter: r.datacenter, cpus: 4, gpus: r.gpus ?? [], cudaVersion: r.cuda, version: '' }, (id) => id));
+  return p;
+}
+
+let n = 0;
+function endpoint(c: Partial<ResolvedEndpointConfig>): DeployedEndpoint {
+  const config = { kind: 'QUEUE', cpu: 'cpu3c-1-2', gpuCount: 1, volumes: [], minCudaVersion: '11.8', ...c } as ResolvedEndpointConfig;
+  return { id: `ep${++n}`, name: `ep${n}`, appId: 'a', environmentId: 'e', buildId: 'b', config, revision: 1, createdAt: 0, updatedAt: 0 };
+}
+const name = (h: WorkerHost | string) => (typeof h === 'string' ? h : h.name);
+
+test('an endpoint pinned to a datacenter goes to a host there, or says which hosts there are', () => {
+  const p = pool({ name: 'kansas', datacenter: 'US-KS-2' });
+  assert.equal(name(p.place(endpoint({ datacenters: ['US-KS-2'] }))), 'kansas');
+  assert.match(
+    name(p.place(endpoint({ datacenters: ['US-IL-1'] }))),
+    /^no worker host serves US-IL-1: the hosts are .* \(EU-RO-1\), kansas \(US-KS-2\); start one there/,
+  );
+  assert.deepEqual(p.served()?.sort(), ['EU-RO-1', 'US-KS-2']);
+});
+
+test("an endpoint with volumes, and a load-balanced one, stay on the platform's machine", () => {
+  const p = pool({ name: 'anywhere' });
+  const local = p.local.name;
+  for (let i = 0; i < 3; i++) p.local.workers++; // the platform's machine is the busier one
+  assert.equal(name(p.place(endpoint({ volumes: [{ name: 'v', size: 10, datacenter: 'EU-RO-1' }] }))), local);
+  assert.equal(name(p.place(endpoint({ kind: 'LOAD_BALANCED' }))), local);
+  assert.equal(name(p.place(endpoint({}))), 'anywhere', 'a plain CPU endpoint goes where the load is lower');
+});
+
+test('a GPU endpoint goes to a host with enough free GPUs and a new enough driver, and waits when all are held', () => {
+  const p = pool({ name: 'old', gpus: ['g0', 'g1'], cuda: '12.2' }, { name: 'new', gpus: ['g0'], cuda: '12.8' });
+  const gpu = (c: Partial<ResolvedEndpointConfig> = {}) => endpoint({ cpu: undefined, gpuIds: 'any', ...c });
+  assert.equal(name(p.place(gpu({ minCudaVersion: '12.4' }))), 'new');
+  assert.equal(name(p.place(gpu({ gpuCount: 2 }))), 'old');
+  assert.match(name(p.place(gpu({ gpuCount: 3 }))), /asks for 3 GPUs per worker \(gpu_count\) and no worker host has that many/);
+  const nw = p.get('h-new')!;
+  nw.gpus.assign('w1', 'x', 1);
+  assert.match(name(p.place(gpu({ minCudaVersion: '12.4' }))), /waiting for a free GPU: all 1 GPU is held/);
+  assert.equal(p.blocked(gpu({ minCudaVersion: '12.4' })), null, 'one host has the driver: not blocked, waiting');
+  assert.equal(name(p.place(gpu())), 'old');
+  assert.equal(p.gpuNote(gpu()), null, 'GPUs exist: no "runs on the CPU" note');
+});
