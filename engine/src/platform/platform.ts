@@ -1,6 +1,7 @@
-// Starts one platform node: the store (PGlite in the data dir), the control plane, the job engine with its
-// write-behind writer, the scheduler and supervisor of worker processes, and the HTTP server; `close()` stops
-// workers (their jobs return to the queue), flushes the last group commit and releases the data dir.
+// Starts one platform node: the store (PGlite in the data dir, or a PostgreSQL server that other nodes may share:
+// cluster.ts), the control plane, the job engine with its write-behind writer, the scheduler and supervisor of worker
+// processes, and the HTTP server; `close()` stops workers (their jobs return to the queue), flushes the last group
+// commit and releases the data dir.
 import fs from 'node:fs';
 import { mayChange, refusal } from './auth';
 import { Artifacts } from './controlPlane/artifacts';
@@ -13,7 +14,8 @@ import { graphqlHandler } from './graphql/handler';
 import type { EndpointHealthView } from './graphql/resolvers';
 import { jobsApi } from './jobsApi';
 import { Dispatcher } from './jobs/dispatch';
-import { JobEngine } from './jobs/jobEngine';
+import { INSTANCE_ID, JobEngine } from './jobs/jobEngine';
+import { Cluster, nodeIdOf } from './cluster';
 import { LbRouter } from './lbRouter';
 import { acquireLock } from './lock';
 import { limits, resolveOptions, type PlatformOptions } from './options';
@@ -40,6 +42,8 @@ export interface RunningPlatform {
   port: number;
   apiKey: string;
   dataDir: string;
+  /** This node's instance id: `u1` on the embedded database, a node id of its own on a PostgreSQL server. */
+  instanceId: string;
   /** Job writer figures (group commits) and what jobs hold in memory, for the bench and tests. */
   stats(): { flushes: number; rows: number; failures: number; jobsInMemory: number; jobMemoryBytes: number; endedJobsCached: number };
   close(): Promise<void>;
@@ -47,6 +51,7 @@ export interface RunningPlatform {
 
 export async function startPlatform(options: PlatformOptions & { pgliteTemplateDir?: string }): Promise<RunningPlatform> {
   const o = resolveOptions(options);
+  const startedAt = Date.now();
   const layout = platformLayout(o.dataDir);
   ensureLayout(layout);
   const lock = acquireLock(layout.lockFile);
@@ -56,14 +61,17 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
     const driver = o.database
       ? await openPostgres(o.database, o.log)
       : await openPglite(layout.db, { templateDir: options.pgliteTemplateDir ?? defaultTemplateDir(userDataRoot()), log: o.log });
-    const store = await SqlStore.open(driver);
-    const artifacts = new Artifacts(layout);
+    // On a server other nodes may share, this node has an id of its own (kept in its data dir) and owns the jobs it accepts.
+    const nodeId = o.database ? nodeIdOf(layout.root) : INSTANCE_ID;
+    const store = await SqlStore.open(driver, { nodeId, notify: Boolean(o.database), lostMs: o.nodeLostMs });
+    const artifacts = new Artifacts(layout, o.database ? store : undefined);
     const volumes = new Volumes(layout.volumes);
     const cp = await ControlPlane.load(store, artifacts, o.clock, {
       datacenters: o.datacenters,
       runsImages: options.workerLauncher?.runsImages ?? false,
       volumes,
     });
+    cp.clustered = Boolean(o.database);
     const keys = await KeyRing.load(apiKey, store, o.clock, o.log);
     const writer = new JobWriter(store, o.groupCommitMs, o.lazyCommitMs, (e) =>
       o.log(`strato platform: the job store could not commit (${e.message}); retrying`),
@@ -79,6 +87,7 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
     let dispatch: Dispatcher | null = null;
     const engine = new JobEngine({
       clock: o.clock,
+      instanceId: nodeId,
       writer,
       store,
       endedJobCacheBytes: o.endedJobCacheBytes,
@@ -130,7 +139,8 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
       heartbeatMs: o.heartbeatMs,
       startTimeoutMs: o.workerStartTimeoutMs,
       lbPending: (id) => lb?.pendingOf(id) ?? 0,
-      blocked: (ep) => hostChecks.blocked(ep.config),
+      // A build this node did not receive is fetched from the database first (clusters).
+      blocked: (ep) => hostChecks.blocked(ep.config) ?? artifacts.missing(ep.buildId, () => sched.demand(ep.id)),
       clock: o.clock,
       log: o.log,
     });
@@ -149,6 +159,7 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
     if (loaded.queued + loaded.rerun > 0) o.log(`strato platform: ${loaded.queued} queued jobs restored (${loaded.rerun} of them were running and run again)`);
 
     let baseUrl = '';
+    let cluster: Cluster | undefined;
     const health = (id: string): EndpointHealthView => {
       const c = engine.counts(id);
       const ep = cp.endpoint(id);
@@ -177,6 +188,8 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
           ),
           baseUrl,
           version: PLATFORM_VERSION,
+          instanceId: nodeId,
+          nodes: async () => (cluster ? cluster.views() : [{ id: nodeId, url: baseUrl, startedAt, heartbeatAt: Date.now(), state: 'alive' as const }]),
           health,
           notes: (ep) => hostChecks.notes(ep.config),
           audit: async (q) => (await store.listAudit(q)).map(auditEntry),
@@ -191,6 +204,9 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
         workerCounts: (id) => sched.counts(id),
         streamWaitMs: o.streamWaitMs,
         logs: { logsDir: layout.logs, waiters: logWaiters },
+        get cluster() {
+          return cluster;
+        },
         log: o.log,
       }),
       lb: (req, res) => lb!.handle(req, res),
@@ -200,7 +216,7 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
         if (!mayChange(by, app)) throw forbidden(refusal.change(by, app, `upload builds to app "${app}"`));
         return artifacts.receive(id, req);
       },
-      info: () => ({ version: PLATFORM_VERSION, instanceId: 'u1' }),
+      info: () => ({ version: PLATFORM_VERSION, instanceId: nodeId }),
       log: o.log,
     });
     const addr = await listen(server, o.host, o.port);
@@ -208,6 +224,29 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
     // A wildcard address is not one clients can call: local clients use loopback, remote ones --public-url.
     const host = o.host === '0.0.0.0' || o.host === '::' ? '127.0.0.1' : o.host;
     baseUrl = (o.publicUrl ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`).replace(/\/+$/, '');
+    if (o.database) {
+      cluster = new Cluster({
+        nodeId,
+        store,
+        driver,
+        url: () => o.nodeUrl ?? workerUrl(),
+        heartbeatMs: o.nodeHeartbeatMs,
+        engine,
+        cp,
+        keys,
+        log: o.log,
+      });
+      try {
+        await cluster.start();
+      } catch (e) {
+        await cluster.close();
+        server.close();
+        server.closeAllConnections();
+        await writer.close();
+        await store.close();
+        throw e;
+      }
+    }
     sched.start();
     const sweeper = setInterval(() => {
       engine.sweep();
@@ -232,6 +271,7 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
       port,
       apiKey,
       dataDir: layout.root,
+      instanceId: nodeId,
       stats: () => {
         const m = engine.memory();
         return { ...writer.stats, jobsInMemory: m.jobs, jobMemoryBytes: m.memoryBytes, endedJobsCached: m.cachedJobs };
@@ -239,6 +279,7 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
       close: () =>
         (closing ??= (async () => {
           clearInterval(sweeper);
+          await cluster?.close();
           logWaiters.wakeAll();
           await sched.close(o.workerStopGraceMs);
           await new Promise<void>((r) => {

@@ -1,6 +1,7 @@
 // Build artifacts: an upload location per build (HTTP PUT of the tar.gz, streamed to disk with its SHA-256),
 // then, when the build is finalized, the archive is kept under artifacts/ and unpacked once under builds/<id>/
-// where workers run from it (on a worker thread: unpack.ts).
+// where workers run from it (on a worker thread: unpack.ts). In a cluster the archive is also written to the
+// database in pieces, and a node that must start a worker of a build it did not receive fetches and unpacks it first.
 import fs from 'node:fs';
 import path from 'node:path';
 import { createHash, randomBytes } from 'node:crypto';
@@ -10,6 +11,7 @@ import { Transform } from 'node:stream';
 import { PlatformError, badRequest, notFound } from '../errors';
 import { limits } from '../options';
 import type { PlatformLayout } from '../../protocol/layout';
+import type { PlatformStore } from '../store/types';
 import { ArchiveRefused, unpackArchive } from './unpack';
 
 interface Upload {
@@ -22,10 +24,101 @@ interface Upload {
 
 const UPLOAD_TTL_MS = 60 * 60 * 1000;
 
+/** Bytes of one piece of an archive in the database (a row each). */
+const PIECE_BYTES = 4 * 1048576;
+/** A fetch of a build that failed is tried again after this long. */
+const FETCH_RETRY_MS = 5000;
+
+/** Where archives are shared between the nodes of a cluster. */
+export type ArchiveStore = Pick<PlatformStore, 'insertArchivePiece' | 'archivePieceCount' | 'archivePiece'>;
+
 export class Artifacts {
   private uploads = new Map<string, Upload>();
+  /** Builds being fetched from the database, and why the last fetch of a build failed (with when). */
+  private fetching = new Map<string, Promise<void>>();
+  private fetchFailed = new Map<string, { at: number; error: string }>();
 
-  constructor(private readonly layout: PlatformLayout) {}
+  constructor(
+    private readonly layout: PlatformLayout,
+    private readonly shared?: ArchiveStore,
+  ) {}
+
+  /** Writes a finalized build's archive to the database (cluster), before its row names it. */
+  async publish(buildId: string): Promise<void> {
+    if (!this.shared) return;
+    const fd = await fs.promises.open(path.join(this.layout.artifacts, `${buildId}.tar.gz`), 'r');
+    try {
+      const buf = Buffer.alloc(PIECE_BYTES);
+      for (let seq = 0; ; seq++) {
+        const { bytesRead } = await fd.read(buf, 0, PIECE_BYTES, null);
+        if (bytesRead === 0) break;
+        await this.shared.insertArchivePiece(buildId, seq, Buffer.from(buf.subarray(0, bytesRead)));
+      }
+    } finally {
+      await fd.close();
+    }
+  }
+
+  /**
+   * Null when the build is unpacked on this node; else why its workers wait: it is being fetched from the database
+   * (`ready` is called once it is here), or the last fetch failed.
+   */
+  missing(buildId: string, ready: () => void): string | null {
+    if (fs.existsSync(this.buildDir(buildId))) return null;
+    if (!this.shared) return null; // one node: the build was unpacked when it was uploaded here
+    const failed = this.fetchFailed.get(buildId);
+    if (failed && Date.now() - failed.at < FETCH_RETRY_MS) return `build ${buildId} could not be fetched from the database: ${failed.error}; trying again`;
+    if (!this.fetching.has(buildId)) {
+      const p = this.fetch(buildId)
+        .then(() => void this.fetchFailed.delete(buildId))
+        .catch((e: Error) => void this.fetchFailed.set(buildId, { at: Date.now(), error: e.message }))
+        .finally(() => {
+          this.fetching.delete(buildId);
+          ready();
+        });
+      this.fetching.set(buildId, p);
+    }
+    return `fetching build ${buildId} from the database`;
+  }
+
+  private async fetch(buildId: string): Promise<void> {
+    const shared = this.shared!;
+    const pieces = await shared.archivePieceCount(buildId);
+    if (pieces === 0) throw new Error('the database holds no archive of it (uploaded to a node that was not part of a cluster?)');
+    const archive = path.join(this.layout.artifacts, `${buildId}.tar.gz`);
+    const part = `${archive}.part-${process.pid}`;
+    const out = await fs.promises.open(part, 'w');
+    try {
+      for (let seq = 0; seq < pieces; seq++) {
+        const data = await shared.archivePiece(buildId, seq);
+        if (!data) throw new Error(`piece ${seq} of ${pieces} is missing`);
+        await out.write(data);
+      }
+    } catch (e) {
+      await out.close();
+      fs.rmSync(part, { force: true });
+      throw e;
+    }
+    await out.close();
+    fs.renameSync(part, archive);
+    await this.unpack(buildId, archive);
+  }
+
+  private async unpack(buildId: string, archive: string): Promise<string> {
+    const dir = this.buildDir(buildId);
+    const tmp = `${dir}.tmp-${process.pid}`;
+    try {
+      await unpackArchive(archive, tmp);
+    } catch (e) {
+      fs.rmSync(archive, { force: true });
+      if (e instanceof ArchiveRefused) throw badRequest(`the artifact is not a valid tar.gz archive (${e.message}); rebuild it with strato build`);
+      await fs.promises.rm(tmp, { recursive: true, force: true }); // the thread failed: it may have left part of the tree
+      throw e;
+    }
+    fs.rmSync(dir, { recursive: true, force: true });
+    fs.renameSync(tmp, dir);
+    return dir;
+  }
 
   /** A new upload location for an artifact of `size` bytes. */
   beginUpload(appId: string, size: number): Upload {
@@ -87,18 +180,7 @@ export class Artifacts {
     const archive = path.join(this.layout.artifacts, `${buildId}.tar.gz`);
     fs.renameSync(up.received.file, archive);
     this.uploads.delete(uploadId);
-    const dir = this.buildDir(buildId);
-    const tmp = `${dir}.tmp-${process.pid}`;
-    try {
-      await unpackArchive(archive, tmp);
-    } catch (e) {
-      fs.rmSync(archive, { force: true });
-      if (e instanceof ArchiveRefused) throw badRequest(`the artifact is not a valid tar.gz archive (${e.message}); rebuild it with strato build`);
-      await fs.promises.rm(tmp, { recursive: true, force: true }); // the thread failed: it may have left part of the tree
-      throw e;
-    }
-    fs.rmSync(dir, { recursive: true, force: true });
-    fs.renameSync(tmp, dir);
+    const dir = await this.unpack(buildId, archive);
     const manifestFile = path.join(dir, 'strato_manifest.json');
     const manifestText = fs.existsSync(manifestFile) ? fs.readFileSync(manifestFile, 'utf8') : null;
     return { size: up.received.size, sha256: up.received.sha256, manifestText, dir };

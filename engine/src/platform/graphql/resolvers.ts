@@ -4,15 +4,15 @@
 import type { ControlPlane, DeployedEndpoint } from '../controlPlane/service';
 import type { KeyRing } from '../controlPlane/keys';
 import type { AppRow, BuildRow, EnvironmentRow } from '../store/types';
-import type { AuditEntry, EndpointHealth } from '../../protocol/controlPlane';
+import type { AuditEntry, EndpointHealth, PlatformNode as PlatformNodeView } from '../../protocol/controlPlane';
 import { AUDIT_DEFAULT_LIMIT, AUDIT_MAX_LIMIT, type AuditTarget } from '../controlPlane/audit';
 import { mayReadSecrets } from '../auth';
 import { badRequest } from '../errors';
-import { INSTANCE_ID } from '../jobs/jobEngine';
 import type { Guard } from './guard';
 
 /** The wire shape is the client's (engine/src/api): one definition for both ends of the API. */
 export type EndpointHealthView = EndpointHealth;
+export type { PlatformNodeView };
 
 export interface GraphqlContext {
   cp: ControlPlane;
@@ -21,6 +21,10 @@ export interface GraphqlContext {
   guard: Guard;
   baseUrl: string;
   version: string;
+  /** This node's instance id (job-id suffix). */
+  instanceId: string;
+  /** The nodes of the service: this one alone on the embedded database, every registered node in a cluster. */
+  nodes(): Promise<PlatformNodeView[]>;
   health(endpointId: string): EndpointHealthView;
   /** Host notes of an endpoint (missing system packages, a driver below min_cuda_version). */
   notes(ep: DeployedEndpoint): string[];
@@ -207,7 +211,13 @@ export function rootValue(ctx: GraphqlContext): Record<string, (a: Args) => unkn
       const r = visible(cp.app(str(a.appId)), (x) => x.id);
       return r ? cp.volumes(r.id) : [];
     },
-    platform: () => ({ version: ctx.version, baseUrl: ctx.baseUrl, instanceId: INSTANCE_ID, datacenters: cp.capabilities.datacenters ?? null }),
+    platform: () => ({
+      version: ctx.version,
+      baseUrl: ctx.baseUrl,
+      instanceId: ctx.instanceId,
+      datacenters: cp.capabilities.datacenters ?? null,
+      nodes: () => ctx.nodes(),
+    }),
     keys: () => {
       g.adminRead('listing keys');
       return ctx.keys.list();

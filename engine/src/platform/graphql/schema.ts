@@ -104,6 +104,18 @@ export const typeDefs = /* GraphQL */ `
     instanceId: String!
     "The datacenters this platform serves; null means it stands in for all of them."
     datacenters: [String!]
+    "The nodes that form this service: this one alone on the embedded database, every node sharing a PostgreSQL server."
+    nodes: [PlatformNode!]!
+  }
+
+  "A platform node: where other nodes reach it and whether its heartbeat is recent (alive) or too old (lost)."
+  type PlatformNode {
+    id: String!
+    url: String!
+    startedAt: Float!
+    heartbeatAt: Float!
+    "alive or lost"
+    state: String!
   }
 
   type App {
