@@ -15,7 +15,7 @@ import { buildTestArtifact } from '../helpers/artifact';
 import { runCli } from '../helpers/cli';
 import { call, deploy, spawnPlatformProcess, startTestPlatform, TEST_KEY, waitUntil, type PlatformProcess, type TestPlatform } from '../helpers/platform';
 import { postgresMissing, startPostgres, type TestPostgres } from '../helpers/postgres';
-import { queueSpec, WORKER_PY } from '../helpers/testWorkers';
+import { LB_PY, queueSpec, WORKER_PY } from '../helpers/testWorkers';
 
 const skip = postgresMissing();
 let pgServer: TestPostgres;
@@ -58,13 +58,22 @@ describe('three nodes on one database', { skip: skip ?? false }, () => {
     assert.equal(new Set(ids).size, 3, `each node has its own instance id: ${ids.join(', ')}`);
 
     // The build is uploaded to A only; B and C fetch it from the database when they start workers.
-    const art = await buildTestArtifact({ 'worker.py': WORKER_PY }, [queueSpec('echo', 'echo'), queueSpec('sleep', 'sleep')]);
+    const art = await buildTestArtifact({ 'worker.py': WORKER_PY, 'lb_worker.py': LB_PY }, [
+      queueSpec('echo', 'echo'),
+      queueSpec('sleep', 'sleep'),
+      { name: 'api', file: 'lb_worker.py', fn: 'process', routes: { 'POST /process': 'process' }, workers: [0, 1] },
+    ]);
     const eps = await deploy(a.cp, art, { app: 'multi' });
     const sync = await call('POST', `${on(b, eps.echo.url)}/runsync`, { body: { input: { n: 1 } } });
     assert.equal(sync.status, 200, sync.text);
     assert.match(sync.text, /"status":"COMPLETED"/);
     assert.match(sync.text, /"output":\{"echo":\{"n":1\}\}/);
     assert.ok((sync.json as JobJson).id.endsWith(`-${b.platform.instanceId}`), 'the node that accepted the job owns it');
+
+    // A load-balanced route through C: C starts a worker of its own from the build it fetched.
+    const lb = await call('POST', `${on(c, eps.api.url)}/process`, { body: { text: 'ab', times: 2 } });
+    assert.equal(lb.status, 200, lb.text);
+    assert.equal((lb.json as { result: string }).result, 'abab');
 
     // A job B accepted, read through C (forwarded to B): status and stream.
     const run = (await call('POST', `${on(b, eps.echo.url)}/run`, { body: { input: { n: 2 } } })).json as JobJson;

@@ -64,8 +64,8 @@ export class Artifacts {
    * (`ready` is called once it is here), or the last fetch failed.
    */
   missing(buildId: string, ready: () => void): string | null {
-    if (fs.existsSync(this.buildDir(buildId))) return null;
     if (!this.shared) return null; // one node: the build was unpacked when it was uploaded here
+    if (fs.existsSync(this.buildDir(buildId))) return null;
     const failed = this.fetchFailed.get(buildId);
     if (failed && Date.now() - failed.at < FETCH_RETRY_MS) return `build ${buildId} could not be fetched from the database: ${failed.error}; trying again`;
     if (!this.fetching.has(buildId)) {

@@ -74,6 +74,7 @@ class PgDriver implements SqlDriver {
     let client: pg.Client | null = null;
     let closed = false;
     let retry: NodeJS.Timeout | undefined;
+    let reported = false; // one line per outage, not one per attempt
     const connect = async (again: boolean): Promise<void> => {
       const c = new pg.Client({ connectionString: this.url, connectionTimeoutMillis: 10_000, types });
       const lost = (e?: Error) => {
@@ -81,7 +82,8 @@ class PgDriver implements SqlDriver {
         client = null;
         c.end().catch(() => undefined);
         if (closed) return;
-        if (e) this.log(`strato platform: the connection that hears other nodes' changes was lost (${e.message}); connecting again`);
+        if (e && !reported) this.log(`strato platform: the connection that hears other nodes' changes was lost (${e.message}); connecting again`);
+        reported ||= Boolean(e);
         retry = setTimeout(() => void connect(true).catch(() => undefined), RELISTEN_MS);
         retry.unref();
       };
@@ -101,7 +103,11 @@ class PgDriver implements SqlDriver {
         lost(e as Error);
         return;
       }
-      if (again) onReconnect();
+      if (again) {
+        if (reported) this.log("strato platform: hearing other nodes' changes again");
+        reported = false;
+        onReconnect();
+      }
     };
     await guarded(() => connect(false));
     return {
