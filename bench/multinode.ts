@@ -66,7 +66,7 @@ function killGroup(c: ChildProcess, signal: NodeJS.Signals): void {
 /** CPU seconds used so far by the processes of this machine, by kind (Linux /proc; empty elsewhere). */
 function cpuByKind(nodePids: number[]): Record<string, number> {
   const out: Record<string, number> = {};
-  let pids: string[] = [];
+  let pids: string[];
   try {
     pids = fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d));
   } catch {
