@@ -127,6 +127,30 @@ describe('three nodes on one database', { skip: skip ?? false }, () => {
     assert.match(status.stdout, new RegExp(`${c.platform.instanceId}.*answered this`));
   });
 
+  test('queued jobs go where workers wait: jobs sent to one node run on the workers of the others too', async () => {
+    const database = await pgServer.createDatabase();
+    const nodes = await Promise.all([0, 1, 2].map(() => startTestPlatform({ database })));
+    platforms.push(...nodes);
+    const art = await buildTestArtifact({ 'worker.py': WORKER_PY }, [queueSpec('slow', 'sleep', { workers: [1, 1], maxConcurrency: 1 })]);
+    const eps = await deploy(nodes[0].cp, art);
+    for (const n of nodes)
+      await waitUntil(
+        `a worker on ${n.platform.instanceId}`,
+        async () => ((await call('GET', `${on(n, eps.slow.url)}/health`)).json as { workers: { idle: number } }).workers.idle >= 1,
+      );
+    const ids: string[] = [];
+    for (let i = 0; i < 18; i++) ids.push(((await call('POST', `${eps.slow.url}/run`, { body: { input: { seconds: 0.3, i } } })).json as JobJson).id);
+    const pids = new Set<number>();
+    for (const [i, id] of ids.entries()) {
+      const j = await ended(eps.slow.url, id); // through the node that accepted them, wherever they ran
+      assert.equal(j.status, 'COMPLETED', JSON.stringify(j));
+      const out = j.output as { pid: number; i: number };
+      assert.equal(out.i, i);
+      pids.add(out.pid);
+    }
+    assert.ok(pids.size >= 2, `the jobs ran on the workers of ${pids.size} node(s)`);
+  });
+
   test('cluster-only options are refused on the embedded database with a sentence', async () => {
     const dataDir = path.join(tmp, 'pglite');
     await assert.rejects(

@@ -63,6 +63,8 @@ export class Cluster {
   private nodeCache: { at: number; rows: NodeRow[] } | null = null;
   private readonly agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
   private closed = false;
+  /** Another node has jobs of this endpoint queued that its workers do not take (workSharing.ts). */
+  onQueued: (endpointId: string) => void = () => undefined;
 
   constructor(private readonly d: ClusterDeps) {}
 
@@ -74,8 +76,11 @@ export class Cluster {
   async start(): Promise<void> {
     await this.d.store.registerNode(this.d.url());
     const changed = () => this.changed();
-    // This node's own changes are in its memory already.
-    const heard = (payload: string) => payload !== `cp ${this.d.nodeId}` && changed();
+    const heard = (payload: string) => {
+      const [what, subject, from] = payload.split(' ');
+      if (what === 'queued' && from !== this.d.nodeId) this.onQueued(subject);
+      else if (what === 'cp' && subject !== this.d.nodeId) changed(); // this node's own changes are in its memory already
+    };
     this.listener = (await this.d.driver.listen?.(CHANGES_CHANNEL, heard, changed)) ?? null;
     this.timer = setInterval(() => void this.beat(), this.d.heartbeatMs);
     this.timer.unref();
@@ -120,6 +125,11 @@ export class Cluster {
       return taken;
     })().finally(() => (this.adopting = null));
     return this.adopting;
+  }
+
+  /** Sends a payload to every node listening on the channel; a failure is not reported (it is a hint). */
+  async notify(payload: string): Promise<void> {
+    await this.d.driver.query('select pg_notify($1, $2)', [CHANGES_CHANNEL, payload]).catch(() => undefined);
   }
 
   /** The registered nodes, alive or lost; read at most once per heartbeat period. */

@@ -9,6 +9,7 @@ import { KeyRing } from './controlPlane/keys';
 import { ControlPlane } from './controlPlane/service';
 import { auditEntry } from './controlPlane/audit';
 import { forbidden } from './errors';
+import { sendError } from './http';
 import { Guard } from './graphql/guard';
 import { graphqlHandler } from './graphql/handler';
 import type { EndpointHealthView } from './graphql/resolvers';
@@ -16,6 +17,7 @@ import { jobsApi } from './jobsApi';
 import { Dispatcher } from './jobs/dispatch';
 import { INSTANCE_ID, JobEngine } from './jobs/jobEngine';
 import { Cluster, nodeIdOf } from './cluster';
+import { HANDOFF_PATH, WorkSharing } from './workSharing';
 import { LbRouter } from './lbRouter';
 import { acquireLock } from './lock';
 import { limits, resolveOptions, type PlatformOptions } from './options';
@@ -160,6 +162,7 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
 
     let baseUrl = '';
     let cluster: Cluster | undefined;
+    let sharing: WorkSharing | undefined;
     const health = (id: string): EndpointHealthView => {
       const c = engine.counts(id);
       const ep = cp.endpoint(id);
@@ -211,6 +214,13 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
       }),
       lb: (req, res) => lb!.handle(req, res),
       worker: workerApi({ engine, dispatch, scheduler: sched, log: o.log }),
+      cluster: o.database
+        ? async (req, res) => {
+            if (req.method === 'POST' && req.url === HANDOFF_PATH && sharing) return sharing.handle(req, res);
+            req.resume();
+            sendError(res, 404, `no cluster route ${req.url}`);
+          }
+        : undefined,
       upload: (id, req, by) => {
         const app = cp.app(artifacts.appOf(id))?.name ?? '';
         if (!mayChange(by, app)) throw forbidden(refusal.change(by, app, `upload builds to app "${app}"`));
@@ -236,9 +246,14 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
         keys,
         log: o.log,
       });
+      sharing = new WorkSharing({ nodeId, store, engine, writer, cp, cluster, log: o.log });
+      const s = sharing;
+      cluster.onQueued = (id) => s.wake(id);
       try {
         await cluster.start();
+        await sharing.start();
       } catch (e) {
+        sharing.close();
         await cluster.close();
         server.close();
         server.closeAllConnections();
@@ -279,6 +294,7 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
       close: () =>
         (closing ??= (async () => {
           clearInterval(sweeper);
+          sharing?.close();
           await cluster?.close();
           logWaiters.wakeAll();
           await sched.close(o.workerStopGraceMs);

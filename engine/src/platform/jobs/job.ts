@@ -46,6 +46,8 @@ export class Job implements StoredJob {
   missedHeartbeats = 0;
   /** The node that answers for the job (its instance id): the one that accepted it, or adopted it from a lost one. */
   owner = 'u1';
+  /** Taken from the queue to be handed to another node (cluster): not counted in the queue meanwhile. */
+  handingOff = false;
 
   constructor(
     readonly id: string,

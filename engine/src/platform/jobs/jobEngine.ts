@@ -300,7 +300,7 @@ export class JobEngine {
   end(job: Job, status: JobStatus, output: string | null, error: string | null, byWorker = false): void {
     const e = this.endpointJobs(job.endpointId);
     const worker = this.releaseFromWorker(job, !byWorker);
-    if (job.status === 'IN_QUEUE') e.queue.forget();
+    if (job.status === 'IN_QUEUE' && !job.handingOff) e.queue.forget();
     job.status = status;
     // What the database refuses is replaced here, so that clients read the same text before and after a restart.
     job.output = storableText(output);
@@ -341,8 +341,9 @@ export class JobEngine {
   remove(job: Job): void {
     const e = this.endpointJobs(job.endpointId);
     const worker = this.releaseFromWorker(job, true);
-    if (job.status === 'IN_QUEUE') e.queue.forget();
-    else if (job.ended) this.countEnded(e, job.status, -1);
+    if (job.status === 'IN_QUEUE') {
+      if (!job.handingOff) e.queue.forget();
+    } else if (job.ended) this.countEnded(e, job.status, -1);
     e.retried -= job.retries;
     this.jobs.delete(job.id);
     this.ended.delete(job.id);
@@ -395,6 +396,39 @@ export class JobEngine {
     let memoryBytes = this.ended.bytes;
     for (const job of this.jobs.values()) memoryBytes += job.memoryBytes();
     return { jobs: this.jobs.size, memoryBytes, cachedJobs: this.ended.count, cachedBytes: this.ended.bytes };
+  }
+
+  /**
+   * Takes up to `max` queued `/run` jobs of the endpoint whose rows are durable, to hand them to another node; none
+   * of `/runsync` (a request here waits on them). They leave the queue; `handedOff` settles them.
+   */
+  takeForHandOff(endpointId: string, max: number): Job[] {
+    const queue = this.endpointJobs(endpointId).queue;
+    const taken = queue.take(max);
+    const out: Job[] = [];
+    const keep: Job[] = [];
+    for (const job of taken) {
+      if (job.kind === 'run' && job.storeState === 'stored' && !this.deps.writer.pending(job)) out.push(job);
+      else keep.push(job);
+    }
+    for (const job of keep.reverse()) queue.pushFront(job);
+    for (const job of out) job.handingOff = true;
+    return out;
+  }
+
+  /** The hand-off is over: the jobs in `moved` belong to another node now and leave memory; the others queue again. */
+  handedOff(endpointId: string, jobs: Job[], moved: Set<string>): void {
+    const queue = this.endpointJobs(endpointId).queue;
+    for (const job of [...jobs].reverse()) {
+      job.handingOff = false;
+      if (moved.has(job.id)) {
+        // What this node still says of it (a cancel that came meanwhile) is not written: the row is not its own.
+        this.jobs.delete(job.id);
+        this.endpointJobs(endpointId).retried -= job.retries;
+        job.storeState = 'gone';
+        job.notify();
+      } else if (job.status === 'IN_QUEUE' && job.storeState !== 'gone') queue.pushFront(job);
+    }
   }
 
   /** Fails every queued job of the endpoint (its workers cannot start). */

@@ -55,7 +55,10 @@ const MIGRATION_LOCK = 0x737472_61746f;
 /** A SQL string literal (standard_conforming_strings: only quotes are doubled). */
 const literal = (text: string) => `'${text.replace(/'/g, "''")}'`;
 
-/** The LISTEN/NOTIFY channel on which nodes say what they changed: `cp <node id>` (control-plane records or keys). */
+/**
+ * The LISTEN/NOTIFY channel between nodes: `cp <node id>` (it changed control-plane records or keys), `queued <endpoint
+ * id> <node id>` (it has queued jobs its workers do not take).
+ */
 export const CHANGES_CHANNEL = 'strato_changes';
 
 /** Now by the database's clock, in ms: nodes compare heartbeats on one clock, whatever theirs say. */
@@ -291,6 +294,25 @@ export class SqlStore implements PlatformStore {
   /** The row's owner is another node that is not alive (lost, or never registered: jobs from before clusters); $1 me, $2 lostMs. */
   private lostOwner(): string {
     return `owner <> $1 and not exists (select 1 from nodes n where n.id = jobs.owner and n.heartbeat_at > ${DB_NOW} - $2)`;
+  }
+
+  handOffJobs(ids: string[], to: string): Promise<JobRow[]> {
+    return this.db.query<JobRow>(`update jobs set owner = $2 where id = any($1::text[]) and owner = $3 and status = 'IN_QUEUE' returning *`, [
+      ids,
+      to,
+      this.identity.nodeId,
+    ]);
+  }
+  queuedElsewhere(endpointIds: string[]): Promise<Array<{ endpoint_id: string; owner: string; jobs: number }>> {
+    return this.db.query(
+      `select distinct on (endpoint_id) endpoint_id, owner, count(*)::int as jobs from jobs
+       where endpoint_id = any($1::text[]) and status = 'IN_QUEUE' and owner <> $2 group by endpoint_id, owner order by endpoint_id, jobs desc`,
+      [endpointIds, this.identity.nodeId],
+    );
+  }
+  async metaOnce(key: string, value: string): Promise<string> {
+    await this.db.query('insert into meta (key, value) values ($1, $2) on conflict (key) do nothing', [key, value]);
+    return (await this.getMeta(key)) ?? value;
   }
 
   async insertArchivePiece(buildId: string, seq: number, data: Buffer): Promise<void> {

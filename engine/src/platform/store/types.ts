@@ -204,6 +204,13 @@ export interface PlatformStore {
   /** Takes over one job (ended or not) of a node that is not alive; undefined when its owner is alive or it is gone. */
   adoptJob(id: string): Promise<JobRow | undefined>;
 
+  /** Moves queued jobs of this node to node `to` (a hand-off); returns the rows moved. */
+  handOffJobs(ids: string[], to: string): Promise<JobRow[]>;
+  /** Per endpoint, the node other than this one with the most queued jobs (a hint: rows change behind commits). */
+  queuedElsewhere(endpointIds: string[]): Promise<Array<{ endpoint_id: string; owner: string; jobs: number }>>;
+  /** The value of a meta key, set to `value` first when it has none (the first of several nodes wins). */
+  metaOnce(key: string, value: string): Promise<string>;
+
   /** Build archives in the database, piece by piece (clusters: any node may start a build's workers). */
   insertArchivePiece(buildId: string, seq: number, data: Buffer): Promise<void>;
   archivePieceCount(buildId: string): Promise<number>;
