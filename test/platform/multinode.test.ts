@@ -221,13 +221,11 @@ describe('a node dies', { skip: skip ?? false }, () => {
       for (const tag of tags) assert.equal(byTag.get(tag)?.status, 'COMPLETED', `${tag}: ${JSON.stringify(byTag.get(tag))}`);
       const accepted = rows.filter((r) => r.id.endsWith(`-${victimId}`));
       assert.equal(accepted.length, N / 3, 'the node that died had accepted a third of the jobs');
-      // Its jobs that had not ended were adopted by the others and ran there; the ones it had ended stay its rows.
+      // Its jobs that had not ended were adopted by the others and ran there (and some it had queued may have gone to
+      // nodes whose workers waited, before it died); the ones it had ended stay its rows.
       const adopted = accepted.filter((r) => r.owner !== victimId);
       assert.ok(adopted.length > 0, 'jobs of the dead node were adopted');
-      assert.ok(
-        rows.every((r) => r.owner !== victimId || r.id.endsWith(`-${victimId}`)),
-        'the dead node owns no job another node accepted',
-      );
+      assert.match(first.output() + third.output(), /adopted \d+ jobs of lost nodes/);
       // Through a surviving node, jobs the dead node accepted answer with their one result, adopted or ended before.
       for (const r of [adopted[0], accepted.find((x) => x.owner === victimId)].filter((x) => x !== undefined)) {
         const j = (await call('GET', `${on(third, eps.rec.url)}/status/${r.id}`)).json as JobJson;

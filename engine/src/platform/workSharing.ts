@@ -8,6 +8,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Cluster } from './cluster';
 import type { ControlPlane } from './controlPlane/service';
 import { readBody, sendError, sendJson } from './http';
+import type { Job } from './jobs/job';
 import type { JobEngine } from './jobs/jobEngine';
 import type { JobWriter } from './store/jobWriter';
 import type { JobRow, PlatformStore } from './store/types';
@@ -135,7 +136,7 @@ export class WorkSharing {
     const body = JSON.parse((await readBody(req, 65_536, 'a hand-off')).toString('utf8')) as { endpointId: string; max: number; to: string };
     const max = Math.max(0, Math.min(Number(body.max) || 0, 1000));
     if (!this.d.cp.endpoint(body.endpointId) || max === 0 || body.to === this.d.nodeId) return sendJson(res, 200, []);
-    const jobs = this.d.engine.takeForHandOff(body.endpointId, max);
+    const jobs = takeForHandOff(this.d.engine, body.endpointId, max);
     if (jobs.length === 0) return sendJson(res, 200, []);
     let rows: JobRow[] = [];
     try {
@@ -144,8 +145,40 @@ export class WorkSharing {
         body.to,
       );
     } finally {
-      this.d.engine.handedOff(body.endpointId, jobs, new Set(rows.map((r) => r.id)));
+      handedOff(this.d.engine, body.endpointId, jobs, new Set(rows.map((r) => r.id)));
     }
     sendJson(res, 200, rows);
+  }
+}
+
+/**
+ * Takes up to `max` queued `/run` jobs of the endpoint whose rows are durable, to hand them to another node; none of
+ * `/runsync` (a request here waits on them). They leave the queue (not counted there meanwhile); `handedOff` settles them.
+ */
+function takeForHandOff(engine: JobEngine, endpointId: string, max: number): Job[] {
+  const queue = engine.endpointJobs(endpointId).queue;
+  const out: Job[] = [];
+  const keep: Job[] = [];
+  for (const job of queue.take(max)) {
+    if (job.kind === 'run' && job.storeState === 'stored' && !engine.deps.writer.pending(job)) out.push(job);
+    else keep.push(job);
+  }
+  for (const job of keep.reverse()) queue.pushFront(job);
+  for (const job of out) job.handingOff = true;
+  return out;
+}
+
+/** The hand-off is over: the jobs in `moved` belong to another node now and leave memory; the others queue again. */
+function handedOff(engine: JobEngine, endpointId: string, jobs: Job[], moved: Set<string>): void {
+  const e = engine.endpointJobs(endpointId);
+  for (const job of [...jobs].reverse()) {
+    job.handingOff = false;
+    if (moved.has(job.id)) {
+      // What this node still says of it (a cancel that came meanwhile) is not written: the row is not its own.
+      engine.jobs.delete(job.id);
+      e.retried -= job.retries;
+      job.storeState = 'gone';
+      job.notify();
+    } else if (job.status === 'IN_QUEUE' && job.storeState !== 'gone') e.queue.pushFront(job);
   }
 }

@@ -398,39 +398,6 @@ export class JobEngine {
     return { jobs: this.jobs.size, memoryBytes, cachedJobs: this.ended.count, cachedBytes: this.ended.bytes };
   }
 
-  /**
-   * Takes up to `max` queued `/run` jobs of the endpoint whose rows are durable, to hand them to another node; none
-   * of `/runsync` (a request here waits on them). They leave the queue; `handedOff` settles them.
-   */
-  takeForHandOff(endpointId: string, max: number): Job[] {
-    const queue = this.endpointJobs(endpointId).queue;
-    const taken = queue.take(max);
-    const out: Job[] = [];
-    const keep: Job[] = [];
-    for (const job of taken) {
-      if (job.kind === 'run' && job.storeState === 'stored' && !this.deps.writer.pending(job)) out.push(job);
-      else keep.push(job);
-    }
-    for (const job of keep.reverse()) queue.pushFront(job);
-    for (const job of out) job.handingOff = true;
-    return out;
-  }
-
-  /** The hand-off is over: the jobs in `moved` belong to another node now and leave memory; the others queue again. */
-  handedOff(endpointId: string, jobs: Job[], moved: Set<string>): void {
-    const queue = this.endpointJobs(endpointId).queue;
-    for (const job of [...jobs].reverse()) {
-      job.handingOff = false;
-      if (moved.has(job.id)) {
-        // What this node still says of it (a cancel that came meanwhile) is not written: the row is not its own.
-        this.jobs.delete(job.id);
-        this.endpointJobs(endpointId).retried -= job.retries;
-        job.storeState = 'gone';
-        job.notify();
-      } else if (job.status === 'IN_QUEUE' && job.storeState !== 'gone') queue.pushFront(job);
-    }
-  }
-
   /** Fails every queued job of the endpoint (its workers cannot start). */
   failQueued(endpointId: string, error: string): void {
     for (const job of [...this.jobs.values()])
