@@ -159,12 +159,13 @@ export class Cluster {
     const row = await this.d.store.getJob(jobId);
     if (!row || row.owner === this.d.nodeId) return false;
     let owner = (await this.nodes()).find((n) => n.id === row.owner);
-    if (owner && !owner.alive) owner = (await this.nodes(true)).find((n) => n.id === row.owner);
+    if (!owner?.alive) owner = (await this.nodes(true)).find((n) => n.id === row.owner); // a node that just started, or came back
     if (!owner?.alive) {
       // Its owner is lost: this node takes the job over now rather than wait for the next heartbeat.
       const mine = await this.d.store.adoptJob(jobId);
       if (mine && !['COMPLETED', 'FAILED', 'CANCELLED', 'TIMED_OUT'].includes(mine.status)) this.d.engine.adopt([mine]);
-      return false;
+      if (mine || !owner) return false;
+      // The database still counts the owner alive (its heartbeat is at the bound): ask it.
     }
     await this.forward(owner, req, res);
     return true;
