@@ -41,6 +41,8 @@ export interface ClusterDeps {
   /** The URL other nodes reach this node at. */
   url(): string;
   heartbeatMs: number;
+  /** A node whose heartbeat is older than this is lost. */
+  lostMs: number;
   engine: JobEngine;
   cp: ControlPlane;
   keys: KeyRing;
@@ -63,6 +65,11 @@ export class Cluster {
   private nodeCache: { at: number; rows: NodeRow[] } | null = null;
   private readonly agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
   private closed = false;
+  /**
+   * After this node could not reach the database, it adopts nothing until the others have had the time to heartbeat
+   * again: they were cut off too, and are not lost for that.
+   */
+  private adoptAfter = 0;
   /** Another node has jobs of this endpoint queued that its workers do not take (workSharing.ts). */
   onQueued: (endpointId: string) => void = () => undefined;
 
@@ -98,8 +105,9 @@ export class Cluster {
     this.beating ??= (async () => {
       try {
         if (!(await this.d.store.heartbeatNode())) await this.d.store.registerNode(this.d.url());
-        await this.adopt();
+        if (Date.now() >= this.adoptAfter) await this.adopt();
       } catch (e) {
+        this.adoptAfter = Date.now() + this.d.lostMs + 2 * this.d.heartbeatMs;
         this.d.log(`strato platform: the node heartbeat failed (${(e as Error).message}); trying again`);
       }
     })().finally(() => (this.beating = null));
@@ -160,13 +168,14 @@ export class Cluster {
     if (!row || row.owner === this.d.nodeId) return false;
     let owner = (await this.nodes()).find((n) => n.id === row.owner);
     if (!owner?.alive) owner = (await this.nodes(true)).find((n) => n.id === row.owner); // a node that just started, or came back
-    if (!owner?.alive) {
+    if (!owner?.alive && Date.now() >= this.adoptAfter) {
       // Its owner is lost: this node takes the job over now rather than wait for the next heartbeat.
       const mine = await this.d.store.adoptJob(jobId);
       if (mine && !['COMPLETED', 'FAILED', 'CANCELLED', 'TIMED_OUT'].includes(mine.status)) this.d.engine.adopt([mine]);
       if (mine || !owner) return false;
       // The database still counts the owner alive (its heartbeat is at the bound): ask it.
     }
+    if (!owner) return false;
     await this.forward(owner, req, res);
     return true;
   }

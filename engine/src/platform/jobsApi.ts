@@ -78,7 +78,13 @@ export function jobsApi(d: JobsApiDeps) {
       if (route === 'health') return sendJson(res, 200, health(d, endpointId));
       const jobId = decodeURIComponent(parts[4]);
       if (d.cluster && !d.engine.jobs.has(jobId) && !d.engine.ended.has(jobId) && (await d.cluster.route(jobId, req, res))) return;
-      const job = await d.engine.get(endpointId, jobId);
+      let job = await d.engine.get(endpointId, jobId);
+      if (job?.handingOff && d.cluster) {
+        // The job is being handed to another node (workSharing.ts): answer once it is settled, here or there.
+        await job.nextChange(5000);
+        if (!d.engine.jobs.has(jobId) && (await d.cluster.route(jobId, req, res))) return;
+        job = await d.engine.get(endpointId, jobId);
+      }
       if (!job) return sendError(res, 404, `job ${jobId} does not exist on this endpoint or its results have expired`);
       if (route === 'status') return status(d, req, res, job);
       if (route === 'stream') {

@@ -241,6 +241,7 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
         driver,
         url: () => o.nodeUrl ?? workerUrl(),
         heartbeatMs: o.nodeHeartbeatMs,
+        lostMs: o.nodeLostMs,
         engine,
         cp,
         keys,

@@ -178,7 +178,7 @@ function handedOff(engine: JobEngine, endpointId: string, jobs: Job[], moved: Se
       engine.jobs.delete(job.id);
       e.retried -= job.retries;
       job.storeState = 'gone';
-      job.notify();
     } else if (job.status === 'IN_QUEUE' && job.storeState !== 'gone') e.queue.pushFront(job);
+    job.notify(); // a request that waited for the hand-off to end (jobsApi.ts) looks again
   }
 }
