@@ -125,7 +125,7 @@ export class Cluster {
         const r = this.d.engine.adopt(rows);
         taken += rows.length;
         this.d.log(
-          `strato platform: adopted ${rows.length} jobs of lost nodes (${[...new Set(rows.map((x) => x.id.slice(x.id.lastIndexOf('-') + 1)))].join(', ')}): ` +
+          `strato platform: adopted ${rows.length} jobs of lost nodes (accepted by ${[...new Set(rows.map((x) => x.id.slice(x.id.lastIndexOf('-') + 1)))].join(', ')}): ` +
             `${r.queued} queued again (${r.rerun} of them were running), ${r.dropped} dropped`,
         );
         if (rows.length < ADOPT_BATCH) break;
