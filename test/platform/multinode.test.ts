@@ -151,6 +151,29 @@ describe('three nodes on one database', { skip: skip ?? false }, () => {
     assert.ok(pids.size >= 2, `the jobs ran on the workers of ${pids.size} node(s)`);
   });
 
+  test("a database outage longer than the lost bound: every node recovers by itself and none takes the others' jobs", async () => {
+    const database = await pgServer.createDatabase();
+    const nodes = await Promise.all([0, 1, 2].map(() => startTestPlatform({ database, nodeLostMs: 2000 })));
+    platforms.push(...nodes);
+    const [a, b, c] = nodes;
+    const art = await buildTestArtifact({ 'worker.py': WORKER_PY }, [queueSpec('slow', 'sleep', { workers: [1, 1], maxConcurrency: 1 })]);
+    const eps = await deploy(a.cp, art);
+    const ids: string[] = [];
+    for (let i = 0; i < 6; i++) ids.push(((await call('POST', `${on(b, eps.slow.url)}/run`, { body: { input: { seconds: 0.5, i } } })).json as JobJson).id);
+    try {
+      pgServer.pause();
+      await new Promise((r) => setTimeout(r, 4000)); // twice the lost bound
+    } finally {
+      pgServer.resume();
+    }
+    for (const id of ids) assert.equal((await ended(on(c, eps.slow.url), id, 60_000)).status, 'COMPLETED');
+    // Changes are heard again (the LISTEN connection came back), and every node is alive.
+    await a.cp.createApp('after-outage');
+    await waitUntil('C to hear the change', async () => (await c.cp.findApp('after-outage')) !== null, 15_000);
+    await waitUntil('every node alive', async () => (await c.cp.platformNodes()).nodes.every((n) => n.state === 'alive'), 15_000);
+    for (const n of nodes) assert.ok(!n.logs.some((l) => /adopted \d+ jobs/.test(l)), `${n.platform.instanceId} adopted nothing: ${n.logs.join('\n')}`);
+  });
+
   test('cluster-only options are refused on the embedded database with a sentence', async () => {
     const dataDir = path.join(tmp, 'pglite');
     await assert.rejects(
