@@ -6,6 +6,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
@@ -125,6 +127,44 @@ describe('three nodes on one database', { skip: skip ?? false }, () => {
     assert.match(status.stdout, /nodes: 3 \(3 alive, 0 lost\)/);
     for (const id of ids) assert.match(status.stdout, new RegExp(`${id}\\s+alive`));
     assert.match(status.stdout, new RegExp(`${c.platform.instanceId}.*answered this`));
+  });
+
+  test('one URL in front of three nodes, each request to the next node: deploy, upload, run and read as from one service', async () => {
+    const database = await pgServer.createDatabase();
+    const nodes = await Promise.all([0, 1, 2].map(() => startTestPlatform({ database })));
+    platforms.push(...nodes);
+    // A round-robin balancer: consecutive requests of one client reach different nodes.
+    let next = 0;
+    const balancer = http.createServer((req, res) => {
+      const target = new URL(req.url ?? '/', nodes[next++ % nodes.length].url);
+      const up = http.request(target, { method: req.method, headers: { ...req.headers, host: target.host } }, (r) => {
+        res.writeHead(r.statusCode ?? 502, r.headers);
+        r.pipe(res);
+      });
+      up.on('error', () => res.destroy());
+      req.pipe(up);
+    });
+    await new Promise<void>((r) => balancer.listen(0, '127.0.0.1', r));
+    try {
+      const url = `http://127.0.0.1:${(balancer.address() as AddressInfo).port}`;
+      const cp = new ControlPlaneClient({ baseUrl: url, apiKey: TEST_KEY });
+      const art = await buildTestArtifact({ 'worker.py': WORKER_PY }, [queueSpec('echo', 'echo')]);
+      // Create, upload (request, PUT and finalize on three nodes), deploy and save: each step on another node.
+      const eps = await deploy(cp, art, { app: 'balanced' });
+      const ep = on({ url }, eps.echo.url);
+      for (let i = 0; i < 6; i++) {
+        const r = await call('POST', `${ep}/runsync`, { body: { input: { i } } });
+        assert.equal(r.status, 200, r.text);
+        assert.deepEqual((r.json as JobJson).output, { echo: { i } });
+      }
+      const run = (await call('POST', `${ep}/run`, { body: { input: { late: true } } })).json as JobJson;
+      assert.deepEqual((await ended(ep, run.id)).output, { echo: { late: true } });
+      for (let i = 0; i < 3; i++) assert.deepEqual(((await call('GET', `${ep}/status/${run.id}`)).json as JobJson).output, { echo: { late: true } });
+      for (let i = 0; i < 3; i++) assert.ok(await cp.findApp('balanced'), 'every node knows the app');
+    } finally {
+      balancer.close();
+      balancer.closeAllConnections();
+    }
   });
 
   test('queued jobs go where workers wait: jobs sent to one node run on the workers of the others too', async () => {

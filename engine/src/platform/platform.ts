@@ -198,6 +198,7 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
           audit: async (q) => (await store.listAudit(q)).map(auditEntry),
         }),
         o.log,
+        () => cp.catchUp(),
       ),
       jobs: jobsApi({
         keys,
@@ -221,8 +222,8 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
             sendError(res, 404, `no cluster route ${req.url}`);
           }
         : undefined,
-      upload: (id, req, by) => {
-        const app = cp.app(artifacts.appOf(id))?.name ?? '';
+      upload: async (id, req, by) => {
+        const app = cp.app(await artifacts.appOf(id))?.name ?? '';
         if (!mayChange(by, app)) throw forbidden(refusal.change(by, app, `upload builds to app "${app}"`));
         return artifacts.receive(id, req);
       },

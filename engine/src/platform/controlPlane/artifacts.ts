@@ -30,7 +30,10 @@ const PIECE_BYTES = 4 * 1048576;
 const FETCH_RETRY_MS = 5000;
 
 /** Where archives are shared between the nodes of a cluster. */
-export type ArchiveStore = Pick<PlatformStore, 'insertArchivePiece' | 'archivePieceCount' | 'archivePiece'>;
+export type ArchiveStore = Pick<
+  PlatformStore,
+  'insertArchivePiece' | 'archivePieceCount' | 'archivePiece' | 'insertUpload' | 'getUpload' | 'uploadReceived' | 'uploadFinalized'
+>;
 
 export class Artifacts {
   private uploads = new Map<string, Upload>();
@@ -43,16 +46,20 @@ export class Artifacts {
     private readonly shared?: ArchiveStore,
   ) {}
 
-  /** Writes a finalized build's archive to the database (cluster), before its row names it. */
-  async publish(buildId: string): Promise<void> {
-    if (!this.shared) return;
-    const fd = await fs.promises.open(path.join(this.layout.artifacts, `${buildId}.tar.gz`), 'r');
+  /** The uploaded archive is build `buildId` now (cluster: its pieces in the database), before the build's row names it. */
+  async publish(uploadId: string, buildId: string): Promise<void> {
+    await this.shared?.uploadFinalized(uploadId, buildId);
+  }
+
+  /** Writes an archive to the database in pieces under `key` (an upload's id, renamed to its build's later). */
+  private async writePieces(key: string, file: string): Promise<void> {
+    const fd = await fs.promises.open(file, 'r');
     try {
       const buf = Buffer.alloc(PIECE_BYTES);
       for (let seq = 0; ; seq++) {
         const { bytesRead } = await fd.read(buf, 0, PIECE_BYTES, null);
         if (bytesRead === 0) break;
-        await this.shared.insertArchivePiece(buildId, seq, Buffer.from(buf.subarray(0, bytesRead)));
+        await this.shared!.insertArchivePiece(key, seq, Buffer.from(buf.subarray(0, bytesRead)));
       }
     } finally {
       await fd.close();
@@ -82,15 +89,21 @@ export class Artifacts {
   }
 
   private async fetch(buildId: string): Promise<void> {
-    const shared = this.shared!;
-    const pieces = await shared.archivePieceCount(buildId);
-    if (pieces === 0) throw new Error('the database holds no archive of it (uploaded to a node that was not part of a cluster?)');
     const archive = path.join(this.layout.artifacts, `${buildId}.tar.gz`);
+    await this.readPieces(buildId, archive);
+    await this.unpack(buildId, archive);
+  }
+
+  /** Writes the archive stored under `key` to `archive`. */
+  private async readPieces(key: string, archive: string): Promise<void> {
+    const shared = this.shared!;
+    const pieces = await shared.archivePieceCount(key);
+    if (pieces === 0) throw new Error('the database holds no archive of it (uploaded to a node that was not part of a cluster?)');
     const part = `${archive}.part-${process.pid}`;
     const out = await fs.promises.open(part, 'w');
     try {
       for (let seq = 0; seq < pieces; seq++) {
-        const data = await shared.archivePiece(buildId, seq);
+        const data = await shared.archivePiece(key, seq);
         if (!data) throw new Error(`piece ${seq} of ${pieces} is missing`);
         await out.write(data);
       }
@@ -101,7 +114,6 @@ export class Artifacts {
     }
     await out.close();
     fs.renameSync(part, archive);
-    await this.unpack(buildId, archive);
   }
 
   private async unpack(buildId: string, archive: string): Promise<string> {
@@ -120,8 +132,8 @@ export class Artifacts {
     return dir;
   }
 
-  /** A new upload location for an artifact of `size` bytes. */
-  beginUpload(appId: string, size: number): Upload {
+  /** A new upload location for an artifact of `size` bytes (in a cluster, known to every node). */
+  async beginUpload(appId: string, size: number): Promise<Upload> {
     if (!Number.isInteger(size) || size <= 0) throw badRequest('size must be the artifact size in bytes (> 0)');
     if (size > limits.deploymentBytes) {
       throw new PlatformError(
@@ -130,18 +142,19 @@ export class Artifacts {
       );
     }
     const up: Upload = { id: `upl_${randomBytes(12).toString('hex')}`, appId, size, expiresAt: Date.now() + UPLOAD_TTL_MS };
+    await this.shared?.insertUpload({ id: up.id, app_id: appId, size, expires_at: up.expiresAt, sha256: null });
     this.uploads.set(up.id, up);
     return up;
   }
 
   /** The app an upload location was given for. */
-  appOf(uploadId: string): string {
-    return this.live(uploadId).appId;
+  async appOf(uploadId: string): Promise<string> {
+    return (await this.live(uploadId)).appId;
   }
 
   /** Receives the PUT body of an upload, checking the declared size. */
   async receive(uploadId: string, req: IncomingMessage): Promise<{ size: number; sha256: string }> {
-    const up = this.live(uploadId);
+    const up = await this.live(uploadId);
     const part = path.join(this.layout.uploads, `${up.id}.part`);
     const hash = createHash('sha256');
     let size = 0;
@@ -168,15 +181,22 @@ export class Artifacts {
     }
     const file = path.join(this.layout.uploads, `${up.id}.tar.gz`);
     fs.renameSync(part, file);
-    up.received = { file, size, sha256: hash.digest('hex') };
-    return { size, sha256: up.received.sha256 };
+    const received = { file, size, sha256: hash.digest('hex') };
+    if (this.shared) {
+      // The finalize may reach another node: the archive waits in the database under the upload's id.
+      await this.writePieces(up.id, file);
+      await this.shared.uploadReceived(up.id, size, received.sha256);
+    }
+    up.received = received;
+    return { size, sha256: received.sha256 };
   }
 
   /** Keeps the uploaded archive as build `buildId` and unpacks it; returns the manifest text it carries. */
   async finalize(uploadId: string, appId: string, buildId: string): Promise<{ size: number; sha256: string; manifestText: string | null; dir: string }> {
-    const up = this.live(uploadId);
+    const up = await this.live(uploadId);
     if (up.appId !== appId) throw badRequest(`upload ${uploadId} belongs to another app`);
     if (!up.received) throw badRequest(`nothing was uploaded to ${uploadId} yet; PUT the artifact to its URL first`);
+    if (!fs.existsSync(up.received.file)) await this.readPieces(up.id, up.received.file); // it reached another node
     const archive = path.join(this.layout.artifacts, `${buildId}.tar.gz`);
     fs.renameSync(up.received.file, archive);
     this.uploads.delete(uploadId);
@@ -196,8 +216,17 @@ export class Artifacts {
     return path.join(this.layout.builds, buildId);
   }
 
-  private live(uploadId: string): Upload {
-    const up = this.uploads.get(uploadId);
+  private async live(uploadId: string): Promise<Upload> {
+    let up = this.uploads.get(uploadId);
+    if (!up && this.shared) {
+      // A location another node gave (cluster).
+      const row = await this.shared.getUpload(uploadId);
+      if (row) {
+        up = { id: row.id, appId: row.app_id, size: Number(row.size), expiresAt: Number(row.expires_at) };
+        if (row.sha256) up.received = { file: path.join(this.layout.uploads, `${row.id}.tar.gz`), size: Number(row.size), sha256: row.sha256 };
+        this.uploads.set(up.id, up);
+      }
+    }
     if (!up || up.expiresAt < Date.now()) {
       this.uploads.delete(uploadId);
       throw notFound(`upload ${uploadId} is unknown or expired; request a new upload location`);

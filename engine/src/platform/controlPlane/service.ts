@@ -118,6 +118,8 @@ export class ControlPlane {
   /** Other nodes share the store (a cluster): a record not known here may have been made there a moment ago. */
   clustered = false;
   private reloading: Promise<void> | null = null;
+  /** The store's control-plane version the records in memory are at least as new as. */
+  private version = 0;
   private reloadAgain = false;
 
   /**
@@ -143,13 +145,17 @@ export class ControlPlane {
     for (;;) {
       // What was read while a write of this node was in flight may lack it: read again once it committed.
       const before = this.written;
+      const version = this.clustered ? await this.store.controlPlaneVersion() : 0;
       [apps, envs, builds, rows] = await Promise.all([
         this.store.listApps(),
         this.store.listEnvironments(),
         this.store.listBuilds(),
         this.store.listEndpoints(),
       ]);
-      if (this.writing === 0 && this.written === before) break;
+      if (this.writing === 0 && this.written === before) {
+        this.version = Math.max(this.version, version);
+        break;
+      }
       await new Promise((r) => setTimeout(r, 10));
     }
     this.apps = new Map(apps.map((a) => [a.id, a]));
@@ -279,7 +285,7 @@ export class ControlPlane {
     parseManifest(text);
     const row: BuildRow = { id, app_id: appId, created_at: this.clock.now(), size: got.size, sha256: got.sha256, manifest: text };
     const detail = buildDetail(row);
-    await this.artifacts.publish(id);
+    await this.artifacts.publish(uploadId, id);
     await this.store.insertBuild(row, this.audit(by, 'finalizeBuild', { type: 'build', id, name: null, app: app.name }, detail));
     this.builds.set(id, row);
     return row;
@@ -301,6 +307,12 @@ export class ControlPlane {
   endpoint(id: string): DeployedEndpoint | undefined {
     return this.endpoints.get(id);
   }
+  /** In a cluster: reads the records again when another node committed a change this node has not read yet. */
+  async catchUp(): Promise<void> {
+    if (!this.clustered) return;
+    if ((await this.store.controlPlaneVersion()) > this.version) await this.reload();
+  }
+
   /** The endpoint; in a cluster, one not known here is looked for again in the store (saved through another node just now). */
   async endpointFresh(id: string): Promise<DeployedEndpoint | undefined> {
     const ep = this.endpoints.get(id);

@@ -251,7 +251,7 @@ export function rootValue(ctx: GraphqlContext): Record<string, (a: Args) => unkn
     },
     requestBuildUpload: async (a) => {
       await changeApp('requestBuildUpload', str(a.appId), 'upload builds to');
-      const up = cp.artifacts.beginUpload(str(a.appId), Number(a.size));
+      const up = await cp.artifacts.beginUpload(str(a.appId), Number(a.size));
       return { uploadId: up.id, url: `${ctx.baseUrl}/_uploads/${up.id}`, expiresAt: up.expiresAt };
     },
     finalizeBuild: async (a) => {

@@ -119,4 +119,13 @@ create table if not exists build_archives (
   data bytea not null,
   primary key (build_id, seq)
 );
+-- Upload locations (clusters): the PUT and the finalize may reach other nodes than the one that gave the location;
+-- the received archive waits in build_archives under the upload's id until its build is made.
+create table if not exists uploads (
+  id text primary key,
+  app_id text not null,
+  size bigint not null,
+  expires_at bigint not null,
+  sha256 text
+);
 `;

@@ -16,6 +16,7 @@ import type {
   KeyRow,
   NodeRow,
   PlatformStore,
+  UploadRow,
   SqlDriver,
 } from './types';
 
@@ -93,8 +94,13 @@ export class SqlStore implements PlatformStore {
     return this.db.transaction(async (tx) => {
       await fn(tx);
       await insertAudit(tx, audit);
-      // Delivered when the transaction commits, to every node listening (cluster.ts); nothing when it rolls back.
-      if (this.identity.notify) await tx.query('select pg_notify($1, $2)', [CHANGES_CHANNEL, `cp ${this.identity.nodeId}`]);
+      if (this.identity.notify) {
+        // Delivered when the transaction commits, to every node listening (cluster.ts); nothing when it rolls back.
+        await tx.query('select pg_notify($1, $2)', [CHANGES_CHANNEL, `cp ${this.identity.nodeId}`]);
+        // The version a node compares before an operation, so that it never answers from records older than a change
+        // another node already confirmed (NOTIFY may arrive a moment later).
+        await tx.query(`insert into meta (key, value) values ('cp_version', '1') on conflict (key) do update set value = (meta.value::bigint + 1)::text`);
+      }
     });
   }
 
@@ -313,6 +319,36 @@ export class SqlStore implements PlatformStore {
   async metaOnce(key: string, value: string): Promise<string> {
     await this.db.query('insert into meta (key, value) values ($1, $2) on conflict (key) do nothing', [key, value]);
     return (await this.getMeta(key)) ?? value;
+  }
+
+  insertUpload(r: UploadRow): Promise<void> {
+    return this.db.transaction(async (tx) => {
+      await tx.query('delete from build_archives where build_id in (select id from uploads where expires_at < $1)', [r.expires_at - 2 * 3600_000]);
+      await tx.query('delete from uploads where expires_at < $1', [r.expires_at - 2 * 3600_000]);
+      await tx.query('insert into uploads (id, app_id, size, expires_at, sha256) values ($1, $2, $3, $4, $5)', [
+        r.id,
+        r.app_id,
+        r.size,
+        r.expires_at,
+        r.sha256,
+      ]);
+    });
+  }
+  async getUpload(id: string): Promise<UploadRow | undefined> {
+    return (await this.db.query<UploadRow>('select * from uploads where id = $1', [id]))[0];
+  }
+  async uploadReceived(id: string, size: number, sha256: string): Promise<void> {
+    await this.db.query('update uploads set size = $2, sha256 = $3 where id = $1', [id, size, sha256]);
+  }
+  uploadFinalized(id: string, buildId: string): Promise<void> {
+    return this.db.transaction(async (tx) => {
+      await tx.query('update build_archives set build_id = $2 where build_id = $1', [id, buildId]);
+      await tx.query('delete from uploads where id = $1', [id]);
+    });
+  }
+
+  async controlPlaneVersion(): Promise<number> {
+    return Number((await this.getMeta('cp_version')) ?? 0);
   }
 
   async insertArchivePiece(buildId: string, seq: number, data: Buffer): Promise<void> {

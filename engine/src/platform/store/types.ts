@@ -51,6 +51,16 @@ export interface ExpiredJob {
 /** The columns a state transition changes (everything but identity and input). */
 export type JobStateRow = Omit<JobRow, 'endpoint_id' | 'kind' | 'input' | 'created_at' | 'owner'>;
 
+/** An upload location shared by the nodes of a cluster. */
+export interface UploadRow {
+  id: string;
+  app_id: string;
+  size: number;
+  expires_at: number;
+  /** Set once the archive was received. */
+  sha256: string | null;
+}
+
 /** A platform node of a cluster, as registered; `alive` and `now` by the database's clock. */
 export interface NodeRow {
   id: string;
@@ -210,6 +220,17 @@ export interface PlatformStore {
   queuedElsewhere(endpointIds: string[]): Promise<Array<{ endpoint_id: string; owner: string; jobs: number }>>;
   /** The value of a meta key, set to `value` first when it has none (the first of several nodes wins). */
   metaOnce(key: string, value: string): Promise<string>;
+
+  /** How many control-plane changes were committed (clusters; 0 on the embedded database). */
+  controlPlaneVersion(): Promise<number>;
+
+  /** Upload locations of a cluster (expired ones, and their pieces, are deleted on the way). */
+  insertUpload(row: UploadRow): Promise<void>;
+  getUpload(id: string): Promise<UploadRow | undefined>;
+  /** The archive was received (its pieces are stored under the upload's id). */
+  uploadReceived(id: string, size: number, sha256: string): Promise<void>;
+  /** The upload became build `buildId`: its pieces are the build's now, the location is gone. */
+  uploadFinalized(id: string, buildId: string): Promise<void>;
 
   /** Build archives in the database, piece by piece (clusters: any node may start a build's workers). */
   insertArchivePiece(buildId: string, seq: number, data: Buffer): Promise<void>;
