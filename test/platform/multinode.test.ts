@@ -12,6 +12,8 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { ControlPlaneClient } from '../../engine/src/api/controlPlane';
+import { Artifacts } from '../../engine/src/platform/controlPlane/artifacts';
+import { ensureLayout, platformLayout } from '../../engine/src/protocol/layout';
 import { startPlatform } from '../../engine/src/platform/platform';
 import { buildTestArtifact } from '../helpers/artifact';
 import { runCli } from '../helpers/cli';
@@ -212,6 +214,18 @@ describe('three nodes on one database', { skip: skip ?? false }, () => {
     await waitUntil('C to hear the change', async () => (await c.cp.findApp('after-outage')) !== null, 15_000);
     await waitUntil('every node alive', async () => (await c.cp.platformNodes()).nodes.every((n) => n.state === 'alive'), 15_000);
     for (const n of nodes) assert.ok(!n.logs.some((l) => /adopted \d+ jobs/.test(l)), `${n.platform.instanceId} adopted nothing: ${n.logs.join('\n')}`);
+  });
+
+  test('an archive received here and finalized through another node is deleted here once its location long expired', async () => {
+    const layout = platformLayout(path.join(tmp, 'sweep'));
+    ensureLayout(layout);
+    const file = path.join(layout.uploads, 'upl_elsewhere.tar.gz');
+    fs.writeFileSync(file, 'x');
+    const artifacts = new Artifacts(layout);
+    await artifacts.sweepUploads();
+    assert.ok(fs.existsSync(file), 'kept while its location may still be used');
+    await artifacts.sweepUploads(Date.now() + 3 * 3600_000);
+    assert.ok(!fs.existsSync(file), 'deleted after');
   });
 
   test('cluster-only options are refused on the embedded database with a sentence', async () => {

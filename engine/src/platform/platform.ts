@@ -268,6 +268,7 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
     const sweeper = setInterval(() => {
       engine.sweep();
       engine.sweepStore().catch((e: Error) => o.log(`strato platform: expired jobs could not be deleted (${e.message}); trying again`));
+      void artifacts.sweepUploads();
     }, 5000);
     sweeper.unref();
     if (o.writeStateFile) {

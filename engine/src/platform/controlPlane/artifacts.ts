@@ -206,6 +206,19 @@ export class Artifacts {
     return { size: up.received.size, sha256: up.received.sha256, manifestText, dir };
   }
 
+  /**
+   * Deletes received archives nobody finalized here (abandoned, or finalized through another node of a cluster, which
+   * read them from the database) once their location has long expired.
+   */
+  async sweepUploads(now = Date.now()): Promise<void> {
+    for (const name of await fs.promises.readdir(this.layout.uploads).catch(() => [] as string[])) {
+      if (this.uploads.has(name.replace(/\.(tar\.gz|part)$/, ''))) continue;
+      const file = path.join(this.layout.uploads, name);
+      const st = await fs.promises.stat(file).catch(() => null);
+      if (st && now - st.mtimeMs > 2 * UPLOAD_TTL_MS) await fs.promises.rm(file, { force: true });
+    }
+  }
+
   /** Removes a build's archive and unpacked tree (its app was deleted). */
   removeBuild(buildId: string): void {
     fs.rmSync(this.buildDir(buildId), { recursive: true, force: true });
