@@ -36,7 +36,10 @@ after(async () => {
   fs.rmSync(tmp, { recursive: true, force: true });
 });
 
-const JOB_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}-u1$/;
+// The suffix names the node that accepted the job: `u1` on the embedded database, a node id on PostgreSQL (conformance run).
+const JOB_ID = process.env.STRATO_TEST_DATABASE
+  ? /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}-n[0-9a-z]{10}$/
+  : /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}-u1$/;
 
 async function finished(u: string, id: string, timeoutMs = 20_000): Promise<Record<string, unknown>> {
   return waitUntil(

@@ -73,7 +73,7 @@ test('expired ended jobs are deleted, except those named to keep; jobs that have
   assert.deepEqual(await store.deleteExpiredJobs(1999, []), []);
   const gone = await store.deleteExpiredJobs(2000, ['e-1']);
   assert.deepEqual(gone.map((r) => r.id).sort(), ['e-0', 'e-2']);
-  assert.deepEqual(gone[0], { id: gone[0].id, endpoint_id: 'ep', status: 'COMPLETED', retries: 0 });
+  assert.deepEqual(gone[0], { id: gone[0].id, endpoint_id: 'ep', status: 'COMPLETED', retries: 0, owner: 'u1' });
   assert.ok(await store.getJob('e-1'));
   assert.ok(await store.getJob('e-3'));
   await writer.close();

@@ -19,6 +19,9 @@ before(async () => {
   ]);
   const eps = await deploy(tp.cp, art);
   url = Object.fromEntries(Object.entries(eps).map(([k, v]) => [k, v.url]));
+  // A warm worker: the first /stream call below waits for a chunk of a running job, not for a cold start (slow when
+  // the machine is busy with other test files).
+  await call('POST', `${url.gen}/runsync`, { body: { input: { n: 1 } }, timeoutMs: 60_000 });
 });
 after(() => tp?.close());
 

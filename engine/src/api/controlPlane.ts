@@ -13,6 +13,7 @@ import type {
   EndpointInput,
   Environment,
   KeyScope,
+  PlatformNode,
   Volume,
 } from '../protocol/controlPlane';
 import type { Manifest } from '../protocol/manifest';
@@ -30,6 +31,7 @@ export type {
   EndpointInput,
   Environment,
   KeyScope,
+  PlatformNode,
   Volume,
 } from '../protocol/controlPlane';
 
@@ -241,6 +243,14 @@ export class ControlPlaneClient {
 
   async platformInfo(): Promise<{ version: string; baseUrl: string; instanceId: string }> {
     const d = await this.query<{ platform: { version: string; baseUrl: string; instanceId: string } }>('{ platform { version baseUrl instanceId } }');
+    return d.platform;
+  }
+
+  /** The nodes that form the service (one on the embedded database). */
+  async platformNodes(): Promise<{ instanceId: string; nodes: PlatformNode[] }> {
+    const d = await this.query<{ platform: { instanceId: string; nodes: PlatformNode[] } }>(
+      '{ platform { instanceId nodes { id url startedAt heartbeatAt state } } }',
+    );
     return d.platform;
   }
 }

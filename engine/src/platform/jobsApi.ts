@@ -13,6 +13,7 @@ import type { JobEngine } from './jobs/jobEngine';
 import { limits } from './options';
 import type { JobWriter } from './store/jobWriter';
 import { serveLogs, type LogsApiDeps } from './logsApi';
+import type { Cluster } from './cluster';
 
 export interface WorkerCounts {
   idle: number;
@@ -28,6 +29,8 @@ export interface JobsApiDeps {
   workerCounts(endpointId: string): WorkerCounts;
   streamWaitMs: number;
   logs: LogsApiDeps;
+  /** Nodes sharing the store: a job another live node owns is answered there. */
+  cluster?: Cluster;
   log(line: string): void;
 }
 
@@ -52,7 +55,7 @@ export function jobsApi(d: JobsApiDeps) {
     if ('refused' in auth) return sendError(res, 401, auth.refused);
     const endpointId = decodeURIComponent(parts[2] ?? '');
     const route = parts[3] as Route;
-    const ep = d.cp.endpoint(endpointId);
+    const ep = d.cp.endpoint(endpointId) ?? (await d.cp.endpointFresh(endpointId));
     if (!ep) return sendError(res, 404, `endpoint ${endpointId} does not exist; check the endpoint id in the URL`);
     const app = d.cp.app(ep.appId)?.name ?? '';
     // Worker logs, of either kind of endpoint, with their own access rule (logsApi.ts).
@@ -74,7 +77,14 @@ export function jobsApi(d: JobsApiDeps) {
       if (route === 'purge-queue') return sendJson(res, 200, { removed: d.engine.purge(endpointId), status: 'completed' });
       if (route === 'health') return sendJson(res, 200, health(d, endpointId));
       const jobId = decodeURIComponent(parts[4]);
-      const job = await d.engine.get(endpointId, jobId);
+      if (d.cluster && !d.engine.jobs.has(jobId) && !d.engine.ended.has(jobId) && (await d.cluster.route(jobId, req, res))) return;
+      let job = await d.engine.get(endpointId, jobId);
+      if (job?.handingOff && d.cluster) {
+        // The job is being handed to another node (workSharing.ts): answer once it is settled, here or there.
+        await job.nextChange(5000);
+        if (!d.engine.jobs.has(jobId) && (await d.cluster.route(jobId, req, res))) return;
+        job = await d.engine.get(endpointId, jobId);
+      }
       if (!job) return sendError(res, 404, `job ${jobId} does not exist on this endpoint or its results have expired`);
       if (route === 'status') return status(d, req, res, job);
       if (route === 'stream') {

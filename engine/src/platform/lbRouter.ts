@@ -39,7 +39,7 @@ export class LbRouter {
     const auth = this.d.keys.authenticate(req);
     if ('refused' in auth) return fail(res, 401, 'unauthorized', auth.refused);
     const endpointId = decodeURIComponent(m[1]);
-    const ep = this.d.cp.endpoint(endpointId);
+    const ep = this.d.cp.endpoint(endpointId) ?? (await this.d.cp.endpointFresh(endpointId));
     if (!ep) return fail(res, 404, 'endpoint not found', `endpoint ${endpointId} does not exist; check the URL`);
     const app = this.d.cp.app(ep.appId)?.name ?? '';
     if (!mayInvoke(auth.principal, app)) return fail(res, 403, 'forbidden', refusal.invoke(auth.principal, app, endpointId));

@@ -64,6 +64,12 @@ export interface PlatformOptions {
   database?: string;
   /** A worker host whose agent sends nothing for this long is lost (default `limits.hostLostMs`). */
   hostLostMs?: number;
+  /** Cluster only: the URL other nodes reach this node at (`--node-url`; default: --public-url, else the listening address). */
+  nodeUrl?: string;
+  /** Cluster only: how often this node heartbeats in the `nodes` table. */
+  nodeHeartbeatMs?: number;
+  /** Cluster only: a node whose heartbeat is older than this is lost, and live nodes adopt its jobs. */
+  nodeLostMs?: number;
 }
 
 export interface ResolvedOptions {
@@ -88,12 +94,40 @@ export interface ResolvedOptions {
   datacenters?: string[];
   database?: string;
   hostLostMs: number;
+  nodeUrl?: string;
+  nodeHeartbeatMs: number;
+  nodeLostMs: number;
   log: (line: string) => void;
 }
 
 export const limits = catalog.limits;
 
+/** Options that only mean something for nodes sharing a PostgreSQL server, by their flag names. */
+const CLUSTER_ONLY: Array<[keyof PlatformOptions, string]> = [
+  ['nodeUrl', '--node-url'],
+  ['nodeHeartbeatMs', '--node-heartbeat-ms'],
+  ['nodeLostMs', '--node-lost-ms'],
+];
+
 export function resolveOptions(o: PlatformOptions): ResolvedOptions {
+  const database = o.database ?? (process.env.STRATO_DATABASE_URL || undefined);
+  if (!database) {
+    const given = CLUSTER_ONLY.filter(([k]) => o[k] !== undefined).map(([, flag]) => flag);
+    if (given.length)
+      throw new UserError(
+        `${given.join(' and ')} ${given.length > 1 ? 'are' : 'is'} for platform nodes that share a PostgreSQL server, and this platform keeps its ` +
+          'state in the embedded database of its data dir: add --database postgres://... (every node the same), or leave ' +
+          `${given.length > 1 ? 'them' : 'it'} out`,
+      );
+  }
+  const nodeLostMs = o.nodeLostMs ?? limits.nodeLostMs;
+  const nodeHeartbeatMs = o.nodeHeartbeatMs ?? Math.min(limits.nodeHeartbeatMs, Math.floor(nodeLostMs / 3));
+  if (nodeHeartbeatMs * 2 > nodeLostMs)
+    throw new UserError(
+      `--node-lost-ms (${nodeLostMs}) must be at least twice --node-heartbeat-ms (${nodeHeartbeatMs}), or live nodes would be taken for lost`,
+    );
+  if (o.nodeUrl !== undefined && !/^https?:\/\/[^/]+/.test(o.nodeUrl))
+    throw new UserError(`--node-url must be an http:// or https:// URL other nodes reach this node at, got "${o.nodeUrl}"`);
   return {
     host: o.host ?? '127.0.0.1',
     port: o.port ?? DEFAULT_PORT,
@@ -118,7 +152,10 @@ export function resolveOptions(o: PlatformOptions): ResolvedOptions {
     writeStateFile: o.writeStateFile ?? true,
     workerTemplates: o.workerTemplates ?? process.env.STRATO_WORKER_TEMPLATES !== '0',
     datacenters: o.datacenters?.length ? servedDatacenters(o.datacenters) : undefined,
-    database: o.database ?? (process.env.STRATO_DATABASE_URL || undefined),
+    database,
+    nodeUrl: o.nodeUrl?.replace(/\/+$/, ''),
+    nodeHeartbeatMs,
+    nodeLostMs,
     hostLostMs: o.hostLostMs ?? limits.hostLostMs,
     log: o.log ?? ((line) => process.stderr.write(`${line}\n`)),
   };

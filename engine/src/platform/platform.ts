@@ -1,6 +1,7 @@
-// Starts one platform node: the store (PGlite in the data dir), the control plane, the job engine with its
-// write-behind writer, the scheduler and supervisor of worker processes, and the HTTP server; `close()` stops
-// workers (their jobs return to the queue), flushes the last group commit and releases the data dir.
+// Starts one platform node: the store (PGlite in the data dir, or a PostgreSQL server that other nodes may share:
+// cluster.ts), the control plane, the job engine with its write-behind writer, the scheduler and supervisor of worker
+// processes, and the HTTP server; `close()` stops workers (their jobs return to the queue), flushes the last group
+// commit and releases the data dir.
 import fs from 'node:fs';
 import { mayChange, refusal } from './auth';
 import { Artifacts } from './controlPlane/artifacts';
@@ -8,12 +9,15 @@ import { KeyRing } from './controlPlane/keys';
 import { ControlPlane } from './controlPlane/service';
 import { auditEntry } from './controlPlane/audit';
 import { forbidden } from './errors';
+import { sendError } from './http';
 import { Guard } from './graphql/guard';
 import { graphqlHandler } from './graphql/handler';
 import type { EndpointHealthView } from './graphql/resolvers';
 import { jobsApi } from './jobsApi';
 import { Dispatcher } from './jobs/dispatch';
-import { JobEngine } from './jobs/jobEngine';
+import { INSTANCE_ID, JobEngine } from './jobs/jobEngine';
+import { Cluster, nodeIdOf } from './cluster';
+import { HANDOFF_PATH, WorkSharing } from './workSharing';
 import { LbRouter } from './lbRouter';
 import { acquireLock } from './lock';
 import { limits, resolveOptions, type PlatformOptions } from './options';
@@ -42,6 +46,8 @@ export interface RunningPlatform {
   port: number;
   apiKey: string;
   dataDir: string;
+  /** This node's instance id: `u1` on the embedded database, a node id of its own on a PostgreSQL server. */
+  instanceId: string;
   /** Job writer figures (group commits) and what jobs hold in memory, for the bench and tests. */
   stats(): { flushes: number; rows: number; failures: number; jobsInMemory: number; jobMemoryBytes: number; endedJobsCached: number };
   close(): Promise<void>;
@@ -49,6 +55,7 @@ export interface RunningPlatform {
 
 export async function startPlatform(options: PlatformOptions & { pgliteTemplateDir?: string }): Promise<RunningPlatform> {
   const o = resolveOptions(options);
+  const startedAt = Date.now();
   const layout = platformLayout(o.dataDir);
   ensureLayout(layout);
   const lock = acquireLock(layout.lockFile);
@@ -58,8 +65,10 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
     const driver = o.database
       ? await openPostgres(o.database, o.log)
       : await openPglite(layout.db, { templateDir: options.pgliteTemplateDir ?? defaultTemplateDir(userDataRoot()), log: o.log });
-    const store = await SqlStore.open(driver);
-    const artifacts = new Artifacts(layout);
+    // On a server other nodes may share, this node has an id of its own (kept in its data dir) and owns the jobs it accepts.
+    const nodeId = o.database ? nodeIdOf(layout.root) : INSTANCE_ID;
+    const store = await SqlStore.open(driver, { nodeId, notify: Boolean(o.database), lostMs: o.nodeLostMs });
+    const artifacts = new Artifacts(layout, o.database ? store : undefined);
     const volumes = new Volumes(layout.volumes);
     let hosts: HostPool | null = null;
     const cp = await ControlPlane.load(store, artifacts, o.clock, {
@@ -70,6 +79,7 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
       runsImages: options.workerLauncher?.runsImages ?? false,
       volumes,
     });
+    cp.clustered = Boolean(o.database);
     const keys = await KeyRing.load(apiKey, store, o.clock, o.log);
     const writer = new JobWriter(store, o.groupCommitMs, o.lazyCommitMs, (e) =>
       o.log(`strato platform: the job store could not commit (${e.message}); retrying`),
@@ -85,6 +95,7 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
     let dispatch: Dispatcher | null = null;
     const engine = new JobEngine({
       clock: o.clock,
+      instanceId: nodeId,
       writer,
       store,
       endedJobCacheBytes: o.endedJobCacheBytes,
@@ -137,7 +148,8 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
       heartbeatMs: o.heartbeatMs,
       startTimeoutMs: o.workerStartTimeoutMs,
       lbPending: (id) => lb?.pendingOf(id) ?? 0,
-      blocked: (ep) => pool.blocked(ep),
+      // A build this node did not receive is fetched from the database first (clusters).
+      blocked: (ep) => pool.blocked(ep) ?? artifacts.missing(ep.buildId, () => sched.demand(ep.id)),
       clock: o.clock,
       log: o.log,
     });
@@ -156,6 +168,8 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
     if (loaded.queued + loaded.rerun > 0) o.log(`strato platform: ${loaded.queued} queued jobs restored (${loaded.rerun} of them were running and run again)`);
 
     let baseUrl = '';
+    let cluster: Cluster | undefined;
+    let sharing: WorkSharing | undefined;
     const health = (id: string): EndpointHealthView => {
       const c = engine.counts(id);
       const ep = cp.endpoint(id);
@@ -201,12 +215,15 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
           ),
           baseUrl,
           version: PLATFORM_VERSION,
+          instanceId: nodeId,
+          nodes: async () => (cluster ? cluster.views() : [{ id: nodeId, url: baseUrl, startedAt, heartbeatAt: Date.now(), state: 'alive' as const }]),
           health,
           notes: (ep) => hostChecks.notes(ep.config),
           hosts: () => pool.view(),
           audit: async (q) => (await store.listAudit(q)).map(auditEntry),
         }),
         o.log,
+        () => cp.catchUp(),
       ),
       jobs: jobsApi({
         keys,
@@ -216,16 +233,26 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
         workerCounts: (id) => sched.counts(id),
         streamWaitMs: o.streamWaitMs,
         logs: { logsDir: layout.logs, waiters: logWaiters },
+        get cluster() {
+          return cluster;
+        },
         log: o.log,
       }),
       lb: (req, res) => lb!.handle(req, res),
       worker: workerApi({ engine, dispatch, scheduler: sched, log: o.log }),
-      upload: (id, req, by) => {
-        const app = cp.app(artifacts.appOf(id))?.name ?? '';
+      cluster: o.database
+        ? async (req, res) => {
+            if (req.method === 'POST' && req.url === HANDOFF_PATH && sharing) return sharing.handle(req, res);
+            req.resume();
+            sendError(res, 404, `no cluster route ${req.url}`);
+          }
+        : undefined,
+      upload: async (id, req, by) => {
+        const app = cp.app(await artifacts.appOf(id))?.name ?? '';
         if (!mayChange(by, app)) throw forbidden(refusal.change(by, app, `upload builds to app "${app}"`));
         return artifacts.receive(id, req);
       },
-      info: () => ({ version: PLATFORM_VERSION, instanceId: 'u1' }),
+      info: () => ({ version: PLATFORM_VERSION, instanceId: nodeId }),
       log: o.log,
     });
     const addr = await listen(server, o.host, o.port);
@@ -233,10 +260,40 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
     // A wildcard address is not one clients can call: local clients use loopback, remote ones --public-url.
     const host = o.host === '0.0.0.0' || o.host === '::' ? '127.0.0.1' : o.host;
     baseUrl = (o.publicUrl ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`).replace(/\/+$/, '');
+    if (o.database) {
+      cluster = new Cluster({
+        nodeId,
+        store,
+        driver,
+        url: () => o.nodeUrl ?? workerUrl(),
+        heartbeatMs: o.nodeHeartbeatMs,
+        lostMs: o.nodeLostMs,
+        engine,
+        cp,
+        keys,
+        log: o.log,
+      });
+      sharing = new WorkSharing({ nodeId, store, engine, writer, cp, cluster, log: o.log });
+      const s = sharing;
+      cluster.onQueued = (id) => s.wake(id);
+      try {
+        await cluster.start();
+        await sharing.start();
+      } catch (e) {
+        sharing.close();
+        await cluster.close();
+        server.close();
+        server.closeAllConnections();
+        await writer.close();
+        await store.close();
+        throw e;
+      }
+    }
     sched.start();
     const sweeper = setInterval(() => {
       engine.sweep();
       engine.sweepStore().catch((e: Error) => o.log(`strato platform: expired jobs could not be deleted (${e.message}); trying again`));
+      void artifacts.sweepUploads();
     }, 5000);
     sweeper.unref();
     if (o.writeStateFile) {
@@ -257,6 +314,7 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
       port,
       apiKey,
       dataDir: layout.root,
+      instanceId: nodeId,
       stats: () => {
         const m = engine.memory();
         return { ...writer.stats, jobsInMemory: m.jobs, jobMemoryBytes: m.memoryBytes, endedJobsCached: m.cachedJobs };
@@ -264,6 +322,8 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
       close: () =>
         (closing ??= (async () => {
           clearInterval(sweeper);
+          sharing?.close();
+          await cluster?.close();
           logWaiters.wakeAll();
           await sched.close(o.workerStopGraceMs);
           agents.close();

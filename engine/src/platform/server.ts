@@ -19,6 +19,8 @@ export interface Routes {
   worker: Handler;
   /** Worker hosts' agents (agentApi.ts). */
   agent?: Handler;
+  /** Routes between the nodes of a cluster (`/_cluster/...`); absent on the embedded database. */
+  cluster?: Handler;
   /** Receives an artifact upload; refuses (before reading the body) a key that may not deploy to its app. */
   upload(uploadId: string, req: IncomingMessage, by: Principal): Promise<unknown>;
   info(): Record<string, unknown>;
@@ -52,6 +54,7 @@ async function route(r: Routes, req: IncomingMessage, res: ServerResponse): Prom
   if (url.startsWith('/_worker/')) return r.worker(req, res);
   if (url.startsWith('/lb/')) return r.lb(req, res);
   if (url.startsWith(AGENT_PREFIX) && r.agent) return r.agent(req, res);
+  if (url.startsWith('/_cluster/') && r.cluster) return r.cluster(req, res);
   if (url === '/graphql' || url.startsWith('/graphql?')) return r.graphql(req, res);
   if (url.startsWith('/_uploads/')) {
     const auth = r.keys.authenticate(req);

@@ -65,6 +65,17 @@ export interface Endpoint {
   notes: string[];
 }
 
+/** A node of the platform service (`platform { nodes }`): one on the embedded database, each node sharing a PostgreSQL server. */
+export interface PlatformNode {
+  id: string;
+  /** Where other nodes reach it. */
+  url: string;
+  startedAt: number;
+  heartbeatAt: number;
+  /** alive: its heartbeat is recent; lost: older than the bound, and live nodes adopt its jobs. */
+  state: 'alive' | 'lost';
+}
+
 export interface EndpointHealth {
   idle: number;
   running: number;

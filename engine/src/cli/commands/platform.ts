@@ -4,7 +4,7 @@ import { Command, Option } from 'commander';
 import { UserError } from '../../util/errors';
 import { DEFAULT_PORT, defaultPlatformDir, platformLayout } from '../../protocol/layout';
 import type { RunningPlatform } from '../../platform/platform';
-import { printHosts, registerAgent, remoteHosts } from './platformAgent';
+import { printHosts, registerAgent } from './platformAgent';
 import { readKeyFile } from '../../protocol/layout';
 
 interface ServeFlags {
@@ -19,6 +19,9 @@ interface ServeFlags {
   groupCommitMs?: string;
   datacenter?: string[];
   database?: string;
+  nodeUrl?: string;
+  nodeHeartbeatMs?: string;
+  nodeLostMs?: string;
 }
 
 function intFlag(name: string, v: string | undefined, min = 0): number | undefined {
@@ -42,6 +45,9 @@ async function serve(f: ServeFlags): Promise<void> {
     groupCommitMs: intFlag('--group-commit-ms', f.groupCommitMs),
     datacenters: f.datacenter,
     database: f.database,
+    nodeUrl: f.nodeUrl,
+    nodeHeartbeatMs: intFlag('--node-heartbeat-ms', f.nodeHeartbeatMs, 10),
+    nodeLostMs: intFlag('--node-lost-ms', f.nodeLostMs, 20),
   };
   const { startPlatform } = await import('../../platform/platform');
   let platform: RunningPlatform;
@@ -59,7 +65,7 @@ async function serve(f: ServeFlags): Promise<void> {
   out(`  data dir: ${platform.dataDir}`);
   if (base.datacenters?.length) out(`  datacenters: ${base.datacenters.join(', ')}`);
   const database = base.database ?? process.env.STRATO_DATABASE_URL;
-  if (database) out(`  database: ${(await import('../../platform/store/postgres')).redactDatabaseUrl(database)}`);
+  if (database) out(`  database: ${(await import('../../platform/store/postgres')).redactDatabaseUrl(database)} (node ${platform.instanceId})`);
   out(base.apiKey ? '  API key: the one given with --api-key' : `  API key: in ${l.keyFile} (clients on this machine read it there)`);
   out(`  queue endpoints: ${platform.url}/v2/<endpoint_id>/runsync   load-balanced: ${platform.url}/lb/<endpoint_id>/<route>`);
   await new Promise<void>((resolve) => {
@@ -99,6 +105,9 @@ export function register(program: Command): void {
       'keep all state in this PostgreSQL server (postgres://...; default: the embedded database in the data dir, or $STRATO_DATABASE_URL)',
     )
     .option('--datacenter <ids...>', 'datacenters this platform serves, e.g. EU-RO-1 US-KS-2 (default: it stands in for all of them)')
+    .option('--node-url <url>', 'with --database: the URL the other nodes reach this node at (default: its listening address)')
+    .option('--node-lost-ms <ms>', 'with --database: a node silent this long is lost and its jobs are adopted (default 10000)')
+    .addOption(new Option('--node-heartbeat-ms <ms>').hideHelp())
     .addOption(new Option('--daemon').hideHelp())
     .addOption(new Option('--heartbeat-ms <ms>').hideHelp())
     .addOption(new Option('--group-commit-ms <ms>').hideHelp())
@@ -133,19 +142,21 @@ export function register(program: Command): void {
 
   platform
     .command('status')
-    .description('show whether the background platform runs, and where')
+    .description('show whether the platform runs, where, and its nodes (the one STRATO_API_URL names, else the background one)')
     .option('--json', 'print the status as JSON')
     .action(async (f: { json?: boolean }) => {
-      if (process.env.STRATO_API_URL) return remoteHosts();
+      if (process.env.STRATO_API_URL) return remoteStatus(f);
       const { daemonStatus } = await import('../../api/localPlatform');
       const s = await daemonStatus();
+      const nodes = s.running ? await platformNodes().catch(() => undefined) : undefined;
       if (f.json) {
-        process.stdout.write(`${JSON.stringify(s, null, 2)}\n`);
+        process.stdout.write(`${JSON.stringify({ ...s, nodes: nodes?.nodes }, null, 2)}\n`);
       } else if (s.running && s.state) {
         const up = Math.round((Date.now() - s.state.startedAt) / 1000);
         process.stdout.write(
           `running: ${s.state.url} (pid ${s.state.pid}, up ${up} s, version ${s.state.version})\n` +
-            `  data dir: ${s.dataDir}\n  key file: ${s.keyFile}\n  log: ${s.logFile}\n`,
+            `  data dir: ${s.dataDir}\n  key file: ${s.keyFile}\n  log: ${s.logFile}\n` +
+            (nodes ? nodeLines(nodes.nodes, nodes.instanceId) : ''),
         );
         await printHosts(s.state.url, readKeyFile(s.keyFile) ?? process.env.STRATO_API_KEY);
       } else {
@@ -153,4 +164,34 @@ export function register(program: Command): void {
       }
       if (!s.running) process.exitCode = 3;
     });
+}
+
+type NodesAnswer = Awaited<ReturnType<import('../../api/controlPlane').ControlPlaneClient['platformNodes']>>;
+
+async function platformNodes(): Promise<NodesAnswer> {
+  const [{ resolveApiConfig }, { ControlPlaneClient }] = await Promise.all([import('../../api/config'), import('../../api/controlPlane')]);
+  return new ControlPlaneClient(await resolveApiConfig({ projectDir: process.cwd() })).platformNodes();
+}
+
+/** The nodes, one a line: id, state, URL, seconds since its last heartbeat; the answering node is marked. */
+function nodeLines(nodes: NodesAnswer['nodes'], answering: string): string {
+  const alive = nodes.filter((n) => n.state === 'alive').length;
+  const lines = nodes.map((n) => {
+    const ago = Math.max(0, Math.round((Date.now() - n.heartbeatAt) / 1000));
+    return `    ${n.id}  ${n.state.padEnd(5)}  ${n.url}  heartbeat ${ago} s ago${n.id === answering ? '  (answered this)' : ''}`;
+  });
+  return `  nodes: ${nodes.length} (${alive} alive, ${nodes.length - alive} lost)\n${lines.join('\n')}\n`;
+}
+
+/** The platform STRATO_API_URL names: its nodes, as the node that answers sees them. */
+async function remoteStatus(f: { json?: boolean }): Promise<void> {
+  const p = await platformNodes();
+  if (f.json) {
+    process.stdout.write(`${JSON.stringify({ url: process.env.STRATO_API_URL, ...p }, null, 2)}\n`);
+    return;
+  }
+  process.stdout.write(`platform: ${process.env.STRATO_API_URL}\n${nodeLines(p.nodes, p.instanceId)}`);
+  const { resolveApiConfig } = await import('../../api/config');
+  const c = await resolveApiConfig({ projectDir: process.cwd() });
+  await printHosts(c.baseUrl, c.apiKey);
 }

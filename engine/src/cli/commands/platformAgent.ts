@@ -93,13 +93,6 @@ export function formatHosts(hosts: HostView[], now = Date.now()): string {
 }
 
 /** `strato platform status` for the platform STRATO_API_URL names: its worker hosts. */
-export async function remoteHosts(): Promise<void> {
-  const { resolveApiConfig } = await import('../../api/config');
-  const c = await resolveApiConfig({ projectDir: process.cwd() });
-  process.stdout.write(`platform: ${c.baseUrl}\n`);
-  await printHosts(c.baseUrl, c.apiKey);
-}
-
 /** Prints the platform's worker hosts; a platform that cannot list them (an older one, a key that is not an admin's) gets a line saying so. */
 export async function printHosts(baseUrl: string, apiKey: string | undefined): Promise<void> {
   const { listHosts } = await import('../../api/hosts');

@@ -15,7 +15,13 @@ const schema = buildSchema(typeDefs);
 /** A manifest travels in finalizeBuild; nothing else comes close. */
 const BODY_LIMIT = 8 * 1024 * 1024;
 
-export function graphqlHandler(keys: KeyRing, ctx: (principal: Principal) => GraphqlContext, log: (l: string) => void) {
+export function graphqlHandler(
+  keys: KeyRing,
+  ctx: (principal: Principal) => GraphqlContext,
+  log: (l: string) => void,
+  /** Runs before each operation: a node of a cluster catches up with changes other nodes committed. */
+  before?: () => Promise<void>,
+) {
   return async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const auth = keys.authenticate(req);
     if ('refused' in auth) {
@@ -42,6 +48,12 @@ export function graphqlHandler(keys: KeyRing, ctx: (principal: Principal) => Gra
     }
     const invalid = validate(schema, document, [...specifiedRules, operationLimits]);
     if (invalid.length) return sendJson(res, 200, { data: null, errors: invalid.map((e) => formatError(e, log)) });
+    try {
+      await before?.();
+    } catch (e) {
+      if (!(e instanceof PlatformError)) throw e;
+      return sendJson(res, e.status, { data: null, errors: [{ message: e.message, extensions: { code: e.status === 503 ? 'UNAVAILABLE' : 'INTERNAL' } }] });
+    }
     const c = ctx(auth.principal);
     const result = await execute({
       schema,

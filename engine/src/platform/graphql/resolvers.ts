@@ -5,15 +5,15 @@ import type { HostView } from '../../protocol/agents';
 import type { ControlPlane, DeployedEndpoint } from '../controlPlane/service';
 import type { KeyRing } from '../controlPlane/keys';
 import type { AppRow, BuildRow, EnvironmentRow } from '../store/types';
-import type { AuditEntry, EndpointHealth } from '../../protocol/controlPlane';
+import type { AuditEntry, EndpointHealth, PlatformNode as PlatformNodeView } from '../../protocol/controlPlane';
 import { AUDIT_DEFAULT_LIMIT, AUDIT_MAX_LIMIT, type AuditTarget } from '../controlPlane/audit';
 import { mayReadSecrets } from '../auth';
 import { badRequest } from '../errors';
-import { INSTANCE_ID } from '../jobs/jobEngine';
 import type { Guard } from './guard';
 
 /** The wire shape is the client's (engine/src/api): one definition for both ends of the API. */
 export type EndpointHealthView = EndpointHealth;
+export type { PlatformNodeView };
 
 export interface GraphqlContext {
   cp: ControlPlane;
@@ -22,6 +22,10 @@ export interface GraphqlContext {
   guard: Guard;
   baseUrl: string;
   version: string;
+  /** This node's instance id (job-id suffix). */
+  instanceId: string;
+  /** The nodes of the service: this one alone on the embedded database, every registered node in a cluster. */
+  nodes(): Promise<PlatformNodeView[]>;
   health(endpointId: string): EndpointHealthView;
   /** Host notes of an endpoint (missing system packages, a driver below min_cuda_version). */
   notes(ep: DeployedEndpoint): string[];
@@ -213,8 +217,9 @@ export function rootValue(ctx: GraphqlContext): Record<string, (a: Args) => unkn
     platform: () => ({
       version: ctx.version,
       baseUrl: ctx.baseUrl,
-      instanceId: INSTANCE_ID,
+      instanceId: ctx.instanceId,
       datacenters: cp.capabilities.datacenters ?? null,
+      nodes: () => ctx.nodes(),
       hosts: () => {
         g.adminRead('listing worker hosts');
         return ctx.hosts();
@@ -253,7 +258,7 @@ export function rootValue(ctx: GraphqlContext): Record<string, (a: Args) => unkn
     },
     requestBuildUpload: async (a) => {
       await changeApp('requestBuildUpload', str(a.appId), 'upload builds to');
-      const up = cp.artifacts.beginUpload(str(a.appId), Number(a.size));
+      const up = await cp.artifacts.beginUpload(str(a.appId), Number(a.size));
       return { uploadId: up.id, url: `${ctx.baseUrl}/_uploads/${up.id}`, expiresAt: up.expiresAt };
     },
     finalizeBuild: async (a) => {

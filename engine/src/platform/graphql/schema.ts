@@ -104,8 +104,20 @@ export const typeDefs = /* GraphQL */ `
     instanceId: String!
     "The datacenters this platform serves; null means it stands in for all of them."
     datacenters: [String!]
+    "The nodes that form this service: this one alone on the embedded database, every node sharing a PostgreSQL server."
+    nodes: [PlatformNode!]!
     "The machines workers run on: this one and the worker hosts of strato platform agent (an admin key's view)."
     hosts: [WorkerHost!]!
+  }
+
+  "A platform node: where other nodes reach it and whether its heartbeat is recent (alive) or too old (lost)."
+  type PlatformNode {
+    id: String!
+    url: String!
+    startedAt: Float!
+    heartbeatAt: Float!
+    "alive or lost"
+    state: String!
   }
 
   type WorkerHost {

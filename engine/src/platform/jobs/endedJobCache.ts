@@ -19,6 +19,10 @@ export class EndedJobCache {
     return this.jobs.size;
   }
 
+  has(id: string): boolean {
+    return this.jobs.has(id);
+  }
+
   get(id: string): Job | undefined {
     const e = this.jobs.get(id);
     if (!e) return undefined;

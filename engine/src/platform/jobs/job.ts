@@ -44,6 +44,10 @@ export class Job implements StoredJob {
   private listeners = new Set<() => void>();
   /** Heartbeats from the owning worker that did not list this job (lost hand-over detection). */
   missedHeartbeats = 0;
+  /** The node that answers for the job (its instance id): the one that accepted it, or adopted it from a lost one. */
+  owner = 'u1';
+  /** Taken from the queue to be handed to another node (cluster): not counted in the queue meanwhile. */
+  handingOff = false;
 
   constructor(
     readonly id: string,
@@ -72,6 +76,7 @@ export class Job implements StoredJob {
     j.workerId = r.worker_id;
     j.chunks = r.stream ? [r.stream.slice(1, -1)] : [];
     j.streamOutput = r.stream_output;
+    j.owner = r.owner;
     return j;
   }
 
@@ -90,6 +95,7 @@ export class Job implements StoredJob {
       kind: this.kind,
       input: this.input,
       created_at: this.createdAt,
+      owner: this.owner,
     };
   }
 

@@ -14,7 +14,7 @@ import { Job, MAX_ATTEMPTS, type JobKind } from './job';
 import { outputChunks } from './streamChunks';
 import type { Worker } from '../workers/worker';
 
-/** Suffix of job ids: the platform instance that owns them (decisions.md). */
+/** Suffix of job ids: the platform instance that owns them (decisions.md); this one is the embedded platform's. */
 export const INSTANCE_ID = 'u1';
 
 export interface JobCounts {
@@ -27,6 +27,8 @@ export interface JobCounts {
 
 export interface EngineDeps {
   clock: Clock;
+  /** This node's instance id (INSTANCE_ID, or a cluster node's own): the suffix and owner of the jobs it accepts. */
+  instanceId: string;
   writer: JobWriter;
   /** Where ended jobs are read back from and expire. */
   store: Pick<PlatformStore, 'getJob' | 'deleteExpiredJobs'>;
@@ -82,18 +84,27 @@ export class JobEngine {
    * running run again. Ended jobs stay in the store; only their counts are needed.
    */
   load(rows: JobRow[], ended: EndedJobCount[]): { queued: number; rerun: number; dropped: number } {
-    const now = this.deps.clock.now();
-    let queued = 0;
-    let rerun = 0;
-    let dropped = 0;
     for (const c of ended) {
       if (!this.deps.hasEndpoint(c.endpoint_id)) continue;
       const e = this.endpointJobs(c.endpoint_id);
       this.countEnded(e, c.status, c.jobs);
       e.retried += c.retries;
     }
+    return this.adopt(rows);
+  }
+
+  /**
+   * Takes in jobs that had not ended (after a restart, or taken over from a lost node): queued jobs wait again, jobs
+   * that were running run again, at most MAX_ATTEMPTS times in all. A job already in memory is left as it is.
+   */
+  adopt(rows: JobRow[]): { queued: number; rerun: number; dropped: number } {
+    const now = this.deps.clock.now();
+    let queued = 0;
+    let rerun = 0;
+    let dropped = 0;
     rows.sort((a, b) => Number(a.queued_at) - Number(b.queued_at));
     for (const row of rows) {
+      if (this.jobs.has(row.id)) continue;
       const job = Job.fromRow(row);
       if (!this.deps.hasEndpoint(job.endpointId) || job.expired(now)) {
         this.deps.writer.removed(job);
@@ -127,10 +138,11 @@ export class JobEngine {
   submit(endpointId: string, input: string, kind: JobKind, waitGiven: boolean): Job | null {
     const e = this.endpointJobs(endpointId);
     if (e.queue.queued >= this.deps.maxQueuedPerEndpoint) return null;
-    const id = `${kind === 'runsync' ? 'sync-' : ''}${randomUUID()}-${INSTANCE_ID}`;
+    const id = `${kind === 'runsync' ? 'sync-' : ''}${randomUUID()}-${this.deps.instanceId}`;
     const r = this.deps.retention;
     const retention = kind === 'run' ? r.runMs : waitGiven ? r.runsyncWaitMs : r.runsyncMs;
     const job = new Job(id, endpointId, kind, input, this.deps.clock.now(), retention);
+    job.owner = this.deps.instanceId;
     this.jobs.set(id, job);
     e.queue.push(job);
     this.deps.writer.changed(job);
@@ -288,7 +300,7 @@ export class JobEngine {
   end(job: Job, status: JobStatus, output: string | null, error: string | null, byWorker = false): void {
     const e = this.endpointJobs(job.endpointId);
     const worker = this.releaseFromWorker(job, !byWorker);
-    if (job.status === 'IN_QUEUE') e.queue.forget();
+    if (job.status === 'IN_QUEUE' && !job.handingOff) e.queue.forget();
     job.status = status;
     // What the database refuses is replaced here, so that clients read the same text before and after a restart.
     job.output = storableText(output);
@@ -329,8 +341,9 @@ export class JobEngine {
   remove(job: Job): void {
     const e = this.endpointJobs(job.endpointId);
     const worker = this.releaseFromWorker(job, true);
-    if (job.status === 'IN_QUEUE') e.queue.forget();
-    else if (job.ended) this.countEnded(e, job.status, -1);
+    if (job.status === 'IN_QUEUE') {
+      if (!job.handingOff) e.queue.forget();
+    } else if (job.ended) this.countEnded(e, job.status, -1);
     e.retried -= job.retries;
     this.jobs.delete(job.id);
     this.ended.delete(job.id);
@@ -366,6 +379,7 @@ export class JobEngine {
       });
       for (const row of gone) {
         this.ended.delete(row.id);
+        if (row.owner !== this.deps.instanceId) continue; // a lost node's row: not counted here
         const e = this.endpoints.get(row.endpoint_id);
         if (!e) continue;
         this.countEnded(e, row.status, -1);

@@ -83,6 +83,11 @@ export class JobWriter {
     this.closed = true;
   }
 
+  /** The job has a change not yet committed. */
+  pending(job: StoredJob): boolean {
+    return this.dirty.has(job);
+  }
+
   /** Ids whose rows are about to change: jobs marked and not yet committed, and deletes not yet committed. */
   pendingIds(): string[] {
     return [...[...this.dirty].map((j) => j.id), ...this.deletes];

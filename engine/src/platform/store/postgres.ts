@@ -35,7 +35,7 @@ export async function openPostgres(url: string, log: (line: string) => void = ()
     await pool.end().catch(() => undefined);
     throw new UserError(`cannot reach the database at ${redactDatabaseUrl(url)}: ${(e as Error).message}; check that the server runs and the URL is right`);
   }
-  return new PgDriver(pool);
+  return new PgDriver(pool, url, log);
 }
 
 /** Errors that mean the server cannot be reached now (refused, reset, shut down, starting): 503, not 500. */
@@ -60,8 +60,66 @@ async function guarded<T>(run: () => Promise<T>): Promise<T> {
   }
 }
 
+/** How long a broken LISTEN connection waits before it is made again. */
+const RELISTEN_MS = 1000;
+
 class PgDriver implements SqlDriver {
-  constructor(private readonly pool: pg.Pool) {}
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly url: string,
+    private readonly log: (line: string) => void,
+  ) {}
+
+  async listen(channel: string, onNotify: (payload: string) => void, onReconnect: () => void): Promise<{ close(): Promise<void> }> {
+    let client: pg.Client | null = null;
+    let closed = false;
+    let retry: NodeJS.Timeout | undefined;
+    let reported = false; // one line per outage, not one per attempt
+    const connect = async (again: boolean): Promise<void> => {
+      const c = new pg.Client({ connectionString: this.url, connectionTimeoutMillis: 10_000, types });
+      const lost = (e?: Error) => {
+        if (client !== c) return;
+        client = null;
+        c.end().catch(() => undefined);
+        if (closed) return;
+        if (e && !reported) this.log(`strato platform: the connection that hears other nodes' changes was lost (${e.message}); connecting again`);
+        reported ||= Boolean(e);
+        retry = setTimeout(() => void connect(true).catch(() => undefined), RELISTEN_MS);
+        retry.unref();
+      };
+      c.on('error', lost);
+      c.on('end', () => lost());
+      c.on('notification', (n) => onNotify(n.payload ?? ''));
+      client = c;
+      try {
+        await c.connect();
+        await c.query(`listen ${channel}`);
+      } catch (e) {
+        if (!again) {
+          client = null;
+          await c.end().catch(() => undefined);
+          throw e;
+        }
+        lost(e as Error);
+        return;
+      }
+      if (again) {
+        if (reported) this.log("strato platform: hearing other nodes' changes again");
+        reported = false;
+        onReconnect();
+      }
+    };
+    await guarded(() => connect(false));
+    return {
+      close: async () => {
+        closed = true;
+        clearTimeout(retry);
+        const c = client;
+        client = null;
+        await c?.end().catch(() => undefined);
+      },
+    };
+  }
 
   async query<T>(sql: string, params?: unknown[]): Promise<T[]> {
     return guarded(async () => (await this.pool.query(sql, params)).rows as T[]);

@@ -3,10 +3,11 @@
 // deleted meanwhile; deleting an endpoint deletes its jobs explicitly.
 // Times are milliseconds since the epoch (bigint); JSON documents are kept as text so they are stored as sent.
 // Migrations: every statement is idempotent (`if not exists`) and runs at each start, so a data dir of an older
-// version gains what was added since. Version 2 added api_keys and audit_log (per-person keys, issue 16).
+// version gains what was added since. Version 2 added api_keys and audit_log (per-person keys, issue 16);
+// version 3 the nodes of a cluster, the owner of each job and build archives kept in the database (issue 11).
 // Columns added later to an existing table are added by `alter table ... if not exists` below.
 
-export const SCHEMA_VERSION = '2';
+export const SCHEMA_VERSION = '3';
 
 export const schemaSql = `
 create table if not exists meta (
@@ -68,7 +69,11 @@ create table if not exists jobs (
 -- chunk (a handler that does not stream; the chunk is made from the output when it is read).
 alter table jobs add column if not exists stream text;
 alter table jobs add column if not exists stream_output boolean not null default false;
+-- The node that answers for a job and runs it (its instance id; 'u1' on the embedded database). A node writes only
+-- the rows it owns, so a node taken for lost cannot overwrite what the node that adopted its jobs recorded.
+alter table jobs add column if not exists owner text not null default 'u1';
 create index if not exists jobs_by_endpoint_status on jobs (endpoint_id, status);
+create index if not exists jobs_live_by_owner on jobs (owner, queued_at) where status in ('IN_QUEUE', 'IN_PROGRESS');
 create index if not exists jobs_by_expiry on jobs (expires_at) where expires_at is not null;
 create table if not exists api_keys (
   id text primary key,
@@ -98,4 +103,29 @@ create table if not exists audit_log (
   detail text
 );
 create index if not exists audit_log_by_app on audit_log (app, seq);
+-- Platform nodes sharing a PostgreSQL server: where each is reached and when it last said it was alive (the
+-- database's clock, so that nodes' clocks need not agree).
+create table if not exists nodes (
+  id text primary key,
+  url text not null,
+  started_at bigint not null,
+  heartbeat_at bigint not null
+);
+-- Uploaded build archives, in pieces, so that every node of a cluster can unpack a build it did not receive. Written
+-- before the build's row (no foreign key), deleted with the build's app.
+create table if not exists build_archives (
+  build_id text not null,
+  seq integer not null,
+  data bytea not null,
+  primary key (build_id, seq)
+);
+-- Upload locations (clusters): the PUT and the finalize may reach other nodes than the one that gave the location;
+-- the received archive waits in build_archives under the upload's id until its build is made.
+create table if not exists uploads (
+  id text primary key,
+  app_id text not null,
+  size bigint not null,
+  expires_at bigint not null,
+  sha256 text
+);
 `;

@@ -14,7 +14,9 @@ import type {
   JobBatch,
   JobRow,
   KeyRow,
+  NodeRow,
   PlatformStore,
+  UploadRow,
   SqlDriver,
 } from './types';
 
@@ -44,6 +46,7 @@ const JOB_STATE_COLUMNS = [
 ];
 
 const ENDED = `('COMPLETED', 'FAILED', 'CANCELLED', 'TIMED_OUT')`;
+const LIVE = `('IN_QUEUE', 'IN_PROGRESS')`;
 
 const STATE_SET = (from: string) => JOB_STATE_COLUMNS.map((c) => `${c} = ${from}.${c}`).join(', ');
 
@@ -53,16 +56,37 @@ const MIGRATION_LOCK = 0x737472_61746f;
 /** A SQL string literal (standard_conforming_strings: only quotes are doubled). */
 const literal = (text: string) => `'${text.replace(/'/g, "''")}'`;
 
-export class SqlStore implements PlatformStore {
-  private constructor(private readonly db: SqlDriver) {}
+/**
+ * The LISTEN/NOTIFY channel between nodes: `cp <node id>` (it changed control-plane records or keys), `queued <endpoint
+ * id> <node id>` (it has queued jobs its workers do not take).
+ */
+export const CHANGES_CHANNEL = 'strato_changes';
 
-  static async open(db: SqlDriver): Promise<SqlStore> {
+/** Now by the database's clock, in ms: nodes compare heartbeats on one clock, whatever theirs say. */
+const DB_NOW = '(extract(epoch from clock_timestamp()) * 1000)::bigint';
+
+export interface StoreIdentity {
+  /** This node's instance id: the owner of the jobs it writes ('u1' on the embedded database). */
+  nodeId: string;
+  /** Control-plane changes are announced on CHANGES_CHANNEL (nodes sharing a server). */
+  notify: boolean;
+  /** A node whose heartbeat is older than this is lost: its jobs may be adopted, its expired rows deleted by others. */
+  lostMs: number;
+}
+
+export class SqlStore implements PlatformStore {
+  private constructor(
+    private readonly db: SqlDriver,
+    readonly identity: StoreIdentity,
+  ) {}
+
+  static async open(db: SqlDriver, identity: StoreIdentity = { nodeId: 'u1', notify: false, lostMs: 0 }): Promise<SqlStore> {
     await db.exec('set standard_conforming_strings = on');
     // One place migrates, for PGlite and PostgreSQL alike; nodes starting together take turns (a transaction lock,
     // released when the statements' implicit transaction ends).
     await db.exec(`select pg_advisory_xact_lock(${MIGRATION_LOCK});\n${schemaSql}`);
     await db.query(`insert into meta (key, value) values ('schema_version', $1) on conflict (key) do update set value = excluded.value`, [SCHEMA_VERSION]);
-    return new SqlStore(db);
+    return new SqlStore(db, identity);
   }
 
   /** A control-plane change and the audit entry that records it, in one transaction. */
@@ -70,6 +94,13 @@ export class SqlStore implements PlatformStore {
     return this.db.transaction(async (tx) => {
       await fn(tx);
       await insertAudit(tx, audit);
+      if (this.identity.notify) {
+        // Delivered when the transaction commits, to every node listening (cluster.ts); nothing when it rolls back.
+        await tx.query('select pg_notify($1, $2)', [CHANGES_CHANNEL, `cp ${this.identity.nodeId}`]);
+        // The version a node compares before an operation, so that it never answers from records older than a change
+        // another node already confirmed (NOTIFY may arrive a moment later).
+        await tx.query(`insert into meta (key, value) values ('cp_version', '1') on conflict (key) do update set value = (meta.value::bigint + 1)::text`);
+      }
     });
   }
 
@@ -82,6 +113,7 @@ export class SqlStore implements PlatformStore {
   deleteApp(id: string, audit: AuditRow): Promise<void> {
     return this.change(audit, async (tx) => {
       await tx.query('delete from jobs where endpoint_id in (select id from endpoints where app_id = $1)', [id]);
+      await tx.query('delete from build_archives where build_id in (select id from builds where app_id = $1)', [id]);
       await tx.query('delete from apps where id = $1', [id]);
     });
   }
@@ -188,12 +220,13 @@ export class SqlStore implements PlatformStore {
   }
 
   loadLiveJobs(): Promise<JobRow[]> {
-    return this.db.query<JobRow>(`select * from jobs where status not in ${ENDED} order by created_at`);
+    return this.db.query<JobRow>(`select * from jobs where status not in ${ENDED} and owner = $1 order by created_at`, [this.identity.nodeId]);
   }
   countEndedJobs(): Promise<EndedJobCount[]> {
     return this.db.query<EndedJobCount>(
       `select endpoint_id, status, count(*)::int as jobs, coalesce(sum(retries), 0)::int as retries from jobs where status in ${ENDED} ` +
-        'group by endpoint_id, status',
+        'and owner = $1 group by endpoint_id, status',
+      [this.identity.nodeId],
     );
   }
   async getJob(id: string): Promise<JobRow | undefined> {
@@ -201,8 +234,11 @@ export class SqlStore implements PlatformStore {
   }
   deleteExpiredJobs(now: number, keep: string[]): Promise<ExpiredJob[]> {
     return this.db.query<ExpiredJob>(
-      `delete from jobs where status in ${ENDED} and expires_at <= $1 and not (id = any($2::text[])) returning id, endpoint_id, status, retries`,
-      [now, keep],
+      // This node's rows, and those of lost nodes (nobody else deletes them); only its own are counted out of its health.
+      `delete from jobs where status in ${ENDED} and expires_at <= $1 and not (id = any($2::text[])) ` +
+        `and (owner = $3 or not exists (select 1 from nodes n where n.id = jobs.owner and n.heartbeat_at > ${DB_NOW} - $4)) ` +
+        'returning id, endpoint_id, status, retries, owner',
+      [now, keep, this.identity.nodeId, this.identity.lostMs],
     );
   }
 
@@ -212,15 +248,119 @@ export class SqlStore implements PlatformStore {
    */
   async writeJobs(b: JobBatch): Promise<void> {
     const sql: string[] = [];
+    // Only this node's rows: once another node adopted a job, what this one still says about it is dropped.
+    const me = literal(this.identity.nodeId);
     if (b.inserts.length > 0)
       sql.push(
         `insert into jobs select * from json_populate_recordset(null::jobs, ${literal(JSON.stringify(b.inserts))}) ` +
-          `on conflict (id) do update set ${STATE_SET('excluded')}`,
+          `on conflict (id) do update set ${STATE_SET('excluded')} where jobs.owner = excluded.owner`,
       );
     if (b.updates.length > 0)
-      sql.push(`update jobs j set ${STATE_SET('r')} from json_populate_recordset(null::jobs, ${literal(JSON.stringify(b.updates))}) r ` + 'where j.id = r.id');
-    if (b.deletes.length > 0) sql.push(`delete from jobs where id in (select json_array_elements_text(${literal(JSON.stringify(b.deletes))}))`);
+      sql.push(
+        `update jobs j set ${STATE_SET('r')} from json_populate_recordset(null::jobs, ${literal(JSON.stringify(b.updates))}) r ` +
+          `where j.id = r.id and j.owner = ${me}`,
+      );
+    if (b.deletes.length > 0)
+      sql.push(`delete from jobs where id in (select json_array_elements_text(${literal(JSON.stringify(b.deletes))})) and owner = ${me}`);
     if (sql.length > 0) await this.db.exec(sql.join(';\n'));
+  }
+
+  async registerNode(url: string): Promise<void> {
+    await this.db.query(
+      `insert into nodes (id, url, started_at, heartbeat_at) values ($1, $2, ${DB_NOW}, ${DB_NOW})
+       on conflict (id) do update set url = excluded.url, started_at = excluded.started_at, heartbeat_at = excluded.heartbeat_at`,
+      [this.identity.nodeId, url],
+    );
+  }
+  async heartbeatNode(): Promise<boolean> {
+    const rows = await this.db.query<{ id: string }>(`update nodes set heartbeat_at = ${DB_NOW} where id = $1 returning id`, [this.identity.nodeId]);
+    return rows.length > 0;
+  }
+  listNodes(): Promise<NodeRow[]> {
+    return this.db.query<NodeRow>(`select id, url, started_at, heartbeat_at, heartbeat_at > ${DB_NOW} - $1 as alive from nodes order by started_at, id`, [
+      this.identity.lostMs,
+    ]);
+  }
+  async adoptLostJobs(limit: number): Promise<JobRow[]> {
+    // The partial index on live jobs finds them; `status in (...)` is spelled as in its predicate so that it is used.
+    return this.db.query<JobRow>(
+      `with taken as (select id from jobs where status in ${LIVE} and ${this.lostOwner()} order by queued_at limit $3 for update skip locked)
+       update jobs j set owner = $1 from taken where j.id = taken.id returning j.*`,
+      [this.identity.nodeId, this.identity.lostMs, limit],
+    );
+  }
+  async adoptJob(id: string): Promise<JobRow | undefined> {
+    const rows = await this.db.query<JobRow>(`update jobs set owner = $1 where id = $3 and ${this.lostOwner()} returning *`, [
+      this.identity.nodeId,
+      this.identity.lostMs,
+      id,
+    ]);
+    return rows[0];
+  }
+  /** The row's owner is another node that is not alive (lost, or never registered: jobs from before clusters); $1 me, $2 lostMs. */
+  private lostOwner(): string {
+    return `owner <> $1 and not exists (select 1 from nodes n where n.id = jobs.owner and n.heartbeat_at > ${DB_NOW} - $2)`;
+  }
+
+  handOffJobs(ids: string[], to: string): Promise<JobRow[]> {
+    return this.db.query<JobRow>(`update jobs set owner = $2 where id = any($1::text[]) and owner = $3 and status = 'IN_QUEUE' returning *`, [
+      ids,
+      to,
+      this.identity.nodeId,
+    ]);
+  }
+  queuedElsewhere(endpointIds: string[]): Promise<Array<{ endpoint_id: string; owner: string; jobs: number }>> {
+    return this.db.query(
+      `select distinct on (endpoint_id) endpoint_id, owner, count(*)::int as jobs from jobs
+       where endpoint_id = any($1::text[]) and status = 'IN_QUEUE' and owner <> $2 group by endpoint_id, owner order by endpoint_id, jobs desc`,
+      [endpointIds, this.identity.nodeId],
+    );
+  }
+  async metaOnce(key: string, value: string): Promise<string> {
+    await this.db.query('insert into meta (key, value) values ($1, $2) on conflict (key) do nothing', [key, value]);
+    return (await this.getMeta(key)) ?? value;
+  }
+
+  insertUpload(r: UploadRow): Promise<void> {
+    return this.db.transaction(async (tx) => {
+      await tx.query('delete from build_archives where build_id in (select id from uploads where expires_at < $1)', [r.expires_at - 2 * 3600_000]);
+      await tx.query('delete from uploads where expires_at < $1', [r.expires_at - 2 * 3600_000]);
+      await tx.query('insert into uploads (id, app_id, size, expires_at, sha256) values ($1, $2, $3, $4, $5)', [
+        r.id,
+        r.app_id,
+        r.size,
+        r.expires_at,
+        r.sha256,
+      ]);
+    });
+  }
+  async getUpload(id: string): Promise<UploadRow | undefined> {
+    return (await this.db.query<UploadRow>('select * from uploads where id = $1', [id]))[0];
+  }
+  async uploadReceived(id: string, size: number, sha256: string): Promise<void> {
+    await this.db.query('update uploads set size = $2, sha256 = $3 where id = $1', [id, size, sha256]);
+  }
+  uploadFinalized(id: string, buildId: string): Promise<void> {
+    return this.db.transaction(async (tx) => {
+      await tx.query('update build_archives set build_id = $2 where build_id = $1', [id, buildId]);
+      await tx.query('delete from uploads where id = $1', [id]);
+    });
+  }
+
+  async controlPlaneVersion(): Promise<number> {
+    return Number((await this.getMeta('cp_version')) ?? 0);
+  }
+
+  async insertArchivePiece(buildId: string, seq: number, data: Buffer): Promise<void> {
+    await this.db.query('insert into build_archives (build_id, seq, data) values ($1, $2, $3) on conflict do nothing', [buildId, seq, data]);
+  }
+  async archivePieceCount(buildId: string): Promise<number> {
+    const rows = await this.db.query<{ n: number }>('select count(*)::int as n from build_archives where build_id = $1', [buildId]);
+    return rows[0]?.n ?? 0;
+  }
+  async archivePiece(buildId: string, seq: number): Promise<Buffer | undefined> {
+    const rows = await this.db.query<{ data: Uint8Array }>('select data from build_archives where build_id = $1 and seq = $2', [buildId, seq]);
+    return rows[0] ? Buffer.from(rows[0].data) : undefined;
   }
 
   async getMeta(key: string): Promise<string | undefined> {

@@ -28,6 +28,8 @@ export interface JobRow {
   stream: string | null;
   /** The output of an ended job is still to be handed out by `/stream` as its one chunk. */
   stream_output: boolean;
+  /** The node that answers for the job and runs it (its instance id). */
+  owner: string;
 }
 
 /** The counts of ended jobs per endpoint and state (health), read at start. */
@@ -44,10 +46,30 @@ export interface ExpiredJob {
   endpoint_id: string;
   status: JobStatus;
   retries: number;
+  owner: string;
 }
 
 /** The columns a state transition changes (everything but identity and input). */
-export type JobStateRow = Omit<JobRow, 'endpoint_id' | 'kind' | 'input' | 'created_at'>;
+export type JobStateRow = Omit<JobRow, 'endpoint_id' | 'kind' | 'input' | 'created_at' | 'owner'>;
+
+/** An upload location shared by the nodes of a cluster. */
+export interface UploadRow {
+  id: string;
+  app_id: string;
+  size: number;
+  expires_at: number;
+  /** Set once the archive was received. */
+  sha256: string | null;
+}
+
+/** A platform node of a cluster, as registered; `alive` and `now` by the database's clock. */
+export interface NodeRow {
+  id: string;
+  url: string;
+  started_at: number;
+  heartbeat_at: number;
+  alive: boolean;
+}
 
 /** One group commit: disjoint sets of new rows, changed rows and removed ids, applied atomically. */
 export interface JobBatch {
@@ -168,13 +190,53 @@ export interface PlatformStore {
   /** Newest first. */
   listAudit(q: AuditQuery): Promise<AuditRow[]>;
 
-  /** Jobs that have not ended (the platform keeps them in memory); ended jobs are read one by one (`getJob`). */
+  /**
+   * This node's jobs that have not ended (the platform keeps them in memory); ended jobs are read one by one
+   * (`getJob`). Every write of jobs is limited to this node's rows (`owner`).
+   */
   loadLiveJobs(): Promise<JobRow[]>;
   countEndedJobs(): Promise<EndedJobCount[]>;
   getJob(id: string): Promise<JobRow | undefined>;
   writeJobs(batch: JobBatch): Promise<void>;
   /** Deletes ended jobs that expired by `now`, except those named in `keep` (their rows are about to change). */
   deleteExpiredJobs(now: number, keep: string[]): Promise<ExpiredJob[]>;
+
+  /** Registers this node (or registers it again after a restart) with a fresh heartbeat. */
+  registerNode(url: string): Promise<void>;
+  /** Renews this node's heartbeat; false when its row is gone. */
+  heartbeatNode(): Promise<boolean>;
+  /** Every registered node, alive when its heartbeat is younger than the lost bound. */
+  listNodes(): Promise<NodeRow[]>;
+  /**
+   * Takes over up to `limit` jobs that have not ended from nodes that are not alive (or that have no row), rows locked
+   * with SKIP LOCKED so that two adopters never take the same one. Returns the rows taken, now this node's.
+   */
+  adoptLostJobs(limit: number): Promise<JobRow[]>;
+  /** Takes over one job (ended or not) of a node that is not alive; undefined when its owner is alive or it is gone. */
+  adoptJob(id: string): Promise<JobRow | undefined>;
+
+  /** Moves queued jobs of this node to node `to` (a hand-off); returns the rows moved. */
+  handOffJobs(ids: string[], to: string): Promise<JobRow[]>;
+  /** Per endpoint, the node other than this one with the most queued jobs (a hint: rows change behind commits). */
+  queuedElsewhere(endpointIds: string[]): Promise<Array<{ endpoint_id: string; owner: string; jobs: number }>>;
+  /** The value of a meta key, set to `value` first when it has none (the first of several nodes wins). */
+  metaOnce(key: string, value: string): Promise<string>;
+
+  /** How many control-plane changes were committed (clusters; 0 on the embedded database). */
+  controlPlaneVersion(): Promise<number>;
+
+  /** Upload locations of a cluster (expired ones, and their pieces, are deleted on the way). */
+  insertUpload(row: UploadRow): Promise<void>;
+  getUpload(id: string): Promise<UploadRow | undefined>;
+  /** The archive was received (its pieces are stored under the upload's id). */
+  uploadReceived(id: string, size: number, sha256: string): Promise<void>;
+  /** The upload became build `buildId`: its pieces are the build's now, the location is gone. */
+  uploadFinalized(id: string, buildId: string): Promise<void>;
+
+  /** Build archives in the database, piece by piece (clusters: any node may start a build's workers). */
+  insertArchivePiece(buildId: string, seq: number, data: Buffer): Promise<void>;
+  archivePieceCount(buildId: string): Promise<number>;
+  archivePiece(buildId: string, seq: number): Promise<Buffer | undefined>;
 
   getMeta(key: string): Promise<string | undefined>;
   setMeta(key: string, value: string): Promise<void>;
@@ -189,5 +251,10 @@ export interface SqlDriver {
   exec(sql: string): Promise<void>;
   /** Runs `fn` in one transaction. */
   transaction<T>(fn: (tx: Pick<SqlDriver, 'query'>) => Promise<T>): Promise<T>;
+  /**
+   * PostgreSQL servers only: calls `onNotify` with each payload sent on `channel`, on a connection of its own that is
+   * made again when it breaks (`onReconnect` then: notifications may have been missed).
+   */
+  listen?(channel: string, onNotify: (payload: string) => void, onReconnect: () => void): Promise<{ close(): Promise<void> }>;
   close(): Promise<void>;
 }

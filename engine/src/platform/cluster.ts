@@ -1,0 +1,218 @@
+// One node of a cluster: platform nodes over one PostgreSQL server that form one service. The node registers in the
+// `nodes` table and heartbeats there; it hears other nodes' control-plane changes (LISTEN/NOTIFY) and reads them
+// again; it adopts the jobs of nodes whose heartbeat is too old (claimed in SQL, SKIP LOCKED); and it forwards a
+// request for a job another live node owns to that node. The embedded database (one node) uses none of this.
+import fs from 'node:fs';
+import http, { type IncomingMessage, type ServerResponse } from 'node:http';
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+import type { ControlPlane } from './controlPlane/service';
+import type { KeyRing } from './controlPlane/keys';
+import { sendError } from './http';
+import type { JobEngine } from './jobs/jobEngine';
+import { CHANGES_CHANNEL } from './store/sqlStore';
+import type { NodeRow, PlatformStore, SqlDriver } from './store/types';
+
+/** Set on a request one node forwards to another: the receiver answers it itself, never forwards it again. */
+export const FORWARDED_HEADER = 'x-strato-forwarded-by';
+
+/** Jobs claimed from lost nodes per statement (several adopters share a large backlog between them). */
+const ADOPT_BATCH = 2000;
+
+/** This node's instance id, kept in its data dir so that a restarted node finds its own jobs again. */
+export function nodeIdOf(dataDir: string): string {
+  const file = path.join(dataDir, 'node-id');
+  try {
+    const id = fs.readFileSync(file, 'utf8').trim();
+    if (/^n[0-9a-z]{10}$/.test(id)) return id;
+  } catch {
+    /* first start */
+  }
+  const alphabet = '0123456789abcdefghijklmnopqrstuvwxyz';
+  const id = `n${[...randomBytes(10)].map((b) => alphabet[b % 36]).join('')}`;
+  fs.writeFileSync(file, `${id}\n`);
+  return id;
+}
+
+export interface ClusterDeps {
+  nodeId: string;
+  store: PlatformStore;
+  driver: SqlDriver;
+  /** The URL other nodes reach this node at. */
+  url(): string;
+  heartbeatMs: number;
+  /** A node whose heartbeat is older than this is lost. */
+  lostMs: number;
+  engine: JobEngine;
+  cp: ControlPlane;
+  keys: KeyRing;
+  log(line: string): void;
+}
+
+export interface NodeView {
+  id: string;
+  url: string;
+  startedAt: number;
+  heartbeatAt: number;
+  state: 'alive' | 'lost';
+}
+
+export class Cluster {
+  private timer: NodeJS.Timeout | undefined;
+  private listener: { close(): Promise<void> } | null = null;
+  private beating: Promise<void> | null = null;
+  private adopting: Promise<number> | null = null;
+  private nodeCache: { at: number; rows: NodeRow[] } | null = null;
+  private readonly agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
+  private closed = false;
+  /**
+   * After this node could not reach the database, it adopts nothing until the others have had the time to heartbeat
+   * again: they were cut off too, and are not lost for that.
+   */
+  private adoptAfter = 0;
+  /** Another node has jobs of this endpoint queued that its workers do not take (workSharing.ts). */
+  onQueued: (endpointId: string) => void = () => undefined;
+
+  constructor(private readonly d: ClusterDeps) {}
+
+  get nodeId(): string {
+    return this.d.nodeId;
+  }
+
+  /** Registers this node and starts heartbeating, listening and adopting. */
+  async start(): Promise<void> {
+    await this.d.store.registerNode(this.d.url());
+    const changed = () => this.changed();
+    const heard = (payload: string) => {
+      const [what, subject, from] = payload.split(' ');
+      if (what === 'queued' && from !== this.d.nodeId) this.onQueued(subject);
+      else if (what === 'cp' && subject !== this.d.nodeId) changed(); // this node's own changes are in its memory already
+    };
+    this.listener = (await this.d.driver.listen?.(CHANGES_CHANNEL, heard, changed)) ?? null;
+    this.timer = setInterval(() => void this.beat(), this.d.heartbeatMs);
+    this.timer.unref();
+    await this.adopt();
+  }
+
+  /** Another node changed control-plane records or keys: read them again. */
+  private changed(): void {
+    this.d.cp.reload().catch((e: Error) => this.d.log(`strato platform: could not read another node's changes (${e.message}); retrying`));
+    void this.d.keys.sync();
+    this.nodeCache = null;
+  }
+
+  private beat(): Promise<void> {
+    this.beating ??= (async () => {
+      try {
+        if (!(await this.d.store.heartbeatNode())) await this.d.store.registerNode(this.d.url());
+        if (Date.now() >= this.adoptAfter) await this.adopt();
+      } catch (e) {
+        this.adoptAfter = Date.now() + this.d.lostMs + 2 * this.d.heartbeatMs;
+        this.d.log(`strato platform: the node heartbeat failed (${(e as Error).message}); trying again`);
+      }
+    })().finally(() => (this.beating = null));
+    return this.beating;
+  }
+
+  /** Claims every job of lost nodes, batch by batch, and queues them here; returns how many were taken. */
+  adopt(): Promise<number> {
+    this.adopting ??= (async () => {
+      let taken = 0;
+      for (;;) {
+        if (this.closed) break;
+        const rows = await this.d.store.adoptLostJobs(ADOPT_BATCH);
+        if (rows.length === 0) break;
+        const r = this.d.engine.adopt(rows);
+        taken += rows.length;
+        this.d.log(
+          `strato platform: adopted ${rows.length} jobs of lost nodes (accepted by ${[...new Set(rows.map((x) => x.id.slice(x.id.lastIndexOf('-') + 1)))].join(', ')}): ` +
+            `${r.queued} queued again (${r.rerun} of them were running), ${r.dropped} dropped`,
+        );
+        if (rows.length < ADOPT_BATCH) break;
+      }
+      return taken;
+    })().finally(() => (this.adopting = null));
+    return this.adopting;
+  }
+
+  /** Sends a payload to every node listening on the channel; a failure is not reported (it is a hint). */
+  async notify(payload: string): Promise<void> {
+    await this.d.driver.query('select pg_notify($1, $2)', [CHANGES_CHANNEL, payload]).catch(() => undefined);
+  }
+
+  /** The registered nodes, alive or lost; read at most once per heartbeat period. */
+  async nodes(fresh = false): Promise<NodeRow[]> {
+    if (!fresh && this.nodeCache && Date.now() - this.nodeCache.at < this.d.heartbeatMs) return this.nodeCache.rows;
+    const rows = await this.d.store.listNodes();
+    this.nodeCache = { at: Date.now(), rows };
+    return rows;
+  }
+
+  async views(): Promise<NodeView[]> {
+    return (await this.nodes(true)).map((n) => ({
+      id: n.id,
+      url: n.url,
+      startedAt: Number(n.started_at),
+      heartbeatAt: Number(n.heartbeat_at),
+      state: n.alive ? 'alive' : 'lost',
+    }));
+  }
+
+  /**
+   * A request for a job this node does not hold: answered by forwarding it to the live node that owns the job
+   * (true), or here (false) when the job is unknown, this node's, or was just adopted from a lost owner.
+   */
+  async route(jobId: string, req: IncomingMessage, res: ServerResponse): Promise<boolean> {
+    if (req.headers[FORWARDED_HEADER]) return false;
+    const row = await this.d.store.getJob(jobId);
+    if (!row || row.owner === this.d.nodeId) return false;
+    let owner = (await this.nodes()).find((n) => n.id === row.owner);
+    if (!owner?.alive) owner = (await this.nodes(true)).find((n) => n.id === row.owner); // a node that just started, or came back
+    if (!owner?.alive && Date.now() >= this.adoptAfter) {
+      // Its owner is lost: this node takes the job over now rather than wait for the next heartbeat.
+      const mine = await this.d.store.adoptJob(jobId);
+      if (mine && !['COMPLETED', 'FAILED', 'CANCELLED', 'TIMED_OUT'].includes(mine.status)) this.d.engine.adopt([mine]);
+      if (mine || !owner) return false;
+      // The database still counts the owner alive (its heartbeat is at the bound): ask it.
+    }
+    if (!owner) return false;
+    await this.forward(owner, req, res);
+    return true;
+  }
+
+  private forward(owner: NodeRow, req: IncomingMessage, res: ServerResponse): Promise<void> {
+    return new Promise((resolve) => {
+      const target = new URL(req.url ?? '/', owner.url);
+      const headers = { ...req.headers, host: target.host, [FORWARDED_HEADER]: this.d.nodeId };
+      const up = http.request(target, { method: req.method, headers, agent: this.agent }, (r) => {
+        res.writeHead(r.statusCode ?? 502, r.headers);
+        r.pipe(res);
+        r.on('end', resolve);
+        r.on('error', resolve);
+      });
+      up.on('error', (e) => {
+        sendError(
+          res,
+          503,
+          `the node that owns this job (${owner.id} at ${owner.url}) did not answer (${e.message}); if it stopped, another node takes its jobs over ` +
+            'within a few seconds: try again in a moment',
+        );
+        resolve();
+      });
+      res.on('close', () => {
+        if (!res.writableFinished) up.destroy();
+        resolve();
+      });
+      req.pipe(up);
+    });
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    clearInterval(this.timer);
+    await this.beating;
+    await this.adopting?.catch(() => undefined);
+    await this.listener?.close();
+    this.agent.destroy();
+  }
+}

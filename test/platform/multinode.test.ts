@@ -1,0 +1,321 @@
+// Several platform nodes over one PostgreSQL server form one service (issue #11): any node answers any request
+// (control plane, jobs API, a job another node accepted), builds uploaded through one node run on another, and
+// when one of three node processes is SIGKILLed while it holds queued and running jobs, the others adopt them:
+// every job ends and each result is recorded once. Real PostgreSQL (a cluster of the test's own), real nodes (in
+// this process, and `strato platform serve` processes for the crash), real Python workers.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { ControlPlaneClient } from '../../engine/src/api/controlPlane';
+import { Artifacts } from '../../engine/src/platform/controlPlane/artifacts';
+import { ensureLayout, platformLayout } from '../../engine/src/protocol/layout';
+import { startPlatform } from '../../engine/src/platform/platform';
+import { buildTestArtifact } from '../helpers/artifact';
+import { runCli } from '../helpers/cli';
+import { call, deploy, spawnPlatformProcess, startTestPlatform, TEST_KEY, waitUntil, type PlatformProcess, type TestPlatform } from '../helpers/platform';
+import { postgresMissing, startPostgres, type TestPostgres } from '../helpers/postgres';
+import { LB_PY, queueSpec, WORKER_PY } from '../helpers/testWorkers';
+
+const skip = postgresMissing();
+let pgServer: TestPostgres;
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'strato-multinode-'));
+const platforms: TestPlatform[] = [];
+const processes: PlatformProcess[] = [];
+
+before(async () => {
+  if (!skip) pgServer = await startPostgres();
+});
+after(async () => {
+  for (const p of processes) p.killGroup();
+  for (const p of platforms) await p.close().catch(() => undefined);
+  pgServer?.stop();
+  fs.rmSync(tmp, { recursive: true, force: true });
+});
+
+type JobJson = { id: string; status: string; output?: unknown; error?: string };
+
+async function ended(url: string, id: string, timeoutMs = 30_000): Promise<JobJson> {
+  return waitUntil(
+    `job ${id} to end`,
+    async () => {
+      const j = (await call('GET', `${url}/status/${id}`)).json as JobJson;
+      return ['COMPLETED', 'FAILED', 'CANCELLED', 'TIMED_OUT'].includes(j?.status) ? j : null;
+    },
+    timeoutMs,
+  );
+}
+
+/** The same endpoint URL on another node. */
+const on = (node: { url: string }, endpointUrl: string) => endpointUrl.replace(/^https?:\/\/[^/]+/, node.url);
+
+describe('three nodes on one database', { skip: skip ?? false }, () => {
+  test('any node answers any request: deploy through A, run through B, status, stream and cancel through C', async () => {
+    const database = await pgServer.createDatabase();
+    const [a, b, c] = await Promise.all([0, 1, 2].map(() => startTestPlatform({ database })));
+    platforms.push(a, b, c);
+    const ids = [a, b, c].map((n) => n.platform.instanceId);
+    assert.equal(new Set(ids).size, 3, `each node has its own instance id: ${ids.join(', ')}`);
+
+    // The build is uploaded to A only; B and C fetch it from the database when they start workers.
+    const art = await buildTestArtifact({ 'worker.py': WORKER_PY, 'lb_worker.py': LB_PY }, [
+      queueSpec('echo', 'echo'),
+      queueSpec('sleep', 'sleep'),
+      { name: 'api', file: 'lb_worker.py', fn: 'process', routes: { 'POST /process': 'process' }, workers: [0, 1] },
+    ]);
+    const eps = await deploy(a.cp, art, { app: 'multi' });
+    const sync = await call('POST', `${on(b, eps.echo.url)}/runsync`, { body: { input: { n: 1 } } });
+    assert.equal(sync.status, 200, sync.text);
+    assert.match(sync.text, /"status":"COMPLETED"/);
+    assert.match(sync.text, /"output":\{"echo":\{"n":1\}\}/);
+    assert.ok((sync.json as JobJson).id.endsWith(`-${b.platform.instanceId}`), 'the node that accepted the job owns it');
+
+    // A load-balanced route through C: C starts a worker of its own from the build it fetched.
+    const lb = await call('POST', `${on(c, eps.api.url)}/process`, { body: { text: 'ab', times: 2 } });
+    assert.equal(lb.status, 200, lb.text);
+    assert.equal((lb.json as { result: string }).result, 'abab');
+
+    // A job B accepted, read through C (forwarded to B): status and stream.
+    const run = (await call('POST', `${on(b, eps.echo.url)}/run`, { body: { input: { n: 2 } } })).json as JobJson;
+    const done = await ended(on(c, eps.echo.url), run.id);
+    assert.equal(done.status, 'COMPLETED');
+    assert.deepEqual(done.output, { echo: { n: 2 } });
+    const stream = await call('GET', `${on(c, eps.echo.url)}/stream/${run.id}`);
+    assert.equal(stream.status, 200, stream.text);
+    assert.match(stream.text, /"n":2/);
+    assert.equal((await call('GET', `${on(a, eps.echo.url)}/status/${run.id}`)).status, 200);
+    assert.equal((await call('GET', `${on(c, eps.echo.url)}/status/00000000-0000-4000-8000-000000000000-${b.platform.instanceId}`)).status, 404);
+
+    // Cancel through C of a job B runs.
+    const long = (await call('POST', `${on(b, eps.sleep.url)}/run`, { body: { input: { seconds: 30 } } })).json as JobJson;
+    await waitUntil(
+      'the long job to run',
+      async () => ((await call('GET', `${on(c, eps.sleep.url)}/status/${long.id}`)).json as JobJson).status === 'IN_PROGRESS',
+    );
+    const cancel = await call('POST', `${on(c, eps.sleep.url)}/cancel/${long.id}`);
+    assert.equal(cancel.status, 200, cancel.text);
+    assert.deepEqual(cancel.json, { id: long.id, status: 'CANCELLED' });
+    assert.equal((await ended(on(a, eps.sleep.url), long.id)).status, 'CANCELLED');
+
+    // Control-plane changes through B and C are seen by every node; a key made on A works on C, and its revocation too.
+    await b.cp.createApp('fromb');
+    await c.cp.saveEndpoint({ environmentId: (await c.cp.findApp('multi'))!.environments[0].id, name: 'echo', env: { MY_VAR: 'from-c' } });
+    const created = await a.cp.createKey('ci', 'invoke', ['multi']);
+    const view = async (n: TestPlatform) =>
+      JSON.stringify({
+        apps: (await n.cp.listApps()).map((x) => x.name).sort(),
+        endpoints: (await n.cp.listEndpoints()).map((e) => `${e.id} ${e.name} ${JSON.stringify(e.env ?? {})}`).sort(),
+        keys: (await n.cp.listKeys()).map((k) => `${k.name} ${k.revokedAt ?? ''}`).sort(),
+      });
+    await waitUntil('every node to read the same records', async () => new Set(await Promise.all([a, b, c].map(view))).size === 1, 10_000);
+    assert.match(await view(a), /fromb/);
+    assert.match(await view(a), /from-c/);
+    const withKey = await call('POST', `${on(c, eps.echo.url)}/runsync`, { key: created.secret, body: { input: { k: 1 } } });
+    assert.equal(withKey.status, 200, withKey.text);
+    await a.cp.revokeKey('ci');
+    await waitUntil(
+      'the revocation to reach C',
+      async () => (await call('GET', `${on(c, eps.echo.url)}/health`, { key: created.secret })).status === 401,
+      10_000,
+    );
+
+    // `strato platform status` through any node lists the three nodes.
+    const status = await runCli(['platform', 'status'], { cwd: tmp, env: { STRATO_API_URL: c.url, STRATO_API_KEY: TEST_KEY } });
+    assert.equal(status.code, 0, status.stderr);
+    assert.match(status.stdout, /nodes: 3 \(3 alive, 0 lost\)/);
+    for (const id of ids) assert.match(status.stdout, new RegExp(`${id}\\s+alive`));
+    assert.match(status.stdout, new RegExp(`${c.platform.instanceId}.*answered this`));
+  });
+
+  test('one URL in front of three nodes, each request to the next node: deploy, upload, run and read as from one service', async () => {
+    const database = await pgServer.createDatabase();
+    const nodes = await Promise.all([0, 1, 2].map(() => startTestPlatform({ database })));
+    platforms.push(...nodes);
+    // A round-robin balancer: consecutive requests of one client reach different nodes.
+    let next = 0;
+    const balancer = http.createServer((req, res) => {
+      const target = new URL(req.url ?? '/', nodes[next++ % nodes.length].url);
+      const up = http.request(target, { method: req.method, headers: { ...req.headers, host: target.host } }, (r) => {
+        res.writeHead(r.statusCode ?? 502, r.headers);
+        r.pipe(res);
+      });
+      up.on('error', () => res.destroy());
+      req.pipe(up);
+    });
+    await new Promise<void>((r) => balancer.listen(0, '127.0.0.1', r));
+    try {
+      const url = `http://127.0.0.1:${(balancer.address() as AddressInfo).port}`;
+      const cp = new ControlPlaneClient({ baseUrl: url, apiKey: TEST_KEY });
+      const art = await buildTestArtifact({ 'worker.py': WORKER_PY }, [queueSpec('echo', 'echo')]);
+      // Create, upload (request, PUT and finalize on three nodes), deploy and save: each step on another node.
+      const eps = await deploy(cp, art, { app: 'balanced' });
+      const ep = on({ url }, eps.echo.url);
+      for (let i = 0; i < 6; i++) {
+        const r = await call('POST', `${ep}/runsync`, { body: { input: { i } } });
+        assert.equal(r.status, 200, r.text);
+        assert.deepEqual((r.json as JobJson).output, { echo: { i } });
+      }
+      const run = (await call('POST', `${ep}/run`, { body: { input: { late: true } } })).json as JobJson;
+      assert.deepEqual((await ended(ep, run.id)).output, { echo: { late: true } });
+      for (let i = 0; i < 3; i++) assert.deepEqual(((await call('GET', `${ep}/status/${run.id}`)).json as JobJson).output, { echo: { late: true } });
+      for (let i = 0; i < 3; i++) assert.ok(await cp.findApp('balanced'), 'every node knows the app');
+    } finally {
+      balancer.close();
+      balancer.closeAllConnections();
+    }
+  });
+
+  test('queued jobs go where workers wait: jobs sent to one node run on the workers of the others too', async () => {
+    const database = await pgServer.createDatabase();
+    const nodes = await Promise.all([0, 1, 2].map(() => startTestPlatform({ database })));
+    platforms.push(...nodes);
+    const art = await buildTestArtifact({ 'worker.py': WORKER_PY }, [queueSpec('slow', 'sleep', { workers: [1, 1], maxConcurrency: 1 })]);
+    const eps = await deploy(nodes[0].cp, art);
+    for (const n of nodes)
+      await waitUntil(
+        `a worker on ${n.platform.instanceId}`,
+        async () => ((await call('GET', `${on(n, eps.slow.url)}/health`)).json as { workers: { idle: number } }).workers.idle >= 1,
+      );
+    const ids: string[] = [];
+    for (let i = 0; i < 18; i++) ids.push(((await call('POST', `${eps.slow.url}/run`, { body: { input: { seconds: 0.3, i } } })).json as JobJson).id);
+    const pids = new Set<number>();
+    for (const [i, id] of ids.entries()) {
+      const j = await ended(eps.slow.url, id); // through the node that accepted them, wherever they ran
+      assert.equal(j.status, 'COMPLETED', JSON.stringify(j));
+      const out = j.output as { pid: number; i: number };
+      assert.equal(out.i, i);
+      pids.add(out.pid);
+    }
+    assert.ok(pids.size >= 2, `the jobs ran on the workers of ${pids.size} node(s)`);
+  });
+
+  test("a database outage longer than the lost bound: every node recovers by itself and none takes the others' jobs", async () => {
+    const database = await pgServer.createDatabase();
+    const nodes = await Promise.all([0, 1, 2].map(() => startTestPlatform({ database, nodeLostMs: 2000 })));
+    platforms.push(...nodes);
+    const [a, b, c] = nodes;
+    const art = await buildTestArtifact({ 'worker.py': WORKER_PY }, [queueSpec('slow', 'sleep', { workers: [1, 1], maxConcurrency: 1 })]);
+    const eps = await deploy(a.cp, art);
+    const ids: string[] = [];
+    for (let i = 0; i < 6; i++) ids.push(((await call('POST', `${on(b, eps.slow.url)}/run`, { body: { input: { seconds: 0.5, i } } })).json as JobJson).id);
+    try {
+      pgServer.pause();
+      await new Promise((r) => setTimeout(r, 4000)); // twice the lost bound
+    } finally {
+      pgServer.resume();
+    }
+    for (const id of ids) assert.equal((await ended(on(c, eps.slow.url), id, 60_000)).status, 'COMPLETED');
+    // Changes are heard again (the LISTEN connection came back), and every node is alive.
+    await a.cp.createApp('after-outage');
+    await waitUntil('C to hear the change', async () => (await c.cp.findApp('after-outage')) !== null, 15_000);
+    await waitUntil('every node alive', async () => (await c.cp.platformNodes()).nodes.every((n) => n.state === 'alive'), 15_000);
+    for (const n of nodes) assert.ok(!n.logs.some((l) => /adopted \d+ jobs/.test(l)), `${n.platform.instanceId} adopted nothing: ${n.logs.join('\n')}`);
+  });
+
+  test('an archive received here and finalized through another node is deleted here once its location long expired', async () => {
+    const layout = platformLayout(path.join(tmp, 'sweep'));
+    ensureLayout(layout);
+    const file = path.join(layout.uploads, 'upl_elsewhere.tar.gz');
+    fs.writeFileSync(file, 'x');
+    const artifacts = new Artifacts(layout);
+    await artifacts.sweepUploads();
+    assert.ok(fs.existsSync(file), 'kept while its location may still be used');
+    await artifacts.sweepUploads(Date.now() + 3 * 3600_000);
+    assert.ok(!fs.existsSync(file), 'deleted after');
+  });
+
+  test('cluster-only options are refused on the embedded database with a sentence', async () => {
+    const dataDir = path.join(tmp, 'pglite');
+    await assert.rejects(
+      startPlatform({ dataDir, port: 0, writeStateFile: false, nodeUrl: 'http://10.0.0.5:8321', log: () => {} }),
+      /--node-url is for platform nodes that share a PostgreSQL server.*add --database postgres:\/\//,
+    );
+    await assert.rejects(
+      startPlatform({
+        dataDir,
+        port: 0,
+        writeStateFile: false,
+        nodeLostMs: 5000,
+        database: 'postgres://x@127.0.0.1:1/x',
+        nodeHeartbeatMs: 4000,
+        log: () => {},
+      }),
+      /--node-lost-ms \(5000\) must be at least twice --node-heartbeat-ms \(4000\)/,
+    );
+  });
+});
+
+describe('a node dies', { skip: skip ?? false }, () => {
+  test('SIGKILL of one of three nodes while it holds queued and running jobs: every job ends, each result is recorded once', async () => {
+    const database = await pgServer.createDatabase();
+    const args = ['--database', database, '--node-lost-ms', '3000'];
+    for (let i = 0; i < 3; i++) processes.push(await spawnPlatformProcess(path.join(tmp, `node${i}`), args));
+    const [first, victim, third] = processes.slice(-3);
+    const cp = new ControlPlaneClient({ baseUrl: first.url, apiKey: TEST_KEY });
+    const art = await buildTestArtifact({ 'worker.py': WORKER_PY }, [queueSpec('rec', 'record', { workers: [0, 2], maxConcurrency: 2 })]);
+    const eps = await deploy(cp, art);
+    const marker = path.join(tmp, 'runs.log');
+    const N = 600; // a third through each node (bench/multinode.ts does 10,000)
+    const tags: string[] = [];
+    const nodes = [first, victim, third];
+    for (let i = 0; i < N; i += 30) {
+      await Promise.all(
+        Array.from({ length: 30 }, async (_, k) => {
+          const tag = `t${i + k}`;
+          const r = await call('POST', `${on(nodes[(i + k) % 3], eps.rec.url)}/run`, { body: { input: { marker, tag, seconds: 0.2 } } });
+          assert.equal(r.status, 200, r.text);
+          tags[i + k] = tag;
+        }),
+      );
+    }
+    await waitUntil(
+      'the node to run some of its jobs',
+      async () => ((await call('GET', `${on(victim, eps.rec.url)}/health`)).json as { jobs: { inProgress: number } }).jobs.inProgress > 0,
+      40_000,
+    );
+    const victimId = /\(node (n[0-9a-z]{10})\)/.exec(victim.output())?.[1];
+    assert.ok(victimId, victim.output());
+    await victim.crash();
+
+    const db = new pg.Client({ connectionString: database });
+    await db.connect();
+    try {
+      await waitUntil(
+        'every job to end',
+        async () => {
+          const { rows } = await db.query(`select count(*)::int as n, count(*) filter (where status in ('IN_QUEUE', 'IN_PROGRESS'))::int as live from jobs`);
+          return rows[0].n === N && rows[0].live === 0;
+        },
+        90_000,
+        250,
+      );
+      const { rows } = await db.query<{ id: string; status: string; output: string; owner: string }>('select id, status, output, owner from jobs');
+      assert.equal(rows.length, N, 'one row a job');
+      const byTag = new Map(rows.map((r) => [(JSON.parse(r.output ?? 'null') as { tag?: string } | null)?.tag, r]));
+      for (const tag of tags) assert.equal(byTag.get(tag)?.status, 'COMPLETED', `${tag}: ${JSON.stringify(byTag.get(tag))}`);
+      const accepted = rows.filter((r) => r.id.endsWith(`-${victimId}`));
+      assert.equal(accepted.length, N / 3, 'the node that died had accepted a third of the jobs');
+      // Its jobs that had not ended were adopted by the others and ran there (and some it had queued may have gone to
+      // nodes whose workers waited, before it died); the ones it had ended stay its rows.
+      const adopted = accepted.filter((r) => r.owner !== victimId);
+      assert.ok(adopted.length > 0, 'jobs of the dead node were adopted');
+      assert.match(first.output() + third.output(), /adopted \d+ jobs of lost nodes/);
+      // Through a surviving node, jobs the dead node accepted answer with their one result, adopted or ended before.
+      for (const r of [adopted[0], accepted.find((x) => x.owner === victimId)].filter((x) => x !== undefined)) {
+        const j = (await call('GET', `${on(third, eps.rec.url)}/status/${r.id}`)).json as JobJson;
+        assert.equal(j.status, 'COMPLETED');
+        assert.deepEqual(j.output, JSON.parse(r.output));
+      }
+    } finally {
+      await db.end();
+    }
+    const runs = fs.readFileSync(marker, 'utf8').trim().split('\n');
+    assert.deepEqual([...new Set(runs)].sort(), [...tags].sort(), 'every job ran at least once');
+    const nodesNow = await cp.platformNodes();
+    assert.deepEqual(nodesNow.nodes.map((n) => n.state).sort(), ['alive', 'alive', 'lost']);
+  });
+});
