@@ -1,6 +1,7 @@
 // Analysis of one Python file: finds `@Endpoint(...)` functions and classes, load-balanced endpoint objects
 // and their routes, module-level imports, and reports every single-file rule. Works on any text, even broken.
-import type { Parser, SyntaxNode, Tree } from './parser';
+import type { Parser, SyntaxNode } from './parser';
+import { ModuleTree } from './segments';
 import {
   emptyBindings,
   type ConfigValue,
@@ -43,7 +44,7 @@ export function resolveModule(from: string, imported: string): string {
 }
 
 export function analyzeText(parser: Parser, file: string, text: string, options: AnalyzeOptions = {}): FileModel {
-  const tree = parser.parse(text);
+  const tree = ModuleTree.parse(parser, text);
   if (!tree) throw new Error(`tree-sitter could not parse ${file}`);
   try {
     return analyzeTree(file, tree, text, options);
@@ -56,9 +57,8 @@ const STRATO_ENUMS = Object.keys(enumClasses);
 /** Names imported from strato that the analysis evaluates: value classes and catalog constants. */
 const STRATO_VALUES: readonly string[] = [...valueClasses, ...Object.keys(catalogConstants)];
 
-export function analyzeTree(file: string, tree: Tree, text: string, options: AnalyzeOptions = {}): FileModel {
+export function analyzeTree(file: string, tree: ModuleTree, text: string, options: AnalyzeOptions = {}): FileModel {
   const sink = new DiagnosticSink(file);
-  const root = tree.rootNode;
   const model: FileModel = {
     file,
     module: moduleNameOf(file),
@@ -71,14 +71,14 @@ export function analyzeTree(file: string, tree: Tree, text: string, options: Ana
   };
   // Every way of importing Endpoint names the module, so a file without the word needs no further look.
   const mentionsStrato = text.includes('strato');
-  if (root.hasError) reportSyntaxErrors(root, sink);
+  const statements = tree.statements();
+  if (tree.hasError) reportSyntaxErrors(tree.roots(), sink);
   // Types a function's hints name may live in a module of their own, which need not mention strato.
-  if (text.includes('TypedDict') || text.includes('dataclass')) model.types = typeDeclarations(root);
+  if (text.includes('TypedDict') || text.includes('dataclass')) model.types = typeDeclarations(statements);
   if (!mentionsStrato) return model;
 
   const scope: EvalScope = { constants: new Map(), enumAliases: new Map(), moduleAliases: new Set(), classAliases: new Map() };
   const endpointNames = new Set<string>();
-  const statements = children(root);
   for (const stmt of statements) {
     if (stmt.type === 'import_statement' || stmt.type === 'import_from_statement' || stmt.type === 'future_import_statement') {
       model.imports.push(readImport(stmt, scope, endpointNames));
@@ -155,15 +155,15 @@ export function analyzeTree(file: string, tree: Tree, text: string, options: Ana
   }
 
   for (const [variable, ep] of lbByVar) checkRoutes(ep, routeAttempts.has(variable), sink);
-  if (model.endpoints.length) checkTopLevelImports(model, root, options.localModules, sink);
+  if (model.endpoints.length) checkTopLevelImports(model, statements, options.localModules, sink);
   sink.items.sort(byPosition);
   return model;
 }
 
-function typeDeclarations(root: SyntaxNode): FileModel['types'] {
+function typeDeclarations(statements: readonly SyntaxNode[]): FileModel['types'] {
   const out: FileModel['types'] = [];
   const typedDicts = new Set<string>();
-  for (const stmt of children(root)) {
+  for (const stmt of statements) {
     const def = stmt.type === 'decorated_definition' ? stmt.childForFieldName('definition') : stmt;
     if (def?.type !== 'class_definition') continue;
     const decl = typeDeclarationOf(def, stmt, typedDicts);
@@ -405,21 +405,25 @@ function checkRoutes(ep: EndpointSpec, attempted: boolean, sink: DiagnosticSink)
   }
 }
 
-function reportSyntaxErrors(root: SyntaxNode, sink: DiagnosticSink): void {
+function reportSyntaxErrors(roots: readonly SyntaxNode[], sink: DiagnosticSink): void {
   let count = 0;
-  walk(root, (n) => {
-    if (count >= 10) return false;
-    if (n.isMissing) {
-      count++;
-      sink.add('syntax-error', `syntax error: missing ${n.type}; complete the statement.`, rangeOf(n));
-      return false;
-    }
-    if (n.type === 'ERROR') {
-      count++;
-      const firstLine = n.text.split('\n')[0].slice(0, 40);
-      sink.add('syntax-error', `syntax error near "${firstLine}"; check the brackets, quotes, colons and indentation.`, rangeOf(n));
-      return false;
-    }
-    return n.hasError;
-  });
+  for (const root of roots) {
+    if (count >= 10) return;
+    if (!root.hasError) continue;
+    walk(root, (n) => {
+      if (count >= 10) return false;
+      if (n.isMissing) {
+        count++;
+        sink.add('syntax-error', `syntax error: missing ${n.type}; complete the statement.`, rangeOf(n));
+        return false;
+      }
+      if (n.type === 'ERROR') {
+        count++;
+        const firstLine = n.text.split('\n')[0].slice(0, 40);
+        sink.add('syntax-error', `syntax error near "${firstLine}"; check the brackets, quotes, colons and indentation.`, rangeOf(n));
+        return false;
+      }
+      return n.hasError;
+    });
+  }
 }

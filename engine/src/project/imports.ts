@@ -25,10 +25,15 @@ interface TopLevel {
   checksHead: boolean;
 }
 
-export function checkTopLevelImports(model: FileModel, root: SyntaxNode, localModules: ReadonlySet<string> | undefined, sink: DiagnosticSink): void {
+export function checkTopLevelImports(
+  model: FileModel,
+  statements: readonly SyntaxNode[],
+  localModules: ReadonlySet<string> | undefined,
+  sink: DiagnosticSink,
+): void {
   const thirdParty = model.imports.filter((imp) => isThirdParty(imp, localModules));
   if (!thirdParty.length) return;
-  const definitions = children(root).map(topLevel);
+  const definitions = statements.map(topLevel);
   for (const imp of thirdParty) {
     const names = imp.names.filter((n) => n !== '*');
     const packages = [imp.topLevel];

@@ -1,0 +1,252 @@
+// A Python file parsed as its top-level statements: each statement (with its decorators, its else/elif/except/finally
+// clauses and the blank lines and comments after it) is parsed on its own over the file's text (tree-sitter included
+// ranges, so nodes keep their file positions). An edit then re-parses only the statements it touches, and a broken
+// statement's error recovery stays inside it: over a whole file, tree-sitter-python re-parses from the edit to the end
+// of the file after most edits that touch indentation or break a statement, as slow as a parse from scratch.
+import type { Edit, Parser, Point, SyntaxNode, Tree } from './parser';
+import { children } from './syntax';
+
+export interface ParseLimits {
+  /** performance.now() after which the parse is abandoned (then null / false is returned). */
+  deadline?: number;
+}
+
+interface Segment {
+  start: number;
+  end: number;
+  /** Row of `start` (tree-sitter rows: only '\n' ends one). */
+  row: number;
+  tree: Tree;
+}
+
+/** The text the trees read (node.text) and, while one segment parses, the end of what the parser may see. */
+interface Source {
+  text: string;
+  limit: number;
+}
+
+export class ModuleTree {
+  private readonly source: Source;
+  /** The callback every tree reads its text through: the trees outlive the text of the parse that made them. */
+  private readonly read: (index: number) => string;
+  private segments: Segment[] = [];
+
+  private constructor(text: string) {
+    const source: Source = { text, limit: text.length };
+    this.source = source;
+    this.read = (index) => (index < source.limit ? source.text.slice(index, source.limit) : '');
+  }
+
+  /** Parses the whole text; null when the deadline passed first. */
+  static parse(parser: Parser, text: string, limits: ParseLimits = {}): ModuleTree | null {
+    const tree = new ModuleTree(text);
+    if (tree.reparse(parser, text, limits)) return tree;
+    tree.delete();
+    return null;
+  }
+
+  /** The module node of each segment, in order. */
+  roots(): SyntaxNode[] {
+    return this.segments.map((s) => s.tree.rootNode);
+  }
+
+  /** The top-level statements (and comments) of the file, in order. */
+  statements(): SyntaxNode[] {
+    return this.segments.flatMap((s) => children(s.tree.rootNode));
+  }
+
+  get hasError(): boolean {
+    return this.segments.some((s) => s.tree.rootNode.hasError);
+  }
+
+  /** The top-level node that contains or follows `index`, within the statement segment around it. */
+  statementAt(index: number): SyntaxNode | null {
+    const s = this.segmentAt(index);
+    return s ? s.tree.rootNode.firstChildForIndex(index) : null;
+  }
+
+  /**
+   * Records an edit of the text (tree-sitter's edit, in the text as left by the previous edits): the statements it
+   * touches, and the one before (whose end may move), are dropped; those after it move.
+   */
+  edit(e: Edit): void {
+    const delta = e.newEndIndex - e.oldEndIndex;
+    const rows = e.newEndPosition.row - e.oldEndPosition.row;
+    let first = this.segments.findIndex((s) => s.end >= e.startIndex);
+    if (first === -1) first = this.segments.length;
+    let after = first;
+    while (after < this.segments.length && this.segments[after].start <= e.oldEndIndex) after++;
+    // Whether a line starts a statement is read from the statement before it.
+    if (first > 0) first--;
+    for (let i = first; i < after; i++) this.segments[i].tree.delete();
+    for (let i = after; i < this.segments.length; i++) {
+      const s = this.segments[i];
+      s.start += delta;
+      s.end += delta;
+      s.row += rows;
+      s.tree.edit(e);
+    }
+    this.segments.splice(first, after - first);
+  }
+
+  /**
+   * Parses the statements dropped by edits in `text` (the text after them); the segmentation is scanned from the
+   * last kept statement before each gap until it meets a kept one again. False when the deadline passed first.
+   */
+  reparse(parser: Parser, text: string, limits: ParseLimits = {}): boolean {
+    this.source.text = text;
+    const progressCallback = limits.deadline === undefined ? undefined : deadlineCallback(limits.deadline);
+    const out: Segment[] = [];
+    let i = 0;
+    let at = 0;
+    let row = 0;
+    try {
+      for (;;) {
+        // Kept segments that start where the scan is: taken as they are.
+        while (i < this.segments.length && this.segments[i].start === at) {
+          const s = this.segments[i++];
+          out.push(s);
+          at = s.end;
+          row = s.row + countRows(text, s.start, s.end);
+        }
+        if (at >= text.length && !(out.length === 0 && i === this.segments.length)) break;
+        const next = nextStatementStart(text, at);
+        // Kept segments the new segment runs over are not statements of their own any more.
+        while (i < this.segments.length && this.segments[i].start < next) this.segments[i++].tree.delete();
+        const endRow = row + countRows(text, at, next);
+        const tree = this.parseSegment(parser, text, at, next, row, endRow, progressCallback);
+        if (!tree) return false;
+        out.push({ start: at, end: next, row, tree });
+        at = next;
+        row = endRow;
+        if (at >= text.length) break;
+      }
+      for (; i < this.segments.length; i++) this.segments[i].tree.delete();
+      return true;
+    } finally {
+      this.source.limit = text.length;
+      this.segments = out;
+    }
+  }
+
+  delete(): void {
+    for (const s of this.segments) s.tree.delete();
+    this.segments = [];
+  }
+
+  private segmentAt(index: number): Segment | undefined {
+    let lo = 0;
+    let hi = this.segments.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (this.segments[mid].start <= index) lo = mid;
+      else hi = mid - 1;
+    }
+    return this.segments[lo];
+  }
+
+  private parseSegment(
+    parser: Parser,
+    text: string,
+    start: number,
+    end: number,
+    row: number,
+    endRow: number,
+    progressCallback: (() => void) | undefined,
+  ): Tree | null {
+    this.source.limit = end;
+    const endColumn = end - (text.lastIndexOf('\n', end - 1) + 1);
+    const range = { startIndex: start, endIndex: end, startPosition: { row, column: 0 }, endPosition: { row: endRow, column: endColumn } };
+    const tree = parser.parse(this.read, null, { includedRanges: [range], progressCallback });
+    if (!tree) parser.reset(); // cancelled: the next parse must not resume this one
+    return tree;
+  }
+}
+
+function deadlineCallback(deadline: number): () => void {
+  // The typings declare a void callback, but returning true cancels the parse (web-tree-sitter 0.25).
+  return (() => performance.now() > deadline) as unknown as () => void;
+}
+
+function countRows(text: string, from: number, to: number): number {
+  let rows = 0;
+  for (let i = text.indexOf('\n', from); i !== -1 && i < to; i = text.indexOf('\n', i + 1)) rows++;
+  return rows;
+}
+
+const NEWLINE = 10;
+const HASH = 35;
+const BACKSLASH = 92;
+const AT = 64;
+const CLAUSE = /^(?:else|elif|except|finally)(?!\w)/;
+const DEFINITION = /^(?:def\s|class\s|async\s+def\s|@[A-Za-z_])/;
+
+/**
+ * Where the top-level statement after the one at `from` starts (text.length at the end): the next line that starts
+ * in column 0 outside brackets, strings and backslash continuations, is not a comment, and does not continue the
+ * statement (the definition after decorators, an else/elif/except/finally clause). Lexes as Python does, so that
+ * valid code is cut exactly between the statements a whole-file parse finds; in broken code, a definition or decorator
+ * in column 0 closes the brackets left open before it.
+ */
+export function nextStatementStart(text: string, from: number): number {
+  const n = text.length;
+  let decorated = text.charCodeAt(from) === AT;
+  let depth = 0;
+  let i = from;
+  while (i < n) {
+    const c = text.charCodeAt(i);
+    if (c === HASH) {
+      const eol = text.indexOf('\n', i);
+      i = eol === -1 ? n : eol;
+      continue;
+    }
+    if (c === 34 || c === 39) {
+      i = stringEnd(text, i);
+      continue;
+    }
+    if (c === BACKSLASH) {
+      i += 2; // an escaped newline joins the lines
+      continue;
+    }
+    if (c === 40 || c === 91 || c === 123) depth++;
+    else if (c === 41 || c === 93 || c === 125) depth = Math.max(0, depth - 1);
+    i++;
+    if (c !== NEWLINE || i >= n) continue;
+    if (depth > 0) {
+      // An unclosed bracket must not swallow the rest of the file: valid code has no definition or decorator in
+      // column 0 inside brackets (a line starting with a matrix product `@name` would be one; never seen).
+      if (!DEFINITION.test(text.slice(i, i + 12))) continue;
+      depth = 0;
+    }
+    const d = text.charCodeAt(i);
+    if (d === 32 || d === 9 || d === 12 || d === 13 || d === NEWLINE || d === HASH) continue; // indented, blank or comment
+    if (decorated) {
+      decorated = d === AT; // the definition the decorators belong to is part of their statement
+      continue;
+    }
+    if (CLAUSE.test(text.slice(i, i + 8))) continue;
+    return i;
+  }
+  return n;
+}
+
+/** The end of the string literal whose quote is at `i`; a single-quoted one also ends at the end of its line. */
+function stringEnd(text: string, i: number): number {
+  const q = text[i];
+  const triple = text.startsWith(q + q + q, i);
+  const close = triple ? q + q + q : q;
+  let j = i + close.length;
+  while (j < text.length) {
+    const c = text.charCodeAt(j);
+    if (c === BACKSLASH) {
+      j += 2;
+      continue;
+    }
+    if (c === NEWLINE && !triple) return j;
+    if (text.startsWith(close, j)) return j + close.length;
+    j++;
+  }
+  return text.length;
+}
+
+export type { Edit, Point };
