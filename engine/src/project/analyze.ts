@@ -5,21 +5,21 @@ import { ModuleTree } from './segments';
 import {
   emptyBindings,
   type ConfigValue,
+  type Diagnostic,
   type DynamicValue,
   type EndpointKind,
   type EndpointSpec,
   type FileModel,
-  type HttpMethod,
   type ImportInfo,
   type Position,
-  type RouteInfo,
 } from './model';
 import { evaluate, type EvalScope } from './values';
 import { children, functionInfo, rangeOf, typeDeclarationOf, walk } from './syntax';
 import { parameterMessage } from '../catalog/parameterRules';
 import { DiagnosticSink, ENDPOINT_NAME, isKnownParameter, validateEndpointArgs, type EndpointArgs } from './rules';
 import { checkTopLevelImports } from './imports';
-import { catalogConstants, didYouMean, enumClasses, HTTP_METHODS, valueClasses } from '../catalog';
+import { checkRoutes, readRoute, type RouteTarget } from './routes';
+import { catalogConstants, enumClasses, valueClasses } from '../catalog';
 
 export interface AnalyzeOptions {
   /** Top-level module names of the project itself (files and packages at the root), never "third-party". */
@@ -54,6 +54,7 @@ export function analyzeText(parser: Parser, file: string, text: string, options:
 }
 
 const STRATO_ENUMS = Object.keys(enumClasses);
+const IMPORTS = new Set(['import_statement', 'import_from_statement', 'future_import_statement']);
 /** Names imported from strato that the analysis evaluates: value classes and catalog constants. */
 const STRATO_VALUES: readonly string[] = [...valueClasses, ...Object.keys(catalogConstants)];
 
@@ -79,11 +80,11 @@ export function analyzeTree(file: string, tree: ModuleTree, text: string, option
 
   const scope: EvalScope = { constants: new Map(), enumAliases: new Map(), moduleAliases: new Set(), classAliases: new Map() };
   const endpointNames = new Set<string>();
-  for (const stmt of statements) {
-    if (stmt.type === 'import_statement' || stmt.type === 'import_from_statement' || stmt.type === 'future_import_statement') {
-      model.imports.push(readImport(stmt, scope, endpointNames));
-    }
-  }
+  // Each read of a node's type crosses into WebAssembly: read the statements' once.
+  const types = statements.map((stmt) => stmt.type);
+  statements.forEach((stmt, i) => {
+    if (IMPORTS.has(types[i])) model.imports.push(readImport(stmt, scope, endpointNames));
+  });
   model.usesStrato = endpointNames.size > 0 || scope.moduleAliases.size > 0;
   model.strato = {
     endpoint: [...endpointNames],
@@ -105,8 +106,8 @@ export function analyzeTree(file: string, tree: ModuleTree, text: string, option
 
   // First pass: constants and load-balanced endpoint objects (`api = Endpoint(...)`).
   const lbByVar = new Map<string, EndpointSpec>();
-  for (const stmt of statements) {
-    const assign = stmt.type === 'expression_statement' ? stmt.namedChildren[0] : null;
+  for (const [i, stmt] of statements.entries()) {
+    const assign = types[i] === 'expression_statement' ? stmt.namedChildren[0] : null;
     if (assign?.type !== 'assignment') continue;
     const left = assign.childForFieldName('left');
     const right = assign.childForFieldName('right');
@@ -126,38 +127,78 @@ export function analyzeTree(file: string, tree: ModuleTree, text: string, option
     }
   }
 
-  // Second pass: decorated functions and classes.
+  // Second pass: decorated functions and classes. What one declares depends only on its own text and rows and on the
+  // scope, so an open document's unchanged statements replay what they found after the previous edit.
   const routeAttempts = new Set<string>();
-  for (const stmt of statements) {
-    if (stmt.type !== 'decorated_definition') continue;
-    const def = stmt.childForFieldName('definition');
-    if (!def) continue;
-    for (const dec of children(stmt).filter((c) => c.type === 'decorator')) {
-      const expr = dec.namedChildren.find((c) => c && c.type !== 'comment');
-      if (!expr) continue;
-      if (expr.type === 'call' && isEndpointCallee(expr.childForFieldName('function'))) {
-        const idArg = keywordArg(expr, 'id');
-        if (idArg) {
-          sink.add('id-with-function', parameterMessage('id-with-function'), rangeOf(idArg));
-          continue;
-        }
-        const fn = functionInfo(def, stmt);
-        const ep = endpointFromCall(expr, 'QUEUE', fn.name, model, scope, sink);
-        ep.functions.push(fn);
-        model.endpoints.push(ep);
-      } else if (isEndpointCallee(expr)) {
-        sink.add('invalid-type', 'Endpoint must be called: write @Endpoint(name="...", ...) with parentheses.', rangeOf(dec));
-      } else if (expr.type === 'call') {
-        const target = readRoute(expr, dec, def, stmt, lbByVar, sink);
-        if (target) routeAttempts.add(target);
-      }
+  const key = scopeKey(scope, endpointNames, lbByVar);
+  const found = { file, module: model.module, scope, isEndpointCallee, lbVars: lbByVar };
+  for (const [i, stmt] of statements.entries()) {
+    if (types[i] !== 'decorated_definition') continue;
+    const declared = structuredClone(tree.derived(stmt, key, () => readDecorated(stmt, found)));
+    sink.items.push(...declared.diagnostics);
+    model.endpoints.push(...declared.endpoints);
+    for (const { variable, route } of declared.routes) {
+      routeAttempts.add(variable);
+      if (!route) continue;
+      const ep = lbByVar.get(variable)!;
+      ep.routes.push(route);
+      if (!ep.functions.some((f) => f.name === route.function.name)) ep.functions.push(route.function);
     }
   }
 
   for (const [variable, ep] of lbByVar) checkRoutes(ep, routeAttempts.has(variable), sink);
-  if (model.endpoints.length) checkTopLevelImports(model, statements, options.localModules, sink);
+  if (model.endpoints.length) checkTopLevelImports(model, statements, options.localModules, sink, (stmt, key, compute) => tree.derived(stmt, key, compute));
   sink.items.sort(byPosition);
   return model;
+}
+
+/** What one decorated definition declares: queue endpoints, routes (and route attempts) of endpoint variables. */
+interface Declared {
+  diagnostics: Diagnostic[];
+  endpoints: EndpointSpec[];
+  routes: RouteTarget[];
+}
+
+interface DeclarationScope {
+  file: string;
+  module: string;
+  scope: EvalScope;
+  isEndpointCallee: (fn: SyntaxNode | null) => boolean;
+  lbVars: ReadonlyMap<string, unknown>;
+}
+
+function readDecorated(stmt: SyntaxNode, at: DeclarationScope): Declared {
+  const sink = new DiagnosticSink(at.file);
+  const out: Declared = { diagnostics: sink.items, endpoints: [], routes: [] };
+  const def = stmt.childForFieldName('definition');
+  if (!def) return out;
+  for (const dec of children(stmt).filter((c) => c.type === 'decorator')) {
+    const expr = dec.namedChildren.find((c) => c && c.type !== 'comment');
+    if (!expr) continue;
+    if (expr.type === 'call' && at.isEndpointCallee(expr.childForFieldName('function'))) {
+      const idArg = keywordArg(expr, 'id');
+      if (idArg) {
+        sink.add('id-with-function', parameterMessage('id-with-function'), rangeOf(idArg));
+        continue;
+      }
+      const fn = functionInfo(def, stmt);
+      const ep = endpointFromCall(expr, 'QUEUE', fn.name, at, at.scope, sink);
+      ep.functions.push(fn);
+      out.endpoints.push(ep);
+    } else if (at.isEndpointCallee(expr)) {
+      sink.add('invalid-type', 'Endpoint must be called: write @Endpoint(name="...", ...) with parentheses.', rangeOf(dec));
+    } else if (expr.type === 'call') {
+      const target = readRoute(expr, dec, def, stmt, at.lbVars, sink);
+      if (target) out.routes.push(target);
+    }
+  }
+  return out;
+}
+
+/** Everything of the file a declaration reads besides its own statement (constants with their rows: values point into them). */
+function scopeKey(scope: EvalScope, endpointNames: ReadonlySet<string>, lbVars: ReadonlyMap<string, unknown>): string {
+  const constants = [...scope.constants].map(([name, node]) => [name, node.startPosition.row, node.startPosition.column, node.text]);
+  return JSON.stringify([[...endpointNames], [...scope.enumAliases], [...scope.moduleAliases], [...(scope.classAliases ?? [])], [...lbVars.keys()], constants]);
 }
 
 function typeDeclarations(statements: readonly SyntaxNode[]): FileModel['types'] {
@@ -227,7 +268,14 @@ function readImport(stmt: SyntaxNode, scope: EvalScope, endpointNames: Set<strin
   return info;
 }
 
-function endpointFromCall(call: SyntaxNode, kind: EndpointKind, defaultName: string, model: FileModel, scope: EvalScope, sink: DiagnosticSink): EndpointSpec {
+function endpointFromCall(
+  call: SyntaxNode,
+  kind: EndpointKind,
+  defaultName: string,
+  model: { file: string; module: string },
+  scope: EvalScope,
+  sink: DiagnosticSink,
+): EndpointSpec {
   const a: EndpointArgs = { args: {}, dynamicArgs: {}, unknownEnums: [], unknownParams: [] };
   const argList = call.childForFieldName('arguments');
   let positional = 0;
@@ -315,94 +363,6 @@ function keywordArg(call: SyntaxNode, name: string): SyntaxNode | undefined {
 function checkClientReference(call: SyntaxNode, sink: DiagnosticSink): void {
   const image = keywordArg(call, 'image');
   if (image) sink.add('id-and-image', parameterMessage('id-and-image'), rangeOf(image));
-}
-
-/** Reads `@api.<method>("/path")`; returns the endpoint variable when the decorator targets one. */
-function readRoute(
-  call: SyntaxNode,
-  dec: SyntaxNode,
-  def: SyntaxNode,
-  stmt: SyntaxNode,
-  lbByVar: Map<string, EndpointSpec>,
-  sink: DiagnosticSink,
-): string | undefined {
-  const fn = call.childForFieldName('function');
-  if (fn?.type !== 'attribute') return undefined;
-  const obj = fn.childForFieldName('object');
-  const attr = fn.childForFieldName('attribute');
-  if (obj?.type !== 'identifier' || !attr) return undefined;
-  const ep = lbByVar.get(obj.text);
-  if (!ep) return undefined;
-  const method = attr.text.toUpperCase();
-  const args = call.childForFieldName('arguments');
-  const pathNode = args
-    ? (children(args).find((c) => c.type !== 'comment' && c.type !== 'keyword_argument') ??
-      children(args)
-        .find((c) => c.type === 'keyword_argument' && c.childForFieldName('name')?.text === 'path')
-        ?.childForFieldName('value') ??
-      null)
-    : null;
-  if (!(HTTP_METHODS as readonly string[]).includes(method) || attr.text !== attr.text.toLowerCase()) {
-    const guess = didYouMean(
-      attr.text.toLowerCase(),
-      HTTP_METHODS.map((m) => m.toLowerCase()),
-    );
-    sink.add(
-      'unknown-method',
-      `${obj.text}.${attr.text} is not a route method: use ` +
-        `${HTTP_METHODS.map((m) => `.${m.toLowerCase()}`).join(', ')}${guess ? ` (did you mean .${guess}?)` : ''}.`,
-      rangeOf(attr),
-      {
-        fix: guess ? { kind: 'replace-value', range: rangeOf(attr), replacement: guess } : undefined,
-      },
-    );
-    return obj.text;
-  }
-  const route: RouteInfo = {
-    method: method as HttpMethod,
-    path: '',
-    pathRange: pathNode ? rangeOf(pathNode) : rangeOf(call),
-    range: rangeOf(dec),
-    function: functionInfo(def, stmt),
-  };
-  const r = pathNode?.type === 'string' ? evaluate(pathNode, { constants: new Map(), enumAliases: new Map(), moduleAliases: new Set() }) : undefined;
-  if (!r || !r.ok || typeof r.value !== 'string') {
-    sink.add('not-literal', `the route path must be a string literal such as "/process".`, route.pathRange);
-    return obj.text;
-  }
-  route.path = r.value;
-  if (!route.path.startsWith('/')) {
-    sink.add('route-path-slash', `path must start with '/', got: ${route.path}; write "/${route.path}".`, route.pathRange, {
-      fix: { kind: 'add-slash', range: route.pathRange, replacement: JSON.stringify('/' + route.path) },
-    });
-  } else if (route.path === '/ping' || route.path === '/ping/') {
-    sink.add('route-path-reserved', `path '/ping' is reserved for the platform's health check: choose another path, e.g. "/health".`, route.pathRange);
-  }
-  ep.routes.push(route);
-  if (!ep.functions.some((f) => f.name === route.function.name)) ep.functions.push(route.function);
-  return obj.text;
-}
-
-function checkRoutes(ep: EndpointSpec, attempted: boolean, sink: DiagnosticSink): void {
-  if (ep.routes.length === 0 && !attempted) {
-    sink.add(
-      'lb-no-routes',
-      `load-balanced endpoint "${ep.name}" has no routes: add one with @${ep.variable}.post("/path") (or .get, .put, .patch, .delete) on a function.`,
-      ep.callRange,
-    );
-    return;
-  }
-  const seen = new Map<string, RouteInfo>();
-  for (const r of ep.routes) {
-    if (!r.path) continue;
-    const key = `${r.method} ${r.path}`;
-    const first = seen.get(key);
-    if (first) {
-      sink.add('duplicate-route', `duplicate route: ${key} (already registered to '${first.function.name}'); change the path or the method.`, r.pathRange, {
-        related: [{ file: sink.file, range: first.pathRange, message: `${key} is first declared here` }],
-      });
-    } else seen.set(key, r);
-  }
 }
 
 function reportSyntaxErrors(roots: readonly SyntaxNode[], sink: DiagnosticSink): void {

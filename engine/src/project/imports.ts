@@ -13,12 +13,13 @@ export function isThirdParty(imp: ImportInfo, localModules?: ReadonlySet<string>
   return !STDLIB_MODULES.has(imp.topLevel) && !ALWAYS_FINE.has(imp.topLevel) && !(localModules?.has(imp.topLevel) ?? false);
 }
 
+/** Data derived from one top-level statement, kept while the statement is unchanged (engine ModuleTree.derived). */
+export type Derive = <T>(statement: SyntaxNode, key: string, compute: () => T) => T;
+
 /** A top-level statement, with the node reads and texts the rule needs made once (each read crosses into WebAssembly). */
 interface TopLevel {
-  stmt: SyntaxNode;
   row: number;
-  def: SyntaxNode | null;
-  body: SyntaxNode | null;
+  isDef: boolean;
   bodyText: string;
   /** Decorators and signature of a definition; the whole statement otherwise. */
   head: string;
@@ -30,14 +31,15 @@ export function checkTopLevelImports(
   statements: readonly SyntaxNode[],
   localModules: ReadonlySet<string> | undefined,
   sink: DiagnosticSink,
+  derive: Derive,
 ): void {
   const thirdParty = model.imports.filter((imp) => isThirdParty(imp, localModules));
   if (!thirdParty.length) return;
-  const definitions = statements.map(topLevel);
+  const definitions = statements.map((stmt) => ({ stmt, ...derive(stmt, 'top-level', () => topLevel(stmt)) }));
   for (const imp of thirdParty) {
     const names = imp.names.filter((n) => n !== '*');
     const packages = [imp.topLevel];
-    const targets = names.length ? insertionTargets(definitions, names, imp) : [];
+    const targets = names.length ? insertionTargets(definitions, names, imp, derive) : [];
     const usedElsewhere = names.some((n) => usedAtModuleLevel(definitions, n, imp));
     sink.add(
       'top-level-import',
@@ -59,7 +61,7 @@ function topLevel(stmt: SyntaxNode): TopLevel {
   // Decorators and signatures run at import time too; other statements count unless they are imports or comments.
   const head = def && body ? text.slice(0, body.startIndex - stmt.startIndex) : text;
   const checksHead = def !== null || (stmt.type !== 'import_statement' && stmt.type !== 'import_from_statement' && stmt.type !== 'comment');
-  return { stmt, row: stmt.startPosition.row, def, body, bodyText: body?.text ?? '', head, checksHead };
+  return { row: stmt.startPosition.row, isDef: def !== null, bodyText: body?.text ?? '', head, checksHead };
 }
 
 function lineRange(imp: ImportInfo): ImportInfo['range'] {
@@ -90,9 +92,22 @@ function usedAtModuleLevel(definitions: TopLevel[], name: string, imp: ImportInf
   return definitions.some((t) => t.row !== imp.range.start.line && t.checksHead && mentions(t.head, name));
 }
 
-function insertionTargets(definitions: TopLevel[], names: string[], imp: ImportInfo): Array<{ position: Position; text: string }> {
-  const out: Array<{ position: Position; text: string }> = [];
+type Target = { position: Position; text: string };
+
+function insertionTargets(definitions: Array<TopLevel & { stmt: SyntaxNode }>, names: string[], imp: ImportInfo, derive: Derive): Target[] {
   const statement = imp.text.replace(/\s*\n\s*/g, ' ');
+  const out: Target[] = [];
+  for (const t of definitions) {
+    if (!t.isDef || !names.some((n) => mentions(t.bodyText, n))) continue;
+    const found = derive(t.stmt, `targets\u0000${names.join(',')}\u0000${statement}`, () => targetsIn(t.stmt, names, statement));
+    for (const f of found) out.push({ position: { ...f.position }, text: f.text });
+  }
+  return out;
+}
+
+/** Where the import goes in a definition (each method of a class) whose body uses one of the names. */
+function targetsIn(stmt: SyntaxNode, names: string[], statement: string): Target[] {
+  const out: Target[] = [];
   const visit = (def: SyntaxNode, body: SyntaxNode | null, bodyText: string) => {
     if (!body || !names.some((n) => mentions(bodyText, n))) return;
     if (def.type === 'class_definition') {
@@ -115,7 +130,9 @@ function insertionTargets(definitions: TopLevel[], names: string[], imp: ImportI
     else if (isDoc) out.push({ position: { line: first.endPosition.row, character: first.endPosition.column }, text: `\n${indent}${statement}` });
     else out.push({ position: { line: first.startPosition.row, character: first.startPosition.column }, text: `${statement}\n${indent}` });
   };
-  for (const t of definitions) if (t.def) visit(t.def, t.body, t.bodyText);
+  const def = defOf(stmt);
+  const body = def?.childForFieldName('body') ?? null;
+  if (def) visit(def, body, body?.text ?? '');
   return out;
 }
 

@@ -17,7 +17,12 @@ interface Segment {
   /** Row of `start` (tree-sitter rows: only '\n' ends one). */
   row: number;
   tree: Tree;
+  /** Data derived from the segment's statements (see derived()); dropped when the segment moves to other rows. */
+  derived?: Map<string, unknown>;
 }
+
+/** Derived data kept per segment: one entry per statement and purpose, a few keys in turn at most. */
+const MAX_DERIVED = 16;
 
 /** The text the trees read (node.text) and, while one segment parses, the end of what the parser may see. */
 interface Source {
@@ -66,6 +71,22 @@ export class ModuleTree {
   }
 
   /**
+   * Data derived from a top-level statement of this tree, computed once while the statement's segment is neither
+   * re-parsed nor moved to other rows, for `key` (what else the data depends on). The data must hold rows and
+   * columns only, never offsets (which move with every edit before the statement), and no nodes.
+   */
+  derived<T>(statement: SyntaxNode, key: string, compute: () => T): T {
+    const s = this.segmentAt(statement.startIndex);
+    if (!s) return compute();
+    const k = `${statement.startIndex - s.start}\u0000${key}`;
+    if (s.derived?.has(k)) return s.derived.get(k) as T;
+    const value = compute();
+    if (!s.derived || s.derived.size >= MAX_DERIVED) s.derived = new Map();
+    s.derived.set(k, value);
+    return value;
+  }
+
+  /**
    * Records an edit of the text (tree-sitter's edit, in the text as left by the previous edits): the statements it
    * touches, and the one before (whose end may move), are dropped; those after it move.
    */
@@ -85,6 +106,7 @@ export class ModuleTree {
       s.end += delta;
       s.row += rows;
       s.tree.edit(e);
+      if (rows !== 0) s.derived = undefined;
     }
     this.segments.splice(first, after - first);
   }
