@@ -11,8 +11,8 @@ export function emptyModel(file: string): FileModel {
 }
 
 /** Parses with a time budget; null when the budget ran out. */
-export function parseBounded(parser: Parser, text: string): ModuleTree | null {
-  return ModuleTree.parse(parser, text, { deadline: performance.now() + PARSE_BUDGET_MS });
+export function parseBounded(parser: Parser, text: string, editable = false): ModuleTree | null {
+  return ModuleTree.parse(parser, text, { deadline: performance.now() + PARSE_BUDGET_MS, editable });
 }
 
 /** Analyses text that is not kept open: parse, analyse, free the tree. */
@@ -97,7 +97,7 @@ export class OpenDocument {
       return undefined;
     }
     if (this.tree?.reparse(this.parser, text, { deadline: performance.now() + PARSE_BUDGET_MS }) === false) this.dropTree();
-    else if (!this.tree) this.tree = parseBounded(this.parser, text) ?? undefined;
+    else if (!this.tree) this.tree = parseBounded(this.parser, text, true) ?? undefined;
     // After a failed parse the tree stays undefined until the next edit, which then parses from scratch.
     this.treeStale = false;
     return this.tree;

@@ -97,7 +97,7 @@ describe('analysis of an edited document', () => {
       const random = mulberry32(7 + source.length);
       const options = { localModules: new Set(['helpers']) };
       let text = source;
-      const tree = ModuleTree.parse(parser, text)!;
+      const tree = ModuleTree.parse(parser, text, { editable: true })!;
       try {
         assert.deepEqual(analyzeTree('worker.py', tree, text, options), analyzeText(parser, 'worker.py', text, options));
         for (let step = 0; step < 150; step++) {

@@ -103,7 +103,7 @@ describe('parsing by top-level statement', () => {
     for (const file of CORPUS) {
       const text = readFileSync(file, 'utf8');
       const whole = parser.parse(text)!;
-      const tree = ModuleTree.parse(parser, text)!;
+      const tree = ModuleTree.parse(parser, text, { editable: true })!;
       try {
         if (whole.rootNode.hasError) continue;
         const expected = whole.rootNode.namedChildren.map((n) => describeNode(n!));
@@ -140,7 +140,7 @@ describe('parsing by top-level statement', () => {
     ];
     for (const file of CORPUS.slice(0, 6)) {
       let text = readFileSync(file, 'utf8');
-      const tree = ModuleTree.parse(parser, text)!;
+      const tree = ModuleTree.parse(parser, text, { editable: true })!;
       try {
         for (let step = 0; step < 60; step++) {
           // One to three edits before each re-parse, as a didChange with several changes brings them.
@@ -161,8 +161,11 @@ describe('parsing by top-level statement', () => {
             text = next;
           }
           assert.equal(tree.reparse(parser, text), true);
-          const fresh = ModuleTree.parse(parser, text)!;
+          const fresh = ModuleTree.parse(parser, text, { editable: true })!;
+          // A file that is not edited is parsed whole first, by statement when that finds a syntax error.
+          const once = ModuleTree.parse(parser, text)!;
           try {
+            assert.deepEqual(once.statements().map(describeNode), fresh.statements().map(describeNode));
             const where = `${path.relative(REPO, file)}, step ${step}`;
             assert.deepEqual(tree.statements().map(describeNode), fresh.statements().map(describeNode), where);
             assert.deepEqual(
@@ -173,6 +176,7 @@ describe('parsing by top-level statement', () => {
             assert.equal(tree.hasError, fresh.hasError, where);
           } finally {
             fresh.delete();
+            once.delete();
           }
         }
       } finally {

@@ -14,7 +14,7 @@ export {
   type ProjectFiles,
 } from './ignore';
 export { createPythonParser, loadPython, Parser, type Edit, type SyntaxNode, type Tree } from './parser';
-export { ModuleTree, nextStatementStart, type ParseLimits } from './segments';
+export { ModuleTree, nextStatementStart, type ParseOptions } from './segments';
 export { isThirdParty } from './imports';
 export { ENDPOINT_NAME } from './rules';
 export { formatDiagnostic } from './format';

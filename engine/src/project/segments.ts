@@ -6,9 +6,15 @@
 import type { Edit, Parser, Point, SyntaxNode, Tree } from './parser';
 import { children } from './syntax';
 
-export interface ParseLimits {
+export interface ParseOptions {
   /** performance.now() after which the parse is abandoned (then null / false is returned). */
   deadline?: number;
+  /**
+   * The tree will be edited (an open document): parse by statement from the start. Otherwise a file is parsed whole
+   * first, which is as fast and gives the same statements when it has no syntax error (each parse has a fixed cost:
+   * indexing a workspace of small files pays it once per file instead of once per statement).
+   */
+  editable?: boolean;
 }
 
 interface Segment {
@@ -43,9 +49,18 @@ export class ModuleTree {
   }
 
   /** Parses the whole text; null when the deadline passed first. */
-  static parse(parser: Parser, text: string, limits: ParseLimits = {}): ModuleTree | null {
+  static parse(parser: Parser, text: string, options: ParseOptions = {}): ModuleTree | null {
     const tree = new ModuleTree(text);
-    if (tree.reparse(parser, text, limits)) return tree;
+    if (!options.editable) {
+      const whole = tree.parseSegment(parser, text, 0, text.length, 0, countRows(text, 0, text.length), progressOf(options));
+      if (!whole) return null;
+      if (!whole.rootNode.hasError) {
+        tree.segments = [{ start: 0, end: text.length, row: 0, tree: whole }];
+        return tree;
+      }
+      whole.delete();
+    }
+    if (tree.reparse(parser, text, options)) return tree;
     tree.delete();
     return null;
   }
@@ -115,9 +130,9 @@ export class ModuleTree {
    * Parses the statements dropped by edits in `text` (the text after them); the segmentation is scanned from the
    * last kept statement before each gap until it meets a kept one again. False when the deadline passed first.
    */
-  reparse(parser: Parser, text: string, limits: ParseLimits = {}): boolean {
+  reparse(parser: Parser, text: string, options: ParseOptions = {}): boolean {
     this.source.text = text;
-    const progressCallback = limits.deadline === undefined ? undefined : deadlineCallback(limits.deadline);
+    const progressCallback = progressOf(options);
     const out: Segment[] = [];
     let i = 0;
     let at = 0;
@@ -185,9 +200,9 @@ export class ModuleTree {
   }
 }
 
-function deadlineCallback(deadline: number): () => void {
+function progressOf({ deadline }: ParseOptions): (() => void) | undefined {
   // The typings declare a void callback, but returning true cancels the parse (web-tree-sitter 0.25).
-  return (() => performance.now() > deadline) as unknown as () => void;
+  return deadline === undefined ? undefined : ((() => performance.now() > deadline) as unknown as () => void);
 }
 
 function countRows(text: string, from: number, to: number): number {
