@@ -1,7 +1,7 @@
 // Analysis of one Python file: finds `@Endpoint(...)` functions and classes, load-balanced endpoint objects
 // and their routes, module-level imports, and reports every single-file rule. Works on any text, even broken.
 import type { Parser, SyntaxNode } from './parser';
-import { ModuleTree } from './segments';
+import { ModuleTree, type Statement } from './segments';
 import {
   emptyBindings,
   type ConfigValue,
@@ -10,16 +10,15 @@ import {
   type EndpointKind,
   type EndpointSpec,
   type FileModel,
-  type ImportInfo,
   type Position,
 } from './model';
+import { assignedValue, calleeOf, keywordArg, statementFacts, type Callee, type StatementFacts } from './facts';
 import { evaluate, type EvalScope } from './values';
 import { children, functionInfo, rangeOf, typeDeclarationOf, walk } from './syntax';
 import { parameterMessage } from '../catalog/parameterRules';
 import { DiagnosticSink, ENDPOINT_NAME, isKnownParameter, validateEndpointArgs, type EndpointArgs } from './rules';
 import { checkTopLevelImports } from './imports';
 import { checkRoutes, readRoute, type RouteTarget } from './routes';
-import { catalogConstants, enumClasses, valueClasses } from '../catalog';
 
 export interface AnalyzeOptions {
   /** Top-level module names of the project itself (files and packages at the root), never "third-party". */
@@ -53,11 +52,6 @@ export function analyzeText(parser: Parser, file: string, text: string, options:
   }
 }
 
-const STRATO_ENUMS = Object.keys(enumClasses);
-const IMPORTS = new Set(['import_statement', 'import_from_statement', 'future_import_statement']);
-/** Names imported from strato that the analysis evaluates: value classes and catalog constants. */
-const STRATO_VALUES: readonly string[] = [...valueClasses, ...Object.keys(catalogConstants)];
-
 export function analyzeTree(file: string, tree: ModuleTree, text: string, options: AnalyzeOptions = {}): FileModel {
   const sink = new DiagnosticSink(file);
   const model: FileModel = {
@@ -72,19 +66,34 @@ export function analyzeTree(file: string, tree: ModuleTree, text: string, option
   };
   // Every way of importing Endpoint names the module, so a file without the word needs no further look.
   const mentionsStrato = text.includes('strato');
-  const statements = tree.statements();
-  if (tree.hasError) reportSyntaxErrors(tree.roots(), sink);
+  if (tree.hasError) reportSyntaxErrors(tree.errorRoots(), sink);
   // Types a function's hints name may live in a module of their own, which need not mention strato.
-  if (text.includes('TypedDict') || text.includes('dataclass')) model.types = typeDeclarations(statements);
+  if (text.includes('TypedDict') || text.includes('dataclass')) model.types = typeDeclarations(tree.statements());
   if (!mentionsStrato) return model;
 
-  const scope: EvalScope = { constants: new Map(), enumAliases: new Map(), moduleAliases: new Set(), classAliases: new Map() };
+  const statements = tree.statementFacts(`statement\u0000${file}`, (stmt) => statementFacts(stmt, file));
+  const constants = new Map<string, Statement<StatementFacts>>();
+  const values = new Map<Statement<StatementFacts>, SyntaxNode | null>();
+  const valueOf = (ref: Statement<StatementFacts>) => {
+    if (!values.has(ref)) values.set(ref, assignedValue(ref.node()));
+    return values.get(ref) ?? undefined;
+  };
+  const scope: EvalScope = {
+    constants: { get: (name) => (constants.has(name) ? valueOf(constants.get(name)!) : undefined) },
+    enumAliases: new Map(),
+    moduleAliases: new Set(),
+    classAliases: new Map(),
+  };
   const endpointNames = new Set<string>();
-  // Each read of a node's type crosses into WebAssembly: read the statements' once.
-  const types = statements.map((stmt) => stmt.type);
-  statements.forEach((stmt, i) => {
-    if (IMPORTS.has(types[i])) model.imports.push(readImport(stmt, scope, endpointNames));
-  });
+  for (const { facts } of statements) {
+    const imp = facts.import;
+    if (!imp) continue;
+    model.imports.push(structuredClone(imp.info));
+    for (const name of imp.endpointNames) endpointNames.add(name);
+    for (const [alias, name] of imp.enumAliases) scope.enumAliases.set(alias, name);
+    for (const alias of imp.moduleAliases) scope.moduleAliases.add(alias);
+    for (const [alias, name] of imp.classAliases) scope.classAliases!.set(alias, name);
+  }
   model.usesStrato = endpointNames.size > 0 || scope.moduleAliases.size > 0;
   model.strato = {
     endpoint: [...endpointNames],
@@ -94,47 +103,48 @@ export function analyzeTree(file: string, tree: ModuleTree, text: string, option
   };
   if (!model.usesStrato) return model;
 
-  const isEndpointCallee = (fn: SyntaxNode | null): boolean => {
-    if (!fn) return false;
-    if (fn.type === 'identifier') return endpointNames.has(fn.text);
-    if (fn.type === 'attribute') {
-      const obj = fn.childForFieldName('object');
-      return fn.childForFieldName('attribute')?.text === 'Endpoint' && obj?.type === 'identifier' && scope.moduleAliases.has(obj.text);
-    }
-    return false;
-  };
+  const isEndpoint = (c: Callee | undefined): boolean =>
+    c?.identifier !== undefined ? endpointNames.has(c.identifier) : c?.attribute === 'Endpoint' && c.object !== undefined && scope.moduleAliases.has(c.object);
+  const isEndpointCallee = (fn: SyntaxNode | null) => isEndpoint(calleeOf(fn));
 
   // First pass: constants and load-balanced endpoint objects (`api = Endpoint(...)`).
   const lbByVar = new Map<string, EndpointSpec>();
-  for (const [i, stmt] of statements.entries()) {
-    const assign = types[i] === 'expression_statement' ? stmt.namedChildren[0] : null;
-    if (assign?.type !== 'assignment') continue;
-    const left = assign.childForFieldName('left');
-    const right = assign.childForFieldName('right');
-    if (left?.type !== 'identifier' || !right) continue;
-    if (right.type === 'call' && isEndpointCallee(right.childForFieldName('function'))) {
+  const constantKeys = new Map<string, [number, number, string]>();
+  for (const ref of statements) {
+    const a = ref.facts.assignment;
+    if (!a) continue;
+    if (isEndpoint(a.callee)) {
       // `Endpoint(id="...")` connects to an endpoint that exists: a client, not a declaration.
-      if (keywordArg(right, 'id')) {
-        checkClientReference(right, sink);
+      if (a.client) {
+        sink.items.push(...structuredClone(a.client));
         continue;
       }
-      const ep = endpointFromCall(right, 'LOAD_BALANCED', left.text, model, scope, sink);
-      ep.variable = left.text;
-      lbByVar.set(left.text, ep);
+      const ep = endpointFromCall(valueOf(ref)!, 'LOAD_BALANCED', a.name, model, scope, sink);
+      ep.variable = a.name;
+      lbByVar.set(a.name, ep);
       model.endpoints.push(ep);
     } else {
-      scope.constants.set(left.text, right);
+      constants.set(a.name, ref);
+      constantKeys.set(a.name, [a.row, a.column, a.text]);
     }
   }
 
   // Second pass: decorated functions and classes. What one declares depends only on its own text and rows and on the
   // scope, so an open document's unchanged statements replay what they found after the previous edit.
   const routeAttempts = new Set<string>();
-  const key = scopeKey(scope, endpointNames, lbByVar);
-  const found = { file, module: model.module, scope, isEndpointCallee, lbVars: lbByVar };
-  for (const [i, stmt] of statements.entries()) {
-    if (types[i] !== 'decorated_definition') continue;
-    const declared = structuredClone(tree.derived(stmt, key, () => readDecorated(stmt, found)));
+  const key = JSON.stringify([
+    file,
+    [...endpointNames],
+    [...scope.enumAliases],
+    [...scope.moduleAliases],
+    [...scope.classAliases!],
+    [...lbByVar.keys()],
+    [...constantKeys],
+  ]);
+  const at = { file, module: model.module, scope, isEndpointCallee, lbVars: lbByVar };
+  for (const ref of statements) {
+    if (ref.facts.type !== 'decorated_definition') continue;
+    const declared = structuredClone(ref.derived(key, () => readDecorated(ref.node(), at)));
     sink.items.push(...declared.diagnostics);
     model.endpoints.push(...declared.endpoints);
     for (const { variable, route } of declared.routes) {
@@ -147,7 +157,7 @@ export function analyzeTree(file: string, tree: ModuleTree, text: string, option
   }
 
   for (const [variable, ep] of lbByVar) checkRoutes(ep, routeAttempts.has(variable), sink);
-  if (model.endpoints.length) checkTopLevelImports(model, statements, options.localModules, sink, (stmt, key, compute) => tree.derived(stmt, key, compute));
+  if (model.endpoints.length) checkTopLevelImports(model, tree, options.localModules, sink);
   sink.items.sort(byPosition);
   return model;
 }
@@ -195,12 +205,6 @@ function readDecorated(stmt: SyntaxNode, at: DeclarationScope): Declared {
   return out;
 }
 
-/** Everything of the file a declaration reads besides its own statement (constants with their rows: values point into them). */
-function scopeKey(scope: EvalScope, endpointNames: ReadonlySet<string>, lbVars: ReadonlyMap<string, unknown>): string {
-  const constants = [...scope.constants].map(([name, node]) => [name, node.startPosition.row, node.startPosition.column, node.text]);
-  return JSON.stringify([[...endpointNames], [...scope.enumAliases], [...scope.moduleAliases], [...(scope.classAliases ?? [])], [...lbVars.keys()], constants]);
-}
-
 function typeDeclarations(statements: readonly SyntaxNode[]): FileModel['types'] {
   const out: FileModel['types'] = [];
   const typedDicts = new Set<string>();
@@ -217,55 +221,6 @@ function typeDeclarations(statements: readonly SyntaxNode[]): FileModel['types']
 
 function byPosition(a: { range: { start: Position } }, b: { range: { start: Position } }): number {
   return a.range.start.line - b.range.start.line || a.range.start.character - b.range.start.character;
-}
-
-function readImport(stmt: SyntaxNode, scope: EvalScope, endpointNames: Set<string>): ImportInfo {
-  const info: ImportInfo = { module: '', names: [], topLevel: '', range: rangeOf(stmt), text: stmt.text };
-  if (stmt.type === 'future_import_statement') {
-    info.module = info.topLevel = '__future__';
-    return info;
-  }
-  if (stmt.type === 'import_statement') {
-    const modules: string[] = [];
-    for (const c of children(stmt)) {
-      const dotted = c.type === 'aliased_import' ? c.childForFieldName('name') : c;
-      const alias = c.type === 'aliased_import' ? c.childForFieldName('alias')?.text : undefined;
-      if (!dotted) continue;
-      modules.push(dotted.text);
-      const bound = alias ?? dotted.text.split('.')[0];
-      info.names.push(bound);
-      if (dotted.text.split('.')[0] === 'strato' && (alias === undefined || dotted.text === 'strato')) scope.moduleAliases.add(bound);
-    }
-    info.module = modules.join(', ');
-    info.topLevel = modules[0]?.split('.')[0] ?? '';
-    return info;
-  }
-  // import_from_statement
-  const moduleNode = stmt.childForFieldName('module_name');
-  info.module = moduleNode?.text ?? '';
-  info.topLevel = info.module.startsWith('.') ? '' : info.module.split('.')[0];
-  const fromStrato = info.topLevel === 'strato';
-  for (const c of children(stmt)) {
-    if (moduleNode && c.id === moduleNode.id) continue;
-    if (c.type === 'wildcard_import') {
-      info.names.push('*');
-      if (fromStrato) {
-        endpointNames.add('Endpoint');
-        for (const e of STRATO_ENUMS) scope.enumAliases.set(e, e);
-        for (const v of STRATO_VALUES) scope.classAliases!.set(v, v);
-      }
-      continue;
-    }
-    const nameNode = c.type === 'aliased_import' ? c.childForFieldName('name') : c;
-    const alias = c.type === 'aliased_import' ? c.childForFieldName('alias')?.text : undefined;
-    if (!nameNode || (nameNode.type !== 'dotted_name' && nameNode.type !== 'identifier')) continue;
-    const bound = alias ?? nameNode.text;
-    info.names.push(bound);
-    if (fromStrato && nameNode.text === 'Endpoint') endpointNames.add(bound);
-    if (fromStrato && STRATO_ENUMS.includes(nameNode.text)) scope.enumAliases.set(bound, nameNode.text);
-    if (fromStrato && STRATO_VALUES.includes(nameNode.text)) scope.classAliases!.set(bound, nameNode.text);
-  }
-  return info;
 }
 
 function endpointFromCall(
@@ -351,18 +306,6 @@ function endpointFromCall(
     functions: [],
     routes: [],
   };
-}
-
-/** The `name=value` argument of a call, if it has one. */
-function keywordArg(call: SyntaxNode, name: string): SyntaxNode | undefined {
-  const args = call.childForFieldName('arguments');
-  return args ? children(args).find((a) => a.type === 'keyword_argument' && a.childForFieldName('name')?.text === name) : undefined;
-}
-
-/** `Endpoint(id=...)`: a client of an endpoint that exists; only `image` contradicts it. */
-function checkClientReference(call: SyntaxNode, sink: DiagnosticSink): void {
-  const image = keywordArg(call, 'image');
-  if (image) sink.add('id-and-image', parameterMessage('id-and-image'), rangeOf(image));
 }
 
 function reportSyntaxErrors(roots: readonly SyntaxNode[], sink: DiagnosticSink): void {

@@ -1,6 +1,7 @@
 // The "third-party package imported at the top of a worker file" rule and its fix: such imports belong inside
 // the function bodies, because the file is also imported where only the endpoint's workers have the package.
 import type { SyntaxNode } from './parser';
+import type { ModuleTree, Statement } from './segments';
 import type { FileModel, ImportInfo, Position } from './model';
 import type { DiagnosticSink } from './rules';
 import { STDLIB_MODULES } from './stdlib';
@@ -13,9 +14,6 @@ export function isThirdParty(imp: ImportInfo, localModules?: ReadonlySet<string>
   return !STDLIB_MODULES.has(imp.topLevel) && !ALWAYS_FINE.has(imp.topLevel) && !(localModules?.has(imp.topLevel) ?? false);
 }
 
-/** Data derived from one top-level statement, kept while the statement is unchanged (engine ModuleTree.derived). */
-export type Derive = <T>(statement: SyntaxNode, key: string, compute: () => T) => T;
-
 /** A top-level statement, with the node reads and texts the rule needs made once (each read crosses into WebAssembly). */
 interface TopLevel {
   row: number;
@@ -26,20 +24,14 @@ interface TopLevel {
   checksHead: boolean;
 }
 
-export function checkTopLevelImports(
-  model: FileModel,
-  statements: readonly SyntaxNode[],
-  localModules: ReadonlySet<string> | undefined,
-  sink: DiagnosticSink,
-  derive: Derive,
-): void {
+export function checkTopLevelImports(model: FileModel, tree: ModuleTree, localModules: ReadonlySet<string> | undefined, sink: DiagnosticSink): void {
   const thirdParty = model.imports.filter((imp) => isThirdParty(imp, localModules));
   if (!thirdParty.length) return;
-  const definitions = statements.map((stmt) => ({ stmt, ...derive(stmt, 'top-level', () => topLevel(stmt)) }));
+  const definitions = tree.statementFacts('top-level', topLevel);
   for (const imp of thirdParty) {
     const names = imp.names.filter((n) => n !== '*');
     const packages = [imp.topLevel];
-    const targets = names.length ? insertionTargets(definitions, names, imp, derive) : [];
+    const targets = names.length ? insertionTargets(definitions, names, imp) : [];
     const usedElsewhere = names.some((n) => usedAtModuleLevel(definitions, n, imp));
     sink.add(
       'top-level-import',
@@ -88,18 +80,18 @@ function defOf(stmt: SyntaxNode): SyntaxNode | null {
       : null;
 }
 
-function usedAtModuleLevel(definitions: TopLevel[], name: string, imp: ImportInfo): boolean {
-  return definitions.some((t) => t.row !== imp.range.start.line && t.checksHead && mentions(t.head, name));
+function usedAtModuleLevel(definitions: Array<Statement<TopLevel>>, name: string, imp: ImportInfo): boolean {
+  return definitions.some(({ facts: t }) => t.row !== imp.range.start.line && t.checksHead && mentions(t.head, name));
 }
 
 type Target = { position: Position; text: string };
 
-function insertionTargets(definitions: Array<TopLevel & { stmt: SyntaxNode }>, names: string[], imp: ImportInfo, derive: Derive): Target[] {
+function insertionTargets(definitions: Array<Statement<TopLevel>>, names: string[], imp: ImportInfo): Target[] {
   const statement = imp.text.replace(/\s*\n\s*/g, ' ');
   const out: Target[] = [];
   for (const t of definitions) {
-    if (!t.isDef || !names.some((n) => mentions(t.bodyText, n))) continue;
-    const found = derive(t.stmt, `targets\u0000${names.join(',')}\u0000${statement}`, () => targetsIn(t.stmt, names, statement));
+    if (!t.facts.isDef || !names.some((n) => mentions(t.facts.bodyText, n))) continue;
+    const found = t.derived(`targets\u0000${names.join(',')}\u0000${statement}`, () => targetsIn(t.node(), names, statement));
     for (const f of found) out.push({ position: { ...f.position }, text: f.text });
   }
   return out;

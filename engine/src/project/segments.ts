@@ -23,11 +23,14 @@ interface Segment {
   /** Row of `start` (tree-sitter rows: only '\n' ends one). */
   row: number;
   tree: Tree;
-  /** Data derived from the segment's statements (see derived()); dropped when the segment moves to other rows. */
+  /** Data derived from the segment's statements (statementFacts()); dropped when the segment moves to other rows. */
   derived?: Map<string, unknown>;
+  hasError?: boolean;
+  /** The statement nodes, while the tree is not edited (nodes hold their start: an edit before them moves it). */
+  nodes?: SyntaxNode[];
 }
 
-/** Derived data kept per segment: one entry per statement and purpose, a few keys in turn at most. */
+/** Derived data kept per segment: an entry per purpose (and statement), a few keys in turn at most. */
 const MAX_DERIVED = 16;
 
 /** The text the trees read (node.text) and, while one segment parses, the end of what the parser may see. */
@@ -72,11 +75,11 @@ export class ModuleTree {
 
   /** The top-level statements (and comments) of the file, in order. */
   statements(): SyntaxNode[] {
-    return this.segments.flatMap((s) => children(s.tree.rootNode));
+    return this.segments.flatMap(nodesOf);
   }
 
   get hasError(): boolean {
-    return this.segments.some((s) => s.tree.rootNode.hasError);
+    return this.segments.some(hasError);
   }
 
   /** The top-level node that contains or follows `index`, within the statement segment around it. */
@@ -85,20 +88,27 @@ export class ModuleTree {
     return s ? s.tree.rootNode.firstChildForIndex(index) : null;
   }
 
+  /** The module nodes of the segments with a syntax error. */
+  errorRoots(): SyntaxNode[] {
+    return this.segments.filter(hasError).map((s) => s.tree.rootNode);
+  }
+
   /**
-   * Data derived from a top-level statement of this tree, computed once while the statement's segment is neither
-   * re-parsed nor moved to other rows, for `key` (what else the data depends on). The data must hold rows and
-   * columns only, never offsets (which move with every edit before the statement), and no nodes.
+   * Each top-level statement with facts about it, computed by `compute` from its node once while the statement's
+   * segment is neither re-parsed nor moved to other rows: an edit reads the nodes of the statements it touched only.
+   * Facts must be plain data holding rows and columns, never offsets (which move with every edit before the statement).
    */
-  derived<T>(statement: SyntaxNode, key: string, compute: () => T): T {
-    const s = this.segmentAt(statement.startIndex);
-    if (!s) return compute();
-    const k = `${statement.startIndex - s.start}\u0000${key}`;
-    if (s.derived?.has(k)) return s.derived.get(k) as T;
-    const value = compute();
-    if (!s.derived || s.derived.size >= MAX_DERIVED) s.derived = new Map();
-    s.derived.set(k, value);
-    return value;
+  statementFacts<T>(key: string, compute: (statement: SyntaxNode) => T): Array<Statement<T>> {
+    const out: Array<Statement<T>> = [];
+    for (const s of this.segments) {
+      let facts = s.derived?.get(key) as T[] | undefined;
+      if (!facts) {
+        facts = nodesOf(s).map(compute);
+        remember(s, key, facts);
+      }
+      for (let i = 0; i < facts.length; i++) out.push(new Statement(s, i, facts[i]));
+    }
+    return out;
   }
 
   /**
@@ -121,6 +131,7 @@ export class ModuleTree {
       s.end += delta;
       s.row += rows;
       s.tree.edit(e);
+      s.nodes = undefined;
       if (rows !== 0) s.derived = undefined;
     }
     this.segments.splice(first, after - first);
@@ -198,6 +209,44 @@ export class ModuleTree {
     if (!tree) parser.reset(); // cancelled: the next parse must not resume this one
     return tree;
   }
+}
+
+/** A top-level statement of a ModuleTree, as statementFacts() gives it. */
+export class Statement<T> {
+  constructor(
+    private readonly segment: Segment,
+    private readonly index: number,
+    readonly facts: T,
+  ) {}
+
+  /** Its node (a read through WebAssembly: for what the facts do not hold). */
+  node(): SyntaxNode {
+    return nodesOf(this.segment)[this.index];
+  }
+
+  /** Data derived from the statement, kept as its facts are; `key` names what else the data depends on. */
+  derived<U>(key: string, compute: () => U): U {
+    const k = `${this.index}\u0000${key}`;
+    if (this.segment.derived?.has(k)) return this.segment.derived.get(k) as U;
+    const value = compute();
+    remember(this.segment, k, value);
+    return value;
+  }
+}
+
+function remember(s: Segment, key: string, value: unknown): void {
+  if (!s.derived || s.derived.size >= MAX_DERIVED) s.derived = new Map();
+  s.derived.set(key, value);
+}
+
+function nodesOf(s: Segment): SyntaxNode[] {
+  s.nodes ??= children(s.tree.rootNode);
+  return s.nodes;
+}
+
+function hasError(s: Segment): boolean {
+  s.hasError ??= s.tree.rootNode.hasError;
+  return s.hasError;
 }
 
 function progressOf({ deadline }: ParseOptions): (() => void) | undefined {
