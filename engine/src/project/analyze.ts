@@ -88,7 +88,7 @@ export function analyzeTree(file: string, tree: ModuleTree, text: string, option
   for (const { facts } of statements) {
     const imp = facts.import;
     if (!imp) continue;
-    model.imports.push(structuredClone(imp.info));
+    model.imports.push(imp.info);
     for (const name of imp.endpointNames) endpointNames.add(name);
     for (const [alias, name] of imp.enumAliases) scope.enumAliases.set(alias, name);
     for (const alias of imp.moduleAliases) scope.moduleAliases.add(alias);
@@ -116,7 +116,7 @@ export function analyzeTree(file: string, tree: ModuleTree, text: string, option
     if (isEndpoint(a.callee)) {
       // `Endpoint(id="...")` connects to an endpoint that exists: a client, not a declaration.
       if (a.client) {
-        sink.items.push(...structuredClone(a.client));
+        sink.items.push(...a.client);
         continue;
       }
       const ep = endpointFromCall(valueOf(ref)!, 'LOAD_BALANCED', a.name, model, scope, sink);
@@ -144,7 +144,7 @@ export function analyzeTree(file: string, tree: ModuleTree, text: string, option
   const at = { file, module: model.module, scope, isEndpointCallee, lbVars: lbByVar };
   for (const ref of statements) {
     if (ref.facts.type !== 'decorated_definition') continue;
-    const declared = structuredClone(ref.derived(key, () => readDecorated(ref.node(), at)));
+    const declared = ref.derived(key, () => readDecorated(ref.node(), at));
     sink.items.push(...declared.diagnostics);
     model.endpoints.push(...declared.endpoints);
     for (const { variable, route } of declared.routes) {

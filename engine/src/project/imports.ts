@@ -89,9 +89,10 @@ type Target = { position: Position; text: string };
 function insertionTargets(definitions: Array<Statement<TopLevel>>, names: string[], imp: ImportInfo): Target[] {
   const statement = imp.text.replace(/\s*\n\s*/g, ' ');
   const out: Target[] = [];
+  const key = `targets\u0000${names.join(',')}\u0000${statement}`;
   for (const t of definitions) {
     if (!t.facts.isDef || !names.some((n) => mentions(t.facts.bodyText, n))) continue;
-    const found = t.derived(`targets\u0000${names.join(',')}\u0000${statement}`, () => targetsIn(t.node(), names, statement));
+    const found = t.derived(key, () => targetsIn(t.node(), names, statement));
     for (const f of found) out.push({ position: { ...f.position }, text: f.text });
   }
   return out;

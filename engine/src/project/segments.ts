@@ -24,13 +24,13 @@ interface Segment {
   row: number;
   tree: Tree;
   /** Data derived from the segment's statements (statementFacts()); dropped when the segment moves to other rows. */
-  derived?: Map<string, unknown>;
+  derived?: Map<string, unknown[]>;
   hasError?: boolean;
   /** The statement nodes, while the tree is not edited (nodes hold their start: an edit before them moves it). */
   nodes?: SyntaxNode[];
 }
 
-/** Derived data kept per segment: an entry per purpose (and statement), a few keys in turn at most. */
+/** Derived data kept per segment: an entry per purpose (by statement), a few keys in turn at most. */
 const MAX_DERIVED = 16;
 
 /** The text the trees read (node.text) and, while one segment parses, the end of what the parser may see. */
@@ -96,14 +96,15 @@ export class ModuleTree {
   /**
    * Each top-level statement with facts about it, computed by `compute` from its node once while the statement's
    * segment is neither re-parsed nor moved to other rows: an edit reads the nodes of the statements it touched only.
-   * Facts must be plain data holding rows and columns, never offsets (which move with every edit before the statement).
+   * Facts must be plain data holding rows and columns, never offsets (which move with every edit before the statement);
+   * they are frozen, being shared by every analysis until then.
    */
   statementFacts<T>(key: string, compute: (statement: SyntaxNode) => T): Array<Statement<T>> {
     const out: Array<Statement<T>> = [];
     for (const s of this.segments) {
       let facts = s.derived?.get(key) as T[] | undefined;
       if (!facts) {
-        facts = nodesOf(s).map(compute);
+        facts = nodesOf(s).map((node) => deepFreeze(compute(node)));
         remember(s, key, facts);
       }
       for (let i = 0; i < facts.length; i++) out.push(new Statement(s, i, facts[i]));
@@ -224,17 +225,25 @@ export class Statement<T> {
     return nodesOf(this.segment)[this.index];
   }
 
-  /** Data derived from the statement, kept as its facts are; `key` names what else the data depends on. */
+  /**
+   * Data derived from the statement, kept as its facts are; `key` names what else the data depends on. What is kept is
+   * frozen: every analysis that replays it shares it (models hold it as it is).
+   */
   derived<U>(key: string, compute: () => U): U {
-    const k = `${this.index}\u0000${key}`;
-    if (this.segment.derived?.has(k)) return this.segment.derived.get(k) as U;
-    const value = compute();
-    remember(this.segment, k, value);
+    // By key, then by statement: a key is one string for a whole analysis, hashed once.
+    let byStatement = this.segment.derived?.get(key);
+    if (!byStatement) {
+      byStatement = [];
+      remember(this.segment, key, byStatement);
+    }
+    if (this.index in byStatement) return byStatement[this.index] as U;
+    const value = deepFreeze(compute());
+    byStatement[this.index] = value;
     return value;
   }
 }
 
-function remember(s: Segment, key: string, value: unknown): void {
+function remember(s: Segment, key: string, value: unknown[]): void {
   if (!s.derived || s.derived.size >= MAX_DERIVED) s.derived = new Map();
   s.derived.set(key, value);
 }
@@ -242,6 +251,13 @@ function remember(s: Segment, key: string, value: unknown): void {
 function nodesOf(s: Segment): SyntaxNode[] {
   s.nodes ??= children(s.tree.rootNode);
   return s.nodes;
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value !== 'object' || value === null || Object.isFrozen(value)) return value;
+  Object.freeze(value);
+  for (const v of Object.values(value)) deepFreeze(v);
+  return value;
 }
 
 function hasError(s: Segment): boolean {
