@@ -45,7 +45,11 @@ export class ModuleTree {
   private readonly read: (index: number) => string;
   private segments: Segment[] = [];
 
-  private constructor(text: string) {
+  /** Whether derived data is kept between analyses: only for a tree that will be edited. */
+  private readonly keeps: boolean;
+
+  private constructor(text: string, editable: boolean) {
+    this.keeps = editable;
     const source: Source = { text, limit: text.length };
     this.source = source;
     this.read = (index) => (index < source.limit ? source.text.slice(index, source.limit) : '');
@@ -53,7 +57,7 @@ export class ModuleTree {
 
   /** Parses the whole text; null when the deadline passed first. */
   static parse(parser: Parser, text: string, options: ParseOptions = {}): ModuleTree | null {
-    const tree = new ModuleTree(text);
+    const tree = new ModuleTree(text, options.editable === true);
     if (!options.editable) {
       const whole = tree.parseSegment(parser, text, 0, text.length, 0, countRows(text, 0, text.length), progressOf(options));
       if (!whole) return null;
@@ -97,17 +101,18 @@ export class ModuleTree {
    * Each top-level statement with facts about it, computed by `compute` from its node once while the statement's
    * segment is neither re-parsed nor moved to other rows: an edit reads the nodes of the statements it touched only.
    * Facts must be plain data holding rows and columns, never offsets (which move with every edit before the statement);
-   * they are frozen, being shared by every analysis until then.
+   * they are frozen, being shared by every analysis until then. A tree that is not edited keeps nothing.
    */
   statementFacts<T>(key: string, compute: (statement: SyntaxNode) => T): Array<Statement<T>> {
     const out: Array<Statement<T>> = [];
     for (const s of this.segments) {
       let facts = s.derived?.get(key) as T[] | undefined;
-      if (!facts) {
+      if (!facts && !this.keeps) facts = nodesOf(s).map(compute);
+      else if (!facts) {
         facts = nodesOf(s).map((node) => deepFreeze(compute(node)));
         remember(s, key, facts);
       }
-      for (let i = 0; i < facts.length; i++) out.push(new Statement(s, i, facts[i]));
+      for (let i = 0; i < facts.length; i++) out.push(new Statement(s, i, facts[i], this.keeps));
     }
     return out;
   }
@@ -218,6 +223,7 @@ export class Statement<T> {
     private readonly segment: Segment,
     private readonly index: number,
     readonly facts: T,
+    private readonly keeps: boolean,
   ) {}
 
   /** Its node (a read through WebAssembly: for what the facts do not hold). */
@@ -230,6 +236,7 @@ export class Statement<T> {
    * frozen: every analysis that replays it shares it (models hold it as it is).
    */
   derived<U>(key: string, compute: () => U): U {
+    if (!this.keeps) return compute();
     // By key, then by statement: a key is one string for a whole analysis, hashed once.
     let byStatement = this.segment.derived?.get(key);
     if (!byStatement) {
