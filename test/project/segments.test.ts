@@ -185,6 +185,44 @@ describe('parsing by top-level statement', () => {
     }
   });
 
+  it('gives back the statements an opened string ran over when the quote is taken back', () => {
+    const original = CORPUS.map((f) => readFileSync(f, 'utf8')).find((t) => t.split('\n').length > 60 && t.includes('"""'))!;
+    // Inside the closing quotes of the first docstring (it then runs to the next one), and a line in the middle.
+    const close = original.indexOf('"""', original.indexOf('"""') + 3) + 1;
+    const middle = original.indexOf('\n', original.length >> 1) + 1;
+    const tree = ModuleTree.parse(parser, original, { editable: true })!;
+    try {
+      let text = original;
+      for (const [from, to, inserted] of [
+        [close, close, 'x'],
+        [close, close + 1, ''],
+        [middle, middle, '"""'],
+        [middle, middle + 3, ''],
+      ] as const) {
+        const next = text.slice(0, from) + inserted + text.slice(to);
+        tree.edit({
+          startIndex: from,
+          oldEndIndex: to,
+          newEndIndex: from + inserted.length,
+          startPosition: pointAt(text, from),
+          oldEndPosition: pointAt(text, to),
+          newEndPosition: pointAt(next, from + inserted.length),
+        });
+        text = next;
+        assert.equal(tree.reparse(parser, text), true);
+        const fresh = ModuleTree.parse(parser, text, { editable: true })!;
+        try {
+          assert.deepEqual(tree.statements().map(describeNode), fresh.statements().map(describeNode), JSON.stringify(inserted));
+        } finally {
+          fresh.delete();
+        }
+      }
+      assert.equal(text, original);
+    } finally {
+      tree.delete();
+    }
+  });
+
   it('keeps a broken statement from swallowing the endpoints after it', () => {
     const text = `${HEADER}\n\ndef broken(:\n    return [\n\n\n@Endpoint(name="after", gpu=GpuGroup.ADA_24)\ndef after_it(x: int) -> int:\n    return x\n`;
     const model = analyzeText(parser, 'worker.py', text);

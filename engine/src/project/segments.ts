@@ -44,6 +44,11 @@ export class ModuleTree {
   /** The callback every tree reads its text through: the trees outlive the text of the parse that made them. */
   private readonly read: (index: number) => string;
   private segments: Segment[] = [];
+  /**
+   * Segments the last re-parse ran over (an opened string or bracket made them part of a longer statement), kept
+   * until the next one: when the edit that caused it is undone, they come back without a parse.
+   */
+  private overrun: Segment[] = [];
 
   /** Whether derived data is kept between analyses: only for a tree that will be edited. */
   private readonly keeps: boolean;
@@ -124,6 +129,15 @@ export class ModuleTree {
   edit(e: Edit): void {
     const delta = e.newEndIndex - e.oldEndIndex;
     const rows = e.newEndPosition.row - e.oldEndPosition.row;
+    this.overrun = this.overrun.filter((s) => {
+      if (s.end < e.startIndex) return true;
+      if (s.start <= e.oldEndIndex) {
+        s.tree.delete();
+        return false;
+      }
+      shift(s, e, delta, rows);
+      return true;
+    });
     let first = this.segments.findIndex((s) => s.end >= e.startIndex);
     if (first === -1) first = this.segments.length;
     let after = first;
@@ -131,15 +145,7 @@ export class ModuleTree {
     // Whether a line starts a statement is read from the statement before it.
     if (first > 0) first--;
     for (let i = first; i < after; i++) this.segments[i].tree.delete();
-    for (let i = after; i < this.segments.length; i++) {
-      const s = this.segments[i];
-      s.start += delta;
-      s.end += delta;
-      s.row += rows;
-      s.tree.edit(e);
-      s.nodes = undefined;
-      if (rows !== 0) s.derived = undefined;
-    }
+    for (let i = after; i < this.segments.length; i++) shift(this.segments[i], e, delta, rows);
     this.segments.splice(first, after - first);
   }
 
@@ -151,6 +157,8 @@ export class ModuleTree {
     this.source.text = text;
     const progressCallback = progressOf(options);
     const out: Segment[] = [];
+    const overrun: Segment[] = [];
+    const back = new Map(this.overrun.map((s) => [s.start, s]));
     let i = 0;
     let at = 0;
     let row = 0;
@@ -161,31 +169,42 @@ export class ModuleTree {
           const s = this.segments[i++];
           out.push(s);
           at = s.end;
-          row = s.row + countRows(text, s.start, s.end);
+          const next = this.segments[i];
+          row = next?.start === at ? next.row : s.row + countRows(text, s.start, s.end);
         }
         if (at >= text.length && !(out.length === 0 && i === this.segments.length)) break;
         const next = nextStatementStart(text, at);
         // Kept segments the new segment runs over are not statements of their own any more.
-        while (i < this.segments.length && this.segments[i].start < next) this.segments[i++].tree.delete();
+        while (i < this.segments.length && this.segments[i].start < next) overrun.push(this.segments[i++]);
         const endRow = row + countRows(text, at, next);
-        const tree = this.parseSegment(parser, text, at, next, row, endRow, progressCallback);
-        if (!tree) return false;
-        out.push({ start: at, end: next, row, tree });
+        const before = back.get(at);
+        if (before?.end === next && before.row === row) {
+          back.delete(at);
+          out.push(before);
+        } else {
+          const tree = this.parseSegment(parser, text, at, next, row, endRow, progressCallback);
+          if (!tree) return false;
+          out.push({ start: at, end: next, row, tree });
+        }
         at = next;
         row = endRow;
         if (at >= text.length) break;
       }
-      for (; i < this.segments.length; i++) this.segments[i].tree.delete();
       return true;
     } finally {
+      // What was not reached (all of it but on a passed deadline) is gone.
+      for (; i < this.segments.length; i++) this.segments[i].tree.delete();
       this.source.limit = text.length;
       this.segments = out;
+      for (const s of back.values()) s.tree.delete();
+      this.overrun = overrun;
     }
   }
 
   delete(): void {
-    for (const s of this.segments) s.tree.delete();
+    for (const s of [...this.segments, ...this.overrun]) s.tree.delete();
     this.segments = [];
+    this.overrun = [];
   }
 
   private segmentAt(index: number): Segment | undefined {
@@ -248,6 +267,16 @@ export class Statement<T> {
     byStatement[this.index] = value;
     return value;
   }
+}
+
+/** Moves a segment after an edit before it: its tree and the nodes it holds (their start moves), its rows. */
+function shift(s: Segment, e: Edit, delta: number, rows: number): void {
+  s.start += delta;
+  s.end += delta;
+  s.row += rows;
+  s.tree.edit(e);
+  s.nodes = undefined;
+  if (rows !== 0) s.derived = undefined;
 }
 
 function remember(s: Segment, key: string, value: unknown[]): void {
