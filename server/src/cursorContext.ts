@@ -1,7 +1,7 @@
 // Where a position is, in Python terms, for hover and completion on half-typed code: the brackets and calls open
 // around it, the keyword argument it is in, whether it is in a string or a comment. A small lexer over the
 // current statement: the code being typed rarely parses, so the syntax tree only says where the statement starts.
-import type { Tree } from '../../engine/src/project';
+import type { ModuleTree } from '../../engine/src/project';
 
 export interface Frame {
   bracket: '(' | '[' | '{';
@@ -179,12 +179,12 @@ function stringEnd(text: string, start: number, quote: string, to: number): numb
 }
 
 /** Where the top-level statement around `offset` starts (a decorated definition starts at its first decorator). */
-export function statementStart(tree: Tree, text: string, offset: number): number {
+export function statementStart(tree: ModuleTree, text: string, offset: number): number {
   let at = Math.min(offset, text.length) - 1;
   while (at > 0 && /\s/.test(text[at])) at--;
   if (at <= 0) return 0;
   // From the root down, never up through `parent`: each parent step costs the depth of the tree.
-  const node = tree.rootNode.firstChildForIndex(at);
+  const node = tree.statementAt(at);
   if (node && node.startIndex <= at) return Math.min(node.startIndex, offset);
   return text.lastIndexOf('\n', at) + 1;
 }

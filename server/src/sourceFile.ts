@@ -1,7 +1,7 @@
-// One Python file's analysis: closed files are parsed once and dropped; an open document keeps its tree-sitter
-// tree, which every edit updates in place (tree.edit) so that the next parse reuses all unchanged subtrees.
+// One Python file's analysis: closed files are parsed once and dropped; an open document keeps its trees (one per
+// top-level statement, engine ModuleTree), and an edit re-parses only the statements it touches.
 import { TextDocument, type TextDocumentContentChangeEvent } from 'vscode-languageserver-textdocument';
-import { analyzeTree, emptyBindings, isWorkerText, moduleNameOf, type AnalyzeOptions, type FileModel, type Parser, type Tree } from '../../engine/src/project';
+import { analyzeTree, emptyBindings, isWorkerText, ModuleTree, moduleNameOf, type AnalyzeOptions, type FileModel, type Parser } from '../../engine/src/project';
 
 /** A parse that takes longer is abandoned: the file then gets no analysis rather than a frozen editor. */
 const PARSE_BUDGET_MS = 750;
@@ -11,11 +11,8 @@ export function emptyModel(file: string): FileModel {
 }
 
 /** Parses with a time budget; null when the budget ran out. */
-export function parseBounded(parser: Parser, text: string, oldTree?: Tree): Tree | null {
-  const deadline = performance.now() + PARSE_BUDGET_MS;
-  // The typings declare a void callback, but returning true cancels the parse (web-tree-sitter 0.25).
-  const progressCallback = (() => performance.now() > deadline) as unknown as () => void;
-  return parser.parse(text, oldTree ?? null, { progressCallback });
+export function parseBounded(parser: Parser, text: string, editable = false): ModuleTree | null {
+  return ModuleTree.parse(parser, text, { deadline: performance.now() + PARSE_BUDGET_MS, editable });
 }
 
 /** Analyses text that is not kept open: parse, analyse, free the tree. */
@@ -30,10 +27,10 @@ export function analyzeSource(parser: Parser, file: string, text: string, option
   }
 }
 
-/** An open document: its text, version and an incrementally maintained tree. */
+/** An open document: its text, version and incrementally maintained trees. */
 export class OpenDocument {
   private document: TextDocument;
-  private tree: Tree | undefined;
+  private tree: ModuleTree | undefined;
   /** The tree has pending edits that the next parse must take into account. */
   private treeStale = true;
 
@@ -89,15 +86,19 @@ export class OpenDocument {
     if (changes.length === 0) this.document = TextDocument.update(this.document, [], version);
   }
 
-  /** The current tree, parsed incrementally when edits are pending; undefined when the text cannot be parsed. */
-  syntaxTree(): Tree | undefined {
+  /** The current trees, re-parsed where edits are pending; undefined when the text cannot be parsed. */
+  syntaxTree(): ModuleTree | undefined {
     if (!this.treeStale) return this.tree;
-    const old = this.tree;
     const text = this.text;
-    const next = !isWorkerText(text) ? null : parseBounded(this.parser, text, old);
-    old?.delete();
+    this.treeStale = false;
+    if (!isWorkerText(text)) {
+      this.dropTree();
+      this.treeStale = false;
+      return undefined;
+    }
+    if (this.tree?.reparse(this.parser, text, { deadline: performance.now() + PARSE_BUDGET_MS }) === false) this.dropTree();
+    else if (!this.tree) this.tree = parseBounded(this.parser, text, true) ?? undefined;
     // After a failed parse the tree stays undefined until the next edit, which then parses from scratch.
-    this.tree = next ?? undefined;
     this.treeStale = false;
     return this.tree;
   }

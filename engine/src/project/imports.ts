@@ -1,6 +1,7 @@
 // The "third-party package imported at the top of a worker file" rule and its fix: such imports belong inside
 // the function bodies, because the file is also imported where only the endpoint's workers have the package.
 import type { SyntaxNode } from './parser';
+import type { ModuleTree, Statement } from './segments';
 import type { FileModel, ImportInfo, Position } from './model';
 import type { DiagnosticSink } from './rules';
 import { STDLIB_MODULES } from './stdlib';
@@ -15,20 +16,18 @@ export function isThirdParty(imp: ImportInfo, localModules?: ReadonlySet<string>
 
 /** A top-level statement, with the node reads and texts the rule needs made once (each read crosses into WebAssembly). */
 interface TopLevel {
-  stmt: SyntaxNode;
   row: number;
-  def: SyntaxNode | null;
-  body: SyntaxNode | null;
+  isDef: boolean;
   bodyText: string;
   /** Decorators and signature of a definition; the whole statement otherwise. */
   head: string;
   checksHead: boolean;
 }
 
-export function checkTopLevelImports(model: FileModel, root: SyntaxNode, localModules: ReadonlySet<string> | undefined, sink: DiagnosticSink): void {
+export function checkTopLevelImports(model: FileModel, tree: ModuleTree, localModules: ReadonlySet<string> | undefined, sink: DiagnosticSink): void {
   const thirdParty = model.imports.filter((imp) => isThirdParty(imp, localModules));
   if (!thirdParty.length) return;
-  const definitions = children(root).map(topLevel);
+  const definitions = tree.statementFacts('top-level', topLevel);
   for (const imp of thirdParty) {
     const names = imp.names.filter((n) => n !== '*');
     const packages = [imp.topLevel];
@@ -54,7 +53,7 @@ function topLevel(stmt: SyntaxNode): TopLevel {
   // Decorators and signatures run at import time too; other statements count unless they are imports or comments.
   const head = def && body ? text.slice(0, body.startIndex - stmt.startIndex) : text;
   const checksHead = def !== null || (stmt.type !== 'import_statement' && stmt.type !== 'import_from_statement' && stmt.type !== 'comment');
-  return { stmt, row: stmt.startPosition.row, def, body, bodyText: body?.text ?? '', head, checksHead };
+  return { row: stmt.startPosition.row, isDef: def !== null, bodyText: body?.text ?? '', head, checksHead };
 }
 
 function lineRange(imp: ImportInfo): ImportInfo['range'] {
@@ -81,13 +80,27 @@ function defOf(stmt: SyntaxNode): SyntaxNode | null {
       : null;
 }
 
-function usedAtModuleLevel(definitions: TopLevel[], name: string, imp: ImportInfo): boolean {
-  return definitions.some((t) => t.row !== imp.range.start.line && t.checksHead && mentions(t.head, name));
+function usedAtModuleLevel(definitions: Array<Statement<TopLevel>>, name: string, imp: ImportInfo): boolean {
+  return definitions.some(({ facts: t }) => t.row !== imp.range.start.line && t.checksHead && mentions(t.head, name));
 }
 
-function insertionTargets(definitions: TopLevel[], names: string[], imp: ImportInfo): Array<{ position: Position; text: string }> {
-  const out: Array<{ position: Position; text: string }> = [];
+type Target = { position: Position; text: string };
+
+function insertionTargets(definitions: Array<Statement<TopLevel>>, names: string[], imp: ImportInfo): Target[] {
   const statement = imp.text.replace(/\s*\n\s*/g, ' ');
+  const out: Target[] = [];
+  const key = `targets\u0000${names.join(',')}\u0000${statement}`;
+  for (const t of definitions) {
+    if (!t.facts.isDef || !names.some((n) => mentions(t.facts.bodyText, n))) continue;
+    const found = t.derived(key, () => targetsIn(t.node(), names, statement));
+    for (const f of found) out.push({ position: { ...f.position }, text: f.text });
+  }
+  return out;
+}
+
+/** Where the import goes in a definition (each method of a class) whose body uses one of the names. */
+function targetsIn(stmt: SyntaxNode, names: string[], statement: string): Target[] {
+  const out: Target[] = [];
   const visit = (def: SyntaxNode, body: SyntaxNode | null, bodyText: string) => {
     if (!body || !names.some((n) => mentions(bodyText, n))) return;
     if (def.type === 'class_definition') {
@@ -110,7 +123,9 @@ function insertionTargets(definitions: TopLevel[], names: string[], imp: ImportI
     else if (isDoc) out.push({ position: { line: first.endPosition.row, character: first.endPosition.column }, text: `\n${indent}${statement}` });
     else out.push({ position: { line: first.startPosition.row, character: first.startPosition.column }, text: `${statement}\n${indent}` });
   };
-  for (const t of definitions) if (t.def) visit(t.def, t.body, t.bodyText);
+  const def = defOf(stmt);
+  const body = def?.childForFieldName('body') ?? null;
+  if (def) visit(def, body, body?.text ?? '');
   return out;
 }
 

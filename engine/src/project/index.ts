@@ -13,7 +13,8 @@ export {
   PROJECT_MARKERS,
   type ProjectFiles,
 } from './ignore';
-export { createPythonParser, loadPython, Parser, type SyntaxNode, type Tree } from './parser';
+export { createPythonParser, loadPython, Parser, type Edit, type SyntaxNode, type Tree } from './parser';
+export { ModuleTree, nextStatementStart, type ParseOptions } from './segments';
 export { isThirdParty } from './imports';
 export { ENDPOINT_NAME } from './rules';
 export { formatDiagnostic } from './format';

@@ -5,8 +5,8 @@ import type { ConfigSource } from './model';
 import { catalogConstants, enumClasses, valueClasses } from '../catalog';
 
 export interface EvalScope {
-  /** Module-level `NAME = <expr>` bindings (the last one wins, as at import time). */
-  constants: Map<string, SyntaxNode>;
+  /** Module-level `NAME = <expr>` bindings (the last one wins, as at import time); a Map, or nodes read as they are used. */
+  constants: { get(name: string): SyntaxNode | undefined };
   /** Local alias -> enum class name (`from strato import GpuGroup as G` -> G: GpuGroup). */
   enumAliases: Map<string, string>;
   /** Local names bound to the `strato` module (`import strato`, `import strato as s`). */
