@@ -2,7 +2,6 @@
 // the store, each change with its audit entry (the key that made it). Endpoint changes are announced to listeners:
 // the scheduler rolls or stops workers, the job engine drops the jobs of a deleted endpoint.
 import { randomBytes, randomUUID } from 'node:crypto';
-import type { Manifest } from '../../protocol/manifest';
 import { APP_OR_ENV_NAME, APP_OR_ENV_NAME_RULE } from '../../protocol/names';
 import type { Principal } from '../auth';
 import type { Clock } from '../clock';
@@ -10,9 +9,10 @@ import { badRequest, conflict, notFound } from '../errors';
 import type { AppRow, AuditRow, BuildRow, EndpointRow, EnvironmentRow, PlatformStore } from '../store/types';
 import type { Artifacts } from './artifacts';
 import { auditRow, buildDetail, envChanges, type AuditTarget } from './audit';
-import { resolveConfig, storedConfig, type ResolvedEndpointConfig, type EndpointOverrides } from './endpointConfig';
+import { resolveConfig, type ResolvedEndpointConfig, type EndpointOverrides } from './endpointConfig';
+import { fromRow, parseManifest, toRow } from './records';
 import type { Volume } from '../../protocol/controlPlane';
-import type { VolumeRecord, Volumes } from './volumes';
+import { mountersOf, type Volumes } from './volumes';
 
 /** What this platform can offer endpoints, beyond CPUs and GPUs. */
 export interface PlatformCapabilities {
@@ -385,22 +385,7 @@ export class ControlPlane {
 
   /** The app's volumes (every app's without one), with the endpoints that mount each. */
   volumes(appId?: string): Volume[] {
-    const vols = this.capabilities.volumes;
-    return vols.list(appId).map((r) => ({
-      appId: r.appId,
-      name: r.name,
-      datacenter: r.datacenter,
-      sizeGb: r.sizeGb,
-      usedBytes: vols.usedBytes(r),
-      createdAt: r.createdAt,
-      endpoints: this.mountersOf(r).map((e) => e.name),
-    }));
-  }
-
-  private mountersOf(r: VolumeRecord): DeployedEndpoint[] {
-    return this.listEndpoints()
-      .filter((e) => e.appId === r.appId && e.config.volumes.some((v) => v.name === r.name && v.datacenter === r.datacenter))
-      .sort((a, b) => a.name.localeCompare(b.name));
+    return this.capabilities.volumes.view(appId, this.listEndpoints());
   }
 
   /** Deletes a volume and its files; refused while an endpoint mounts it. */
@@ -409,7 +394,7 @@ export class ControlPlane {
     const found = this.capabilities.volumes.list(appId).filter((r) => r.name === name && (!datacenter || r.datacenter === datacenter));
     if (found.length === 0) throw notFound(`app ${this.apps.get(appId)?.name ?? appId} has no volume named "${name}"${datacenter ? ` in ${datacenter}` : ''}`);
     if (found.length > 1) throw badRequest(`volume "${name}" exists in ${found.map((r) => r.datacenter).join(' and ')}: say which with its datacenter`);
-    const users = this.mountersOf(found[0]);
+    const users = mountersOf(found[0], this.listEndpoints());
     if (users.length)
       throw conflict(`volume "${name}" is mounted by ${users.map((e) => e.name).join(', ')}: undeploy those endpoints (or remove volume= from them) first`);
     this.capabilities.volumes.delete(found[0]);
@@ -419,10 +404,7 @@ export class ControlPlane {
 
   /** Health notes of an endpoint's volumes (over quota). */
   volumeNotes(ep: DeployedEndpoint): string[] {
-    const vols = this.capabilities.volumes;
-    return ep.config.volumes
-      .map((v) => vols.overQuota({ appId: ep.appId, ...v, sizeGb: v.size, createdAt: 0, path: vols.pathOf(ep.appId, v.datacenter, v.name) }))
-      .filter((n): n is string => n !== null);
+    return this.capabilities.volumes.notesOf(ep);
   }
 
   async deleteEndpoint(by: Principal, id: string): Promise<void> {
@@ -436,43 +418,4 @@ export class ControlPlane {
     this.endpoints.delete(ep.id);
     for (const l of this.listeners) l({ type: 'deleted', endpoint: ep });
   }
-}
-
-export function parseManifest(text: string): Manifest {
-  let m: Manifest;
-  try {
-    m = JSON.parse(text) as Manifest;
-  } catch (e) {
-    throw badRequest(`the manifest is not valid JSON (${(e as Error).message}); rebuild the project`);
-  }
-  if (!m || typeof m !== 'object' || typeof m.resources !== 'object' || m.resources === null)
-    throw badRequest('the manifest has no "resources" map; rebuild the project with strato build');
-  return m;
-}
-
-function toRow(e: DeployedEndpoint): EndpointRow {
-  return {
-    id: e.id,
-    app_id: e.appId,
-    environment_id: e.environmentId,
-    name: e.name,
-    build_id: e.buildId,
-    config: JSON.stringify(e.config),
-    created_at: e.createdAt,
-    updated_at: e.revision,
-  };
-}
-
-function fromRow(r: EndpointRow): DeployedEndpoint {
-  return {
-    id: r.id,
-    name: r.name,
-    appId: r.app_id,
-    environmentId: r.environment_id,
-    buildId: r.build_id,
-    config: storedConfig(r.config),
-    revision: Number(r.updated_at),
-    createdAt: Number(r.created_at),
-    updatedAt: Number(r.updated_at),
-  };
 }

@@ -6,6 +6,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { VolumeSpec } from '../../catalog/parameterRules';
 import { networkVolume } from '../../catalog';
+import type { Volume } from '../../protocol/controlPlane';
+import type { DeployedEndpoint } from './service';
 
 const META = '.strato-volume.json';
 const USAGE_TTL_MS = 30_000;
@@ -103,6 +105,26 @@ export class Volumes {
     return `volume "${rec.name}" (${rec.datacenter}) holds ${(used / GB).toFixed(1)} GB, over its ${rec.sizeGb} GB size: free space or raise size= of its NetworkVolume`;
   }
 
+  /** The app's volumes (every app's without one), with the endpoints among `endpoints` that mount each. */
+  view(appId: string | undefined, endpoints: readonly DeployedEndpoint[]): Volume[] {
+    return this.list(appId).map((r) => ({
+      appId: r.appId,
+      name: r.name,
+      datacenter: r.datacenter,
+      sizeGb: r.sizeGb,
+      usedBytes: this.usedBytes(r),
+      createdAt: r.createdAt,
+      endpoints: mountersOf(r, endpoints).map((e) => e.name),
+    }));
+  }
+
+  /** Health notes of an endpoint's volumes (over quota). */
+  notesOf(ep: DeployedEndpoint): string[] {
+    return ep.config.volumes
+      .map((v) => this.overQuota({ appId: ep.appId, ...v, sizeGb: v.size, createdAt: 0, path: this.pathOf(ep.appId, v.datacenter, v.name) }))
+      .filter((n): n is string => n !== null);
+  }
+
   private read(dir: string): VolumeRecord | null {
     try {
       const m = JSON.parse(fs.readFileSync(path.join(dir, META), 'utf8')) as Omit<VolumeRecord, 'path'>;
@@ -148,4 +170,11 @@ async function measure(dir: string): Promise<number> {
     }
   }
   return total;
+}
+
+/** The endpoints that mount a volume, by name. */
+export function mountersOf(r: VolumeRecord, endpoints: readonly DeployedEndpoint[]): DeployedEndpoint[] {
+  return endpoints
+    .filter((e) => e.appId === r.appId && e.config.volumes.some((v) => v.name === r.name && v.datacenter === r.datacenter))
+    .sort((a, b) => a.name.localeCompare(b.name));
 }
