@@ -43,6 +43,7 @@ class Helper:
 def job_again(payload: dict) -> dict:
     return payload
 `;
+import { pointAt, seededRandom } from '../helpers/random';
 
 /** Edits that touch what unchanged statements' results depend on. */
 const PIECES = [
@@ -66,22 +67,6 @@ const PIECES = [
   '\n\n@Endpoint(name="late", gpu=GPU)\ndef late(x):\n    """Late."""\n    return requests.get(x)\n',
 ];
 
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-function pointAt(text: string, index: number): { row: number; column: number } {
-  const before = text.slice(0, index);
-  return { row: before.split('\n').length - 1, column: index - (before.lastIndexOf('\n') + 1) };
-}
-
 describe('analysis of an edited document', () => {
   let parser: Parser;
   before(async () => {
@@ -94,7 +79,7 @@ describe('analysis of an edited document', () => {
     ['the every-rule fixture', EVERY_RULE],
   ] as const) {
     it(`equals a fresh analysis after random edits: ${name}`, () => {
-      const random = mulberry32(7 + source.length);
+      const random = seededRandom(7 + source.length);
       const options = { localModules: new Set(['helpers']) };
       let text = source;
       const tree = ModuleTree.parse(parser, text, { editable: true })!;

@@ -7,6 +7,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { analyzeText, createPythonParser, ModuleTree, nextStatementStart, type Edit, type Parser, type SyntaxNode } from '../../engine/src/project';
 import { HEADER } from '../helpers/analysis';
+import { pointAt, seededRandom } from '../helpers/random';
 
 const REPO = path.resolve(__dirname, '..', '..');
 
@@ -27,24 +28,6 @@ function starts(text: string): number[] {
 }
 
 const describeNode = (n: SyntaxNode) => `${n.startIndex}-${n.endIndex} ${JSON.stringify(n.startPosition)} ${n.toString()}`;
-
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-/** tree-sitter's point of an index (only '\n' ends a row). */
-function pointAt(text: string, index: number): { row: number; column: number } {
-  const before = text.slice(0, index);
-  const row = before.split('\n').length - 1;
-  return { row, column: index - (before.lastIndexOf('\n') + 1) };
-}
 
 describe('parsing by top-level statement', () => {
   let parser: Parser;
@@ -117,7 +100,7 @@ describe('parsing by top-level statement', () => {
   });
 
   it('re-parses random edits (broken code included) into the trees a fresh parse gives', () => {
-    const random = mulberry32(20261123);
+    const random = seededRandom(20261123);
     const pieces = [
       'x',
       ' ',

@@ -8,23 +8,13 @@ import { after, before, describe, it } from 'node:test';
 import type { Diagnostic } from 'vscode-languageserver/node';
 import { analyzeText, combine, createPythonParser, type Parser } from '../../engine/src/project';
 import { FIXTURES, TestClient, uriOf } from './lspClient';
+import { seededRandom } from '../helpers/random';
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20240601);
 const EDITS = Number(process.env.FUZZ_EDITS ?? 3000);
 /** The run stops early past this, so that the suite stays bounded on a slow machine. */
 const TIME_BUDGET_MS = Number(process.env.FUZZ_BUDGET_MS ?? 35_000);
 const RESPONSE_LIMIT_MS = 1000;
-
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const SNIPPETS = [
   '@Endpoint(',
@@ -103,7 +93,7 @@ describe('fuzz', () => {
   });
 
   it(`survives random edits and mutations (seed ${SEED}), answering every request within ${RESPONSE_LIMIT_MS} ms`, async () => {
-    const random = mulberry32(SEED);
+    const random = seededRandom(SEED);
     const int = (n: number) => Math.floor(random() * n);
     const pick = <T>(xs: readonly T[]): T => xs[int(xs.length)];
     const seeds = ['workspace/workers/gpu_infer.py', 'workspace/workers/cpu_tasks.py', 'workspace/api.py', 'every_rule.py'].map((f) =>
