@@ -1,5 +1,6 @@
 // Platform tests' shared pieces: a real platform on 127.0.0.1 (in-process, or as a `strato platform serve`
-// child process for crash tests), deployment of a test artifact through the real control plane client, raw
+// child process for crash tests; with STRATO_TEST_NODES=3, three nodes over one database behind a round-robin
+// front: the conformance run of test/platform/postgres.test.ts), deployment of a test artifact through the real control plane client, raw
 // HTTP calls that keep status and body exactly, and bounded waiting.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -10,6 +11,7 @@ import { JobsClient } from '../../engine/src/api/jobs';
 import { startPlatform, type RunningPlatform } from '../../engine/src/platform/platform';
 import type { PlatformOptions } from '../../engine/src/platform/options';
 import type { TestArtifact } from './artifact';
+import { startBalancer } from './balancer';
 import { testDatabase } from './postgres';
 
 export const REPO = path.resolve(__dirname, '..', '..');
@@ -20,6 +22,8 @@ export const TEST_KEY = 'test-key-0123456789abcdef';
 
 export interface TestPlatform {
   platform: RunningPlatform;
+  /** The instance id of every node (one, unless the platform is a test cluster). */
+  nodeIds: string[];
   url: string;
   key: string;
   dataDir: string;
@@ -29,29 +33,67 @@ export interface TestPlatform {
   close(): Promise<void>;
 }
 
+/** Nodes of every test platform: STRATO_TEST_NODES (with STRATO_TEST_DATABASE), else 1. */
+export const TEST_NODES = Number(process.env.STRATO_TEST_NODES ?? 1);
+
 export async function startTestPlatform(opts: Partial<PlatformOptions> = {}): Promise<TestPlatform> {
   const dataDir = opts.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'strato-platform-'));
   const logs: string[] = [];
-  const platform = await startPlatform({
-    // The conformance run (test/platform/postgres.test.ts) points every test platform at a PostgreSQL server.
-    database: await testDatabase(dataDir),
-    port: 0,
-    apiKey: TEST_KEY,
-    python: PYTHON,
-    heartbeatMs: 250,
-    writeStateFile: false,
-    workerStopGraceMs: 2000,
-    log: (l) => {
-      logs.push(l);
-      if (process.env.STRATO_TEST_VERBOSE) process.stderr.write(`${l}\n`);
-    },
-    pgliteTemplateDir: TEMPLATE_DIR,
-    ...opts,
-    dataDir,
-  } as PlatformOptions);
+  const options = async (more: Partial<PlatformOptions>) =>
+    ({
+      // The conformance run (test/platform/postgres.test.ts) points every test platform at a PostgreSQL server.
+      database: await testDatabase(dataDir),
+      port: 0,
+      apiKey: TEST_KEY,
+      python: PYTHON,
+      heartbeatMs: 250,
+      writeStateFile: false,
+      workerStopGraceMs: 2000,
+      log: (l: string) => {
+        logs.push(l);
+        if (process.env.STRATO_TEST_VERBOSE) process.stderr.write(`${l}\n`);
+      },
+      pgliteTemplateDir: TEMPLATE_DIR,
+      ...opts,
+      dataDir,
+      ...more,
+    }) as PlatformOptions;
+  let platform: RunningPlatform;
+  let nodeIds: string[];
+  if (TEST_NODES > 1 && process.env.STRATO_TEST_DATABASE && !opts.database) {
+    // Nodes over one database, each with a data dir of its own (the same ones again after a restart), behind one URL
+    // that sends each request to the next node: every URL the platform gives out is the front's.
+    const front = await startBalancer();
+    const nodes: RunningPlatform[] = [];
+    try {
+      for (let i = 0; i < TEST_NODES; i++) nodes.push(await startPlatform(await options({ dataDir: path.join(dataDir, `node${i}`), publicUrl: front.url })));
+    } catch (e) {
+      await Promise.all(nodes.map((n) => n.close()));
+      await front.close();
+      throw e;
+    }
+    front.targets.push(...nodes.map((n) => `http://127.0.0.1:${n.port}`)); // each node's own address (its url is the front's)
+    nodeIds = nodes.map((n) => n.instanceId);
+    platform = {
+      url: front.url,
+      port: Number(new URL(front.url).port),
+      apiKey: TEST_KEY,
+      dataDir,
+      instanceId: nodeIds[0],
+      stats: () => nodes[0].stats(),
+      close: async () => {
+        await Promise.all(nodes.map((n) => n.close()));
+        await front.close();
+      },
+    };
+  } else {
+    platform = await startPlatform(await options({}));
+    nodeIds = [platform.instanceId];
+  }
   const target = { baseUrl: platform.url, apiKey: platform.apiKey };
   return {
     platform,
+    nodeIds,
     url: platform.url,
     key: platform.apiKey,
     dataDir,

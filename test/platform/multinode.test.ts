@@ -1,13 +1,12 @@
 // Several platform nodes over one PostgreSQL server form one service (issue #11): any node answers any request
-// (control plane, jobs API, a job another node accepted), builds uploaded through one node run on another, and
+// (control plane, jobs API, a job another node accepted), endpoint health and purge are the whole service's,
+// builds uploaded through one node run on another, and
 // when one of three node processes is SIGKILLed while it holds queued and running jobs, the others adopt them:
 // every job ends and each result is recorded once. Real PostgreSQL (a cluster of the test's own), real nodes (in
 // this process, and `strato platform serve` processes for the crash), real Python workers.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
@@ -16,6 +15,7 @@ import { Artifacts } from '../../engine/src/platform/controlPlane/artifacts';
 import { ensureLayout, platformLayout } from '../../engine/src/protocol/layout';
 import { startPlatform } from '../../engine/src/platform/platform';
 import { buildTestArtifact } from '../helpers/artifact';
+import { startBalancer } from '../helpers/balancer';
 import { runCli } from '../helpers/cli';
 import { call, deploy, spawnPlatformProcess, startTestPlatform, TEST_KEY, waitUntil, type PlatformProcess, type TestPlatform } from '../helpers/platform';
 import { postgresMissing, startPostgres, type TestPostgres } from '../helpers/postgres';
@@ -136,19 +136,9 @@ describe('three nodes on one database', { skip: skip ?? false }, () => {
     const nodes = await Promise.all([0, 1, 2].map(() => startTestPlatform({ database })));
     platforms.push(...nodes);
     // A round-robin balancer: consecutive requests of one client reach different nodes.
-    let next = 0;
-    const balancer = http.createServer((req, res) => {
-      const target = new URL(req.url ?? '/', nodes[next++ % nodes.length].url);
-      const up = http.request(target, { method: req.method, headers: { ...req.headers, host: target.host } }, (r) => {
-        res.writeHead(r.statusCode ?? 502, r.headers);
-        r.pipe(res);
-      });
-      up.on('error', () => res.destroy());
-      req.pipe(up);
-    });
-    await new Promise<void>((r) => balancer.listen(0, '127.0.0.1', r));
+    const balancer = await startBalancer(nodes.map((n) => n.url));
     try {
-      const url = `http://127.0.0.1:${(balancer.address() as AddressInfo).port}`;
+      const url = balancer.url;
       const cp = new ControlPlaneClient({ baseUrl: url, apiKey: TEST_KEY });
       const art = await buildTestArtifact({ 'worker.py': WORKER_PY }, [queueSpec('echo', 'echo')]);
       // Create, upload (request, PUT and finalize on three nodes), deploy and save: each step on another node.
@@ -164,8 +154,7 @@ describe('three nodes on one database', { skip: skip ?? false }, () => {
       for (let i = 0; i < 3; i++) assert.deepEqual(((await call('GET', `${ep}/status/${run.id}`)).json as JobJson).output, { echo: { late: true } });
       for (let i = 0; i < 3; i++) assert.ok(await cp.findApp('balanced'), 'every node knows the app');
     } finally {
-      balancer.close();
-      balancer.closeAllConnections();
+      await balancer.close();
     }
   });
 
@@ -191,6 +180,39 @@ describe('three nodes on one database', { skip: skip ?? false }, () => {
       pids.add(out.pid);
     }
     assert.ok(pids.size >= 2, `the jobs ran on the workers of ${pids.size} node(s)`);
+  });
+
+  test('/health and /purge-queue through any node answer for the whole service; a queued job is cancelled through another node', async () => {
+    const database = await pgServer.createDatabase();
+    const nodes = await Promise.all([0, 1, 2].map(() => startTestPlatform({ database })));
+    platforms.push(...nodes);
+    const [a, b, c] = nodes;
+    const art = await buildTestArtifact({ 'worker.py': WORKER_PY }, [queueSpec('slow', 'sleep', { workers: [1, 1], maxConcurrency: 1 })]);
+    const eps = await deploy(a.cp, art);
+    type Health = { jobs: Record<string, number>; workers: Record<string, number> };
+    const health = async (n: TestPlatform) => (await call('GET', `${on(n, eps.slow.url)}/health`)).json as Health;
+    await waitUntil('a worker idle on every node', async () => (await health(a)).workers.idle === 3);
+    // Each node's one worker busy with a job of its own; then two jobs queued on each node behind it.
+    const running = await Promise.all(
+      nodes.map(async (n) => ((await call('POST', `${on(n, eps.slow.url)}/run`, { body: { input: { seconds: 3 } } })).json as JobJson).id),
+    );
+    await waitUntil('the three jobs to run', async () => (await health(b)).jobs.inProgress === 3);
+    const queued: string[] = [];
+    for (const n of [...nodes, ...nodes])
+      queued.push(((await call('POST', `${on(n, eps.slow.url)}/run`, { body: { input: { seconds: 0 } } })).json as JobJson).id);
+    for (const n of nodes) {
+      const h = await health(n);
+      assert.deepEqual([h.jobs.inProgress, h.jobs.inQueue, h.workers.running], [3, 6, 3], `through ${n.platform.instanceId}: ${JSON.stringify(h)}`);
+    }
+    // A job A queued, cancelled through C (its owner drops it), then every other queued job purged through B.
+    assert.deepEqual((await call('POST', `${on(c, eps.slow.url)}/cancel/${queued[0]}`)).json, { id: queued[0], status: 'CANCELLED' });
+    const purged = await call('POST', `${on(b, eps.slow.url)}/purge-queue`);
+    assert.deepEqual(purged.json, { removed: 5, status: 'completed' });
+    for (const id of queued.slice(1)) assert.equal((await call('GET', `${on(c, eps.slow.url)}/status/${id}`)).status, 404, id);
+    assert.equal((await health(c)).jobs.inQueue, 0);
+    for (const id of running) assert.equal((await ended(on(a, eps.slow.url), id)).status, 'COMPLETED');
+    const done = await health(a);
+    assert.deepEqual([done.jobs.completed, done.jobs.inProgress, done.jobs.inQueue], [3, 0, 0], JSON.stringify(done));
   });
 
   test("a database outage longer than the lost bound: every node recovers by itself and none takes the others' jobs", async () => {

@@ -1,6 +1,7 @@
 // The platform on a real PostgreSQL server (issue #11): `--database postgres://...` keeps all state there through
 // the same store interface as the embedded PGlite. The jobs-API and control-plane suites run again against it
-// (conformance), state survives a restart, a database outage answers 503 with a sentence and the service recovers by
+// (conformance), on one node and on three nodes over one database with each request sent to the next node (as one
+// service behind a load balancer), state survives a restart, a database outage answers 503 with a sentence and the service recovers by
 // itself, and a bad URL is refused with a sentence. Each run makes its own cluster (Debian's postgresql).
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -22,12 +23,13 @@ before(async () => {
 });
 after(() => pgServer?.stop());
 
-test('the jobs-API and control-plane suites pass with every platform on PostgreSQL', { skip: skip ?? false }, async () => {
+/** Runs the jobs-API, control-plane and streaming suites in a child runner with `env`; fails with their failures. */
+async function conformance(env: Record<string, string>): Promise<void> {
   const files = ['test/platform/jobsApi.test.ts', 'test/platform/controlPlane.test.ts', 'test/platform/streaming.test.ts'];
   const child = spawn(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=1', ...files], {
     cwd: REPO,
     // NODE_TEST_CONTEXT would make the inner runner report to this one instead of printing its summary.
-    env: { ...process.env, NODE_TEST_CONTEXT: undefined, STRATO_TEST_DATABASE: pgServer.url() },
+    env: { ...process.env, NODE_TEST_CONTEXT: undefined, ...env },
   });
   let out = '';
   child.stdout.on('data', (d) => (out += d));
@@ -45,6 +47,14 @@ test('the jobs-API and control-plane suites pass with every platform on PostgreS
   );
   assert.ok(count('pass') >= 30, `the suites ran (${count('pass')} passed)`);
   assert.equal(code, 0);
+}
+
+test('the jobs-API and control-plane suites pass with every platform on PostgreSQL', { skip: skip ?? false }, async () => {
+  await conformance({ STRATO_TEST_DATABASE: pgServer.url() });
+});
+
+test('they pass with every platform three nodes on one database, each request to the next node', { skip: skip ?? false }, async () => {
+  await conformance({ STRATO_TEST_DATABASE: pgServer.url(), STRATO_TEST_NODES: '3' });
 });
 
 test('state lives in the server: a restarted platform finds its apps, endpoints and ended jobs', { skip: skip ?? false }, async () => {

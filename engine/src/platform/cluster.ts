@@ -1,23 +1,36 @@
 // One node of a cluster: platform nodes over one PostgreSQL server that form one service. The node registers in the
 // `nodes` table and heartbeats there; it hears other nodes' control-plane changes (LISTEN/NOTIFY) and reads them
-// again; it adopts the jobs of nodes whose heartbeat is too old (claimed in SQL, SKIP LOCKED); and it forwards a
-// request for a job another live node owns to that node. The embedded database (one node) uses none of this.
+// again; it adopts the jobs of nodes whose heartbeat is too old (claimed in SQL, SKIP LOCKED); it forwards a
+// request for a job another live node owns to that node; and it serves and makes the calls between nodes
+// (`/_cluster/...`, with a secret the nodes of one database share). The embedded database (one node) uses none of this.
 import fs from 'node:fs';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
-import { randomBytes } from 'node:crypto';
+import { randomBytes, timingSafeEqual } from 'node:crypto';
 import path from 'node:path';
 import type { ControlPlane } from './controlPlane/service';
 import type { KeyRing } from './controlPlane/keys';
-import { sendError } from './http';
+import { unavailable } from './errors';
+import { readBody, sendError } from './http';
 import type { JobEngine } from './jobs/jobEngine';
 import { CHANGES_CHANNEL } from './store/sqlStore';
 import type { NodeRow, PlatformStore, SqlDriver } from './store/types';
 
-/** Set on a request one node forwards to another: the receiver answers it itself, never forwards it again. */
+/**
+ * Set on a request one node forwards to another: the nodes it went through. The receiver forwards it again only to a
+ * node it has not been through (the job was handed on meanwhile), at most MAX_HOPS times in all.
+ */
 export const FORWARDED_HEADER = 'x-strato-forwarded-by';
+const MAX_HOPS = 3;
 
 /** Jobs claimed from lost nodes per statement (several adopters share a large backlog between them). */
 const ADOPT_BATCH = 2000;
+
+const SECRET_HEADER = 'x-strato-cluster-secret';
+/** The longest a call from one node to another may take (a hand-off, a node's health or purge). */
+export const NODE_CALL_TIMEOUT_MS = 5000;
+
+/** A route between nodes: takes the JSON body the calling node sent, answers JSON. */
+export type NodeRoute = (body: unknown) => Promise<unknown> | unknown;
 
 /** This node's instance id, kept in its data dir so that a restarted node finds its own jobs again. */
 export function nodeIdOf(dataDir: string): string {
@@ -65,6 +78,8 @@ export class Cluster {
   private nodeCache: { at: number; rows: NodeRow[] } | null = null;
   private readonly agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
   private closed = false;
+  private secret = Buffer.alloc(0);
+  private readonly routes = new Map<string, NodeRoute>();
   /**
    * After this node could not reach the database, it adopts nothing until the others have had the time to heartbeat
    * again: they were cut off too, and are not lost for that.
@@ -81,6 +96,8 @@ export class Cluster {
 
   /** Registers this node and starts heartbeating, listening and adopting. */
   async start(): Promise<void> {
+    // One secret for every node of the database: calls between nodes are not for clients' keys.
+    this.secret = Buffer.from(await this.d.store.metaOnce('cluster_secret', randomBytes(24).toString('hex')));
     await this.d.store.registerNode(this.d.url());
     const changed = () => this.changed();
     const heard = (payload: string) => {
@@ -163,9 +180,20 @@ export class Cluster {
    * (true), or here (false) when the job is unknown, this node's, or was just adopted from a lost owner.
    */
   async route(jobId: string, req: IncomingMessage, res: ServerResponse): Promise<boolean> {
-    if (req.headers[FORWARDED_HEADER]) return false;
+    const via = String(req.headers[FORWARDED_HEADER] ?? '')
+      .split(',')
+      .filter(Boolean);
+    if (via.length >= MAX_HOPS) return false;
     const row = await this.d.store.getJob(jobId);
-    if (!row || row.owner === this.d.nodeId) return false;
+    if (!row) {
+      // No row yet: a `/runsync` answer gives the id before its group commit, and the node that accepted a job (its id's
+      // suffix) holds it until then. Any other job without a row does not exist, and that node says so.
+      const accepter = (await this.nodes()).find((n) => jobId.endsWith(`-${n.id}`));
+      if (!accepter?.alive || accepter.id === this.d.nodeId || via.includes(accepter.id)) return false;
+      await this.forward(accepter, req, res, via);
+      return true;
+    }
+    if (row.owner === this.d.nodeId) return false;
     let owner = (await this.nodes()).find((n) => n.id === row.owner);
     if (!owner?.alive) owner = (await this.nodes(true)).find((n) => n.id === row.owner); // a node that just started, or came back
     if (!owner?.alive && Date.now() >= this.adoptAfter) {
@@ -175,15 +203,72 @@ export class Cluster {
       if (mine || !owner) return false;
       // The database still counts the owner alive (its heartbeat is at the bound): ask it.
     }
-    if (!owner) return false;
-    await this.forward(owner, req, res);
+    if (!owner || via.includes(owner.id)) return false;
+    await this.forward(owner, req, res, via);
     return true;
   }
 
-  private forward(owner: NodeRow, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  /** Serves `POST <path>` to the other nodes of the cluster. */
+  serve(path: string, route: NodeRoute): void {
+    this.routes.set(path, route);
+  }
+
+  /** A request under `/_cluster/`: answered when it comes from a node of this database (its secret) for a route served here. */
+  async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const given = Buffer.from(String(req.headers[SECRET_HEADER] ?? ''));
+    if (given.length !== this.secret.length || this.secret.length === 0 || !timingSafeEqual(given, this.secret)) {
+      req.resume();
+      return sendError(res, 403, 'cluster routes are for the platform nodes that share this database');
+    }
+    const route = req.method === 'POST' ? this.routes.get(req.url ?? '') : undefined;
+    if (!route) {
+      req.resume();
+      return sendError(res, 404, `no cluster route ${req.method} ${req.url}`);
+    }
+    const body = JSON.parse((await readBody(req, 65_536, 'a call between nodes')).toString('utf8')) as unknown;
+    const answer = JSON.stringify((await route(body)) ?? null);
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(answer) });
+    res.end(answer);
+  }
+
+  /** Calls `POST <path>` of another node with a JSON body; its JSON answer. */
+  async call<T>(node: NodeRow, path: string, body: unknown): Promise<T> {
+    const r = await fetch(new URL(path, node.url), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', [SECRET_HEADER]: this.secret.toString() },
+      body: JSON.stringify(body),
+      signal: AbortSignal.timeout(NODE_CALL_TIMEOUT_MS),
+    });
+    if (!r.ok) throw new Error(`${r.status} ${await r.text()}`);
+    return (await r.json()) as T;
+  }
+
+  /**
+   * Calls `POST <path>` of every other live node, for an answer of the whole service; their answers. A node that does
+   * not answer and is still alive fails it with a 503 that says so (a lost one is left out: its jobs are adopted).
+   */
+  async callOthers<T>(path: string, body: unknown): Promise<T[]> {
+    const others = (await this.nodes()).filter((n) => n.alive && n.id !== this.d.nodeId);
+    const answers = await Promise.all(
+      others.map(async (node) => {
+        try {
+          return { answer: await this.call<T>(node, path, body) };
+        } catch (e) {
+          if (!(await this.nodes(true)).some((n) => n.id === node.id && n.alive)) return null;
+          throw unavailable(
+            `node ${node.id} at ${node.url} did not answer for the whole service (${(e as Error).message}); if it stopped, ` +
+              'the other nodes take its jobs over within a few seconds: try again in a moment',
+          );
+        }
+      }),
+    );
+    return answers.filter((a) => a !== null).map((a) => a.answer);
+  }
+
+  private forward(owner: NodeRow, req: IncomingMessage, res: ServerResponse, via: string[]): Promise<void> {
     return new Promise((resolve) => {
       const target = new URL(req.url ?? '/', owner.url);
-      const headers = { ...req.headers, host: target.host, [FORWARDED_HEADER]: this.d.nodeId };
+      const headers = { ...req.headers, host: target.host, [FORWARDED_HEADER]: [...via, this.d.nodeId].join(',') };
       const up = http.request(target, { method: req.method, headers, agent: this.agent }, (r) => {
         res.writeHead(r.statusCode ?? 502, r.headers);
         r.pipe(res);

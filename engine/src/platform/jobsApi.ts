@@ -1,6 +1,7 @@
 // The jobs API of queue-based endpoints: every route under `/v2/<endpoint_id>/`, with the states, limits and
 // error bodies of decisions.md. `/run` answers once the job is durable (its group commit is done); `/runsync`
-// answers with the result as soon as the job ends, or with the job as it is (durable) when `wait` elapses.
+// answers with the result as soon as the job ends, or with the job as it is (durable) when `wait` elapses. In a
+// cluster, `/health` and `/purge-queue` answer for the whole service: every live node adds its own part.
 import { memberText } from '../util/jsonText';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { mayInvoke, refusal } from './auth';
@@ -9,7 +10,7 @@ import type { ControlPlane } from './controlPlane/service';
 import { PlatformError } from './errors';
 import { pathOf, queryParams, readBody, sendError, sendJson, sendRaw } from './http';
 import type { Job } from './jobs/job';
-import type { JobEngine } from './jobs/jobEngine';
+import type { JobCounts, JobEngine } from './jobs/jobEngine';
 import { limits } from './options';
 import type { JobWriter } from './store/jobWriter';
 import { serveLogs, type LogsApiDeps } from './logsApi';
@@ -47,6 +48,15 @@ const METHOD: Record<Route, 'GET' | 'POST'> = {
 };
 const WITH_JOB = new Set<Route>(['status', 'stream', 'cancel', 'retry']);
 
+/** The routes by which a node asks the others for their part of an endpoint's health and purge (`{endpointId}`). */
+const NODE_HEALTH_PATH = '/_cluster/health';
+const NODE_PURGE_PATH = '/_cluster/purge';
+
+interface Health {
+  jobs: JobCounts;
+  workers: WorkerCounts;
+}
+
 export function jobsApi(d: JobsApiDeps) {
   return async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = req.url ?? '/';
@@ -74,8 +84,8 @@ export function jobsApi(d: JobsApiDeps) {
     }
     try {
       if (route === 'run' || route === 'runsync') return await submit(d, req, res, endpointId, route);
-      if (route === 'purge-queue') return sendJson(res, 200, { removed: d.engine.purge(endpointId), status: 'completed' });
-      if (route === 'health') return sendJson(res, 200, health(d, endpointId));
+      if (route === 'purge-queue') return sendJson(res, 200, { removed: await purge(d, endpointId), status: 'completed' });
+      if (route === 'health') return sendJson(res, 200, await health(d, endpointId));
       const jobId = decodeURIComponent(parts[4]);
       if (d.cluster && !d.engine.jobs.has(jobId) && !d.engine.ended.has(jobId) && (await d.cluster.route(jobId, req, res))) return;
       let job = await d.engine.get(endpointId, jobId);
@@ -160,6 +170,32 @@ function status(d: JobsApiDeps, req: IncomingMessage, res: ServerResponse, job: 
   sendRaw(res, 200, job.toJson());
 }
 
-function health(d: JobsApiDeps, endpointId: string) {
+/** This node's part of an endpoint's health: its jobs (those it owns) and its workers. */
+function nodeHealth(d: Pick<JobsApiDeps, 'engine' | 'workerCounts'>, endpointId: string): Health {
   return { jobs: d.engine.counts(endpointId), workers: d.workerCounts(endpointId) };
+}
+
+/** One node: its own counts, from memory. A cluster: the sum of every live node's (each owns its jobs and workers). */
+async function health(d: JobsApiDeps, endpointId: string): Promise<Health> {
+  const sum = nodeHealth(d, endpointId);
+  if (!d.cluster) return sum;
+  for (const h of await d.cluster.callOthers<Health>(NODE_HEALTH_PATH, { endpointId })) {
+    for (const k of Object.keys(sum.jobs) as Array<keyof JobCounts>) sum.jobs[k] += Number(h.jobs[k]) || 0;
+    for (const k of Object.keys(sum.workers) as Array<keyof WorkerCounts>) sum.workers[k] += Number(h.workers[k]) || 0;
+  }
+  return sum;
+}
+
+/** Every node drops the queued jobs it owns (a node writes only its own rows); the number removed in all. */
+async function purge(d: JobsApiDeps, endpointId: string): Promise<number> {
+  let removed = d.engine.purge(endpointId);
+  if (d.cluster) for (const r of await d.cluster.callOthers<{ removed: number }>(NODE_PURGE_PATH, { endpointId })) removed += Number(r.removed) || 0;
+  return removed;
+}
+
+/** Answers the other nodes' calls for this node's part of an endpoint's health and purge. */
+export function serveNodeParts(cluster: Cluster, d: Pick<JobsApiDeps, 'engine' | 'workerCounts'>): void {
+  const endpointOf = (body: unknown) => String((body as { endpointId?: unknown } | null)?.endpointId ?? '');
+  cluster.serve(NODE_HEALTH_PATH, (body) => nodeHealth(d, endpointOf(body)));
+  cluster.serve(NODE_PURGE_PATH, (body) => ({ removed: d.engine.purge(endpointOf(body)) }));
 }

@@ -13,11 +13,11 @@ import { sendError } from './http';
 import { Guard } from './graphql/guard';
 import { graphqlHandler } from './graphql/handler';
 import type { EndpointHealthView } from './graphql/resolvers';
-import { jobsApi } from './jobsApi';
+import { jobsApi, serveNodeParts } from './jobsApi';
 import { Dispatcher } from './jobs/dispatch';
 import { INSTANCE_ID, JobEngine } from './jobs/jobEngine';
 import { Cluster, nodeIdOf } from './cluster';
-import { HANDOFF_PATH, WorkSharing } from './workSharing';
+import { WorkSharing } from './workSharing';
 import { LbRouter } from './lbRouter';
 import { acquireLock } from './lock';
 import { limits, resolveOptions, type PlatformOptions } from './options';
@@ -242,9 +242,9 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
       worker: workerApi({ engine, dispatch, scheduler: sched, log: o.log }),
       cluster: o.database
         ? async (req, res) => {
-            if (req.method === 'POST' && req.url === HANDOFF_PATH && sharing) return sharing.handle(req, res);
+            if (cluster) return cluster.handle(req, res);
             req.resume();
-            sendError(res, 404, `no cluster route ${req.url}`);
+            sendError(res, 503, 'this node is still joining its cluster; try again in a moment');
           }
         : undefined,
       upload: async (id, req, by) => {
@@ -276,9 +276,10 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
       sharing = new WorkSharing({ nodeId, store, engine, writer, cp, cluster, log: o.log });
       const s = sharing;
       cluster.onQueued = (id) => s.wake(id);
+      serveNodeParts(cluster, { engine, workerCounts: (id) => sched.counts(id) });
       try {
         await cluster.start();
-        await sharing.start();
+        sharing.start();
       } catch (e) {
         sharing.close();
         await cluster.close();

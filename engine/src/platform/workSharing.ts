@@ -3,21 +3,16 @@
 // and moves their rows to the taker in one UPDATE (`owner`, still IN_QUEUE), so a job is never in two queues; the
 // taker queues them for its waiting workers. A node with more queued jobs than its workers take says so on the
 // LISTEN/NOTIFY channel, so idle nodes ask at once rather than at their next look.
-import { randomBytes, timingSafeEqual } from 'node:crypto';
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Cluster } from './cluster';
 import type { ControlPlane } from './controlPlane/service';
-import { readBody, sendError, sendJson } from './http';
 import type { Job } from './jobs/job';
 import type { JobEngine } from './jobs/jobEngine';
 import type { JobWriter } from './store/jobWriter';
 import type { JobRow, PlatformStore } from './store/types';
 
 export const HANDOFF_PATH = '/_cluster/handoff';
-const SECRET_HEADER = 'x-strato-cluster-secret';
-/** How often a node looks for work when its workers wait, and the longest a hand-off request may take. */
+/** How often a node looks for work when its workers wait. */
 const LOOK_EVERY_MS = 250;
-const HANDOFF_TIMEOUT_MS = 5000;
 /** After a hand-off whose answer was lost, this node looks for rows it owns but does not hold, this long. */
 const ORPHAN_WATCH_MS = 30_000;
 
@@ -32,7 +27,6 @@ export interface WorkSharingDeps {
 }
 
 export class WorkSharing {
-  private secret = Buffer.alloc(0);
   private timer: NodeJS.Timeout | undefined;
   private asking = new Set<string>();
   private announced = new Map<string, number>();
@@ -41,9 +35,8 @@ export class WorkSharing {
 
   constructor(private readonly d: WorkSharingDeps) {}
 
-  async start(): Promise<void> {
-    // One secret for every node of the database: hand-offs are between nodes, not for clients' keys.
-    this.secret = Buffer.from(await this.d.store.metaOnce('cluster_secret', randomBytes(24).toString('hex')));
+  start(): void {
+    this.d.cluster.serve(HANDOFF_PATH, (body) => this.give(body as { endpointId: string; max: number; to: string }));
     this.timer = setInterval(() => void this.look(), LOOK_EVERY_MS);
     this.timer.unref();
   }
@@ -99,14 +92,7 @@ export class WorkSharing {
     try {
       const node = (await this.d.cluster.nodes()).find((n) => n.id === owner && n.alive);
       if (!node) return;
-      const r = await fetch(new URL(HANDOFF_PATH, node.url), {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', [SECRET_HEADER]: this.secret.toString() },
-        body: JSON.stringify({ endpointId, max: room, to: this.d.nodeId }),
-        signal: AbortSignal.timeout(HANDOFF_TIMEOUT_MS),
-      });
-      if (!r.ok) throw new Error(`${r.status} ${await r.text()}`);
-      const rows = (await r.json()) as JobRow[];
+      const rows = await this.d.cluster.call<JobRow[]>(node, HANDOFF_PATH, { endpointId, max: room, to: this.d.nodeId });
       if (rows.length > 0) this.d.engine.adopt(rows);
     } catch (e) {
       // The giver may have moved rows to this node without the answer arriving: look for them for a while.
@@ -127,17 +113,11 @@ export class WorkSharing {
   }
 
   /** The giving side: `POST /_cluster/handoff {endpointId, max, to}` answers the rows moved to `to`. */
-  async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const given = Buffer.from(String(req.headers[SECRET_HEADER] ?? ''));
-    if (given.length !== this.secret.length || this.secret.length === 0 || !timingSafeEqual(given, this.secret)) {
-      req.resume();
-      return sendError(res, 403, 'cluster routes are for the platform nodes that share this database');
-    }
-    const body = JSON.parse((await readBody(req, 65_536, 'a hand-off')).toString('utf8')) as { endpointId: string; max: number; to: string };
+  private async give(body: { endpointId: string; max: number; to: string }): Promise<JobRow[]> {
     const max = Math.max(0, Math.min(Number(body.max) || 0, 1000));
-    if (!this.d.cp.endpoint(body.endpointId) || max === 0 || body.to === this.d.nodeId) return sendJson(res, 200, []);
+    if (!this.d.cp.endpoint(body.endpointId) || max === 0 || body.to === this.d.nodeId) return [];
     const jobs = takeForHandOff(this.d.engine, body.endpointId, max);
-    if (jobs.length === 0) return sendJson(res, 200, []);
+    if (jobs.length === 0) return [];
     let rows: JobRow[] = [];
     try {
       rows = await this.d.store.handOffJobs(
@@ -147,7 +127,7 @@ export class WorkSharing {
     } finally {
       handedOff(this.d.engine, body.endpointId, jobs, new Set(rows.map((r) => r.id)));
     }
-    sendJson(res, 200, rows);
+    return rows;
   }
 }
 
