@@ -152,7 +152,10 @@ export async function serveUiRequests(page: Page, dir: string, resultsDir: strin
         await page.screenshot({ path: path.join(resultsDir, `ui-failed-${f.replace('.json', '')}.png`) }).catch(() => undefined);
       }
       log(`ui ${JSON.stringify(req)} -> ${JSON.stringify(answer).slice(0, 300)}`);
-      fs.writeFileSync(path.join(dir, f.replace('.json', '.out.json')), JSON.stringify(answer));
+      // Whole, then renamed, as the requests are: the in-host side polls for this file.
+      const out = path.join(dir, f.replace('.json', '.out.json'));
+      fs.writeFileSync(`${out}.tmp`, JSON.stringify(answer));
+      fs.renameSync(`${out}.tmp`, out);
     }
     await new Promise((r) => setTimeout(r, 50));
   }

@@ -22,7 +22,9 @@ let uiSeq = 0;
 async function ui(request, timeoutMs = 30000) {
   const dir = process.env.STRATO_INHOST_UI;
   const n = ++uiSeq;
-  fs.writeFileSync(path.join(dir, `${n}.json`), JSON.stringify(request));
+  // Written whole, then renamed: the other side polls the folder and must never read half a request.
+  fs.writeFileSync(path.join(dir, `${n}.json.tmp`), JSON.stringify(request));
+  fs.renameSync(path.join(dir, `${n}.json.tmp`), path.join(dir, `${n}.json`));
   const out = path.join(dir, `${n}.out.json`);
   await until(`the workbench to do ${JSON.stringify(request)}`, () => fs.existsSync(out), timeoutMs);
   const answer = JSON.parse(fs.readFileSync(out, 'utf8'));
