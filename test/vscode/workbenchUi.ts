@@ -43,6 +43,28 @@ function row(page: Page, view: string, item: string, detail?: string): Locator {
     .first();
 }
 
+/**
+ * The row, scrolled into the view's viewport: trees render only the rows in view, and a view keeps its scroll position
+ * while rows are added above (the Jobs view puts the newest job first).
+ */
+async function scrolledTo(page: Page, view: string, target: Locator): Promise<Locator> {
+  const body = pane(page, view).locator('.pane-body');
+  for (const dy of [0, -100_000, 300, 300, 300, 300, 300, 300]) {
+    if (dy) {
+      await body.hover({ timeout: TIMEOUT });
+      await page.mouse.wheel(0, dy);
+    }
+    if (
+      await target.waitFor({ timeout: dy ? 1000 : 3000 }).then(
+        () => true,
+        () => false,
+      )
+    )
+      return target;
+  }
+  return target; // the caller's action then fails with the locator's own message
+}
+
 async function perform(page: Page, r: UiRequest, resultsDir: string): Promise<UiAnswer> {
   switch (r.action) {
     case 'viewTitle': {
@@ -62,7 +84,7 @@ async function perform(page: Page, r: UiRequest, resultsDir: string): Promise<Ui
       return { ok: true };
     }
     case 'itemMenu': {
-      const target = row(page, r.view, r.item, r.detail);
+      const target = await scrolledTo(page, r.view, row(page, r.view, r.item, r.detail));
       if (r.inline) {
         await target.hover({ timeout: TIMEOUT });
         await target.locator(`.actions .action-label[aria-label*="${r.title}"]`).first().click({ timeout: TIMEOUT });
