@@ -9,6 +9,8 @@ export class NodeTreeProvider implements vscode.TreeDataProvider<TreeNode> {
   readonly onDidChangeTreeData = this.changed.event;
   private roots: TreeNode[] = [];
   private parents = new Map<string, TreeNode | undefined>();
+  /** What the view shows, as text: a refresh that changes nothing redraws nothing (the Jobs view polls every second). */
+  private shown = '[]';
 
   constructor(
     private readonly clickCommand?: (n: TreeNode) => vscode.Command | undefined,
@@ -16,6 +18,10 @@ export class NodeTreeProvider implements vscode.TreeDataProvider<TreeNode> {
   ) {}
 
   set(roots: TreeNode[]): void {
+    const text = JSON.stringify(roots);
+    // Unchanged: the nodes VS Code holds stay the ones its menus and buttons hand back to commands.
+    if (text === this.shown) return;
+    this.shown = text;
     this.roots = roots;
     this.parents = new Map();
     const walk = (nodes: TreeNode[], parent: TreeNode | undefined) => {

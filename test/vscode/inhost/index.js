@@ -334,6 +334,9 @@ test('Jobs view: a failed job shows its traceback linked to the source; retry, s
 
   await click('inline:strato.jobs', 'strato.retryJob', { action: 'itemMenu', view: 'Jobs', item: 'cpu-stats', detail: failed.id.slice(0, 12), title: 'Retry Job', inline: true });
   assert.strictEqual(api.views.jobList.get(failed.id).status, 'FAILED', 'the retry ran the same input again');
+  // The view polls while a job runs: right-click once it has settled, as a user would on a row that stays put.
+  await until('no job running', () => api.views.jobList.pending().length === 0, 30000);
+  await sleep(1200);
   await click('menu:strato.jobs', 'strato.retryJob', { action: 'itemMenu', view: 'Jobs', item: 'cpu-stats', detail: failed.id.slice(0, 12), title: 'Retry Job' });
   await click('menu:strato.jobs', 'strato.showJob', { action: 'itemMenu', view: 'Jobs', item: 'cpu-stats', detail: failed.id.slice(0, 12), title: 'Show Job Output' });
 
