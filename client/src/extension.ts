@@ -90,10 +90,24 @@ export async function activate(context: vscode.ExtensionContext): Promise<Strato
       }
     })());
   // The views' project model is the language server's: asking for it starts the server.
+  // A busy or stuck language server must not hang the views: past MODEL_WAIT_MS the request is cancelled and the
+  // folder shows as not loaded, until the next refresh asks again.
+  const MODEL_WAIT_MS = 20_000;
   views.useModelSource(async (folder) => {
     const started = await startLanguageServer();
-    const model = await started?.sendRequest<ProjectModel | null>(PROJECT_MODEL_REQUEST, { folderUri: folder.uri.toString() } satisfies ProjectModelParams);
-    return model ?? noModel(folder);
+    const cancel = new vscode.CancellationTokenSource();
+    const timer = setTimeout(() => cancel.cancel(), MODEL_WAIT_MS);
+    try {
+      const params = { folderUri: folder.uri.toString() } satisfies ProjectModelParams;
+      const model = await started?.sendRequest<ProjectModel | null>(PROJECT_MODEL_REQUEST, params, cancel.token).catch((e: Error) => {
+        log.warn(`the language server did not give the endpoints of ${folder.name} (${e.message}); the next refresh asks again`);
+        return null;
+      });
+      return model ?? noModel(folder);
+    } finally {
+      clearTimeout(timer);
+      cancel.dispose();
+    }
   });
   let begun = false;
   const begin = (why: string) => {
