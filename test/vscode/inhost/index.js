@@ -381,9 +381,11 @@ test('the dev server from the view title: its port in the status bar, stop in pl
   await click('title:strato.endpoints', 'strato.startDev', { action: 'viewTitle', view: 'Endpoints', title: 'Start Dev Server' });
   const dev = await until('the dev server to run', () => api.devServer.running(), 60000);
   assert.strictEqual(api.devServer.phase, 'running');
-  assert.strictEqual(await ui({ action: 'has', selector: '.statusbar-item', text: `Strato dev :${dev.port}` }), '1');
-  assert.strictEqual(await ui({ action: 'has', selector: '.pane-header .action-label[aria-label*="Stop Dev Server"]' }), '1');
-  assert.strictEqual(await ui({ action: 'has', selector: '.pane-header .action-label[aria-label*="Start Dev Server"]' }), '0');
+  // The workbench draws the status bar and the title buttons a moment after the state changes.
+  const drawn = (selector, text, count) => until(`${selector} ${text ?? ''} x${count}`, async () => (await ui({ action: 'has', selector, text })) === count, 15000);
+  await drawn('.statusbar-item', `Strato dev :${dev.port}`, '1');
+  await drawn('.pane-header .action-label[aria-label*="Stop Dev Server"]', undefined, '1');
+  await drawn('.pane-header .action-label[aria-label*="Start Dev Server"]', undefined, '0');
 
   // The Run lens offers the dev server first; the input box comes prefilled with the last input (a failing one, from
   // the test before): the user types another and Enter runs it.
