@@ -133,7 +133,8 @@ describe('reading', () => {
     assert.equal(job.status, 'FAILED');
     const lines = await waitUntil('the traceback', async () => {
       const l = jobFailureLines(page(await call('GET', logsUrl(failing.id))).lines, job.id);
-      return l.some((x) => x.text.includes('ValueError: bad thing')) ? l : null;
+      // The traceback is written line by line: wait for its last frame, not just its first line.
+      return l.some((x) => x.text.includes('ValueError: bad thing')) && l.some((x) => /in helper/.test(x.text)) ? l : null;
     });
     assert.match(lines[0].text, new RegExp(`job ${job.id} failed: ValueError: bad thing`));
     assert.ok(

@@ -127,7 +127,8 @@ async function perform(page: Page, r: UiRequest, resultsDir: string): Promise<Ui
       await page
         .locator('.quick-input-list .monaco-list-row', { has: page.locator('.label-name', { hasText: exact }) })
         .first()
-        .click({ timeout: TIMEOUT });
+        // The list is filtered as the text is typed: on a loaded machine (a preview building its image) that takes seconds.
+        .click({ timeout: 3 * TIMEOUT });
       return { ok: true };
     }
     case 'statusBar':
