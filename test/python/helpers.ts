@@ -3,7 +3,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { FrameReader } from '../../engine/src/platform/workerChannel';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -149,8 +151,16 @@ export interface Done {
   at: number;
 }
 
-/** A fake platform node: /_worker/<endpoint>/{take,done,stream,heartbeat,ready} as docs/worker-protocol.md says. */
+/**
+ * A fake platform node: /_worker/<endpoint>/{take,done,stream,heartbeat,ready} as docs/worker-protocol.md says, and
+ * with `channel` the job channel (CONNECT .../channel) too, handing out at most `slots` jobs at a time over it.
+ */
 export class FakePlatform {
+  constructor(readonly o: { channel?: boolean; slots?: number } = {}) {
+    if (o.channel) this.server.on('connect', (req, socket: Duplex) => this.openChannel(req, socket));
+  }
+  /** Job channels the worker opened. */
+  channels: Socket[] = [];
   readonly token = 'test-token';
   readonly endpointId = 'ep-test';
   server = http.createServer((req, res) => this.handle(req, res));
@@ -201,6 +211,7 @@ export class FakePlatform {
   enqueue(...jobs: FakeJob[]): void {
     this.queue.push(...jobs);
     for (const wake of this.waiters.splice(0)) wake();
+    if (this.o.channel) this.pump();
   }
 
   doneOf(id: string): Done | undefined {
@@ -209,8 +220,70 @@ export class FakePlatform {
 
   async stop(): Promise<void> {
     for (const res of this.held) res.destroy();
+    for (const c of this.channels) c.destroy();
     this.server.closeAllConnections();
     await new Promise<void>((r) => this.server.close(() => r()));
+  }
+
+  /** Closes the open job channel (the worker must open another and lose no result). */
+  breakChannel(): void {
+    this.channels.at(-1)?.destroy();
+  }
+
+  /** Sends a frame on the open job channel. */
+  sendFrame(message: unknown): void {
+    const text = Buffer.from(JSON.stringify(message));
+    const head = Buffer.alloc(4);
+    head.writeUInt32BE(text.length);
+    this.channels.at(-1)?.write(Buffer.concat([head, text]));
+  }
+
+  /** The job is no longer the worker's (cancelled): its slot is free, as on the platform. */
+  private release(id: string): void {
+    if (this.released.has(id) || this.doneById.has(id)) return;
+    this.released.add(id);
+    this.inFlight -= 1;
+    if (this.o.channel) this.pump();
+  }
+
+  private released = new Set<string>();
+
+  private record(body: { jobId: string; outputJson?: string; output?: unknown; error?: string }): void {
+    // Workers send the output's own JSON text (`outputJson`); `outputJson` keeps it as sent.
+    const output = typeof body.outputJson === 'string' ? JSON.parse(body.outputJson) : body.output;
+    const done = { jobId: body.jobId, output, outputJson: body.outputJson, error: body.error, at: Date.now() };
+    this.done.push(done);
+    this.doneById.set(done.jobId, done);
+    if (!this.released.has(done.jobId)) this.inFlight -= 1;
+    this.onDone?.(done);
+  }
+
+  private openChannel(req: http.IncomingMessage, socket: Duplex): void {
+    if (req.headers.authorization !== `Bearer ${this.token}` || this.takeStatus !== 200) {
+      const status = req.headers.authorization !== `Bearer ${this.token}` ? 401 : this.takeStatus;
+      socket.end(`HTTP/1.1 ${status} No\r\ncontent-length: 2\r\nconnection: close\r\n\r\n{}`);
+      return;
+    }
+    const sock = socket as Socket;
+    this.channels.push(sock);
+    sock.on('error', () => undefined);
+    sock.write('HTTP/1.1 200 OK\r\n\r\n');
+    const reader = new FrameReader(1 << 30);
+    sock.on('data', (chunk: Buffer) => {
+      for (const f of reader.push(chunk)) {
+        const body = JSON.parse(f.toString());
+        if (body.op === 'done') this.record(body);
+      }
+      this.pump();
+    });
+    this.pump();
+  }
+
+  /** Channel: sends queued jobs, one per frame, while the worker has a free slot. */
+  private pump(): void {
+    const sock = this.channels.at(-1);
+    if (!sock || sock.destroyed) return;
+    while (this.queue.length > 0 && this.inFlight < (this.o.slots ?? 1)) this.sendFrame({ jobs: this.hand(1) });
   }
 
   private hand(max: number): FakeJob[] {
@@ -241,21 +314,16 @@ export class FakePlatform {
           this.heartbeats.push({ workerId: body.workerId, jobs: body.jobs, at: Date.now() });
           const cancel = this.cancelNext.filter((id) => body.jobs.includes(id));
           this.cancelNext = this.cancelNext.filter((id) => !cancel.includes(id));
+          for (const id of cancel) this.release(id);
           return send(200, { cancel });
         }
         case 'stream':
           this.streams.push({ jobId: body.jobId, chunks: body.chunks });
+          if (this.streamCancelled.has(body.jobId)) this.release(body.jobId);
           return send(200, { cancelled: this.streamCancelled.has(body.jobId) });
-        case 'done': {
-          // Workers send the output's own JSON text (`outputJson`); `outputJson` keeps it as sent.
-          const output = typeof body.outputJson === 'string' ? JSON.parse(body.outputJson) : body.output;
-          const done = { jobId: body.jobId, output, outputJson: body.outputJson, error: body.error, at: Date.now() };
-          this.done.push(done);
-          this.doneById.set(done.jobId, done);
-          this.inFlight -= 1;
-          this.onDone?.(done);
+        case 'done':
+          this.record(body);
           return send(200, { jobs: this.hand(body.take ?? 0) });
-        }
         case 'take': {
           this.takes.push({ max: body.max, waitMs: body.waitMs });
           if (this.takeStatus !== 200) return send(this.takeStatus, { error: 'not wanted' });

@@ -1,5 +1,6 @@
-// The queue worker of the Python runtime against a fake platform (docs/worker-protocol.md): outputs, errors,
-// streaming, concurrency, cancellation, exit on 401, graceful SIGTERM, classes, and its speed.
+// The queue worker of the Python runtime against a fake platform (docs/worker-protocol.md), over the job channel and
+// over HTTP long-polls (what a platform without the channel gets): outputs, errors, streaming, concurrency,
+// cancellation, exit on 401, graceful SIGTERM, classes, its speed, and a channel that breaks or closes.
 import { after, afterEach, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
@@ -94,8 +95,14 @@ afterEach(async () => {
   await platform?.stop();
 });
 
+let transport: 'channel' | 'http' = 'channel';
+
+function fake(env: Record<string, string> = {}): FakePlatform {
+  return new FakePlatform({ channel: transport === 'channel', slots: Number(env.STRATO_MAX_CONCURRENCY ?? 1) });
+}
+
 async function startWorker(endpoint: string, env: Record<string, string> = {}): Promise<Proc> {
-  platform = new FakePlatform();
+  platform = fake(env);
   await platform.start();
   proc = startPython([`handler_${endpoint}.py`], { cwd: dir, env: platform.workerEnv(env) });
   await waitFor(() => platform.ready.length > 0 || proc!.child.exitCode !== null, 'ready');
@@ -107,181 +114,215 @@ async function doneOf(id: string, timeoutMs = 10000) {
   return waitFor(() => platform.doneOf(id), `done of ${id}\n${proc?.stderr()}`, timeoutMs);
 }
 
-describe('queue worker', () => {
-  test('posts ready once imports are done, then runs a job and posts its output', async () => {
-    await startWorker('echo');
-    assert.equal(platform.ready[0].workerId, 'w-1');
-    platform.enqueue({ id: 'j1', input: { text: 'ab', times: 2 } });
-    const done = await doneOf('j1');
-    assert.deepEqual(done.output, { text: 'abab' });
-    assert.equal(done.error, undefined);
-    assert.ok(platform.takes.every((t) => t.waitMs === 20000 && t.max === 1));
+for (const over of ['channel', 'http'] as const)
+  describe(`queue worker over ${over === 'channel' ? 'the job channel' : 'HTTP long-polls'}`, () => {
+    before(() => (transport = over));
+
+    test('posts ready once imports are done, then runs a job and posts its output', async () => {
+      await startWorker('echo');
+      assert.equal(platform.ready[0].workerId, 'w-1');
+      platform.enqueue({ id: 'j1', input: { text: 'ab', times: 2 } });
+      const done = await doneOf('j1');
+      assert.deepEqual(done.output, { text: 'abab' });
+      assert.equal(done.error, undefined);
+      if (over === 'channel') {
+        assert.equal(platform.channels.length, 1);
+        assert.equal(platform.takes.length, 0);
+        assert.match(proc!.stderr(), /ready: up to 1 job\(s\) at once, over the job channel/);
+      } else {
+        assert.ok(platform.takes.length > 0 && platform.takes.every((t) => t.waitMs === 20000 && t.max === 1));
+        assert.match(proc!.stderr(), /ready: up to 1 job\(s\) at once, over HTTP long-polls \(no job channel/);
+      }
+    });
+
+    test('awaits an async function', async () => {
+      await startWorker('aecho');
+      platform.enqueue({ id: 'a1', input: { text: 'hi' } });
+      assert.deepEqual((await doneOf('a1')).output, { text: 'hi' });
+    });
+
+    test('an exception fails the job with "Type: message"; a single error key fails it with that text', async () => {
+      await startWorker('fail');
+      platform.enqueue(
+        { id: 'f1', input: { kind: 'raise' } },
+        { id: 'f2', input: { kind: 'error' } },
+        { id: 'f3', input: { kind: 'other' } },
+        { id: 'f4', input: { kind: 'set' } },
+      );
+      assert.equal((await doneOf('f1')).error, 'ValueError: the input was rejected');
+      assert.equal((await doneOf('f2')).error, 'model not loaded');
+      const f3 = await doneOf('f3');
+      assert.deepEqual(f3.output, { error: 'kept', other: 1 });
+      assert.match((await doneOf('f4')).error ?? '', /^TypeError: the output is not JSON serializable/);
+      assert.match(proc!.stderr(), /strato ERROR job f1 failed: ValueError: the input was rejected/);
+      assert.match(proc!.stderr(), /strato ERROR +File ".*work\.py", line \d+, in fail/);
+    });
+
+    test('input that is not an object, or misses an argument, fails with a clear message', async () => {
+      await startWorker('echo');
+      platform.enqueue({ id: 'b1', input: [1, 2] }, { id: 'b2', input: {} }, { id: 'b3', input: { text: 'x', nope: 1 } });
+      assert.equal((await doneOf('b1')).error, 'TypeError: input must be a JSON object whose keys are the arguments of echo(), got an array');
+      assert.equal((await doneOf('b2')).error, "TypeError: echo() missing 1 required positional argument: 'text'");
+      assert.equal((await doneOf('b3')).error, "TypeError: echo() got an unexpected keyword argument 'nope'");
+    });
+
+    test('a generator streams each value as a chunk, then done carries the list', async () => {
+      await startWorker('gen');
+      platform.enqueue({ id: 'g1', input: { n: 3 } });
+      const done = await doneOf('g1');
+      assert.deepEqual(done.output, [{ i: 0 }, { i: 1 }, { i: 2 }]);
+      const chunks = platform.streams.filter((s) => s.jobId === 'g1').flatMap((s) => s.chunks);
+      assert.deepEqual(
+        chunks.map((c) => c.output),
+        [{ i: 0 }, { i: 1 }, { i: 2 }],
+      );
+      assert.deepEqual(
+        chunks.map((c) => c.metrics.stream_index),
+        [0, 1, 2],
+      );
+    });
+
+    test('an async generator streams too', async () => {
+      await startWorker('agen');
+      platform.enqueue({ id: 'ag1', input: { n: 4 } });
+      assert.deepEqual((await doneOf('ag1')).output, [0, 1, 2, 3]);
+      assert.deepEqual(
+        platform.streams.flatMap((s) => s.chunks.map((c) => c.output)),
+        [0, 1, 2, 3],
+      );
+    });
+
+    test('a stream answer {cancelled: true} stops the generator and posts no done', async () => {
+      await startWorker('agen');
+      platform.streamCancelled.add('sc1');
+      platform.enqueue({ id: 'sc1', input: { n: 50 } }, { id: 'sc2', input: { n: 1 } });
+      await doneOf('sc2');
+      assert.equal(platform.doneOf('sc1'), undefined);
+      assert.equal(platform.streams.filter((s) => s.jobId === 'sc1').length, 1);
+    });
+
+    test('runs STRATO_MAX_CONCURRENCY jobs at once, never more', async () => {
+      await startWorker('slow', { STRATO_MAX_CONCURRENCY: '3' });
+      const ids = ['c1', 'c2', 'c3', 'c4', 'c5', 'c6', 'c7'];
+      platform.enqueue(...ids.map((id) => ({ id, input: { ms: 300 } })));
+      const results = await Promise.all(ids.map((id) => doneOf(id, 15000)));
+      assert.equal(platform.maxInFlight, 3);
+      // Really concurrent: at the moment the first three jobs all started, none of them had ended.
+      const spans = results.map((r) => r.output as { start: number; end: number });
+      const maxOverlap = Math.max(...spans.map((s) => spans.filter((o) => o.start <= s.start && s.start < o.end).length));
+      assert.equal(maxOverlap, 3);
+    });
+
+    test('a cancel listed in the heartbeat answer cancels an async job; the worker goes on', async () => {
+      await startWorker('waits');
+      const marker = path.join(dir, 'cancelled.txt');
+      platform.enqueue({ id: 'k1', input: { ms: 20000, marker } });
+      await waitFor(() => platform.heartbeats.some((h) => h.jobs.includes('k1')), 'heartbeat listing k1');
+      platform.cancelNext.push('k1');
+      await waitFor(() => existsSync(marker), 'the coroutine to see CancelledError');
+      platform.enqueue({ id: 'k2', input: { ms: 1 } });
+      assert.equal((await doneOf('k2')).output, 'finished');
+      assert.equal(platform.doneOf('k1'), undefined);
+      await waitFor(() => platform.heartbeats.at(-1)!.jobs.length === 0, 'heartbeat without jobs');
+    });
+
+    test('a cancelled sync job is abandoned: its slot is free at once and its result is dropped', async () => {
+      await startWorker('slow');
+      platform.enqueue({ id: 's1', input: { ms: 1500 } });
+      await waitFor(() => platform.heartbeats.some((h) => h.jobs.includes('s1')), 'heartbeat listing s1');
+      platform.cancelNext.push('s1');
+      platform.enqueue({ id: 's2', input: { ms: 1 } });
+      const s2 = await doneOf('s2');
+      assert.ok(s2.at - platform.handedOut.get('s1')! < 1400, 's2 ran while s1 was still sleeping');
+      await waitFor(() => /job s1 cancelled after \d+ ms: result dropped/.test(proc!.stderr()), 's1 to return');
+      assert.equal(platform.doneOf('s1'), undefined);
+    });
+
+    test('a class is instantiated once; one of several methods is picked by input.method', async () => {
+      await startWorker('model');
+      platform.enqueue(
+        { id: 'm1', input: { method: 'predict', x: 21 } },
+        { id: 'm2', input: { method: 'info' } },
+        { id: 'm3', input: { x: 1 } },
+        { id: 'm4', input: { method: 'train' } },
+      );
+      assert.deepEqual((await doneOf('m1')).output, { y: 42, instances: 1 });
+      assert.deepEqual((await doneOf('m2')).output, { instances: 1 });
+      assert.equal((await doneOf('m3')).error, `ValueError: input needs "method" to pick the method of class Model to call: one of 'info', 'predict'`);
+      assert.equal((await doneOf('m4')).error, "ValueError: unknown method 'train' of class Model: use one of 'info', 'predict'");
+    });
+
+    test('an import error or a missing manifest ends the worker with status 1 and one clear message', async () => {
+      platform = fake();
+      await platform.start();
+      const broken = makeArtifact({ 'bad.py': 'from strato import Endpoint\nimport not_installed_pkg\n' }, { bad: { module: 'bad', functions: ['bad'] } });
+      proc = startPython(['handler_bad.py'], { cwd: broken, env: platform.workerEnv() });
+      assert.equal(await withTimeout(proc.exited, 10000, 'worker exit'), 1);
+      assert.match(proc.stderr(), /strato ERROR importing module 'bad' failed: ModuleNotFoundError: No module named 'not_installed_pkg'/);
+      assert.match(proc.stderr(), /File ".*bad\.py", line 2/);
+      assert.equal(platform.ready.length, 0);
+      const lonely = path.join(broken, 'sub');
+      writeFiles(lonely, { 'handler_x.py': 'from strato.runtime import serve\nserve("x")\n' });
+      const p2 = startPython(['handler_x.py'], { cwd: lonely, env: platform.workerEnv() });
+      assert.equal(await withTimeout(p2.exited, 10000, 'worker exit'), 1);
+      assert.match(p2.stderr(), /strato_manifest\.json not found beside the handler/);
+      assert.doesNotMatch(p2.stderr(), /Traceback/);
+    });
+
+    test(`a 401 answer to ${over === 'channel' ? 'the job channel' : 'take'} makes the worker exit with status 0`, async () => {
+      platform = fake();
+      await platform.start();
+      platform.takeStatus = 401;
+      proc = startPython(['handler_echo.py'], { cwd: dir, env: platform.workerEnv() });
+      assert.equal(await withTimeout(proc.exited, 10000, 'worker exit'), 0);
+      assert.match(proc.stderr(), /no longer wanted/);
+    });
+
+    test('SIGTERM lets the running job finish and be posted, takes nothing new, exits 0', async () => {
+      await startWorker('slow');
+      platform.enqueue({ id: 't1', input: { ms: 500 } });
+      await waitFor(() => platform.heartbeats.some((h) => h.jobs.includes('t1')), 't1 running');
+      proc!.child.kill('SIGTERM');
+      platform.enqueue({ id: 't2', input: { ms: 1 } });
+      assert.equal(await withTimeout(proc!.exited, 10000, 'worker exit'), 0);
+      assert.ok(platform.doneOf('t1')?.output);
+      assert.equal(platform.doneOf('t2'), undefined);
+    });
+
+    test('runtime overhead of a no-op job is around a millisecond', async (t) => {
+      await startWorker('noop');
+      platform.enqueue({ id: 'warm', input: {} });
+      await doneOf('warm');
+      const n = 300;
+      const started = Date.now();
+      platform.enqueue(...Array.from({ length: n }, (_, i) => ({ id: `n${i}`, input: {} })));
+      await doneOf(`n${n - 1}`, 20000);
+      const perJob = (Date.now() - started) / n;
+      t.diagnostic(`no-op job round trip against the fake platform: ${perJob.toFixed(2)} ms per job`);
+      assert.ok(perJob < 10, `${perJob} ms per job`);
+    });
   });
 
-  test('awaits an async function', async () => {
-    await startWorker('aecho');
-    platform.enqueue({ id: 'a1', input: { text: 'hi' } });
-    assert.deepEqual((await doneOf('a1')).output, { text: 'hi' });
-  });
+describe('the job channel', () => {
+  before(() => (transport = 'channel'));
 
-  test('an exception fails the job with "Type: message"; a single error key fails it with that text', async () => {
-    await startWorker('fail');
-    platform.enqueue(
-      { id: 'f1', input: { kind: 'raise' } },
-      { id: 'f2', input: { kind: 'error' } },
-      { id: 'f3', input: { kind: 'other' } },
-      { id: 'f4', input: { kind: 'set' } },
-    );
-    assert.equal((await doneOf('f1')).error, 'ValueError: the input was rejected');
-    assert.equal((await doneOf('f2')).error, 'model not loaded');
-    const f3 = await doneOf('f3');
-    assert.deepEqual(f3.output, { error: 'kept', other: 1 });
-    assert.match((await doneOf('f4')).error ?? '', /^TypeError: the output is not JSON serializable/);
-    assert.match(proc!.stderr(), /strato ERROR job f1 failed: ValueError: the input was rejected/);
-    assert.match(proc!.stderr(), /strato ERROR +File ".*work\.py", line \d+, in fail/);
-  });
-
-  test('input that is not an object, or misses an argument, fails with a clear message', async () => {
-    await startWorker('echo');
-    platform.enqueue({ id: 'b1', input: [1, 2] }, { id: 'b2', input: {} }, { id: 'b3', input: { text: 'x', nope: 1 } });
-    assert.equal((await doneOf('b1')).error, 'TypeError: input must be a JSON object whose keys are the arguments of echo(), got an array');
-    assert.equal((await doneOf('b2')).error, "TypeError: echo() missing 1 required positional argument: 'text'");
-    assert.equal((await doneOf('b3')).error, "TypeError: echo() got an unexpected keyword argument 'nope'");
-  });
-
-  test('a generator streams each value as a chunk, then done carries the list', async () => {
-    await startWorker('gen');
-    platform.enqueue({ id: 'g1', input: { n: 3 } });
-    const done = await doneOf('g1');
-    assert.deepEqual(done.output, [{ i: 0 }, { i: 1 }, { i: 2 }]);
-    const chunks = platform.streams.filter((s) => s.jobId === 'g1').flatMap((s) => s.chunks);
-    assert.deepEqual(
-      chunks.map((c) => c.output),
-      [{ i: 0 }, { i: 1 }, { i: 2 }],
-    );
-    assert.deepEqual(
-      chunks.map((c) => c.metrics.stream_index),
-      [0, 1, 2],
-    );
-  });
-
-  test('an async generator streams too', async () => {
-    await startWorker('agen');
-    platform.enqueue({ id: 'ag1', input: { n: 4 } });
-    assert.deepEqual((await doneOf('ag1')).output, [0, 1, 2, 3]);
-    assert.deepEqual(
-      platform.streams.flatMap((s) => s.chunks.map((c) => c.output)),
-      [0, 1, 2, 3],
-    );
-  });
-
-  test('a stream answer {cancelled: true} stops the generator and posts no done', async () => {
-    await startWorker('agen');
-    platform.streamCancelled.add('sc1');
-    platform.enqueue({ id: 'sc1', input: { n: 50 } }, { id: 'sc2', input: { n: 1 } });
-    await doneOf('sc2');
-    assert.equal(platform.doneOf('sc1'), undefined);
-    assert.equal(platform.streams.filter((s) => s.jobId === 'sc1').length, 1);
-  });
-
-  test('runs STRATO_MAX_CONCURRENCY jobs at once, never more', async () => {
-    await startWorker('slow', { STRATO_MAX_CONCURRENCY: '3' });
-    const ids = ['c1', 'c2', 'c3', 'c4', 'c5', 'c6', 'c7'];
-    platform.enqueue(...ids.map((id) => ({ id, input: { ms: 300 } })));
-    const results = await Promise.all(ids.map((id) => doneOf(id, 15000)));
-    assert.equal(platform.maxInFlight, 3);
-    // Really concurrent: at the moment the first three jobs all started, none of them had ended.
-    const spans = results.map((r) => r.output as { start: number; end: number });
-    const maxOverlap = Math.max(...spans.map((s) => spans.filter((o) => o.start <= s.start && s.start < o.end).length));
-    assert.equal(maxOverlap, 3);
-  });
-
-  test('a cancel listed in the heartbeat answer cancels an async job; the worker goes on', async () => {
-    await startWorker('waits');
-    const marker = path.join(dir, 'cancelled.txt');
-    platform.enqueue({ id: 'k1', input: { ms: 20000, marker } });
-    await waitFor(() => platform.heartbeats.some((h) => h.jobs.includes('k1')), 'heartbeat listing k1');
-    platform.cancelNext.push('k1');
-    await waitFor(() => existsSync(marker), 'the coroutine to see CancelledError');
-    platform.enqueue({ id: 'k2', input: { ms: 1 } });
-    assert.equal((await doneOf('k2')).output, 'finished');
-    assert.equal(platform.doneOf('k1'), undefined);
-    await waitFor(() => platform.heartbeats.at(-1)!.jobs.length === 0, 'heartbeat without jobs');
-  });
-
-  test('a cancelled sync job is abandoned: its slot is free at once and its result is dropped', async () => {
+  test('breaks while a job runs: the worker opens another, the result arrives on it, and jobs go on', async () => {
     await startWorker('slow');
-    platform.enqueue({ id: 's1', input: { ms: 1500 } });
-    await waitFor(() => platform.heartbeats.some((h) => h.jobs.includes('s1')), 'heartbeat listing s1');
-    platform.cancelNext.push('s1');
-    platform.enqueue({ id: 's2', input: { ms: 1 } });
-    const s2 = await doneOf('s2');
-    assert.ok(s2.at - platform.handedOut.get('s1')! < 1400, 's2 ran while s1 was still sleeping');
-    await waitFor(() => /job s1 cancelled after \d+ ms: result dropped/.test(proc!.stderr()), 's1 to return');
-    assert.equal(platform.doneOf('s1'), undefined);
+    platform.enqueue({ id: 'b1', input: { ms: 600 } });
+    await waitFor(() => platform.heartbeats.some((h) => h.jobs.includes('b1')), 'b1 running');
+    platform.breakChannel();
+    assert.ok((await doneOf('b1')).output);
+    assert.equal(platform.channels.length, 2, proc!.stderr());
+    platform.enqueue({ id: 'b2', input: { ms: 1 } });
+    assert.ok((await doneOf('b2')).output);
+    assert.match(proc!.stderr(), /job channel open again/);
   });
 
-  test('a class is instantiated once; one of several methods is picked by input.method', async () => {
-    await startWorker('model');
-    platform.enqueue(
-      { id: 'm1', input: { method: 'predict', x: 21 } },
-      { id: 'm2', input: { method: 'info' } },
-      { id: 'm3', input: { x: 1 } },
-      { id: 'm4', input: { method: 'train' } },
-    );
-    assert.deepEqual((await doneOf('m1')).output, { y: 42, instances: 1 });
-    assert.deepEqual((await doneOf('m2')).output, { instances: 1 });
-    assert.equal((await doneOf('m3')).error, `ValueError: input needs "method" to pick the method of class Model to call: one of 'info', 'predict'`);
-    assert.equal((await doneOf('m4')).error, "ValueError: unknown method 'train' of class Model: use one of 'info', 'predict'");
-  });
-
-  test('an import error or a missing manifest ends the worker with status 1 and one clear message', async () => {
-    platform = new FakePlatform();
-    await platform.start();
-    const broken = makeArtifact({ 'bad.py': 'from strato import Endpoint\nimport not_installed_pkg\n' }, { bad: { module: 'bad', functions: ['bad'] } });
-    proc = startPython(['handler_bad.py'], { cwd: broken, env: platform.workerEnv() });
-    assert.equal(await withTimeout(proc.exited, 10000, 'worker exit'), 1);
-    assert.match(proc.stderr(), /strato ERROR importing module 'bad' failed: ModuleNotFoundError: No module named 'not_installed_pkg'/);
-    assert.match(proc.stderr(), /File ".*bad\.py", line 2/);
-    assert.equal(platform.ready.length, 0);
-    const lonely = path.join(broken, 'sub');
-    writeFiles(lonely, { 'handler_x.py': 'from strato.runtime import serve\nserve("x")\n' });
-    const p2 = startPython(['handler_x.py'], { cwd: lonely, env: platform.workerEnv() });
-    assert.equal(await withTimeout(p2.exited, 10000, 'worker exit'), 1);
-    assert.match(p2.stderr(), /strato_manifest\.json not found beside the handler/);
-    assert.doesNotMatch(p2.stderr(), /Traceback/);
-  });
-
-  test('a 401 answer to take makes the worker exit with status 0', async () => {
-    platform = new FakePlatform();
-    await platform.start();
-    platform.takeStatus = 401;
-    proc = startPython(['handler_echo.py'], { cwd: dir, env: platform.workerEnv() });
-    assert.equal(await withTimeout(proc.exited, 10000, 'worker exit'), 0);
-    assert.match(proc.stderr(), /no longer wanted/);
-  });
-
-  test('SIGTERM lets the running job finish and be posted, takes nothing new, exits 0', async () => {
-    await startWorker('slow');
-    platform.enqueue({ id: 't1', input: { ms: 500 } });
-    await waitFor(() => platform.heartbeats.some((h) => h.jobs.includes('t1')), 't1 running');
-    proc!.child.kill('SIGTERM');
-    platform.enqueue({ id: 't2', input: { ms: 1 } });
+  test('an exit frame from the platform ends the worker with status 0 and says why', async () => {
+    await startWorker('echo');
+    await waitFor(() => platform.channels.length > 0, 'the job channel');
+    platform.sendFrame({ exit: 'worker w-1 was replaced: a test' });
     assert.equal(await withTimeout(proc!.exited, 10000, 'worker exit'), 0);
-    assert.ok(platform.doneOf('t1')?.output);
-    assert.equal(platform.doneOf('t2'), undefined);
-  });
-
-  test('runtime overhead of a no-op job is around a millisecond', async (t) => {
-    await startWorker('noop');
-    platform.enqueue({ id: 'warm', input: {} });
-    await doneOf('warm');
-    const n = 300;
-    const started = Date.now();
-    platform.enqueue(...Array.from({ length: n }, (_, i) => ({ id: `n${i}`, input: {} })));
-    await doneOf(`n${n - 1}`, 20000);
-    const perJob = (Date.now() - started) / n;
-    t.diagnostic(`no-op job round trip against the fake platform: ${perJob.toFixed(2)} ms per job`);
-    assert.ok(perJob < 10, `${perJob} ms per job`);
+    assert.match(proc!.stderr(), /the platform closed the job channel \(worker w-1 was replaced: a test\): exiting/);
   });
 });

@@ -102,7 +102,34 @@ class Connection:
             return response
         raise AssertionError("unreachable")
 
+    def tunnel(self, path, timeout=None):
+        """CONNECT prefix+path (the worker's job channel). On 200 the connection leaves this object: returns
+        (socket, buffered reader) with no timeout set. Otherwise returns the Response (an older platform answers
+        405, or closes: status 0). Raises HttpError when the platform cannot be reached."""
+        self.close()
+        self._connect(timeout or self.timeout)
+        try:
+            self._sock.sendall(f"CONNECT {self.prefix}{path} HTTP/1.1\r\n{self._head}\r\n".encode())
+            status, headers = self._read_head()
+            if status != 200:
+                response = self._read_body(status, headers)
+                self.close()
+                return response
+        except _Stale:
+            self.close()
+            return Response(0, None, "the platform closed the connection without answering CONNECT")
+        except (OSError, ValueError) as e:
+            self.close()
+            raise HttpError(f"CONNECT to {self.host}:{self.port}{self.prefix}{path} failed: {e}") from None
+        sock, reader = self._sock, self._file
+        sock.settimeout(None)
+        self._sock = self._file = None
+        return sock, reader
+
     def _read_response(self):
+        return self._read_body(*self._read_head())
+
+    def _read_head(self):
         f = self._file
         try:
             line = f.readline(_MAX_LINE)
@@ -123,6 +150,10 @@ class Connection:
                 raise ValueError("connection closed inside the response headers")
             name, _, value = line.decode("latin-1").partition(":")
             headers[name.strip().lower()] = value.strip()
+        return status, headers
+
+    def _read_body(self, status, headers):
+        f = self._file
         if status < 200 or status in (204, 304):
             payload = b""
         elif "chunked" in headers.get("transfer-encoding", "").lower():

@@ -1,11 +1,13 @@
-# The platform worker of a queue-based endpoint (docs/worker-protocol.md): long-polls `take`, runs up to
-# STRATO_MAX_CONCURRENCY jobs at once, posts `stream` and `done` (chaining the next job), stops on SIGTERM.
+# The platform worker of a queue-based endpoint (docs/worker-protocol.md): takes jobs over the job channel
+# (_channel.py), or where the platform offers none by long-polling `take`; runs up to STRATO_MAX_CONCURRENCY jobs at
+# once, posts `stream` and `done` (over HTTP: chaining the next job), stops on SIGTERM.
 import json
 import queue
 import threading
 import time
 
 from . import _log as log
+from ._channel import ChannelSlots, Refused, open_channel
 from ._http import HttpError
 from ._invoke import Outcome, Run, execute, json_default, log_failure
 from ._platform import GRACE_S, Contact, Stopper, post_ready, start_heartbeat
@@ -14,10 +16,10 @@ TAKE_WAIT_MS = 20000
 
 
 class QueueWorker:
-    """Threads: one poller (the only long-poll), one heartbeat, and one slot thread per job in progress, each
-    with its own keep-alive connection. A slot that finishes a job asks `done` for the next one (take: 1), so
-    under load jobs flow without long-polls or thread hand-offs; sync user code runs right in the slot thread,
-    async code on the shared event loop."""
+    """Threads: one heartbeat, and one slot thread per job in progress (sync user code runs right in it, async code
+    on the shared event loop). Over the job channel, slot threads take turns reading it (ChannelSlots). Over HTTP,
+    one poller holds the only long-poll, and a slot that finishes a job asks `done` for the next one (take: 1), so
+    under load jobs flow without long-polls or thread hand-offs."""
 
     def __init__(self, settings, make_call, any_error_key=False):
         self.settings = settings
@@ -32,14 +34,14 @@ class QueueWorker:
         self.stopping = False
         self.stopper = Stopper()
         self.contact = Contact(self.stopper)
+        self.slots = None  # ChannelSlots over the job channel; None over HTTP
 
     # Main thread: ready, start the threads, wait for a stop, end the process.
     def run(self):
         post_ready(self.settings, self.contact)
         if self.stopper.code is None:
             start_heartbeat(self.settings, self.contact, self._in_progress, self.cancel)
-            threading.Thread(target=self._poll, name="strato-poll", daemon=True).start()
-            log.info(f"worker {self.settings.worker_id} ready: up to {self.capacity} job(s) at once")
+            threading.Thread(target=self._start_transport, name="strato-channel", daemon=True).start()
         graceful = self.stopper.wait()
         with self.cv:
             self.stopping = True
@@ -50,6 +52,27 @@ class QueueWorker:
                 while (self.runs or self.reserved) and time.monotonic() < deadline:
                     self.cv.wait(deadline - time.monotonic())
         self.stopper.end_process()
+
+    def _start_transport(self):
+        delay = 0.05
+        while self.stopper.code is None:
+            try:
+                self.slots = ChannelSlots(self, open_channel(self.settings, self.contact))
+                self.slots.start()
+                self._say_ready("over the job channel")
+                return
+            except Refused as e:
+                if self.stopper.code is None:
+                    threading.Thread(target=self._poll, name="strato-poll", daemon=True).start()
+                    self._say_ready(f"over HTTP long-polls (no job channel: {e})")
+                return
+            except HttpError as e:
+                self.contact.failed("job channel", e)
+                time.sleep(delay)
+                delay = min(delay * 2, 1.0)
+
+    def _say_ready(self, how):
+        log.info(f"worker {self.settings.worker_id} ready: up to {self.capacity} job(s) at once, {how}")
 
     def _in_progress(self):
         with self.cv:
@@ -62,6 +85,8 @@ class QueueWorker:
         if run is not None:
             run.cancel()
             log.info(f"job {job_id} cancelled by the platform")
+            if self.slots is not None:
+                self.slots.slot_freed()
 
     # Poller: the single long-poll, asking for as many jobs as there are free slots.
     def _poll(self):
@@ -95,14 +120,21 @@ class QueueWorker:
             for job in (response.data or {}).get("jobs") or []:
                 self._accept(job)
 
-    def _accept(self, job):
+    def admit(self, job):
+        """Counts a job handed out as in progress; False when it cannot run (malformed, the worker is stopping)."""
         if not _well_formed(job):
-            return
+            return False
         with self.cv:
             if self.stopping:
                 log.warn(f"job {job.get('id')} not started: the worker is stopping")
-                return
+                return False
             self.runs[job["id"]] = Run(job["id"])
+        return True
+
+    def _accept(self, job):
+        if not self.admit(job):
+            return
+        with self.cv:
             wake_idle = self.idle > 0
             if wake_idle:
                 self.idle -= 1  # claimed here, so that two jobs never count on the same idle thread
@@ -121,6 +153,19 @@ class QueueWorker:
                 self.idle += 1
 
     def _run(self, conn, job):
+        """HTTP: runs the job, reports it with `done`, and returns the next job that answer hands out (or None)."""
+        body = self.result(conn, job, reserve=True)
+        if body is None:
+            return None
+        body["take"] = 0 if self.stopping else 1
+        response = self.post(conn, "done", body)
+        jobs = ((response.data or {}).get("jobs") or []) if response is not None and response.status == 200 else []
+        return self._release(jobs)
+
+    def result(self, conn, job, reserve=False):
+        """Runs an admitted job; the body of its `done`, or None when it was cancelled (the result is dropped).
+        With `reserve` the slot stays counted (a graceful stop waits for it) until _release or unreserve: while the
+        result is sent, and over HTTP while `done` asks for the next job."""
         job_id = job["id"]
         with self.cv:
             run = self.runs.get(job_id)
@@ -133,8 +178,8 @@ class QueueWorker:
             chunk = {"output": value, "metrics": {"stream_index": index[0]}}
             index[0] += 1
             try:
-                response = self._post(conn, "stream", {"workerId": self.settings.worker_id, "jobId": job_id,
-                                                       "chunks": [chunk]})
+                response = self.post(conn, "stream", {"workerId": self.settings.worker_id, "jobId": job_id,
+                                                      "chunks": [chunk]})
             except (TypeError, ValueError) as e:  # raised before anything was sent: fails the job
                 raise TypeError(f"a streamed value is not JSON serializable: {e}") from None
             return not (response is not None and (response.data or {}).get("cancelled"))
@@ -144,15 +189,14 @@ class QueueWorker:
             owned = self.runs.get(job_id) is run
             if owned:
                 del self.runs[job_id]
-                self.reserved += 1  # keep the slot while `done` asks for the next job
-            take = 0 if self.stopping else 1
+                self.reserved += reserve
             self.cv.notify_all()
         if not owned or outcome.cancelled:
-            if owned:
+            if owned and reserve:
                 self._release(())
             log.info(f"job {job_id} cancelled after {(time.monotonic() - started) * 1000:.0f} ms: result dropped")
             return None
-        body = {"workerId": self.settings.worker_id, "jobId": job_id, "take": take}
+        body = {"workerId": self.settings.worker_id, "jobId": job_id}
         if outcome.error is None:
             try:
                 # The output's own JSON text travels as a string, so that the platform stores and answers exactly
@@ -165,10 +209,13 @@ class QueueWorker:
         if outcome.error is not None:
             body["error"] = outcome.error
             log_failure(job_id, outcome)
-        response = self._post(conn, "done", body)
         log.debug(f"job {job_id} done in {(time.monotonic() - started) * 1000:.1f} ms")
-        jobs = ((response.data or {}).get("jobs") or []) if response is not None and response.status == 200 else []
-        return self._release(jobs)
+        return body
+
+    def unreserve(self):
+        with self.cv:
+            self.reserved -= 1
+            self.cv.notify_all()
 
     def _release(self, jobs):
         """Gives back the slot reserved for `done`; the first chained job runs in this thread, extra ones
@@ -184,7 +231,7 @@ class QueueWorker:
             self._accept(extra)
         return first
 
-    def _post(self, conn, what, body):
+    def post(self, conn, what, body):
         """POSTs one protocol call; None when it got no usable answer (the failure is logged). A body that is
         not JSON serializable raises TypeError or ValueError before anything is sent."""
         try:

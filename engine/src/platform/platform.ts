@@ -23,6 +23,7 @@ import { acquireLock } from './lock';
 import { limits, resolveOptions, type PlatformOptions } from './options';
 import { ensureLayout, loadOrCreateKey, platformLayout, userDataRoot, writeState } from '../protocol/layout';
 import { createServer, listen } from './server';
+import { workerChannels } from './workerChannel';
 import { JobWriter } from './store/jobWriter';
 import { defaultTemplateDir, openPglite } from './store/pglite';
 import { SqlStore } from './store/sqlStore';
@@ -106,7 +107,10 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
         dispatch?.wake(id);
         scheduler?.demand(id);
       },
-      onWorkerFreed: (w, abandoned) => scheduler?.freed(w, abandoned),
+      onWorkerFreed: (w, abandoned) => {
+        scheduler?.freed(w, abandoned);
+        dispatch?.offer(w); // after `freed`, which may retire it
+      },
     });
     dispatch = new Dispatcher(engine, {
       executionTimeoutMs: (id) => cp.endpoint(id)?.config.executionTimeoutMs ?? limits.defaultExecutionLimitMs,
@@ -201,6 +205,8 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
       },
       log: o.log,
     });
+    const workerDeps = { engine, dispatch, scheduler: sched, log: o.log };
+    const channels = workerChannels(workerDeps);
     const server = createServer({
       agent: agents.handle,
       keys,
@@ -239,7 +245,8 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
         log: o.log,
       }),
       lb: (req, res) => lb!.handle(req, res),
-      worker: workerApi({ engine, dispatch, scheduler: sched, log: o.log }),
+      worker: workerApi(workerDeps),
+      workerChannel: (req, socket, head) => channels.open(req, socket, head),
       cluster: o.database
         ? async (req, res) => {
             if (cluster) return cluster.handle(req, res);
@@ -328,6 +335,7 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
           logWaiters.wakeAll();
           await sched.close(o.workerStopGraceMs);
           agents.close();
+          channels.closeAll();
           await new Promise<void>((r) => {
             server.close(() => r());
             server.closeAllConnections();

@@ -3,6 +3,7 @@
 // worker hosts' agents (/_agent).
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
 import type { Principal } from './auth';
 import type { KeyRing } from './controlPlane/keys';
 import { PlatformError } from './errors';
@@ -17,6 +18,8 @@ export interface Routes {
   jobs: Handler;
   lb: Handler;
   worker: Handler;
+  /** `CONNECT /_worker/<endpoint_id>/channel`: a worker's job channel (workerChannel.ts). */
+  workerChannel?(req: IncomingMessage, socket: Duplex, head: Buffer): void;
   /** Worker hosts' agents (agentApi.ts). */
   agent?: Handler;
   /** Routes between the nodes of a cluster (`/_cluster/...`); absent on the embedded database. */
@@ -39,6 +42,11 @@ export function createServer(r: Routes): http.Server {
     });
   });
   server.headersTimeout = 60_000;
+  // Without a listener Node drops CONNECT requests without a word; the platform answers them (workerChannel.ts).
+  server.on('connect', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    if (r.workerChannel) return r.workerChannel(req, socket, head);
+    socket.end('HTTP/1.1 405 Method Not Allowed\r\nconnection: close\r\ncontent-length: 0\r\n\r\n');
+  });
   return server;
 }
 

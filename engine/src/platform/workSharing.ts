@@ -48,8 +48,7 @@ export class WorkSharing {
   /** Room the workers parked on the endpoint's empty queue here have for jobs. */
   private idleRoom(endpointId: string): number {
     const q = this.d.engine.endpointJobs(endpointId).queue;
-    if (q.queued > 0) return 0;
-    return q.waiting().reduce((n, t) => n + Math.max(0, Math.min(t.max, t.worker.maxConcurrency - t.worker.jobs.size)), 0);
+    return q.queued > 0 ? 0 : q.room();
   }
 
   /** Another node has queued jobs of this endpoint its workers do not take: ask now if workers wait here. */
@@ -79,7 +78,7 @@ export class WorkSharing {
     const now = Date.now();
     for (const id of endpointIds) {
       const q = this.d.engine.endpointJobs(id).queue;
-      if (q.queued === 0 || q.waiting().length > 0 || now - (this.announced.get(id) ?? 0) < 1000) continue;
+      if (q.queued === 0 || q.room() > 0 || now - (this.announced.get(id) ?? 0) < 1000) continue;
       this.announced.set(id, now);
       void this.d.cluster.notify(`queued ${id} ${this.d.nodeId}`);
     }

@@ -22,7 +22,7 @@ export interface WorkerApiDeps {
 const BODY_LIMIT = 256 * 1024 * 1024;
 const MAX_WAIT_MS = 60_000;
 
-interface WorkerBody {
+export interface WorkerBody {
   workerId?: unknown;
   outputJson?: unknown;
   max?: unknown;
@@ -87,7 +87,7 @@ export function workerApi(d: WorkerApiDeps) {
 }
 
 /** The worker whose token the request carries (compared in constant time over SHA-256 digests), or null. */
-function authenticate(d: WorkerApiDeps, req: IncomingMessage, endpointId: string): Worker | null {
+export function authenticate(d: WorkerApiDeps, req: IncomingMessage, endpointId: string): Worker | null {
   const m = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '');
   if (!m) return null;
   const presented = digest(m[1]);
@@ -106,7 +106,8 @@ function tokenDigest(w: Worker): Buffer {
   return d;
 }
 
-function jobsJson(jobs: Job[], extra = ''): string {
+/** Jobs handed to a worker, as `take` answers them and the job channel sends them. */
+export function jobsJson(jobs: Job[], extra = ''): string {
   let s = '{"jobs":[';
   for (let i = 0; i < jobs.length; i++) s += `${i ? ',' : ''}{"id":"${jobs[i].id}","input":${jobs[i].input}}`;
   return `${s}]${extra}}`;
@@ -131,6 +132,14 @@ async function take(d: WorkerApiDeps, w: Worker, body: WorkerBody, res: ServerRe
 }
 
 function done(d: WorkerApiDeps, w: Worker, body: WorkerBody, res: ServerResponse): void {
+  const owned = recordDone(d, w, body);
+  const n = typeof body.take === 'number' && body.take > 0 ? Math.floor(body.take) : 0;
+  const next = n > 0 && w.phase === 'ready' ? d.dispatch.takeNow(w, n) : [];
+  sendRaw(res, 200, jobsJson(next, owned ? '' : ',"ignored":true'));
+}
+
+/** Records a job's result from a `done` body (HTTP or job channel); false when the worker no longer owns the job. */
+export function recordDone(d: WorkerApiDeps, w: Worker, body: WorkerBody): boolean {
   const jobId = String(body.jobId);
   let error: string | null = null;
   if (body.error !== undefined && body.error !== null) error = typeof body.error === 'string' ? body.error : JSON.stringify(body.error);
@@ -143,10 +152,7 @@ function done(d: WorkerApiDeps, w: Worker, body: WorkerBody, res: ServerResponse
       else error = 'the worker sent an output that is not JSON text';
     } else output = JSON.stringify(body.output === undefined ? null : body.output);
   }
-  const owned = d.dispatch.complete(w, jobId, output, error);
-  const n = typeof body.take === 'number' && body.take > 0 ? Math.floor(body.take) : 0;
-  const next = n > 0 && w.phase === 'ready' ? d.dispatch.takeNow(w, n) : [];
-  sendRaw(res, 200, jobsJson(next, owned ? '' : ',"ignored":true'));
+  return d.dispatch.complete(w, jobId, output, error);
 }
 
 function isJson(text: string): boolean {

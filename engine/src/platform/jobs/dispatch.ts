@@ -4,6 +4,7 @@
 import { MAX_ATTEMPTS, type Job } from './job';
 import type { JobEngine } from './jobEngine';
 import { normaliseChunks, type RawChunk } from './streamChunks';
+import type { Taker } from './endpointQueue';
 import type { Worker } from '../workers/worker';
 
 export interface DispatchDeps {
@@ -63,6 +64,48 @@ export class Dispatcher {
     });
   }
 
+  /**
+   * A worker's job channel opened (workerChannel.ts): from now on jobs go to `send` as soon as the worker has room,
+   * until the returned detach is called (the channel closed). `send` answers false when the channel is gone: the jobs
+   * go back to the queue.
+   */
+  attach(w: Worker, send: (jobs: Job[]) => boolean, close: (reason: string) => void): () => void {
+    const queue = this.engine.endpointJobs(w.endpointId).queue;
+    const old = w.channel;
+    if (old) {
+      queue.unpark(old.taker);
+      w.channel = undefined;
+      old.close('the worker opened another job channel');
+    }
+    const detach = () => {
+      if (w.channel?.taker !== taker) return;
+      w.channel = undefined;
+      queue.unpark(taker);
+    };
+    const taker: Taker = {
+      worker: w,
+      max: w.maxConcurrency,
+      persistent: true,
+      deliver: (jobs) => {
+        if (jobs.length === 0 || send(jobs)) return;
+        detach(); // before the jobs go back: the queue would hand them to this channel again
+        for (const job of jobs) this.requeue(job);
+      },
+    };
+    w.channel = { taker, close };
+    if (w.phase === 'initializing' || w.phase === 'ready') queue.park(taker);
+    this.offer(w);
+    return detach;
+  }
+
+  /** A slot of the worker came free: its channel gets the next queued jobs at once. */
+  offer(w: Worker): void {
+    const t = w.channel?.taker;
+    if (!t) return;
+    const jobs = this.takeNow(w, t.max);
+    if (jobs.length > 0) t.deliver(jobs);
+  }
+
   /** Jobs arrived on the endpoint: wake parked workers, oldest first. */
   wake(endpointId: string): void {
     const queue = this.engine.endpointJobs(endpointId).queue;
@@ -73,7 +116,7 @@ export class Dispatcher {
     }
   }
 
-  /** Releases parked long-polls of a worker that is retiring (they answer with no job). */
+  /** Releases parked long-polls of a worker that is retiring (they answer with no job); its channel gets no more jobs. */
   releaseTakers(w: Worker): void {
     for (const t of this.engine.endpointJobs(w.endpointId).queue.unparkWorker(w)) t.deliver([]);
   }
@@ -173,6 +216,7 @@ export class Dispatcher {
   /** The worker is gone: its jobs fail (it died) or run again (it hung or the platform stopped it). */
   workerGone(w: Worker, how: 'fail' | 'requeue', reason: string): void {
     this.releaseTakers(w);
+    w.channel?.close(reason);
     for (const job of [...w.jobs]) {
       if (how === 'fail' || job.attempts >= MAX_ATTEMPTS) {
         const why = how === 'fail' ? reason : `${reason}; the job was started ${job.attempts} times`;

@@ -7,6 +7,8 @@ import type { Worker } from '../workers/worker';
 export interface Taker {
   worker: Worker;
   max: number;
+  /** A job channel: stays parked after a delivery (a `take` long-poll leaves with its jobs). */
+  persistent?: true;
   deliver(jobs: Job[]): void;
 }
 
@@ -78,6 +80,13 @@ export class EndpointQueue {
   /** Parked takers, longest waiting first; the caller hands them jobs. */
   waiting(): readonly Taker[] {
     return this.takers;
+  }
+
+  /** Jobs the parked takers would take now (a channel stays parked while its worker is busy: it counts its free slots). */
+  room(): number {
+    let n = 0;
+    for (const t of this.takers) n += Math.max(0, Math.min(t.max, t.worker.maxConcurrency - t.worker.jobs.size));
+    return n;
   }
 
   /** Removes and returns parked takers of a worker (it stopped). */

@@ -2,6 +2,7 @@
 // process; the job engine owns which jobs it runs; the scheduler decides when it starts and stops.
 import type { EventEmitter } from 'node:events';
 import type { Job } from '../jobs/job';
+import type { Taker } from '../jobs/endpointQueue';
 
 /** Health buckets of decisions.md plus the platform's own retirement states. */
 export type WorkerPhase = 'initializing' | 'ready' | 'draining' | 'stopping' | 'exited';
@@ -39,6 +40,13 @@ export interface Worker {
   stderrTail: string[];
   /** The host it runs on (hosts.ts): 'local', or a worker host's id. */
   hostId?: string;
+  /** Its job channel (workerChannel.ts), parked on its queue for as long as it is open; else it long-polls `take`. */
+  channel?: WorkerChannel;
+}
+
+export interface WorkerChannel {
+  taker: Taker;
+  close(reason: string): void;
 }
 
 /** What the supervisor needs of a running worker: a child process, one forked from a template (forked.ts), or a
