@@ -37,7 +37,11 @@ class Channel:
         return json.loads(data)
 
     def send(self, message):
-        data = json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode()
+        text = json.dumps(message, separators=(",", ":"), ensure_ascii=False)
+        try:
+            data = text.encode()
+        except UnicodeEncodeError:  # a lone surrogate (the text of an error): escaped, as the HTTP calls send it
+            data = json.dumps(message, separators=(",", ":")).encode()
         with self._send_lock:
             # A write to a connection the platform closed still succeeds once (the kernel takes it): look first, so
             # that a result goes on the next channel rather than into a closed one.
