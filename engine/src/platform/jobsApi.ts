@@ -52,7 +52,7 @@ const WITH_JOB = new Set<Route>(['status', 'stream', 'cancel', 'retry']);
 const NODE_HEALTH_PATH = '/_cluster/health';
 const NODE_PURGE_PATH = '/_cluster/purge';
 
-interface Health {
+export interface Health {
   jobs: JobCounts;
   workers: WorkerCounts;
 }
@@ -171,19 +171,32 @@ function status(d: JobsApiDeps, req: IncomingMessage, res: ServerResponse, job: 
 }
 
 /** This node's part of an endpoint's health: its jobs (those it owns) and its workers. */
-function nodeHealth(d: Pick<JobsApiDeps, 'engine' | 'workerCounts'>, endpointId: string): Health {
+function nodeHealth(d: HealthDeps, endpointId: string): Health {
   return { jobs: d.engine.counts(endpointId), workers: d.workerCounts(endpointId) };
 }
 
-/** One node: its own counts, from memory. A cluster: the sum of every live node's (each owns its jobs and workers). */
-async function health(d: JobsApiDeps, endpointId: string): Promise<Health> {
-  const sum = nodeHealth(d, endpointId);
-  if (!d.cluster) return sum;
-  for (const h of await d.cluster.callOthers<Health>(NODE_HEALTH_PATH, { endpointId })) {
-    for (const k of Object.keys(sum.jobs) as Array<keyof JobCounts>) sum.jobs[k] += Number(h.jobs[k]) || 0;
-    for (const k of Object.keys(sum.workers) as Array<keyof WorkerCounts>) sum.workers[k] += Number(h.workers[k]) || 0;
+export type HealthDeps = Pick<JobsApiDeps, 'engine' | 'workerCounts' | 'cluster'>;
+
+/**
+ * Endpoints' health as the whole service sees it, the one place that sums it (REST `/health`, GraphQL `health`). One
+ * node: its own counts, from memory. A cluster: the sum of every live node's (each owns its jobs and workers), all
+ * endpoints asked of each node in one call; a live node that does not answer fails it (503, cluster.ts).
+ */
+export async function serviceHealth(d: HealthDeps, endpointIds: string[]): Promise<Health[]> {
+  const sums = endpointIds.map((id) => nodeHealth(d, id));
+  if (!d.cluster) return sums;
+  for (const answer of await d.cluster.callOthers<Health[]>(NODE_HEALTH_PATH, { endpointIds })) {
+    for (const [i, sum] of sums.entries()) {
+      const h = answer[i];
+      for (const k of Object.keys(sum.jobs) as Array<keyof JobCounts>) sum.jobs[k] += Number(h?.jobs[k]) || 0;
+      for (const k of Object.keys(sum.workers) as Array<keyof WorkerCounts>) sum.workers[k] += Number(h?.workers[k]) || 0;
+    }
   }
-  return sum;
+  return sums;
+}
+
+async function health(d: JobsApiDeps, endpointId: string): Promise<Health> {
+  return (await serviceHealth(d, [endpointId]))[0];
 }
 
 /** Every node drops the queued jobs it owns (a node writes only its own rows); the number removed in all. */
@@ -196,6 +209,9 @@ async function purge(d: JobsApiDeps, endpointId: string): Promise<number> {
 /** Answers the other nodes' calls for this node's part of an endpoint's health and purge. */
 export function serveNodeParts(cluster: Cluster, d: Pick<JobsApiDeps, 'engine' | 'workerCounts'>): void {
   const endpointOf = (body: unknown) => String((body as { endpointId?: unknown } | null)?.endpointId ?? '');
-  cluster.serve(NODE_HEALTH_PATH, (body) => nodeHealth(d, endpointOf(body)));
+  cluster.serve(NODE_HEALTH_PATH, (body) => {
+    const ids = (body as { endpointIds?: unknown } | null)?.endpointIds;
+    return Array.isArray(ids) ? ids.map((id) => nodeHealth(d, String(id))) : [];
+  });
   cluster.serve(NODE_PURGE_PATH, (body) => ({ removed: d.engine.purge(endpointOf(body)) }));
 }

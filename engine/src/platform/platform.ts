@@ -13,10 +13,12 @@ import { sendError } from './http';
 import { Guard } from './graphql/guard';
 import { graphqlHandler } from './graphql/handler';
 import type { EndpointHealthView } from './graphql/resolvers';
-import { jobsApi, serveNodeParts } from './jobsApi';
+import { jobsApi, serveNodeParts, serviceHealth, type Health, type HealthDeps } from './jobsApi';
+import { batched } from '../util/batched';
 import { Dispatcher } from './jobs/dispatch';
 import { INSTANCE_ID, JobEngine } from './jobs/jobEngine';
 import { Cluster, nodeIdOf } from './cluster';
+import { serveNodeLogs } from './clusterLogs';
 import { WorkSharing } from './workSharing';
 import { LbRouter } from './lbRouter';
 import { acquireLock } from './lock';
@@ -170,8 +172,8 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
     let baseUrl = '';
     let cluster: Cluster | undefined;
     let sharing: WorkSharing | undefined;
-    const health = (id: string): EndpointHealthView => {
-      const c = engine.counts(id);
+    /** An endpoint's health for GraphQL: the service's counts (serviceHealth, with REST /health) and this node's notes. */
+    const health = async (counts: Health, id: string): Promise<EndpointHealthView> => {
       const ep = cp.endpoint(id);
       // The health view has one free-text note: the missing hardware, what the host lacks, a volume over its
       // quota, and why workers start without a template.
@@ -183,7 +185,14 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
       ].filter(Boolean);
       const hardwareNote = notes.length ? [...new Set(notes)].join('; ') : null;
       const lastError = sched.lastError(id) ?? templates?.lastError(id) ?? null;
-      return { ...sched.counts(id), inQueue: c.inQueue, inProgress: c.inProgress, lastError, hardwareNote };
+      return { ...counts.workers, inQueue: counts.jobs.inQueue, inProgress: counts.jobs.inProgress, lastError, hardwareNote };
+    };
+    const healthDeps: HealthDeps = {
+      engine,
+      workerCounts: (id) => sched.counts(id),
+      get cluster() {
+        return cluster;
+      },
     };
     const agents = new AgentApi({
       keys,
@@ -217,7 +226,11 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
           version: PLATFORM_VERSION,
           instanceId: nodeId,
           nodes: async () => (cluster ? cluster.views() : [{ id: nodeId, url: baseUrl, startedAt, heartbeatAt: Date.now(), state: 'alive' as const }]),
-          health,
+          // The endpoints one answer lists are asked of the other nodes in one call.
+          health: (
+            (of) => async (id: string) =>
+              health(await of(id), id)
+          )(batched((ids: string[]) => serviceHealth(healthDeps, ids))),
           notes: (ep) => hostChecks.notes(ep.config),
           hosts: () => pool.view(),
           audit: async (q) => (await store.listAudit(q)).map(auditEntry),
@@ -230,9 +243,15 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
         cp,
         engine,
         writer,
-        workerCounts: (id) => sched.counts(id),
+        workerCounts: healthDeps.workerCounts,
         streamWaitMs: o.streamWaitMs,
-        logs: { logsDir: layout.logs, waiters: logWaiters },
+        logs: {
+          logsDir: layout.logs,
+          waiters: logWaiters,
+          get cluster() {
+            return cluster;
+          },
+        },
         get cluster() {
           return cluster;
         },
@@ -276,7 +295,8 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
       sharing = new WorkSharing({ nodeId, store, engine, writer, cp, cluster, log: o.log });
       const s = sharing;
       cluster.onQueued = (id) => s.wake(id);
-      serveNodeParts(cluster, { engine, workerCounts: (id) => sched.counts(id) });
+      serveNodeParts(cluster, healthDeps);
+      serveNodeLogs(cluster, { logsDir: layout.logs, waiters: logWaiters });
       try {
         await cluster.start();
         sharing.start();
