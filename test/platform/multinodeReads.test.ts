@@ -7,11 +7,13 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import net from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import type { EndpointHealth } from '../../engine/src/protocol/controlPlane';
 import type { WorkerLogPage } from '../../engine/src/protocol/logs';
 import { buildTestArtifact } from '../helpers/artifact';
+import { runCli } from '../helpers/cli';
 import { call, deploy, startTestPlatform, waitUntil, type TestPlatform } from '../helpers/platform';
 import { postgresMissing, startPostgres, type TestPostgres } from '../helpers/postgres';
 import { queueSpec, WORKER_PY } from '../helpers/testWorkers';
@@ -19,6 +21,7 @@ import { queueSpec, WORKER_PY } from '../helpers/testWorkers';
 const skip = postgresMissing();
 let pgServer: TestPostgres;
 const platforms: TestPlatform[] = [];
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'strato-multinode-reads-'));
 
 before(async () => {
   if (!skip) pgServer = await startPostgres();
@@ -26,6 +29,7 @@ before(async () => {
 after(async () => {
   for (const p of platforms) await p.close().catch(() => undefined);
   pgServer?.stop();
+  fs.rmSync(tmp, { recursive: true, force: true });
 });
 
 const TALK_PY = `
@@ -104,6 +108,15 @@ describe('reads through one node of three', { skip: skip ?? false }, () => {
       assert.deepEqual(said(next), ['said four'], JSON.stringify(next));
       assert.deepEqual(said(await logsOf(c, id, `?since=${encodeURIComponent(next.cursor)}`)), [], 'and nothing again after its own cursor');
     }
+    // `strato logs` through C, as a user runs it: the lines of the other nodes' workers.
+    const project = path.join(tmp, 'talky');
+    fs.mkdirSync(project);
+    fs.writeFileSync(path.join(project, 'pyproject.toml'), '[project]\nname = "talky"\nversion = "0.1.0"\n');
+    const cli = (node: TestPlatform) =>
+      runCli(['logs', 'talk', '--tail', '10000'], { cwd: project, env: { STRATO_API_URL: node.url, STRATO_API_KEY: node.key } });
+    const printed = await cli(c);
+    assert.equal(printed.code, 0, printed.stderr);
+    for (const text of ['one', 'two', 'three', 'four']) assert.match(printed.stdout, new RegExp(`w-\\S+ said ${text}$`, 'm'));
     const bad = await call('GET', `${a.url}/v2/${id}/logs?since=n123:x`);
     assert.equal(bad.status, 400);
     assert.match((bad.json as { error: string }).error, /since must be the cursor of a previous answer/);
@@ -119,6 +132,7 @@ describe('reads through one node of three', { skip: skip ?? false }, () => {
       const now = '(extract(epoch from clock_timestamp()) * 1000)::bigint';
       const url = `http://127.0.0.1:${(silent.address() as net.AddressInfo).port}`;
       await db.query(`insert into nodes (id, url, started_at, heartbeat_at) values ($1, $2, ${now}, ${now})`, [ghost, url]);
+      const beat = () => db.query(`update nodes set heartbeat_at = ${now} where id = $1`, [ghost]);
       const t1 = Date.now();
       const partial = await waitUntil(
         'a read that names the silent node',
@@ -134,6 +148,12 @@ describe('reads through one node of three', { skip: skip ?? false }, () => {
         [[ghost, url]],
       );
       assert.ok(said(partial).includes('said four'), 'the lines of the nodes that answered');
+      await beat();
+      const warned = await cli(a);
+      assert.equal(warned.code, 0, warned.stderr);
+      assert.match(warned.stdout, /said four/);
+      assert.match(warned.stderr, new RegExp(`warning: lines of the workers on node ${ghost} at ${url} \\(.*\\) are missing`));
+      await beat();
       const follow = await logsOf(b, id, `?since=${encodeURIComponent(partial.cursor)}&wait=1000`);
       assert.deepEqual(follow.lines, []);
       assert.equal(follow.partial?.[0]?.node, ghost);
