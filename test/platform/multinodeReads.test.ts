@@ -169,7 +169,10 @@ describe('reads through one node of three', { skip: skip ?? false }, () => {
     const database = await pgServer.createDatabase();
     const nodes = await Promise.all([0, 1, 2].map(() => startTestPlatform({ database })));
     platforms.push(...nodes);
-    const art = await buildTestArtifact({ 'worker.py': WORKER_PY }, [queueSpec('slow', 'sleep', { workers: [1, 1], maxConcurrency: 1 })]);
+    const art = await buildTestArtifact({ 'worker.py': WORKER_PY, 'broken.py': 'import not_a_module_that_exists\n\n\ndef f():\n    pass\n' }, [
+      queueSpec('slow', 'sleep', { workers: [1, 1], maxConcurrency: 1 }),
+      { name: 'broken', file: 'broken.py', fn: 'f', workers: [0, 1] },
+    ]);
     const eps = await deploy(nodes[0].cp, art, { app: 'healthy' });
     const ep = eps.slow;
     const environmentId = (await nodes[0].cp.findApp('healthy'))!.environments[0].id;
@@ -199,5 +202,11 @@ describe('reads through one node of three', { skip: skip ?? false }, () => {
       assert.equal(graph.inQueue + graph.inProgress, 6, `every node's jobs, not this node's: ${JSON.stringify(graph)}`);
       assert.deepEqual(byEnv, graph, 'the environment listing (several endpoints in one call) says the same');
     }
+
+    // Why workers cannot start, through a node that started none: the error of the node that tried, named.
+    const [a, , c] = nodes;
+    await call('POST', `${a.url}/v2/${eps.broken.id}/run`, { body: { input: {} } });
+    const seen = await waitUntil('the error through C', async () => (await c.cp.endpointHealth(eps.broken.id))?.lastError ?? null, 30_000);
+    assert.match(seen, new RegExp(`^on node ${a.platform.instanceId}: .*not_a_module_that_exists`));
   });
 });

@@ -13,7 +13,8 @@ import { sendError } from './http';
 import { Guard } from './graphql/guard';
 import { graphqlHandler } from './graphql/handler';
 import type { EndpointHealthView } from './graphql/resolvers';
-import { jobsApi, serveNodeParts, serviceHealth, type Health, type HealthDeps } from './jobsApi';
+import { jobsApi, serveNodePurge } from './jobsApi';
+import { serveNodeHealth, serviceHealth, type HealthDeps, type HealthNotes } from './serviceHealth';
 import { batched } from '../util/batched';
 import { Dispatcher } from './jobs/dispatch';
 import { INSTANCE_ID, JobEngine } from './jobs/jobEngine';
@@ -172,8 +173,8 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
     let baseUrl = '';
     let cluster: Cluster | undefined;
     let sharing: WorkSharing | undefined;
-    /** An endpoint's health for GraphQL: the service's counts (serviceHealth, with REST /health) and this node's notes. */
-    const health = async (counts: Health, id: string): Promise<EndpointHealthView> => {
+    /** Why an endpoint's workers cannot start here, and what this node's machine lacks for them. */
+    const notes = (id: string): HealthNotes => {
       const ep = cp.endpoint(id);
       // The health view has one free-text note: the missing hardware, what the host lacks, a volume over its
       // quota, and why workers start without a template.
@@ -184,12 +185,12 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
         templates?.note(id) ?? null,
       ].filter(Boolean);
       const hardwareNote = notes.length ? [...new Set(notes)].join('; ') : null;
-      const lastError = sched.lastError(id) ?? templates?.lastError(id) ?? null;
-      return { ...counts.workers, inQueue: counts.jobs.inQueue, inProgress: counts.jobs.inProgress, lastError, hardwareNote };
+      return { lastError: sched.lastError(id) ?? templates?.lastError(id) ?? null, hardwareNote };
     };
     const healthDeps: HealthDeps = {
       engine,
       workerCounts: (id) => sched.counts(id),
+      notes,
       get cluster() {
         return cluster;
       },
@@ -227,10 +228,15 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
           instanceId: nodeId,
           nodes: async () => (cluster ? cluster.views() : [{ id: nodeId, url: baseUrl, startedAt, heartbeatAt: Date.now(), state: 'alive' as const }]),
           // The endpoints one answer lists are asked of the other nodes in one call.
-          health: (
-            (of) => async (id: string) =>
-              health(await of(id), id)
-          )(batched((ids: string[]) => serviceHealth(healthDeps, ids))),
+          health: batched(async (ids: string[]): Promise<EndpointHealthView[]> =>
+            (await serviceHealth(healthDeps, ids)).map((h) => ({
+              ...h.workers,
+              inQueue: h.jobs.inQueue,
+              inProgress: h.jobs.inProgress,
+              lastError: h.lastError,
+              hardwareNote: h.hardwareNote,
+            })),
+          ),
           notes: (ep) => hostChecks.notes(ep.config),
           hosts: () => pool.view(),
           audit: async (q) => (await store.listAudit(q)).map(auditEntry),
@@ -243,7 +249,7 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
         cp,
         engine,
         writer,
-        workerCounts: healthDeps.workerCounts,
+        health: healthDeps,
         streamWaitMs: o.streamWaitMs,
         logs: {
           logsDir: layout.logs,
@@ -295,7 +301,8 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
       sharing = new WorkSharing({ nodeId, store, engine, writer, cp, cluster, log: o.log });
       const s = sharing;
       cluster.onQueued = (id) => s.wake(id);
-      serveNodeParts(cluster, healthDeps);
+      serveNodeHealth(cluster, healthDeps);
+      serveNodePurge(cluster, { engine });
       serveNodeLogs(cluster, { logsDir: layout.logs, waiters: logWaiters });
       try {
         await cluster.start();
