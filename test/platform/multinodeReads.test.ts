@@ -203,6 +203,13 @@ describe('reads through one node of three', { skip: skip ?? false }, () => {
       assert.deepEqual(byEnv, graph, 'the environment listing (several endpoints in one call) says the same');
     }
 
+    // The machines of every node, through any node: `strato platform status` and GraphQL.
+    const status = await runCli(['platform', 'status'], { cwd: tmp, env: { STRATO_API_URL: nodes[2].url, STRATO_API_KEY: nodes[2].key } });
+    assert.equal(status.code, 0, status.stderr);
+    for (const n of nodes) assert.match(status.stdout, new RegExp(`\\(node ${n.platform.instanceId}\\)`), status.stdout);
+    const listed = await nodes[1].cp.query<{ platform: { hosts: Array<{ node: string; local: boolean }> } }>('{ platform { hosts { node local } } }');
+    assert.deepEqual(listed.platform.hosts.map((h) => `${h.node} ${h.local}`).sort(), nodes.map((n) => `${n.platform.instanceId} true`).sort());
+
     // Why workers cannot start, through a node that started none: the error of the node that tried, named.
     const [a, , c] = nodes;
     await call('POST', `${a.url}/v2/${eps.broken.id}/run`, { body: { input: {} } });

@@ -20,6 +20,7 @@ import { Dispatcher } from './jobs/dispatch';
 import { INSTANCE_ID, JobEngine } from './jobs/jobEngine';
 import { Cluster, nodeIdOf } from './cluster';
 import { serveNodeLogs } from './clusterLogs';
+import { serveNodeHosts, serviceHosts } from './serviceHosts';
 import { WorkSharing } from './workSharing';
 import { LbRouter } from './lbRouter';
 import { acquireLock } from './lock';
@@ -198,6 +199,7 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
     const agents = new AgentApi({
       keys,
       hosts: pool,
+      listHosts: () => serviceHosts(pool, cluster),
       lostAfterMs: o.hostLostMs,
       build: (id) => {
         const b = cp.build(id);
@@ -238,7 +240,7 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
             })),
           ),
           notes: (ep) => hostChecks.notes(ep.config),
-          hosts: () => pool.view(),
+          hosts: () => serviceHosts(pool, cluster),
           audit: async (q) => (await store.listAudit(q)).map(auditEntry),
         }),
         o.log,
@@ -303,6 +305,7 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
       cluster.onQueued = (id) => s.wake(id);
       serveNodeHealth(cluster, healthDeps);
       serveNodePurge(cluster, { engine });
+      serveNodeHosts(cluster, pool);
       serveNodeLogs(cluster, { logsDir: layout.logs, waiters: logWaiters });
       try {
         await cluster.start();
