@@ -80,7 +80,8 @@ export function serveNodeLogs(cluster: Cluster, d: LocalLogs): void {
   });
 }
 
-type NodeRead = { node: NodeRow; part: LogPart } | { node: NodeRow; error: string };
+/** One node's part of a read: its page, or why it did not answer. */
+export type NodeRead = { node: NodeRow; part: LogPart } | { node: NodeRow; error: string };
 
 export interface ClusterLogsDeps extends LocalLogs {
   cluster: Cluster;
@@ -113,7 +114,7 @@ export async function clusterLogs(
     );
   const all = [self, ...nodes];
   let reads = await readAll(all);
-  let page = merge(reads, q.since, q.tail);
+  let page = mergeNodeLogs(reads, q.since, q.tail);
   if (page.lines.length || !q.wait || signal.aborted) return page;
   // Nothing new: wait on every node that answered, until one of them has a line; then read them all again, so the
   // answer holds every node's lines in order (not only those of the node that woke first).
@@ -146,7 +147,7 @@ export async function clusterLogs(
   // A node that failed the first read is not asked again (a hung one would hold the answer twice its timeout).
   const failed = reads.filter((r) => 'error' in r);
   reads = [...(await readAll(answered)), ...failed];
-  page = merge(reads, q.since, q.tail);
+  page = mergeNodeLogs(reads, q.since, q.tail);
   return page;
 }
 
@@ -161,7 +162,7 @@ function timed(lines: WorkerLogLine[]): Array<{ line: WorkerLogLine; t: string }
  * of other nodes newer than its last one wait for the next read, so lines never come out of time order between
  * answers. A tail keeps the newest `tail` lines of all.
  */
-function merge(reads: NodeRead[], since: ClusterCursor | undefined, tail: number | undefined): WorkerLogPage {
+export function mergeNodeLogs(reads: NodeRead[], since: ClusterCursor | undefined, tail: number | undefined): WorkerLogPage {
   const cursor: ClusterCursor = new Map(since ?? []);
   const parts = reads.filter((r): r is { node: NodeRow; part: LogPart } => 'part' in r);
   let merged: Array<{ line: WorkerLogLine; t: string }> = [];
