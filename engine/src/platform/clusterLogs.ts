@@ -6,6 +6,7 @@
 import path from 'node:path';
 import { LOG_LIMITS, type LogNodeMissing, type WorkerLogLine, type WorkerLogPage } from '../protocol/logs';
 import { NODE_CALL_TIMEOUT_MS, NODE_ID_PATTERN, type Cluster } from './cluster';
+import { unavailable } from './errors';
 import type { NodeRow } from './store/types';
 import { readLogPart, type LogPart, type LogWaiters } from './workers/logFile';
 
@@ -95,7 +96,13 @@ export async function clusterLogs(
   signal: AbortSignal,
 ): Promise<WorkerLogPage> {
   const here = d.cluster.nodeId;
-  const nodes = (await d.cluster.nodes()).filter((n) => n.alive && n.id !== here);
+  let rows: NodeRow[];
+  try {
+    rows = await d.cluster.nodes();
+  } catch (e) {
+    throw unavailable(`the other nodes' logs cannot be read: the database that lists them is out of reach (${(e as Error).message}); try again in a moment`);
+  }
+  const nodes = rows.filter((n) => n.alive && n.id !== here);
   const self: NodeRow = { id: here, url: '', started_at: 0, heartbeat_at: 0, alive: true };
   const readOne = (node: NodeRow, wait: number | undefined, sig: AbortSignal): Promise<LogPart> => {
     const one: LogQuery = { since: q.since ? (q.since.get(node.id) ?? 0) : undefined, tail: q.tail, wait };
