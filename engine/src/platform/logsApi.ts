@@ -16,6 +16,7 @@ export interface LogsApiDeps {
   /** Nodes sharing the store: every live node's workers' lines are read (clusterLogs.ts). */
   cluster?: Cluster;
 }
+
 /** A non-negative integer query parameter within `max`, undefined when absent, or the 400 sentence. */
 function intParam(q: URLSearchParams, name: string, max: number, what: string): number | undefined | { error: string } {
   if (!q.has(name)) return undefined;
