@@ -4,8 +4,8 @@
 // project's files, for the Strato log.
 import fs from 'node:fs';
 import * as vscode from 'vscode';
-import { FAILURE_SEARCH_TAIL, jobFailureLines, LogsClient, type ApiTarget } from '../../engine/src/api';
-import { logMessage, type WorkerLogLine } from '../../engine/src/protocol';
+import { FAILURE_SEARCH_TAIL, jobFailureLines, LogsClient, missingNodesNote, type ApiTarget } from '../../engine/src/api';
+import { logMessage, type WorkerLogLine, type WorkerLogPage } from '../../engine/src/protocol';
 import { UserError } from '../../engine/src/util';
 import { endpointTargetOf, type EndpointTarget } from './commandArgs';
 import { pickEnvironment } from './environmentQuickPick';
@@ -70,12 +70,20 @@ export class WorkerLogs implements vscode.Disposable {
       );
       lines.forEach((l, i) => channel[l.level](`${l.time.slice(11, 23)} ${l.worker} ${texts[i]}`));
     };
+    // A cluster node that did not answer: said once, and again only when that changes.
+    let missing: string | null = null;
+    const warn = (page: WorkerLogPage) => {
+      const note = missingNodesNote(page);
+      if (note && note !== missing) channel.warn(note);
+      missing = note;
+    };
     const client = new LogsClient(target);
     this.stop(name);
     if (!follow) {
       const page = await client.read(d.endpointId, { tail: SHOW_TAIL });
       channel.clear();
       channel.info(`${t.endpoint} in ${app}/${environment} (${d.endpointId}): ${page.lines.length ? `the last ${page.lines.length} line(s)` : 'no line yet'}`);
+      warn(page);
       write(page.lines);
       channel.show(true);
       return { channel: name, endpointId: d.endpointId, environment, lines: page.lines.length };
@@ -83,11 +91,14 @@ export class WorkerLogs implements vscode.Disposable {
     const ac = new AbortController();
     this.follows.set(name, ac);
     void this.updateContext();
-    const pages = client.follow(d.endpointId, { tail: SHOW_TAIL, signal: ac.signal });
+    let started = false;
+    const pages = client.follow(d.endpointId, { tail: SHOW_TAIL, signal: ac.signal, onPage: (p) => started && warn(p) });
     const first = await pages.next();
     const lines = first.done ? 0 : first.value.lines.length;
     channel.clear();
     channel.info(`following ${t.endpoint} in ${app}/${environment} (${d.endpointId}); Strato: Stop Following Logs ends it`);
+    started = true;
+    if (!first.done) warn(first.value);
     if (!first.done) write(first.value.lines);
     channel.show(true);
     void (async () => {

@@ -23,9 +23,9 @@ before(async () => {
 });
 after(() => pgServer?.stop());
 
-/** Runs the jobs-API, control-plane and streaming suites in a child runner with `env`; fails with their failures. */
+/** Runs the jobs-API, control-plane, streaming and worker-log suites in a child runner with `env`; fails with their failures. */
 async function conformance(env: Record<string, string>): Promise<void> {
-  const files = ['test/platform/jobsApi.test.ts', 'test/platform/controlPlane.test.ts', 'test/platform/streaming.test.ts'];
+  const files = ['test/platform/jobsApi.test.ts', 'test/platform/controlPlane.test.ts', 'test/platform/streaming.test.ts', 'test/platform/logs.test.ts'];
   const child = spawn(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=1', ...files], {
     cwd: REPO,
     // NODE_TEST_CONTEXT would make the inner runner report to this one instead of printing its summary.

@@ -6,6 +6,6 @@ export type { ApiKeyInfo, App, AuditEntry, Build, CreatedKey, Endpoint, Endpoint
 export type { ApiTarget } from './http';
 export { JobsClient } from './jobs';
 export { callRoute } from './loadBalanced';
-export { FAILURE_SEARCH_TAIL, jobFailureLines, LogsClient } from './logs';
+export { FAILURE_SEARCH_TAIL, jobFailureLines, LogsClient, missingNodesNote } from './logs';
 export { daemonStatus, ensureLocalPlatform } from './localPlatform';
 export { checkKeyDestination, trustUrl, type SettingSource } from './trust';

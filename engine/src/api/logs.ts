@@ -23,17 +23,33 @@ export class LogsClient {
 
   /**
    * The last `tail` lines, then every new line as it comes, page by page, until `signal` aborts (a page already asked
-   * for still arrives) or the endpoint goes away (a UserError).
+   * for still arrives) or the endpoint goes away (a UserError). `onPage` sees every answer, empty ones too (a cluster
+   * says in them which nodes did not answer).
    */
-  async *follow(endpointId: string, o: { tail?: number; signal?: AbortSignal; waitMs?: number } = {}): AsyncGenerator<WorkerLogPage> {
+  async *follow(
+    endpointId: string,
+    o: { tail?: number; signal?: AbortSignal; waitMs?: number; onPage?: (page: WorkerLogPage) => void } = {},
+  ): AsyncGenerator<WorkerLogPage> {
     let page = await this.read(endpointId, { tail: o.tail });
+    o.onPage?.(page);
     yield page;
     while (!o.signal?.aborted) {
       page = await this.read(endpointId, { since: page.cursor, waitMs: o.waitMs ?? 25_000 });
       if (o.signal?.aborted) return;
+      o.onPage?.(page);
       if (page.lines.length) yield page;
     }
   }
+}
+
+/**
+ * What a page of a cluster lacks, in words: the nodes that did not answer (their workers' lines come with a later read);
+ * null when every node answered.
+ */
+export function missingNodesNote(page: WorkerLogPage): string | null {
+  if (!page.partial?.length) return null;
+  const nodes = page.partial.map((m) => `${m.node} at ${m.url} (${m.error})`).join(', ');
+  return `lines of the workers on ${page.partial.length === 1 ? 'node' : 'nodes'} ${nodes} are missing: it did not answer in time; a later read has them once it answers`;
 }
 
 /** How many lines a failure search reads back: a traceback is rarely longer. */

@@ -11,11 +11,13 @@ import { pathOf, readBody, sendError, sendJson } from './http';
 import type { HostPool } from './workers/hosts';
 import { RemoteHost } from './workers/remoteHost';
 import { checkDatacenters } from '../catalog/parameterRules';
-import type { AgentEvent, HostRegistered, HostRegistration } from '../protocol/agents';
+import type { AgentEvent, HostRegistered, HostRegistration, HostView } from '../protocol/agents';
 
 export interface AgentApiDeps {
   keys: KeyRing;
   hosts: HostPool;
+  /** The service's hosts for `GET /_agent/hosts`: every node's in a cluster (serviceHosts.ts). */
+  listHosts(): Promise<HostView[]>;
   lostAfterMs: number;
   /** The build's archive on this machine and its content id, or null for an unknown build. */
   build(buildId: string): { file: string; sha256: string } | null;
@@ -53,7 +55,7 @@ export class AgentApi {
     const parts = pathOf(req.url ?? '/').split('/'); // ['', '_agent', a, b]
     const [a, b] = [decodeURIComponent(parts[2] ?? ''), parts[3]];
     try {
-      if (req.method === 'GET' && a === 'hosts' && b === undefined) return sendJson(res, 200, { hosts: this.d.hosts.view() });
+      if (req.method === 'GET' && a === 'hosts' && b === undefined) return sendJson(res, 200, { hosts: await this.d.listHosts() });
       if (req.method === 'GET' && a === 'builds' && b) return this.sendBuild(decodeURIComponent(b), res);
       if (req.method !== 'POST') return sendError(res, 404, `no agent route ${req.method} ${pathOf(req.url ?? '')}`);
       const body = await readJson(req);

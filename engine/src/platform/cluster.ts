@@ -29,15 +29,18 @@ const SECRET_HEADER = 'x-strato-cluster-secret';
 /** The longest a call from one node to another may take (a hand-off, a node's health or purge). */
 export const NODE_CALL_TIMEOUT_MS = 5000;
 
-/** A route between nodes: takes the JSON body the calling node sent, answers JSON. */
-export type NodeRoute = (body: unknown) => Promise<unknown> | unknown;
+/** A route between nodes: takes the JSON body the calling node sent, answers JSON; `signal` aborts when the caller left. */
+export type NodeRoute = (body: unknown, signal: AbortSignal) => Promise<unknown> | unknown;
+
+/** The form of a node's id (`n` and ten base-36 digits): job ids end with it, log cursors name it. */
+export const NODE_ID_PATTERN = 'n[0-9a-z]{10}';
 
 /** This node's instance id, kept in its data dir so that a restarted node finds its own jobs again. */
 export function nodeIdOf(dataDir: string): string {
   const file = path.join(dataDir, 'node-id');
   try {
     const id = fs.readFileSync(file, 'utf8').trim();
-    if (/^n[0-9a-z]{10}$/.test(id)) return id;
+    if (new RegExp(`^${NODE_ID_PATTERN}$`).test(id)) return id;
   } catch {
     /* first start */
   }
@@ -226,18 +229,26 @@ export class Cluster {
       return sendError(res, 404, `no cluster route ${req.method} ${req.url}`);
     }
     const body = JSON.parse((await readBody(req, 65_536, 'a call between nodes')).toString('utf8')) as unknown;
-    const answer = JSON.stringify((await route(body)) ?? null);
+    // A caller that gives up (a follow read that another node answered first) ends a long-poll here too.
+    const left = new AbortController();
+    res.once('close', () => left.abort());
+    const answer = JSON.stringify((await route(body, left.signal)) ?? null);
+    if (res.destroyed) return;
     res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(answer) });
     res.end(answer);
   }
 
-  /** Calls `POST <path>` of another node with a JSON body; its JSON answer. */
-  async call<T>(node: NodeRow, path: string, body: unknown): Promise<T> {
+  /**
+   * Calls `POST <path>` of another node with a JSON body; its JSON answer. It fails after `timeoutMs` (a long-poll
+   * passes its wait on top of NODE_CALL_TIMEOUT_MS) or when `signal` aborts.
+   */
+  async call<T>(node: NodeRow, path: string, body: unknown, o: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<T> {
+    const timeout = AbortSignal.timeout(o.timeoutMs ?? NODE_CALL_TIMEOUT_MS);
     const r = await fetch(new URL(path, node.url), {
       method: 'POST',
       headers: { 'content-type': 'application/json', [SECRET_HEADER]: this.secret.toString() },
       body: JSON.stringify(body),
-      signal: AbortSignal.timeout(NODE_CALL_TIMEOUT_MS),
+      signal: o.signal ? AbortSignal.any([timeout, o.signal]) : timeout,
     });
     if (!r.ok) throw new Error(`${r.status} ${await r.text()}`);
     return (await r.json()) as T;

@@ -1,7 +1,7 @@
 // The jobs API of queue-based endpoints: every route under `/v2/<endpoint_id>/`, with the states, limits and
 // error bodies of decisions.md. `/run` answers once the job is durable (its group commit is done); `/runsync`
 // answers with the result as soon as the job ends, or with the job as it is (durable) when `wait` elapses. In a
-// cluster, `/health` and `/purge-queue` answer for the whole service: every live node adds its own part.
+// cluster, `/health` (serviceHealth.ts) and `/purge-queue` answer for the whole service: every live node adds its own part.
 import { memberText } from '../util/jsonText';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { mayInvoke, refusal } from './auth';
@@ -10,24 +10,20 @@ import type { ControlPlane } from './controlPlane/service';
 import { PlatformError } from './errors';
 import { pathOf, queryParams, readBody, sendError, sendJson, sendRaw } from './http';
 import type { Job } from './jobs/job';
-import type { JobCounts, JobEngine } from './jobs/jobEngine';
+import type { JobEngine } from './jobs/jobEngine';
 import { limits } from './options';
 import type { JobWriter } from './store/jobWriter';
 import { serveLogs, type LogsApiDeps } from './logsApi';
 import type { Cluster } from './cluster';
-
-export interface WorkerCounts {
-  idle: number;
-  running: number;
-  initializing: number;
-}
+import { serviceHealth, type Health, type HealthDeps } from './serviceHealth';
 
 export interface JobsApiDeps {
   keys: KeyRing;
   cp: ControlPlane;
   engine: JobEngine;
   writer: JobWriter;
-  workerCounts(endpointId: string): WorkerCounts;
+  /** The service's health (serviceHealth.ts). */
+  health: HealthDeps;
   streamWaitMs: number;
   logs: LogsApiDeps;
   /** Nodes sharing the store: a job another live node owns is answered there. */
@@ -48,14 +44,8 @@ const METHOD: Record<Route, 'GET' | 'POST'> = {
 };
 const WITH_JOB = new Set<Route>(['status', 'stream', 'cancel', 'retry']);
 
-/** The routes by which a node asks the others for their part of an endpoint's health and purge (`{endpointId}`). */
-const NODE_HEALTH_PATH = '/_cluster/health';
+/** The route by which a node asks the others to purge their part of an endpoint's queue (`{endpointId}`). */
 const NODE_PURGE_PATH = '/_cluster/purge';
-
-interface Health {
-  jobs: JobCounts;
-  workers: WorkerCounts;
-}
 
 export function jobsApi(d: JobsApiDeps) {
   return async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -170,20 +160,10 @@ function status(d: JobsApiDeps, req: IncomingMessage, res: ServerResponse, job: 
   sendRaw(res, 200, job.toJson());
 }
 
-/** This node's part of an endpoint's health: its jobs (those it owns) and its workers. */
-function nodeHealth(d: Pick<JobsApiDeps, 'engine' | 'workerCounts'>, endpointId: string): Health {
-  return { jobs: d.engine.counts(endpointId), workers: d.workerCounts(endpointId) };
-}
-
-/** One node: its own counts, from memory. A cluster: the sum of every live node's (each owns its jobs and workers). */
+/** REST `/health`: the service's counts (serviceHealth.ts), without the notes GraphQL adds. */
 async function health(d: JobsApiDeps, endpointId: string): Promise<Health> {
-  const sum = nodeHealth(d, endpointId);
-  if (!d.cluster) return sum;
-  for (const h of await d.cluster.callOthers<Health>(NODE_HEALTH_PATH, { endpointId })) {
-    for (const k of Object.keys(sum.jobs) as Array<keyof JobCounts>) sum.jobs[k] += Number(h.jobs[k]) || 0;
-    for (const k of Object.keys(sum.workers) as Array<keyof WorkerCounts>) sum.workers[k] += Number(h.workers[k]) || 0;
-  }
-  return sum;
+  const [{ jobs, workers }] = await serviceHealth(d.health, [endpointId]);
+  return { jobs, workers };
 }
 
 /** Every node drops the queued jobs it owns (a node writes only its own rows); the number removed in all. */
@@ -193,9 +173,8 @@ async function purge(d: JobsApiDeps, endpointId: string): Promise<number> {
   return removed;
 }
 
-/** Answers the other nodes' calls for this node's part of an endpoint's health and purge. */
-export function serveNodeParts(cluster: Cluster, d: Pick<JobsApiDeps, 'engine' | 'workerCounts'>): void {
+/** Answers the other nodes' calls for this node's part of a purge. */
+export function serveNodePurge(cluster: Cluster, d: Pick<JobsApiDeps, 'engine'>): void {
   const endpointOf = (body: unknown) => String((body as { endpointId?: unknown } | null)?.endpointId ?? '');
-  cluster.serve(NODE_HEALTH_PATH, (body) => nodeHealth(d, endpointOf(body)));
   cluster.serve(NODE_PURGE_PATH, (body) => ({ removed: d.engine.purge(endpointOf(body)) }));
 }

@@ -13,10 +13,14 @@ import { sendError } from './http';
 import { Guard } from './graphql/guard';
 import { graphqlHandler } from './graphql/handler';
 import type { EndpointHealthView } from './graphql/resolvers';
-import { jobsApi, serveNodeParts } from './jobsApi';
+import { jobsApi, serveNodePurge } from './jobsApi';
+import { serveNodeHealth, serviceHealth, type HealthDeps, type HealthNotes } from './serviceHealth';
+import { batched } from '../util/batched';
 import { Dispatcher } from './jobs/dispatch';
 import { INSTANCE_ID, JobEngine } from './jobs/jobEngine';
 import { Cluster, nodeIdOf } from './cluster';
+import { serveNodeLogs } from './clusterLogs';
+import { serveNodeHosts, serviceHosts } from './serviceHosts';
 import { WorkSharing } from './workSharing';
 import { LbRouter } from './lbRouter';
 import { acquireLock } from './lock';
@@ -174,8 +178,8 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
     let baseUrl = '';
     let cluster: Cluster | undefined;
     let sharing: WorkSharing | undefined;
-    const health = (id: string): EndpointHealthView => {
-      const c = engine.counts(id);
+    /** Why an endpoint's workers cannot start here, and what this node's machine lacks for them. */
+    const notes = (id: string): HealthNotes => {
       const ep = cp.endpoint(id);
       // The health view has one free-text note: the missing hardware, what the host lacks, a volume over its
       // quota, and why workers start without a template.
@@ -186,12 +190,20 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
         templates?.note(id) ?? null,
       ].filter(Boolean);
       const hardwareNote = notes.length ? [...new Set(notes)].join('; ') : null;
-      const lastError = sched.lastError(id) ?? templates?.lastError(id) ?? null;
-      return { ...sched.counts(id), inQueue: c.inQueue, inProgress: c.inProgress, lastError, hardwareNote };
+      return { lastError: sched.lastError(id) ?? templates?.lastError(id) ?? null, hardwareNote };
+    };
+    const healthDeps: HealthDeps = {
+      engine,
+      workerCounts: (id) => sched.counts(id),
+      notes,
+      get cluster() {
+        return cluster;
+      },
     };
     const agents = new AgentApi({
       keys,
       hosts: pool,
+      listHosts: () => serviceHosts(pool, cluster),
       lostAfterMs: o.hostLostMs,
       build: (id) => {
         const b = cp.build(id);
@@ -223,9 +235,18 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
           version: PLATFORM_VERSION,
           instanceId: nodeId,
           nodes: async () => (cluster ? cluster.views() : [{ id: nodeId, url: baseUrl, startedAt, heartbeatAt: Date.now(), state: 'alive' as const }]),
-          health,
+          // The endpoints one answer lists are asked of the other nodes in one call.
+          health: batched(async (ids: string[]): Promise<EndpointHealthView[]> =>
+            (await serviceHealth(healthDeps, ids)).map((h) => ({
+              ...h.workers,
+              inQueue: h.jobs.inQueue,
+              inProgress: h.jobs.inProgress,
+              lastError: h.lastError,
+              hardwareNote: h.hardwareNote,
+            })),
+          ),
           notes: (ep) => hostChecks.notes(ep.config),
-          hosts: () => pool.view(),
+          hosts: () => serviceHosts(pool, cluster),
           audit: async (q) => (await store.listAudit(q)).map(auditEntry),
         }),
         o.log,
@@ -236,9 +257,15 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
         cp,
         engine,
         writer,
-        workerCounts: (id) => sched.counts(id),
+        health: healthDeps,
         streamWaitMs: o.streamWaitMs,
-        logs: { logsDir: layout.logs, waiters: logWaiters },
+        logs: {
+          logsDir: layout.logs,
+          waiters: logWaiters,
+          get cluster() {
+            return cluster;
+          },
+        },
         get cluster() {
           return cluster;
         },
@@ -283,7 +310,10 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
       sharing = new WorkSharing({ nodeId, store, engine, writer, cp, cluster, log: o.log });
       const s = sharing;
       cluster.onQueued = (id) => s.wake(id);
-      serveNodeParts(cluster, { engine, workerCounts: (id) => sched.counts(id) });
+      serveNodeHealth(cluster, healthDeps);
+      serveNodePurge(cluster, { engine });
+      serveNodeHosts(cluster, pool);
+      serveNodeLogs(cluster, { logsDir: layout.logs, waiters: logWaiters });
       try {
         await cluster.start();
         sharing.start();

@@ -57,4 +57,6 @@ export interface HostView {
   workers: number;
   /** Last request from the host (ms since the epoch); null for the platform's own machine. */
   lastSeen: number | null;
+  /** In a cluster, the platform node that holds it: `local` is that node's machine, else an agent joined to it. */
+  node?: string;
 }

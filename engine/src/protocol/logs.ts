@@ -17,10 +17,25 @@ export interface WorkerLogLine {
 
 export interface WorkerLogPage {
   lines: WorkerLogLine[];
-  /** Pass back as `since` to read what comes after these lines. Opaque. */
+  /**
+   * Pass back as `since` to read what comes after these lines, through any node of the service. Opaque: one platform
+   * answers a byte position, a cluster each node's position.
+   */
   cursor: string;
   /** True when lines before these were left out: older than the tail asked for, or a cursor past a replaced log's end. */
   truncated: boolean;
+  /**
+   * A cluster only, when some live nodes did not answer in time: their workers' lines are missing from this answer
+   * (the cursor keeps their place, so a later read gets them). Absent when every node answered.
+   */
+  partial?: LogNodeMissing[];
+}
+
+/** A node whose part of the logs an answer lacks, and why. */
+export interface LogNodeMissing {
+  node: string;
+  url: string;
+  error: string;
 }
 
 /** Bounds of `GET /v2/<id>/logs`: `tail` lines without `since`, `wait` ms of long-poll, bytes read per answer. */

@@ -1,7 +1,7 @@
 // `strato logs <endpoint> [--env NAME] [--tail N] [--follow] [--json]`: the worker log of a deployed endpoint from
 // the platform's logs API, so it reads a remote platform as well as the local one; --follow prints lines as they come.
 import type { Command } from 'commander';
-import type { WorkerLogLine } from '../../protocol/logs';
+import type { WorkerLogLine, WorkerLogPage } from '../../protocol/logs';
 import { UserError } from '../../util/errors';
 
 interface LogsOptions {
@@ -21,7 +21,7 @@ export function register(program: Command): void {
     .option('-f, --follow', 'keep printing new lines until Ctrl+C')
     .option('--json', 'one JSON object a line: time, worker, stream, level, text')
     .action(async (name: string, o: LogsOptions) => {
-      const [{ LOG_LIMITS }, { resolveProjectContext }, { findDeployedEndpoint }, { LogsClient }, out] = await Promise.all([
+      const [{ LOG_LIMITS }, { resolveProjectContext }, { findDeployedEndpoint }, { LogsClient, missingNodesNote }, out] = await Promise.all([
         import('../../protocol/logs'),
         import('../../deploy/context'),
         import('../../deploy/environments'),
@@ -39,13 +39,21 @@ export function register(program: Command): void {
       const print = (l: WorkerLogLine) =>
         process.stdout.write(o.json ? `${JSON.stringify(l)}\n` : `${out.dim(`${l.time.slice(11, 23)} ${l.worker}`)} ${paint[l.level](l.text)}\n`);
       const client = new LogsClient(target);
+      // A cluster node that did not answer: said once, and again only when that changes (follow reads every few seconds).
+      let missing: string | null = null;
+      const warn = (page: WorkerLogPage) => {
+        const note = missingNodesNote(page);
+        if (note && note !== missing) process.stderr.write(`${out.yellow(`warning: ${note}`)}\n`);
+        missing = note;
+      };
       if (!o.follow) {
         const page = await client.read(ep.id, { tail });
+        warn(page);
         if (!page.lines.length && !o.json) process.stderr.write(`${ep.name} has no log lines yet: its workers write them when they start.\n`);
         page.lines.forEach(print);
         return;
       }
       process.stderr.write(out.dim(`following ${ep.name} (${ep.id}); Ctrl+C stops\n`));
-      for await (const page of client.follow(ep.id, { tail })) page.lines.forEach(print);
+      for await (const page of client.follow(ep.id, { tail, onPage: warn })) page.lines.forEach(print);
     });
 }

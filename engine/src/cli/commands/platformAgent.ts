@@ -80,8 +80,9 @@ export function registerAgent(platform: Command): void {
 
 /** The hosts table of `strato platform status`. */
 export function formatHosts(hosts: HostView[], now = Date.now()): string {
+  // In a cluster each host belongs to a node: its machine, or an agent that joined it.
   const rows = hosts.map((h) => [
-    h.local ? `${h.name} (this machine)` : h.name,
+    h.node ? `${h.name} (${h.local ? 'node' : 'agent of node'} ${h.node})` : h.local ? `${h.name} (this machine)` : h.name,
     h.datacenters?.join(',') ?? 'all',
     h.gpus.total ? `${h.gpus.free}/${h.gpus.total} free` : '-',
     String(h.workers),

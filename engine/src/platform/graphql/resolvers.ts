@@ -26,12 +26,13 @@ export interface GraphqlContext {
   instanceId: string;
   /** The nodes of the service: this one alone on the embedded database, every registered node in a cluster. */
   nodes(): Promise<PlatformNodeView[]>;
-  health(endpointId: string): EndpointHealthView;
+  /** The whole service's figures (those of REST /health) with this node's notes. */
+  health(endpointId: string): Promise<EndpointHealthView>;
   /** Host notes of an endpoint (missing system packages, a driver below min_cuda_version). */
   notes(ep: DeployedEndpoint): string[];
   audit(q: { app?: string; keyName?: string; limit: number }): Promise<AuditEntry[]>;
-  /** The machines workers run on (workers/hosts.ts). */
-  hosts(): HostView[];
+  /** The machines workers run on (workers/hosts.ts), every node's in a cluster (serviceHosts.ts). */
+  hosts(): Promise<HostView[]>;
 }
 
 /** The value of an endpoint's STRATO_API_KEY (the deployer's key, for calls to other endpoints) is never answered. */

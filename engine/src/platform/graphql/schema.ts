@@ -124,8 +124,10 @@ export const typeDefs = /* GraphQL */ `
     name: String!
     "The datacenters it stands in for; null means all of them."
     datacenters: [String!]
-    "True for the platform's own machine."
+    "True for the platform's own machine (in a cluster, the machine of the node named by node)."
     local: Boolean!
+    "In a cluster, the platform node that holds the host: its machine, or an agent joined to it; null on one node."
+    node: String
     gpus: HostGpus!
     cudaVersion: String
     cpus: Int!

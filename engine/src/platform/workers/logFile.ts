@@ -20,11 +20,20 @@ export function parseLogRecord(line: string): WorkerLogLine {
   return { time: m[1], worker: m[2], stream, level: logLevelOf(stream, m[4]), text: m[4] };
 }
 
-/** Complete lines of `buf` (a partial last line is left for the next read) and the bytes they took. */
-function completeLines(buf: Buffer): { lines: string[]; used: number } {
-  const end = buf.lastIndexOf(0x0a);
-  if (end < 0) return { lines: [], used: 0 };
-  return { lines: buf.subarray(0, end).toString('utf8').split('\n'), used: end + 1 };
+/** Complete lines of `buf` (a partial last line is left for the next read), the bytes they took, and where each ends. */
+function completeLines(buf: Buffer): { lines: string[]; used: number; ends: number[] } {
+  const ends: number[] = [];
+  for (let i = buf.indexOf(0x0a); i >= 0; i = buf.indexOf(0x0a, i + 1)) ends.push(i + 1);
+  if (ends.length === 0) return { lines: [], used: 0, ends };
+  const used = ends[ends.length - 1];
+  return {
+    lines: buf
+      .subarray(0, used - 1)
+      .toString('utf8')
+      .split('\n'),
+    used,
+    ends,
+  };
 }
 
 function readAt(fd: number, position: number, length: number): Buffer {
@@ -34,26 +43,46 @@ function readAt(fd: number, position: number, length: number): Buffer {
 }
 
 /**
+ * A read of one log with what a cluster needs to merge it with other nodes' logs: where the read began (`from`), the
+ * byte cursor after each line (`ends`, for a read after a cursor) and whether the file holds more after the page.
+ */
+export interface LogPart {
+  page: WorkerLogPage;
+  from: number;
+  ends: number[];
+  more: boolean;
+}
+
+/**
  * Lines after byte `since` (at most `pageBytes` of them: the cursor then points where the next read goes on), or the
  * last `tail` lines when `since` is undefined. A cursor past the end (a log replaced) starts again from the beginning.
  */
 export function readLog(file: string, o: { since?: number; tail?: number; pageBytes?: number }): WorkerLogPage {
+  return readLogPart(file, o).page;
+}
+
+export function readLogPart(file: string, o: { since?: number; tail?: number; pageBytes?: number }): LogPart {
   const pageBytes = o.pageBytes ?? LOG_LIMITS.pageBytes;
   let fd: number;
   try {
     fd = fs.openSync(file, 'r');
   } catch {
-    return { lines: [], cursor: String(o.since ?? 0), truncated: false };
+    return { page: { lines: [], cursor: String(o.since ?? 0), truncated: false }, from: o.since ?? 0, ends: [], more: false };
   }
   try {
     const size = fs.fstatSync(fd).size;
     if (o.since !== undefined) {
       const from = o.since > size ? 0 : o.since;
       const buf = readAt(fd, from, Math.min(pageBytes, size - from));
-      let { lines, used } = completeLines(buf);
+      let { lines, used, ends } = completeLines(buf);
       // A single line longer than a page is cut rather than waited for forever.
-      if (used === 0 && buf.length === pageBytes) ({ lines, used } = { lines: [buf.toString('utf8')], used: buf.length });
-      return { lines: lines.map(parseLogRecord), cursor: String(from + used), truncated: o.since > size };
+      if (used === 0 && buf.length === pageBytes) ({ lines, used, ends } = { lines: [buf.toString('utf8')], used: buf.length, ends: [buf.length] });
+      return {
+        page: { lines: lines.map(parseLogRecord), cursor: String(from + used), truncated: o.since > size },
+        from,
+        ends: ends.map((e) => from + e),
+        more: from + used < size,
+      };
     }
     const tail = o.tail ?? LOG_LIMITS.defaultTail;
     // Back from the end, a page at a time, until enough lines (or the bound) are read.
@@ -69,7 +98,8 @@ export function readLog(file: string, o: { since?: number; tail?: number; pageBy
     // Unless the read began at the start of the file, its first line may be the end of an older one.
     const whole = start === 0 ? all : all.slice(1);
     const lines = tail === 0 ? [] : whole.slice(-tail);
-    return { lines: lines.map(parseLogRecord), cursor: String(start + used), truncated: start > 0 || whole.length > lines.length };
+    const page = { lines: lines.map(parseLogRecord), cursor: String(start + used), truncated: start > 0 || whole.length > lines.length };
+    return { page, from: start + used, ends: [], more: false };
   } finally {
     fs.closeSync(fd);
   }
@@ -85,19 +115,22 @@ function countNewlines(buf: Buffer): number {
 export class LogWaiters {
   private readonly waiting = new Map<string, Set<() => void>>();
 
-  /** Resolves on the endpoint's next line, or after `ms`. */
-  wait(endpointId: string, ms: number): Promise<void> {
+  /** Resolves on the endpoint's next line, after `ms`, or when `signal` aborts. */
+  wait(endpointId: string, ms: number, signal?: AbortSignal): Promise<void> {
     return new Promise((resolve) => {
+      if (signal?.aborted) return resolve();
       let set = this.waiting.get(endpointId);
       if (!set) this.waiting.set(endpointId, (set = new Set()));
       const done = () => {
         clearTimeout(timer);
+        signal?.removeEventListener('abort', done);
         set.delete(done);
         if (set.size === 0 && this.waiting.get(endpointId) === set) this.waiting.delete(endpointId);
         resolve();
       };
       const timer = setTimeout(done, ms);
       timer.unref();
+      signal?.addEventListener('abort', done, { once: true });
       set.add(done);
     });
   }

@@ -1,0 +1,75 @@
+// An endpoint's health as the whole service sees it, the one place that computes it: REST `/health` answers its
+// counts, GraphQL `health` its counts and notes. One node: its own figures, from memory. A cluster: every live node
+// answers its part (the jobs it owns, the workers it runs, why its workers cannot start) through `/_cluster/health`,
+// all endpoints of one request in one call, and the counts are summed; a live node that does not answer fails the
+// request with a 503 that names it (cluster.ts).
+import type { Cluster } from './cluster';
+import type { JobCounts, JobEngine } from './jobs/jobEngine';
+
+export interface WorkerCounts {
+  idle: number;
+  running: number;
+  initializing: number;
+}
+
+/** What REST `/health` answers. */
+export interface Health {
+  jobs: JobCounts;
+  workers: WorkerCounts;
+}
+
+/** Why workers cannot start, and what the machine lacks for them; null when nothing is wrong. */
+export interface HealthNotes {
+  lastError: string | null;
+  hardwareNote: string | null;
+}
+
+export type ServiceHealth = Health & HealthNotes;
+
+export interface HealthDeps {
+  engine: JobEngine;
+  workerCounts(endpointId: string): WorkerCounts;
+  /** This node's notes of an endpoint (its scheduler, hosts and templates). */
+  notes(endpointId: string): HealthNotes;
+  cluster?: Cluster;
+}
+
+const NODE_HEALTH_PATH = '/_cluster/health';
+
+type NodePart = ServiceHealth & { node: string };
+
+/** This node's part of an endpoint's health: its jobs (those it owns), its workers and its notes. */
+function nodeHealth(d: HealthDeps, endpointId: string): ServiceHealth {
+  return { jobs: d.engine.counts(endpointId), workers: d.workerCounts(endpointId), ...d.notes(endpointId) };
+}
+
+/**
+ * The service's health of each endpoint: counts summed over the nodes; the first node's error (this one's first) and
+ * every node's notes (another node's named), since machines differ.
+ */
+export async function serviceHealth(d: HealthDeps, endpointIds: string[]): Promise<ServiceHealth[]> {
+  const sums = endpointIds.map((id) => nodeHealth(d, id));
+  if (!d.cluster) return sums;
+  const answers = await d.cluster.callOthers<NodePart[]>(NODE_HEALTH_PATH, { endpointIds });
+  for (const [i, sum] of sums.entries()) {
+    const notes = sum.hardwareNote ? [sum.hardwareNote] : [];
+    for (const answer of answers) {
+      const h = answer[i];
+      if (!h) continue;
+      for (const k of Object.keys(sum.jobs) as Array<keyof JobCounts>) sum.jobs[k] += Number(h.jobs?.[k]) || 0;
+      for (const k of Object.keys(sum.workers) as Array<keyof WorkerCounts>) sum.workers[k] += Number(h.workers?.[k]) || 0;
+      sum.lastError ??= h.lastError ? `on node ${h.node}: ${h.lastError}` : null;
+      if (h.hardwareNote && h.hardwareNote !== sum.hardwareNote) notes.push(`on node ${h.node}: ${h.hardwareNote}`);
+    }
+    sum.hardwareNote = notes.length ? notes.join('; ') : null;
+  }
+  return sums;
+}
+
+/** Answers the other nodes' calls for this node's part of endpoints' health. */
+export function serveNodeHealth(cluster: Cluster, d: HealthDeps): void {
+  cluster.serve(NODE_HEALTH_PATH, (body): NodePart[] => {
+    const ids = (body as { endpointIds?: unknown } | null)?.endpointIds;
+    return Array.isArray(ids) ? ids.map((id) => ({ ...nodeHealth(d, String(id)), node: cluster.nodeId })) : [];
+  });
+}
