@@ -15,7 +15,7 @@ import { graphqlHandler } from './graphql/handler';
 import type { EndpointHealthView } from './graphql/resolvers';
 import { jobsApi, serveNodePurge } from './jobsApi';
 import { serveNodeHealth, serviceHealth, type HealthDeps, type HealthNotes } from './serviceHealth';
-import { batched } from '../util/batched';
+import DataLoader from 'dataloader';
 import { Dispatcher } from './jobs/dispatch';
 import { INSTANCE_ID, JobEngine } from './jobs/jobEngine';
 import { Cluster, nodeIdOf } from './cluster';
@@ -236,14 +236,21 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
           instanceId: nodeId,
           nodes: async () => (cluster ? cluster.views() : [{ id: nodeId, url: baseUrl, startedAt, heartbeatAt: Date.now(), state: 'alive' as const }]),
           // The endpoints one answer lists are asked of the other nodes in one call.
-          health: batched(async (ids: string[]): Promise<EndpointHealthView[]> =>
-            (await serviceHealth(healthDeps, ids)).map((h) => ({
-              ...h.workers,
-              inQueue: h.jobs.inQueue,
-              inProgress: h.jobs.inProgress,
-              lastError: h.lastError,
-              hardwareNote: h.hardwareNote,
-            })),
+          health: (
+            (loader) => (id: string) =>
+              loader.load(id)
+          )(
+            new DataLoader(
+              async (ids: readonly string[]): Promise<EndpointHealthView[]> =>
+                (await serviceHealth(healthDeps, [...ids])).map((h) => ({
+                  ...h.workers,
+                  inQueue: h.jobs.inQueue,
+                  inProgress: h.jobs.inProgress,
+                  lastError: h.lastError,
+                  hardwareNote: h.hardwareNote,
+                })),
+              { cache: false },
+            ),
           ),
           notes: (ep) => hostChecks.notes(ep.config),
           hosts: () => serviceHosts(pool, cluster),
