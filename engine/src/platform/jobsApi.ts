@@ -1,7 +1,8 @@
 // The jobs API of queue-based endpoints: every route under `/v2/<endpoint_id>/`, with the states, limits and
 // error bodies of decisions.md. `/run` answers once the job is durable (its group commit is done); `/runsync`
 // answers with the result as soon as the job ends, or with the job as it is (durable) when `wait` elapses. In a
-// cluster, `/health` and `/purge-queue` answer for the whole service: every live node adds its own part.
+// cluster, `/health` and `/purge-queue` answer for the whole service (every live node adds its own part), the queue
+// bound is the service's (queueBound.ts), and a `/runsync` job handed to another node's workers is waited for there.
 import { memberText } from '../util/jsonText';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { mayInvoke, refusal } from './auth';
@@ -14,7 +15,8 @@ import type { JobCounts, JobEngine } from './jobs/jobEngine';
 import { limits } from './options';
 import type { JobWriter } from './store/jobWriter';
 import { serveLogs, type LogsApiDeps } from './logsApi';
-import type { Cluster } from './cluster';
+import { NODE_CALL_TIMEOUT_MS, type Cluster } from './cluster';
+import type { QueueBound } from './queueBound';
 
 export interface WorkerCounts {
   idle: number;
@@ -32,6 +34,8 @@ export interface JobsApiDeps {
   logs: LogsApiDeps;
   /** Nodes sharing the store: a job another live node owns is answered there. */
   cluster?: Cluster;
+  /** Clusters: the queue bound of the whole service. */
+  queueBound?: QueueBound;
   log(line: string): void;
 }
 
@@ -51,6 +55,8 @@ const WITH_JOB = new Set<Route>(['status', 'stream', 'cancel', 'retry']);
 /** The routes by which a node asks the others for their part of an endpoint's health and purge (`{endpointId}`). */
 const NODE_HEALTH_PATH = '/_cluster/health';
 const NODE_PURGE_PATH = '/_cluster/purge';
+/** A node asks the one it handed a `/runsync` job to for the job once it ends (`{jobId, ms}`; null: not there). */
+const NODE_WAIT_PATH = '/_cluster/wait';
 
 interface Health {
   jobs: JobCounts;
@@ -131,13 +137,16 @@ async function submit(d: JobsApiDeps, req: IncomingMessage, res: ServerResponse,
   const body = await readBody(req, limit, `/${route}`);
   const input = extractInput(body);
   if (typeof input !== 'string') return sendError(res, 400, input.error);
-  const job = d.engine.submit(endpointId, input, route, waitGiven);
+  const admitted = d.queueBound?.admit(endpointId) ?? true;
+  const job = (admitted === true || (admitted !== false && (await admitted))) && d.engine.submit(endpointId, input, route, waitGiven);
   if (!job) return sendError(res, 429, `endpoint ${endpointId} has too many queued jobs; retry later or raise its workers max`);
   if (route === 'run') {
     await d.writer.durable();
     return sendRaw(res, 200, `{"id":"${job.id}","status":"IN_QUEUE"}`);
   }
+  const until = Date.now() + waitMs;
   await d.engine.waitForEnd(job, waitMs);
+  if (job.handedTo && d.cluster) return sendRaw(res, 200, await followed(d.cluster, job, until));
   // A finished job's output is in this answer; one that is still waiting must be durable before its id is given.
   if (!job.ended) await d.writer.durable();
   return sendRaw(res, 200, job.toJson());
@@ -193,9 +202,38 @@ async function purge(d: JobsApiDeps, endpointId: string): Promise<number> {
   return removed;
 }
 
-/** Answers the other nodes' calls for this node's part of an endpoint's health and purge. */
-export function serveNodeParts(cluster: Cluster, d: Pick<JobsApiDeps, 'engine' | 'workerCounts'>): void {
+/**
+ * The JSON of a `/runsync` job handed to another node, from that node once the job ended there (or `until` passed);
+ * when that node does not answer, the job as this node left it (durable and queued: `/status` finds it there).
+ */
+async function followed(cluster: Cluster, job: Job, until: number): Promise<string> {
+  try {
+    const node = (await cluster.nodes()).find((n) => n.id === job.handedTo && n.alive);
+    const ms = Math.max(0, until - Date.now());
+    const answer = node
+      ? await cluster.call<{ json: string } | null>(node, NODE_WAIT_PATH, { endpointId: job.endpointId, jobId: job.id, ms }, ms + NODE_CALL_TIMEOUT_MS)
+      : null;
+    if (answer) return answer.json;
+  } catch {
+    /* below */
+  }
+  return job.toJson();
+}
+
+/** Answers the other nodes' calls for this node's part of an endpoint's health and purge, and for a handed-off job's end. */
+export function serveNodeParts(cluster: Cluster, d: Pick<JobsApiDeps, 'engine' | 'writer' | 'workerCounts'>): void {
   const endpointOf = (body: unknown) => String((body as { endpointId?: unknown } | null)?.endpointId ?? '');
   cluster.serve(NODE_HEALTH_PATH, (body) => nodeHealth(d, endpointOf(body)));
   cluster.serve(NODE_PURGE_PATH, (body) => ({ removed: d.engine.purge(endpointOf(body)) }));
+  cluster.serve(NODE_WAIT_PATH, async (body) => {
+    const b = body as { endpointId?: unknown; jobId?: unknown; ms?: unknown } | null;
+    // It may have ended, and left memory, before the call came.
+    const job = await d.engine.get(endpointOf(body), String(b?.jobId ?? ''));
+    if (!job) return null;
+    const until = Date.now() + Math.min(Math.max(0, Number(b?.ms) || 0), limits.waitMaxMs);
+    await d.engine.waitForEnd(job, until - Date.now());
+    if (job.handedTo) return { json: await followed(cluster, job, until) }; // handed on again
+    if (!job.ended) await d.writer.durable();
+    return { json: job.toJson() };
+  });
 }

@@ -30,6 +30,8 @@ import { openPostgres } from './store/postgres';
 import { workerApi } from './workerApi';
 import { Scheduler } from './workers/scheduler';
 import { Supervisor } from './workers/supervisor';
+import { WorkerSlots } from './workers/slots';
+import { QueueBound } from './queueBound';
 import { GpuAllocator, detectGpus } from './workers/gpus';
 import { Templates } from './workers/templates';
 import { LogWaiters } from './workers/logFile';
@@ -140,7 +142,12 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
       volumePath: (ep, v) => volumes.pathOf(ep.appId, v.datacenter, v.name),
     });
     let lb: LbRouter | null = null;
+    let cluster: Cluster | undefined;
+    const slots = new WorkerSlots({ store, released: (id) => void cluster?.notify(`slot ${id} ${nodeId}`), log: o.log });
+    // Slots this node held before it stopped (a crash) are free again: its workers went with it.
+    await slots.sync(() => []);
     scheduler = new Scheduler({
+      slots,
       cp,
       engine,
       dispatch,
@@ -168,7 +175,7 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
     if (loaded.queued + loaded.rerun > 0) o.log(`strato platform: ${loaded.queued} queued jobs restored (${loaded.rerun} of them were running and run again)`);
 
     let baseUrl = '';
-    let cluster: Cluster | undefined;
+    let queueBound: QueueBound | undefined;
     let sharing: WorkSharing | undefined;
     const health = (id: string): EndpointHealthView => {
       const c = engine.counts(id);
@@ -236,6 +243,9 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
         get cluster() {
           return cluster;
         },
+        get queueBound() {
+          return queueBound;
+        },
         log: o.log,
       }),
       lb: (req, res) => lb!.handle(req, res),
@@ -276,12 +286,21 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
       sharing = new WorkSharing({ nodeId, store, engine, writer, cp, cluster, log: o.log });
       const s = sharing;
       cluster.onQueued = (id) => s.wake(id);
-      serveNodeParts(cluster, { engine, workerCounts: (id) => sched.counts(id) });
+      cluster.onSlotFreed = (id) => {
+        slots.freedElsewhere(id);
+        sched.demand(id);
+      };
+      queueBound = new QueueBound({ nodeId, engine, cluster, cp, max: o.maxQueuedPerEndpoint });
+      const qb = queueBound;
+      cluster.onCounts = (from, entries) => qb.heard(from, entries);
+      serveNodeParts(cluster, { engine, writer, workerCounts: (id) => sched.counts(id) });
       try {
         await cluster.start();
         sharing.start();
+        queueBound.start();
       } catch (e) {
         sharing.close();
+        queueBound.close();
         await cluster.close();
         server.close();
         server.closeAllConnections();
@@ -324,6 +343,7 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
         (closing ??= (async () => {
           clearInterval(sweeper);
           sharing?.close();
+          queueBound?.close();
           await cluster?.close();
           logWaiters.wakeAll();
           await sched.close(o.workerStopGraceMs);

@@ -125,22 +125,23 @@ export class WorkSharing {
         body.to,
       );
     } finally {
-      handedOff(this.d.engine, body.endpointId, jobs, new Set(rows.map((r) => r.id)));
+      handedOff(this.d.engine, body.endpointId, jobs, new Set(rows.map((r) => r.id)), body.to);
     }
     return rows;
   }
 }
 
 /**
- * Takes up to `max` queued `/run` jobs of the endpoint whose rows are durable, to hand them to another node; none of
- * `/runsync` (a request here waits on them). They leave the queue (not counted there meanwhile); `handedOff` settles them.
+ * Takes up to `max` queued jobs of the endpoint whose rows are durable, to hand them to another node. A `/runsync`
+ * request waiting here on one of them asks the taker for its end (jobsApi.ts). They leave the queue (not counted there
+ * meanwhile); `handedOff` settles them.
  */
 function takeForHandOff(engine: JobEngine, endpointId: string, max: number): Job[] {
   const queue = engine.endpointJobs(endpointId).queue;
   const out: Job[] = [];
   const keep: Job[] = [];
   for (const job of queue.take(max)) {
-    if (job.kind === 'run' && job.storeState === 'stored' && !engine.deps.writer.pending(job)) out.push(job);
+    if (job.storeState === 'stored' && !engine.deps.writer.pending(job)) out.push(job);
     else keep.push(job);
   }
   for (const job of keep.reverse()) queue.pushFront(job);
@@ -149,7 +150,7 @@ function takeForHandOff(engine: JobEngine, endpointId: string, max: number): Job
 }
 
 /** The hand-off is over: the jobs in `moved` belong to another node now and leave memory; the others queue again. */
-function handedOff(engine: JobEngine, endpointId: string, jobs: Job[], moved: Set<string>): void {
+function handedOff(engine: JobEngine, endpointId: string, jobs: Job[], moved: Set<string>, to: string): void {
   const e = engine.endpointJobs(endpointId);
   for (const job of [...jobs].reverse()) {
     job.handingOff = false;
@@ -158,6 +159,7 @@ function handedOff(engine: JobEngine, endpointId: string, jobs: Job[], moved: Se
       engine.jobs.delete(job.id);
       e.retried -= job.retries;
       job.storeState = 'gone';
+      job.handedTo = to;
     } else if (job.status === 'IN_QUEUE' && job.storeState !== 'gone') e.queue.pushFront(job);
     job.notify(); // a request that waited for the hand-off to end (jobsApi.ts) looks again
   }

@@ -39,6 +39,8 @@ export interface Worker {
   stderrTail: string[];
   /** The host it runs on (hosts.ts): 'local', or a worker host's id. */
   hostId?: string;
+  /** The endpoint's worker slot it holds for the whole service (slots.ts); below workers.min: a minimum's worker. */
+  slot?: number;
 }
 
 /** What the supervisor needs of a running worker: a child process, one forked from a template (forked.ts), or a
