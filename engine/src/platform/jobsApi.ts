@@ -10,7 +10,7 @@ import type { KeyRing } from './controlPlane/keys';
 import type { ControlPlane } from './controlPlane/service';
 import { PlatformError } from './errors';
 import { pathOf, queryParams, readBody, sendError, sendJson, sendRaw } from './http';
-import type { Job } from './jobs/job';
+import { TERMINAL, type Job } from './jobs/job';
 import type { JobCounts, JobEngine } from './jobs/jobEngine';
 import { limits } from './options';
 import type { JobWriter } from './store/jobWriter';
@@ -101,6 +101,7 @@ export function jobsApi(d: JobsApiDeps) {
         if (!d.engine.jobs.has(jobId) && (await d.cluster.route(jobId, req, res))) return;
         job = await d.engine.get(endpointId, jobId);
       }
+      if (!job && d.cluster) job = await arriving(d, d.cluster, endpointId, jobId);
       if (!job) return sendError(res, 404, `job ${jobId} does not exist on this endpoint or its results have expired`);
       if (route === 'status') return status(d, req, res, job);
       if (route === 'stream') {
@@ -200,6 +201,20 @@ async function purge(d: JobsApiDeps, endpointId: string): Promise<number> {
   let removed = d.engine.purge(endpointId);
   if (d.cluster) for (const r of await d.cluster.callOthers<{ removed: number }>(NODE_PURGE_PATH, { endpointId })) removed += Number(r.removed) || 0;
   return removed;
+}
+
+/**
+ * A job whose row names this node and has not ended, but that memory does not hold: handed here by another node whose
+ * answer is still on its way (workSharing.ts); it is waited for a moment. Else (a purge deleting it) there is none.
+ */
+async function arriving(d: JobsApiDeps, cluster: Cluster, endpointId: string, jobId: string): Promise<Job | undefined> {
+  const row = await d.engine.deps.store.getJob(jobId);
+  if (!row || row.owner !== cluster.nodeId || TERMINAL.has(row.status)) return undefined;
+  for (const until = Date.now() + NODE_CALL_TIMEOUT_MS; Date.now() < until;) {
+    await new Promise((r) => setTimeout(r, 20));
+    if (d.engine.jobs.has(jobId)) return d.engine.get(endpointId, jobId);
+  }
+  return undefined;
 }
 
 /**
