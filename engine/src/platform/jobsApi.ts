@@ -10,13 +10,15 @@ import type { KeyRing } from './controlPlane/keys';
 import type { ControlPlane } from './controlPlane/service';
 import { PlatformError } from './errors';
 import { pathOf, queryParams, readBody, sendError, sendJson, sendRaw } from './http';
-import { TERMINAL, type Job } from './jobs/job';
+import { Job, TERMINAL } from './jobs/job';
 import type { JobCounts, JobEngine } from './jobs/jobEngine';
 import { limits } from './options';
 import type { JobWriter } from './store/jobWriter';
 import { serveLogs, type LogsApiDeps } from './logsApi';
-import { NODE_CALL_TIMEOUT_MS, type Cluster } from './cluster';
+import { FORWARDED_HEADER, NODE_CALL_TIMEOUT_MS, type Cluster } from './cluster';
+import type { JobRow } from './store/types';
 import type { QueueBound } from './queueBound';
+import type { WorkSharing } from './workSharing';
 
 export interface WorkerCounts {
   idle: number;
@@ -36,6 +38,8 @@ export interface JobsApiDeps {
   cluster?: Cluster;
   /** Clusters: the queue bound of the whole service. */
   queueBound?: QueueBound;
+  /** Clusters: work sharing, whose hand-offs to this node may bring the job a request asks for. */
+  sharing?: Pick<WorkSharing, 'arriving'>;
   log(line: string): void;
 }
 
@@ -93,6 +97,7 @@ export function jobsApi(d: JobsApiDeps) {
       if (route === 'purge-queue') return sendJson(res, 200, { removed: await purge(d, endpointId), status: 'completed' });
       if (route === 'health') return sendJson(res, 200, await health(d, endpointId));
       const jobId = decodeURIComponent(parts[4]);
+      if (d.cluster && !d.engine.jobs.has(jobId)) await d.sharing?.arriving(endpointId);
       if (d.cluster && !d.engine.jobs.has(jobId) && !d.engine.ended.has(jobId) && (await d.cluster.route(jobId, req, res))) return;
       let job = await d.engine.get(endpointId, jobId);
       if (job?.handingOff && d.cluster) {
@@ -101,7 +106,14 @@ export function jobsApi(d: JobsApiDeps) {
         if (!d.engine.jobs.has(jobId) && (await d.cluster.route(jobId, req, res))) return;
         job = await d.engine.get(endpointId, jobId);
       }
-      if (!job && d.cluster) job = await arriving(d, d.cluster, endpointId, jobId);
+      if (!job && d.cluster) {
+        const row = await d.engine.deps.store.getJob(jobId);
+        // The node that forwarded this request took the job over meanwhile (a hand-off): its row says how it is.
+        const from = String(req.headers[FORWARDED_HEADER] ?? '').split(',');
+        if (route === 'status' && row && !TERMINAL.has(row.status) && row.endpoint_id === endpointId && from.includes(row.owner))
+          return sendRaw(res, 200, Job.fromRow(row).toJson());
+        job = await arriving(d, d.cluster, endpointId, row);
+      }
       if (!job) return sendError(res, 404, `job ${jobId} does not exist on this endpoint or its results have expired`);
       if (route === 'status') return status(d, req, res, job);
       if (route === 'stream') {
@@ -207,9 +219,9 @@ async function purge(d: JobsApiDeps, endpointId: string): Promise<number> {
  * A job whose row names this node and has not ended, but that memory does not hold: handed here by another node whose
  * answer is still on its way (workSharing.ts); it is waited for a moment. Else (a purge deleting it) there is none.
  */
-async function arriving(d: JobsApiDeps, cluster: Cluster, endpointId: string, jobId: string): Promise<Job | undefined> {
-  const row = await d.engine.deps.store.getJob(jobId);
+async function arriving(d: JobsApiDeps, cluster: Cluster, endpointId: string, row: JobRow | undefined): Promise<Job | undefined> {
   if (!row || row.owner !== cluster.nodeId || TERMINAL.has(row.status)) return undefined;
+  const jobId = row.id;
   for (const until = Date.now() + NODE_CALL_TIMEOUT_MS; Date.now() < until;) {
     await new Promise((r) => setTimeout(r, 20));
     if (d.engine.jobs.has(jobId)) return d.engine.get(endpointId, jobId);

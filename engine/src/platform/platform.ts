@@ -148,6 +148,7 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
     await slots.sync(() => []);
     scheduler = new Scheduler({
       slots,
+      liveNodes: () => cluster?.liveCount() ?? 1,
       cp,
       engine,
       dispatch,
@@ -245,6 +246,9 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
         },
         get queueBound() {
           return queueBound;
+        },
+        get sharing() {
+          return sharing;
         },
         log: o.log,
       }),

@@ -28,7 +28,8 @@ export interface WorkSharingDeps {
 
 export class WorkSharing {
   private timer: NodeJS.Timeout | undefined;
-  private asking = new Set<string>();
+  /** Hand-offs this node asked for, per endpoint, until their jobs are queued here (or the ask failed). */
+  private asking = new Map<string, Promise<void>>();
   private announced = new Map<string, number>();
   private watchOrphansUntil = 0;
   private looking = false;
@@ -50,6 +51,14 @@ export class WorkSharing {
     const q = this.d.engine.endpointJobs(endpointId).queue;
     if (q.queued > 0) return 0;
     return q.waiting().reduce((n, t) => n + Math.max(0, Math.min(t.max, t.worker.maxConcurrency - t.worker.jobs.size)), 0);
+  }
+
+  /**
+   * Resolves once the hand-off of the endpoint's jobs this node asked for, if any, is over: a request for a job that
+   * may be on its way here (its row names this node already, or not yet) waits for it rather than chase it.
+   */
+  arriving(endpointId: string): Promise<void> | undefined {
+    return this.asking.get(endpointId);
   }
 
   /** Another node has queued jobs of this endpoint its workers do not take: ask now if workers wait here. */
@@ -88,7 +97,8 @@ export class WorkSharing {
   private async ask(endpointId: string, owner: string): Promise<void> {
     const room = this.idleRoom(endpointId);
     if (room <= 0 || this.asking.has(endpointId)) return;
-    this.asking.add(endpointId);
+    let done = () => undefined as void;
+    this.asking.set(endpointId, new Promise<void>((r) => (done = r)));
     try {
       const node = (await this.d.cluster.nodes()).find((n) => n.id === owner && n.alive);
       if (!node) return;
@@ -100,6 +110,7 @@ export class WorkSharing {
       this.d.log(`strato platform: asking node ${owner} for queued jobs failed (${(e as Error).message})`);
     } finally {
       this.asking.delete(endpointId);
+      done();
     }
   }
 
