@@ -48,8 +48,8 @@ interface EndpointWorkers {
 
 /** How often this node checks that the store holds the slots of its workers, and nothing more. */
 const SLOT_SYNC_MS = 5000;
-/** A node that holds its share of the minimum's slots claims more only once they stayed free this long. */
-const MIN_SPREAD_MS = 3000;
+/** A node that holds its share of the minimum's slots claims more only once they stayed free this long (the others may be fetching the build). */
+const MIN_SPREAD_MS = 10_000;
 
 const FAILURES_BEFORE_FAILING_JOBS = 3;
 
