@@ -114,7 +114,6 @@ export class Cluster {
     this.listener = (await this.d.driver.listen?.(CHANGES_CHANNEL, heard, changed)) ?? null;
     this.timer = setInterval(() => void this.beat(), this.d.heartbeatMs);
     this.timer.unref();
-    await this.nodes(true);
     await this.adopt();
   }
 
@@ -129,7 +128,6 @@ export class Cluster {
     this.beating ??= (async () => {
       try {
         if (!(await this.d.store.heartbeatNode())) await this.d.store.registerNode(this.d.url());
-        await this.nodes(true); // liveCount() follows nodes that come and go
         if (Date.now() >= this.adoptAfter) {
           await this.adopt();
           await this.freeLostSlots();
@@ -185,11 +183,6 @@ export class Cluster {
     const rows = await this.d.store.listNodes();
     this.nodeCache = { at: Date.now(), rows };
     return rows;
-  }
-
-  /** Live nodes as last read (at most a heartbeat period ago), this one included. */
-  liveCount(): number {
-    return Math.max(1, this.nodeCache?.rows.filter((n) => n.alive).length ?? 1);
   }
 
   async views(): Promise<NodeView[]> {

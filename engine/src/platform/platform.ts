@@ -148,7 +148,6 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
     await slots.sync(() => []);
     scheduler = new Scheduler({
       slots,
-      liveNodes: () => cluster?.liveCount() ?? 1,
       cp,
       engine,
       dispatch,

@@ -316,14 +316,19 @@ export class SqlStore implements PlatformStore {
       [endpointIds, this.identity.nodeId],
     );
   }
-  async claimSlot(endpointId: string, below: number, workerId: string): Promise<number | null> {
+  async claimSlot(endpointId: string, below: number, workerId: string, fair = false): Promise<number | null> {
     // Two nodes that pick the same free slot at once: the primary key lets one in, the other gets no row (and asks again).
+    // The share counts live nodes on the database's clock (none registered: the embedded database's one node).
+    const share = fair
+      ? `and (select count(*) from worker_slots m where m.endpoint_id = $1 and m.node_id = $2 and m.slot < $4) <
+           ceil($4::numeric / greatest(1, (select count(*) from nodes n where n.heartbeat_at > ${DB_NOW} - $5)))`
+      : 'and $5::bigint >= 0';
     const rows = await this.db.query<{ slot: number }>(
       `insert into worker_slots (endpoint_id, slot, node_id, worker_id)
        select $1, s, $2, $3 from generate_series(0, $4::int - 1) s
-       where not exists (select 1 from worker_slots w where w.endpoint_id = $1 and w.slot = s) order by s limit 1
+       where not exists (select 1 from worker_slots w where w.endpoint_id = $1 and w.slot = s) ${share} order by s limit 1
        on conflict do nothing returning slot`,
-      [endpointId, this.identity.nodeId, workerId, below],
+      [endpointId, this.identity.nodeId, workerId, below, this.identity.lostMs],
     );
     return rows.length > 0 ? Number(rows[0].slot) : null;
   }

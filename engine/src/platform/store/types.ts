@@ -221,9 +221,10 @@ export interface PlatformStore {
   queuedElsewhere(endpointIds: string[]): Promise<Array<{ endpoint_id: string; owner: string; jobs: number }>>;
   /**
    * Claims for worker `workerId` of this node the lowest slot of the endpoint below `below` that no node holds; its
-   * number, or null when every one is held (or another node took the same one at the same moment).
+   * number, or null when every one is held (or another node took the same one at the same moment). With `fair`, only
+   * while this node holds fewer of those slots than its share: `below` over the live nodes, rounded up.
    */
-  claimSlot(endpointId: string, below: number, workerId: string): Promise<number | null>;
+  claimSlot(endpointId: string, below: number, workerId: string, fair?: boolean): Promise<number | null>;
   /** Releases this node's slots held by these workers (they are gone). */
   releaseSlots(workerIds: string[]): Promise<void>;
   /**

@@ -26,8 +26,6 @@ export interface SchedulerDeps {
   clock: Clock;
   /** The endpoints' worker slots, for the whole service. */
   slots: WorkerSlots;
-  /** Live nodes of the service (1 without a cluster): the minimum's workers spread over them. */
-  liveNodes(): number;
   log(line: string): void;
 }
 
@@ -42,13 +40,16 @@ interface EndpointWorkers {
   waiting: string | null;
   /** A slot claim is in flight (one at a time per endpoint). */
   claiming: boolean;
-  /** When this node came to hold its share of the minimum's slots (0: it holds less). */
-  shareSince: number;
+  /**
+   * Until then this node claims slots of the minimum only up to its share, so that they spread over the nodes; set
+   * when it first reached its share (0: not yet), and later claims take any free slot of the minimum.
+   */
+  fairUntil: number;
 }
 
 /** How often this node checks that the store holds the slots of its workers, and nothing more. */
 const SLOT_SYNC_MS = 5000;
-/** A node that holds its share of the minimum's slots claims more only once they stayed free this long (the others may be fetching the build). */
+/** A node that holds its share of the minimum's slots claims more only this long after (the others may be fetching the build). */
 const MIN_SPREAD_MS = 10_000;
 
 const FAILURES_BEFORE_FAILING_JOBS = 3;
@@ -72,7 +73,7 @@ export class Scheduler {
   state(endpointId: string): EndpointWorkers {
     let s = this.endpoints.get(endpointId);
     if (!s) {
-      s = { workers: new Set(), startFailures: 0, lastError: null, nextSpawnAt: 0, lastScaleUpAt: 0, waiting: null, claiming: false, shareSince: 0 };
+      s = { workers: new Set(), startFailures: 0, lastError: null, nextSpawnAt: 0, lastScaleUpAt: 0, waiting: null, claiming: false, fairUntil: 0 };
       this.endpoints.set(endpointId, s);
     }
     return s;
@@ -166,7 +167,7 @@ export class Scheduler {
     s.waiting = null;
     // Every slot held (elsewhere) is known for a while without a statement: the tick asks again later.
     const more = current.length < wanted && !this.d.slots.knownFull(ep.id, cfg.workersMax) ? wanted - current.length : 0;
-    if (!s.claiming && (more > 0 || this.minimumOpen(ep, s, current)) && Date.now() >= s.nextSpawnAt && !this.d.blocked(ep)) {
+    if (!s.claiming && (more > 0 || this.minimumOpen(ep, current)) && Date.now() >= s.nextSpawnAt && !this.d.blocked(ep)) {
       // GPUs are exclusive: a worker starts only when its GPUs are free (never oversubscribed).
       s.waiting = this.d.supervisor.cannotStart(ep);
       if (!s.waiting) void this.claimAndStart(ep, s, more);
@@ -174,22 +175,11 @@ export class Scheduler {
     if (work === 0) this.stopIdle(ep, current);
   }
 
-  /**
-   * A slot below the minimum may be free for this node: it holds not all of them, no claim found them held lately, and
-   * it holds less than its share, or has held its share long enough that the others had their turn. The minimum's
-   * workers so spread over the nodes that are up when they start (none moves later while it runs).
-   */
-  private minimumOpen(ep: DeployedEndpoint, s: EndpointWorkers, current: Worker[]): boolean {
+  /** A slot below the minimum may be free for this node: it holds not all of them, and no claim found them held lately. */
+  private minimumOpen(ep: DeployedEndpoint, current: Worker[]): boolean {
     const min = ep.config.workersMin;
     if (min === 0 || this.d.slots.knownFull(ep.id, min)) return false;
-    const held = current.filter((w) => (w.slot ?? min) < min).length;
-    if (held >= min) return false;
-    if (held < Math.ceil(min / Math.max(1, this.d.liveNodes()))) {
-      s.shareSince = 0;
-      return true;
-    }
-    s.shareSince ||= Date.now();
-    return Date.now() - s.shareSince >= MIN_SPREAD_MS;
+    return current.filter((w) => (w.slot ?? min) < min).length < min;
   }
 
   /**
@@ -203,13 +193,17 @@ export class Scheduler {
     try {
       for (let ep = first; !this.closing;) {
         const current = [...s.workers].filter((w) => (w.phase === 'initializing' || w.phase === 'ready') && w.revision === ep.revision);
-        const below = more > 0 ? ep.config.workersMax : this.minimumOpen(ep, s, current) ? ep.config.workersMin : 0;
+        const below = more > 0 ? ep.config.workersMax : this.minimumOpen(ep, current) ? ep.config.workersMin : 0;
         if (below === 0) return;
         const id = this.d.supervisor.newId(ep);
-        const slot = await this.d.slots.claim(ep.id, below, id);
+        // The minimum's slots spread over the live nodes: each takes its share first, and any free one only once the
+        // others had MIN_SPREAD_MS to take theirs (a node that is gone or cannot start workers leaves them free).
+        const fair = more <= 0 && (s.fairUntil === 0 || Date.now() < s.fairUntil);
+        const slot = await this.d.slots.claim(ep.id, below, id, fair);
         if (slot === null) {
+          if (fair) s.fairUntil ||= Date.now() + MIN_SPREAD_MS;
           if (below === ep.config.workersMax) return; // every slot is held: nothing more, for the minimum either
-          continue; // the minimum is held elsewhere; knownFull ends the loop
+          continue; // the minimum is held elsewhere, or this node holds its share; knownFull ends the loop
         }
         const now = this.d.cp.endpoint(ep.id);
         const why = this.closing || !now || now.revision !== ep.revision || slot >= now.config.workersMax ? 'gone' : this.d.supervisor.cannotStart(now);

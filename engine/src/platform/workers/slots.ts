@@ -40,14 +40,17 @@ export class WorkerSlots {
     return below <= f.below;
   }
 
-  /** The lowest free slot below `below`, now held by the worker; null when all are held or the database is out of reach. */
-  async claim(endpointId: string, below: number, workerId: string): Promise<number | null> {
+  /**
+   * The lowest free slot below `below`, now held by the worker; null when all are held (with `fair`: or this node holds
+   * its share of them, SqlStore.claimSlot) or the database is out of reach.
+   */
+  async claim(endpointId: string, below: number, workerId: string, fair = false): Promise<number | null> {
     if (below <= 0 || this.knownFull(endpointId, below)) return null;
     this.pending.add(workerId);
     const slot = await this.serial(async () => {
       // A lost race (another node took the slot picked) is asked again; full is full.
       for (let attempt = 0; attempt < 3; attempt++) {
-        const n = await this.d.store.claimSlot(endpointId, below, workerId);
+        const n = await this.d.store.claimSlot(endpointId, below, workerId, fair);
         if (n !== null) return n;
       }
       return null;
