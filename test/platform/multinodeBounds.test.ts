@@ -40,7 +40,7 @@ const on = (node: { url: string }, endpointUrl: string) => endpointUrl.replace(/
  * Workers of the endpoint alive on this machine: the distinct worker ids in the environments of its processes (workers
  * started without templates; one worker may be several processes, as behind an interpreter shim).
  */
-function liveWorkers(endpointId: string): number {
+function liveWorkers(endpointId: string): Set<string> {
   const ids = new Set<string>();
   for (const pid of fs.readdirSync('/proc')) {
     if (!/^\d+$/.test(pid)) continue;
@@ -52,7 +52,7 @@ function liveWorkers(endpointId: string): number {
       /* gone meanwhile, or not ours */
     }
   }
-  return ids.size;
+  return ids;
 }
 
 describe('worker bounds of the whole service', { skip: skip ?? false }, () => {
@@ -68,7 +68,7 @@ describe('worker bounds of the whole service', { skip: skip ?? false }, () => {
     let sampling = true;
     const sampler = (async () => {
       for (let i = 0; i < 2000 && sampling; i++) {
-        most = Math.max(most, liveWorkers(eps.slow.id));
+        most = Math.max(most, liveWorkers(eps.slow.id).size);
         const h = (await call('GET', `${on(nodes[i % 3], eps.slow.url)}/health`)).json as Health;
         mostHealth = Math.max(mostHealth, h.workers.idle + h.workers.running + h.workers.initializing);
         await new Promise((r) => setTimeout(r, 50));
@@ -110,11 +110,19 @@ describe('worker bounds of the whole service', { skip: skip ?? false }, () => {
     }
   });
 
-  test('a node SIGKILLed while it holds the one slot: the slot is freed and another node starts the worker', async () => {
+  test('a node process SIGKILLed while it holds the one slot: its worker goes with it, another node takes the slot and starts one', async () => {
     const database = await pgServer.createDatabase();
     const args = ['--database', database, '--node-lost-ms', '3000'];
     const nodes: PlatformProcess[] = [];
-    for (let i = 0; i < 3; i++) nodes.push(await spawnPlatformProcess(path.join(tmp, `node${i}`), args));
+    // Plain worker processes (no templates), so that /proc shows each one's worker id.
+    const templates = process.env.STRATO_WORKER_TEMPLATES;
+    process.env.STRATO_WORKER_TEMPLATES = '0';
+    try {
+      for (let i = 0; i < 3; i++) nodes.push(await spawnPlatformProcess(path.join(tmp, `node${i}`), args));
+    } finally {
+      if (templates === undefined) delete process.env.STRATO_WORKER_TEMPLATES;
+      else process.env.STRATO_WORKER_TEMPLATES = templates;
+    }
     processes.push(...nodes);
     const cp = new ControlPlaneClient({ baseUrl: nodes[0].url, apiKey: TEST_KEY });
     const eps = await deploy(cp, await buildTestArtifact({ 'worker.py': WORKER_PY }, [queueSpec('one', 'sleep', { workers: [1, 1] })]));
@@ -129,7 +137,10 @@ describe('worker bounds of the whole service', { skip: skip ?? false }, () => {
       assert.deepEqual(await holder(), [held], 'one slot, held by one node');
       const victim = nodes.find((n) => n.output().includes(`(node ${held})`));
       assert.ok(victim, `the node ${held} is one of the three: ${nodes.map((n) => n.output()).join('\n')}`);
-      victim.killGroup(); // the node and its workers, as when its machine goes
+      const [before] = [...liveWorkers(eps.one.id)];
+      assert.ok(before, 'the worker runs on this machine');
+      await victim.crash(); // the node's process alone: its worker watches a pipe from it
+      await waitUntil("the dead node's worker to exit", async () => !liveWorkers(eps.one.id).has(before), 5000);
       const survivors = nodes.filter((n) => n !== victim);
       const next = await waitUntil(
         'another node to hold the slot',
@@ -142,6 +153,7 @@ describe('worker bounds of the whole service', { skip: skip ?? false }, () => {
       assert.ok(survivors.some((n) => n.output().includes(`(node ${next})`)));
       assert.match(survivors.map((n) => n.output()).join('\n'), /freed the worker slots of lost nodes/);
       await waitUntil('the new worker to be idle', async () => (await health(survivors[0])).workers.idle === 1, 60_000);
+      assert.equal(liveWorkers(eps.one.id).size, 1, 'one worker in all');
       // Jobs through both survivors run on it.
       for (const n of survivors) {
         const r = await call('POST', `${on(n, eps.one.url)}/runsync`, { body: { input: { seconds: 0 } } });
