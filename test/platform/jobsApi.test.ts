@@ -170,6 +170,11 @@ describe('cancel, retry, purge', () => {
   test('a queued job is cancelled at once and never runs', async () => {
     const marker = path.join(tmp, 'queued-cancel');
     const first = (await call('POST', `${url.sleeper}/run`, { body: { input: { seconds: 1.5 } } })).json as { id: string };
+    // The one worker busy first: through several nodes, an idle worker elsewhere may take either job first.
+    await waitUntil(
+      'the first job to start',
+      async () => ((await call('GET', `${url.sleeper}/status/${first.id}`)).json as { status: string }).status === 'IN_PROGRESS',
+    );
     const second = (await call('POST', `${url.sleeper}/run`, { body: { input: { seconds: 0.1, marker } } })).json as { id: string };
     const s = (await call('GET', `${url.sleeper}/status/${second.id}`)).json as { status: string };
     assert.equal(s.status, 'IN_QUEUE');
