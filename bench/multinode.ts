@@ -133,25 +133,30 @@ async function allEnded(db: pg.Client, timeoutMs: number): Promise<number> {
   }
 }
 
-/** Starts `count` nodes on a fresh database, deploys the no-op endpoint through the first, waits for 3 workers per node. */
+/**
+ * Starts `count` nodes on a fresh database, deploys the no-op endpoint through the first with 3 workers per node (the
+ * bound is the service's: workers (3 x count, 3 x count), which spread over the nodes), waits for them all.
+ */
 async function cluster(server: Awaited<ReturnType<typeof startPostgres>>, tmp: string, count: number, name: string, handler = 'noop') {
   const database = await server.createDatabase();
   const nodes: Node[] = [];
   for (let i = 0; i < count; i++) nodes.push(await startNode(path.join(tmp, `${name}-${i}`), database));
   const cp = new ControlPlaneClient({ baseUrl: nodes[0].url, apiKey: KEY });
-  const art = await buildTestArtifact({ 'worker.py': WORKER_PY }, [queueSpec('bulk', handler, { workers: [3, 3], maxConcurrency: 8 })]);
+  const art = await buildTestArtifact({ 'worker.py': WORKER_PY }, [queueSpec('bulk', handler, { workers: [3 * count, 3 * count], maxConcurrency: 8 })]);
   const eps = await deploy(cp, art, { app: 'bench' });
   const pools = nodes.map((n) => new Pool(n.url, { connections: CLIENTS }));
   for (const pool of pools) {
     for (;;) {
       const r = await pool.request({ method: 'GET', path: `/v2/${eps.bulk.id}/health`, headers: { authorization: `Bearer ${KEY}` } });
       const h = (await r.body.json()) as { workers: { idle: number } };
-      if (h.workers.idle >= 3) break;
+      if (h.workers.idle >= 3 * count) break;
       await new Promise((r) => setTimeout(r, 100));
     }
   }
   const db = new pg.Client({ connectionString: database });
   await db.connect();
+  const { rows } = await db.query<{ n: number }>('select count(*)::int as n from worker_slots group by node_id order by n desc');
+  if (count > 1) console.log(`           workers per node: ${rows.map((r) => r.n).join(', ')}`);
   const close = async () => {
     await db.end();
     await Promise.all(pools.map((p) => p.close()));

@@ -162,13 +162,10 @@ describe('three nodes on one database', { skip: skip ?? false }, () => {
     const database = await pgServer.createDatabase();
     const nodes = await Promise.all([0, 1, 2].map(() => startTestPlatform({ database })));
     platforms.push(...nodes);
-    const art = await buildTestArtifact({ 'worker.py': WORKER_PY }, [queueSpec('slow', 'sleep', { workers: [1, 1], maxConcurrency: 1 })]);
+    // Three workers in the service, on whichever nodes hold their slots.
+    const art = await buildTestArtifact({ 'worker.py': WORKER_PY }, [queueSpec('slow', 'sleep', { workers: [3, 3], maxConcurrency: 1 })]);
     const eps = await deploy(nodes[0].cp, art);
-    for (const n of nodes)
-      await waitUntil(
-        `a worker on ${n.platform.instanceId}`,
-        async () => ((await call('GET', `${on(n, eps.slow.url)}/health`)).json as { workers: { idle: number } }).workers.idle >= 1,
-      );
+    await waitUntil('three idle workers', async () => ((await call('GET', `${eps.slow.url}/health`)).json as { workers: { idle: number } }).workers.idle === 3);
     const ids: string[] = [];
     for (let i = 0; i < 18; i++) ids.push(((await call('POST', `${eps.slow.url}/run`, { body: { input: { seconds: 0.3, i } } })).json as JobJson).id);
     const pids = new Set<number>();
@@ -187,12 +184,13 @@ describe('three nodes on one database', { skip: skip ?? false }, () => {
     const nodes = await Promise.all([0, 1, 2].map(() => startTestPlatform({ database })));
     platforms.push(...nodes);
     const [a, b, c] = nodes;
-    const art = await buildTestArtifact({ 'worker.py': WORKER_PY }, [queueSpec('slow', 'sleep', { workers: [1, 1], maxConcurrency: 1 })]);
+    const art = await buildTestArtifact({ 'worker.py': WORKER_PY }, [queueSpec('slow', 'sleep', { workers: [3, 3], maxConcurrency: 1 })]);
     const eps = await deploy(a.cp, art);
     type Health = { jobs: Record<string, number>; workers: Record<string, number> };
     const health = async (n: TestPlatform) => (await call('GET', `${on(n, eps.slow.url)}/health`)).json as Health;
-    await waitUntil('a worker idle on every node', async () => (await health(a)).workers.idle === 3);
-    // Each node's one worker busy with a job of its own; then two jobs queued on each node behind it.
+    await waitUntil('three idle workers in the service', async () => (await health(a)).workers.idle === 3);
+    // The three workers busy (a job sent to a node without one goes to an idle worker elsewhere); then two jobs queued
+    // on each node behind them.
     const running = await Promise.all(
       nodes.map(async (n) => ((await call('POST', `${on(n, eps.slow.url)}/run`, { body: { input: { seconds: 3 } } })).json as JobJson).id),
     );

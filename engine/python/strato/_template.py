@@ -56,6 +56,7 @@ def wait_for_fork():
     pending = b""
     children = set()
     closing = False
+    retired = False
     while True:
         for key, _ in sel.select():
             if key.data == "signal":
@@ -66,7 +67,12 @@ def wait_for_fork():
                 _reap(children)
                 continue
             chunk = os.read(REQUESTS_FD, 65536)
-            if not chunk:  # the platform retired this template (or is gone): leave with the last worker
+            if not chunk:
+                if not retired:
+                    # The platform node is gone (SIGKILL): its workers go too, at once (PR_SET_PDEATHSIG), so that none
+                    # outlives it while another node starts workers in its slots.
+                    os._exit(1)
+                # The platform retired this template: leave with the last worker.
                 sel.unregister(REQUESTS_FD)
                 closing = True
                 continue
@@ -74,6 +80,9 @@ def wait_for_fork():
             while b"\n" in pending:
                 line, pending = pending.split(b"\n", 1)
                 request = json.loads(line)
+                if request.get("op") == "retire":
+                    retired = True
+                    continue
                 sys.stdout.flush()
                 sys.stderr.flush()
                 pid = os.fork()

@@ -21,7 +21,7 @@ def serve(endpoint_name):
     """Serves endpoint `endpoint_name` of the manifest: a platform worker when STRATO_WORKER_TOKEN is set,
     else the local handler test server (--rp_serve_api, --test_input, test_input.json)."""
     handler_file = caller_file()
-    if os.environ.get("STRATO_WORKER_HOST") and os.environ.get("STRATO_WORKER_TOKEN"):
+    if os.environ.get("STRATO_WORKER_TOKEN") and (os.environ.get("STRATO_WORKER_HOST") or os.environ.get("STRATO_PARENT_PIPE")):
         exit_with_agent()
     try:
         _serve(endpoint_name, handler_file)
@@ -37,14 +37,17 @@ def exit_setup_error(e):
 
 
 def exit_with_agent():
-    """A worker started by a worker host's agent: its stdin is a pipe from the agent. When the agent dies (even by
-    SIGKILL) the pipe closes, and the worker goes too: the platform runs its jobs again elsewhere, and an orphan must
-    not keep a GPU the agent will offer again when it comes back."""
+    """A worker started by a worker host's agent, or by a platform node on its own machine (STRATO_PARENT_PIPE): its
+    stdin is a pipe from that process. When it dies (even by SIGKILL) the pipe closes, and the worker goes too: the
+    platform runs its jobs again elsewhere, another node may start a worker in its slot, and an orphan must not keep
+    a GPU that is offered again."""
     import threading
 
     def watch():
         try:
-            while sys.stdin.buffer.read(4096):
+            # The raw descriptor, not sys.stdin's buffered reader: a daemon thread blocked holding that reader's lock
+            # makes the interpreter abort at exit (a worker that exits on a setup error would die by SIGABRT).
+            while os.read(0, 4096):
                 pass
         except (OSError, ValueError):
             pass

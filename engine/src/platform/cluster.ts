@@ -90,6 +90,10 @@ export class Cluster {
   private adoptAfter = 0;
   /** Another node has jobs of this endpoint queued that its workers do not take (workSharing.ts). */
   onQueued: (endpointId: string) => void = () => undefined;
+  /** A worker slot of the endpoint was freed (by another node, or here from a lost node): a claim may find it. */
+  onSlotFreed: (endpointId: string) => void = () => undefined;
+  /** Another node told its queued jobs per endpoint (`<endpoint id>:<count>,...`; queueBound.ts). */
+  onCounts: (from: string, entries: string) => void = () => undefined;
 
   constructor(private readonly d: ClusterDeps) {}
 
@@ -106,6 +110,8 @@ export class Cluster {
     const heard = (payload: string) => {
       const [what, subject, from] = payload.split(' ');
       if (what === 'queued' && from !== this.d.nodeId) this.onQueued(subject);
+      else if (what === 'slot' && from !== this.d.nodeId) this.onSlotFreed(subject);
+      else if (what === 'counts' && from !== this.d.nodeId) this.onCounts(from, subject);
       else if (what === 'cp' && subject !== this.d.nodeId) changed(); // this node's own changes are in its memory already
     };
     this.listener = (await this.d.driver.listen?.(CHANGES_CHANNEL, heard, changed)) ?? null;
@@ -125,7 +131,10 @@ export class Cluster {
     this.beating ??= (async () => {
       try {
         if (!(await this.d.store.heartbeatNode())) await this.d.store.registerNode(this.d.url());
-        if (Date.now() >= this.adoptAfter) await this.adopt();
+        if (Date.now() >= this.adoptAfter) {
+          await this.adopt();
+          await this.freeLostSlots();
+        }
       } catch (e) {
         this.adoptAfter = Date.now() + this.d.lostMs + 2 * this.d.heartbeatMs;
         this.d.log(`strato platform: the node heartbeat failed (${(e as Error).message}); trying again`);
@@ -153,6 +162,17 @@ export class Cluster {
       return taken;
     })().finally(() => (this.adopting = null));
     return this.adopting;
+  }
+
+  /** Frees the worker slots of lost nodes (where their jobs are adopted), so that live nodes start the workers instead. */
+  private async freeLostSlots(): Promise<void> {
+    const endpoints = await this.d.store.freeLostSlots();
+    if (endpoints.length === 0) return;
+    this.d.log(`strato platform: freed the worker slots of lost nodes (endpoints ${endpoints.join(', ')})`);
+    for (const id of endpoints) {
+      this.onSlotFreed(id);
+      await this.notify(`slot ${id} ${this.d.nodeId}`);
+    }
   }
 
   /** Sends a payload to every node listening on the channel; a failure is not reported (it is a hint). */

@@ -1,7 +1,9 @@
 // The jobs API of queue-based endpoints: every route under `/v2/<endpoint_id>/`, with the states, limits and
 // error bodies of decisions.md. `/run` answers once the job is durable (its group commit is done); `/runsync`
 // answers with the result as soon as the job ends, or with the job as it is (durable) when `wait` elapses. In a
-// cluster, `/health` (serviceHealth.ts) and `/purge-queue` answer for the whole service: every live node adds its own part.
+// cluster, `/health` (serviceHealth.ts) and `/purge-queue` answer for the whole service (every live node adds its own
+// part), the queue bound is the service's (queueBound.ts), and a `/runsync` job handed to another node's workers is
+// waited for there.
 import { memberText } from '../util/jsonText';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { mayInvoke, refusal } from './auth';
@@ -9,13 +11,16 @@ import type { KeyRing } from './controlPlane/keys';
 import type { ControlPlane } from './controlPlane/service';
 import { PlatformError } from './errors';
 import { pathOf, queryParams, readBody, sendError, sendJson, sendRaw } from './http';
-import type { Job } from './jobs/job';
+import { Job, TERMINAL } from './jobs/job';
 import type { JobEngine } from './jobs/jobEngine';
 import { limits } from './options';
 import type { JobWriter } from './store/jobWriter';
 import { serveLogs, type LogsApiDeps } from './logsApi';
-import type { Cluster } from './cluster';
+import { FORWARDED_HEADER, NODE_CALL_TIMEOUT_MS, type Cluster } from './cluster';
 import { serviceHealth, type Health, type HealthDeps } from './serviceHealth';
+import type { JobRow } from './store/types';
+import type { QueueBound } from './queueBound';
+import type { WorkSharing } from './workSharing';
 
 export interface JobsApiDeps {
   keys: KeyRing;
@@ -28,6 +33,10 @@ export interface JobsApiDeps {
   logs: LogsApiDeps;
   /** Nodes sharing the store: a job another live node owns is answered there. */
   cluster?: Cluster;
+  /** Clusters: the queue bound of the whole service. */
+  queueBound?: QueueBound;
+  /** Clusters: work sharing, whose hand-offs to this node may bring the job a request asks for. */
+  sharing?: Pick<WorkSharing, 'arriving'>;
   log(line: string): void;
 }
 
@@ -46,6 +55,8 @@ const WITH_JOB = new Set<Route>(['status', 'stream', 'cancel', 'retry']);
 
 /** The route by which a node asks the others to purge their part of an endpoint's queue (`{endpointId}`). */
 const NODE_PURGE_PATH = '/_cluster/purge';
+/** A node asks the one it handed a `/runsync` job to for the job once it ends (`{jobId, ms}`; null: not there). */
+const NODE_WAIT_PATH = '/_cluster/wait';
 
 export function jobsApi(d: JobsApiDeps) {
   return async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -77,6 +88,7 @@ export function jobsApi(d: JobsApiDeps) {
       if (route === 'purge-queue') return sendJson(res, 200, { removed: await purge(d, endpointId), status: 'completed' });
       if (route === 'health') return sendJson(res, 200, await health(d, endpointId));
       const jobId = decodeURIComponent(parts[4]);
+      if (d.cluster && !d.engine.jobs.has(jobId)) await d.sharing?.arriving(endpointId);
       if (d.cluster && !d.engine.jobs.has(jobId) && !d.engine.ended.has(jobId) && (await d.cluster.route(jobId, req, res))) return;
       let job = await d.engine.get(endpointId, jobId);
       if (job?.handingOff && d.cluster) {
@@ -84,6 +96,14 @@ export function jobsApi(d: JobsApiDeps) {
         await job.nextChange(5000);
         if (!d.engine.jobs.has(jobId) && (await d.cluster.route(jobId, req, res))) return;
         job = await d.engine.get(endpointId, jobId);
+      }
+      if (!job && d.cluster) {
+        const row = await d.engine.deps.store.getJob(jobId);
+        // The node that forwarded this request took the job over meanwhile (a hand-off): its row says how it is.
+        const from = String(req.headers[FORWARDED_HEADER] ?? '').split(',');
+        if (route === 'status' && row && !TERMINAL.has(row.status) && row.endpoint_id === endpointId && from.includes(row.owner))
+          return sendRaw(res, 200, Job.fromRow(row).toJson());
+        job = await arriving(d, d.cluster, endpointId, row);
       }
       if (!job) return sendError(res, 404, `job ${jobId} does not exist on this endpoint or its results have expired`);
       if (route === 'status') return status(d, req, res, job);
@@ -121,13 +141,16 @@ async function submit(d: JobsApiDeps, req: IncomingMessage, res: ServerResponse,
   const body = await readBody(req, limit, `/${route}`);
   const input = extractInput(body);
   if (typeof input !== 'string') return sendError(res, 400, input.error);
-  const job = d.engine.submit(endpointId, input, route, waitGiven);
+  const admitted = d.queueBound?.admit(endpointId) ?? true;
+  const job = (admitted === true || (admitted !== false && (await admitted))) && d.engine.submit(endpointId, input, route, waitGiven);
   if (!job) return sendError(res, 429, `endpoint ${endpointId} has too many queued jobs; retry later or raise its workers max`);
   if (route === 'run') {
     await d.writer.durable();
     return sendRaw(res, 200, `{"id":"${job.id}","status":"IN_QUEUE"}`);
   }
+  const until = Date.now() + waitMs;
   await d.engine.waitForEnd(job, waitMs);
+  if (job.handedTo && d.cluster) return sendRaw(res, 200, await followed(d.cluster, job, until));
   // A finished job's output is in this answer; one that is still waiting must be durable before its id is given.
   if (!job.ended) await d.writer.durable();
   return sendRaw(res, 200, job.toJson());
@@ -173,8 +196,56 @@ async function purge(d: JobsApiDeps, endpointId: string): Promise<number> {
   return removed;
 }
 
-/** Answers the other nodes' calls for this node's part of a purge. */
-export function serveNodePurge(cluster: Cluster, d: Pick<JobsApiDeps, 'engine'>): void {
+/**
+ * A job whose row names this node and has not ended, but that memory does not hold: handed here by another node whose
+ * answer is still on its way (workSharing.ts); it is waited for a moment. Else (a purge deleting it) there is none.
+ */
+async function arriving(d: JobsApiDeps, cluster: Cluster, endpointId: string, row: JobRow | undefined): Promise<Job | undefined> {
+  if (!row || row.owner !== cluster.nodeId || TERMINAL.has(row.status)) return undefined;
+  const jobId = row.id;
+  for (const until = Date.now() + NODE_CALL_TIMEOUT_MS; Date.now() < until;) {
+    await new Promise((r) => setTimeout(r, 20));
+    if (d.engine.jobs.has(jobId)) return d.engine.get(endpointId, jobId);
+  }
+  return undefined;
+}
+
+/**
+ * The JSON of a `/runsync` job handed to another node, from that node once the job ended there (or `until` passed);
+ * when that node does not answer, the job as this node left it (durable and queued: `/status` finds it there).
+ */
+async function followed(cluster: Cluster, job: Job, until: number): Promise<string> {
+  try {
+    const node = (await cluster.nodes()).find((n) => n.id === job.handedTo && n.alive);
+    const ms = Math.max(0, until - Date.now());
+    const answer = node
+      ? await cluster.call<{ json: string } | null>(
+          node,
+          NODE_WAIT_PATH,
+          { endpointId: job.endpointId, jobId: job.id, ms },
+          { timeoutMs: ms + NODE_CALL_TIMEOUT_MS },
+        )
+      : null;
+    if (answer) return answer.json;
+  } catch {
+    /* below */
+  }
+  return job.toJson();
+}
+
+/** Answers the other nodes' calls for this node's part of a purge, and for a handed-off job's end (health: serviceHealth.ts). */
+export function serveNodeParts(cluster: Cluster, d: Pick<JobsApiDeps, 'engine' | 'writer'>): void {
   const endpointOf = (body: unknown) => String((body as { endpointId?: unknown } | null)?.endpointId ?? '');
   cluster.serve(NODE_PURGE_PATH, (body) => ({ removed: d.engine.purge(endpointOf(body)) }));
+  cluster.serve(NODE_WAIT_PATH, async (body) => {
+    const b = body as { endpointId?: unknown; jobId?: unknown; ms?: unknown } | null;
+    // It may have ended, and left memory, before the call came.
+    const job = await d.engine.get(endpointOf(body), String(b?.jobId ?? ''));
+    if (!job) return null;
+    const until = Date.now() + Math.min(Math.max(0, Number(b?.ms) || 0), limits.waitMaxMs);
+    await d.engine.waitForEnd(job, until - Date.now());
+    if (job.handedTo) return { json: await followed(cluster, job, until) }; // handed on again
+    if (!job.ended) await d.writer.durable();
+    return { json: job.toJson() };
+  });
 }

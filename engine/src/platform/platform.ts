@@ -13,7 +13,7 @@ import { sendError } from './http';
 import { Guard } from './graphql/guard';
 import { graphqlHandler } from './graphql/handler';
 import type { EndpointHealthView } from './graphql/resolvers';
-import { jobsApi, serveNodePurge } from './jobsApi';
+import { jobsApi, serveNodeParts } from './jobsApi';
 import { serveNodeHealth, serviceHealth, type HealthDeps, type HealthNotes } from './serviceHealth';
 import DataLoader from 'dataloader';
 import { Dispatcher } from './jobs/dispatch';
@@ -35,6 +35,8 @@ import { openPostgres } from './store/postgres';
 import { workerApi } from './workerApi';
 import { Scheduler } from './workers/scheduler';
 import { Supervisor } from './workers/supervisor';
+import { WorkerSlots } from './workers/slots';
+import { QueueBound } from './queueBound';
 import { GpuAllocator, detectGpus } from './workers/gpus';
 import { Templates } from './workers/templates';
 import { LogWaiters } from './workers/logFile';
@@ -148,7 +150,12 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
       volumePath: (ep, v) => volumes.pathOf(ep.appId, v.datacenter, v.name),
     });
     let lb: LbRouter | null = null;
+    let cluster: Cluster | undefined;
+    const slots = new WorkerSlots({ store, released: (id) => void cluster?.notify(`slot ${id} ${nodeId}`), log: o.log });
+    // Slots this node held before it stopped (a crash) are free again: its workers went with it.
+    await slots.sync(() => []);
     scheduler = new Scheduler({
+      slots,
       cp,
       engine,
       dispatch,
@@ -176,7 +183,7 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
     if (loaded.queued + loaded.rerun > 0) o.log(`strato platform: ${loaded.queued} queued jobs restored (${loaded.rerun} of them were running and run again)`);
 
     let baseUrl = '';
-    let cluster: Cluster | undefined;
+    let queueBound: QueueBound | undefined;
     let sharing: WorkSharing | undefined;
     /** Why an endpoint's workers cannot start here, and what this node's machine lacks for them. */
     const notes = (id: string): HealthNotes => {
@@ -276,6 +283,12 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
         get cluster() {
           return cluster;
         },
+        get queueBound() {
+          return queueBound;
+        },
+        get sharing() {
+          return sharing;
+        },
         log: o.log,
       }),
       lb: (req, res) => lb!.handle(req, res),
@@ -318,14 +331,23 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
       const s = sharing;
       cluster.onQueued = (id) => s.wake(id);
       serveNodeHealth(cluster, healthDeps);
-      serveNodePurge(cluster, { engine });
       serveNodeHosts(cluster, pool);
       serveNodeLogs(cluster, { logsDir: layout.logs, waiters: logWaiters });
+      cluster.onSlotFreed = (id) => {
+        slots.freedElsewhere(id);
+        sched.demand(id);
+      };
+      queueBound = new QueueBound({ nodeId, engine, cluster, cp, max: o.maxQueuedPerEndpoint });
+      const qb = queueBound;
+      cluster.onCounts = (from, entries) => qb.heard(from, entries);
+      serveNodeParts(cluster, { engine, writer });
       try {
         await cluster.start();
         sharing.start();
+        queueBound.start();
       } catch (e) {
         sharing.close();
+        queueBound.close();
         await cluster.close();
         server.close();
         server.closeAllConnections();
@@ -368,6 +390,7 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
         (closing ??= (async () => {
           clearInterval(sweeper);
           sharing?.close();
+          queueBound?.close();
           await cluster?.close();
           logWaiters.wakeAll();
           await sched.close(o.workerStopGraceMs);

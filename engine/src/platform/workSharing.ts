@@ -28,7 +28,8 @@ export interface WorkSharingDeps {
 
 export class WorkSharing {
   private timer: NodeJS.Timeout | undefined;
-  private asking = new Set<string>();
+  /** Hand-offs this node asked for, per endpoint, until their jobs are queued here (or the ask failed). */
+  private asking = new Map<string, Promise<void>>();
   private announced = new Map<string, number>();
   private watchOrphansUntil = 0;
   private looking = false;
@@ -49,6 +50,14 @@ export class WorkSharing {
   private idleRoom(endpointId: string): number {
     const q = this.d.engine.endpointJobs(endpointId).queue;
     return q.queued > 0 ? 0 : q.room();
+  }
+
+  /**
+   * Resolves once the hand-off of the endpoint's jobs this node asked for, if any, is over: a request for a job that
+   * may be on its way here (its row names this node already, or not yet) waits for it rather than chase it.
+   */
+  arriving(endpointId: string): Promise<void> | undefined {
+    return this.asking.get(endpointId);
   }
 
   /** Another node has queued jobs of this endpoint its workers do not take: ask now if workers wait here. */
@@ -87,7 +96,8 @@ export class WorkSharing {
   private async ask(endpointId: string, owner: string): Promise<void> {
     const room = this.idleRoom(endpointId);
     if (room <= 0 || this.asking.has(endpointId)) return;
-    this.asking.add(endpointId);
+    let done = () => undefined as void;
+    this.asking.set(endpointId, new Promise<void>((r) => (done = r)));
     try {
       const node = (await this.d.cluster.nodes()).find((n) => n.id === owner && n.alive);
       if (!node) return;
@@ -99,6 +109,7 @@ export class WorkSharing {
       this.d.log(`strato platform: asking node ${owner} for queued jobs failed (${(e as Error).message})`);
     } finally {
       this.asking.delete(endpointId);
+      done();
     }
   }
 
@@ -124,22 +135,23 @@ export class WorkSharing {
         body.to,
       );
     } finally {
-      handedOff(this.d.engine, body.endpointId, jobs, new Set(rows.map((r) => r.id)));
+      handedOff(this.d.engine, body.endpointId, jobs, new Set(rows.map((r) => r.id)), body.to);
     }
     return rows;
   }
 }
 
 /**
- * Takes up to `max` queued `/run` jobs of the endpoint whose rows are durable, to hand them to another node; none of
- * `/runsync` (a request here waits on them). They leave the queue (not counted there meanwhile); `handedOff` settles them.
+ * Takes up to `max` queued jobs of the endpoint whose rows are durable, to hand them to another node. A `/runsync`
+ * request waiting here on one of them asks the taker for its end (jobsApi.ts). They leave the queue (not counted there
+ * meanwhile); `handedOff` settles them.
  */
 function takeForHandOff(engine: JobEngine, endpointId: string, max: number): Job[] {
   const queue = engine.endpointJobs(endpointId).queue;
   const out: Job[] = [];
   const keep: Job[] = [];
   for (const job of queue.take(max)) {
-    if (job.kind === 'run' && job.storeState === 'stored' && !engine.deps.writer.pending(job)) out.push(job);
+    if (job.storeState === 'stored' && !engine.deps.writer.pending(job)) out.push(job);
     else keep.push(job);
   }
   for (const job of keep.reverse()) queue.pushFront(job);
@@ -148,7 +160,7 @@ function takeForHandOff(engine: JobEngine, endpointId: string, max: number): Job
 }
 
 /** The hand-off is over: the jobs in `moved` belong to another node now and leave memory; the others queue again. */
-function handedOff(engine: JobEngine, endpointId: string, jobs: Job[], moved: Set<string>): void {
+function handedOff(engine: JobEngine, endpointId: string, jobs: Job[], moved: Set<string>, to: string): void {
   const e = engine.endpointJobs(endpointId);
   for (const job of [...jobs].reverse()) {
     job.handingOff = false;
@@ -157,6 +169,7 @@ function handedOff(engine: JobEngine, endpointId: string, jobs: Job[], moved: Se
       engine.jobs.delete(job.id);
       e.retried -= job.retries;
       job.storeState = 'gone';
+      job.handedTo = to;
     } else if (job.status === 'IN_QUEUE' && job.storeState !== 'gone') e.queue.pushFront(job);
     job.notify(); // a request that waited for the hand-off to end (jobsApi.ts) looks again
   }

@@ -48,6 +48,8 @@ export class Job implements StoredJob {
   owner = 'u1';
   /** Taken from the queue to be handed to another node (cluster): not counted in the queue meanwhile. */
   handingOff = false;
+  /** Handed to this node (cluster): its row is that node's now; a `/runsync` request waiting here asks it for the end. */
+  handedTo: string | null = null;
 
   constructor(
     readonly id: string,

@@ -4,10 +4,11 @@
 // Times are milliseconds since the epoch (bigint); JSON documents are kept as text so they are stored as sent.
 // Migrations: every statement is idempotent (`if not exists`) and runs at each start, so a data dir of an older
 // version gains what was added since. Version 2 added api_keys and audit_log (per-person keys, issue 16);
-// version 3 the nodes of a cluster, the owner of each job and build archives kept in the database (issue 11).
+// version 3 the nodes of a cluster, the owner of each job and build archives kept in the database (issue 11); version 4
+// the worker slots that bound an endpoint's workers for the whole service (issue 11).
 // Columns added later to an existing table are added by `alter table ... if not exists` below.
 
-export const SCHEMA_VERSION = '3';
+export const SCHEMA_VERSION = '4';
 
 export const schemaSql = `
 create table if not exists meta (
@@ -128,4 +129,15 @@ create table if not exists uploads (
   expires_at bigint not null,
   sha256 text
 );
+-- Worker slots: a worker of an endpoint holds one of the endpoint's workers.max slots (0 .. max-1) for the whole
+-- service, claimed before its process starts and released once it is gone (workers/slots.ts). The primary key is the
+-- bound: two nodes never hold one slot. Slots below workers.min are the minimum's workers, which never stop idle.
+create table if not exists worker_slots (
+  endpoint_id text not null,
+  slot integer not null,
+  node_id text not null,
+  worker_id text not null,
+  primary key (endpoint_id, slot)
+);
+create index if not exists worker_slots_by_node on worker_slots (node_id);
 `;

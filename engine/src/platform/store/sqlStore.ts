@@ -316,6 +316,38 @@ export class SqlStore implements PlatformStore {
       [endpointIds, this.identity.nodeId],
     );
   }
+  async claimSlot(endpointId: string, below: number, workerId: string, fair = false): Promise<number | null> {
+    // Two nodes that pick the same free slot at once: the primary key lets one in, the other gets no row (and asks again).
+    // The share counts live nodes on the database's clock (none registered: the embedded database's one node).
+    const share = fair
+      ? `and (select count(*) from worker_slots m where m.endpoint_id = $1 and m.node_id = $2 and m.slot < $4) <
+           ceil($4::numeric / greatest(1, (select count(*) from nodes n where n.heartbeat_at > ${DB_NOW} - $5)))`
+      : 'and $5::bigint >= 0';
+    const rows = await this.db.query<{ slot: number }>(
+      `insert into worker_slots (endpoint_id, slot, node_id, worker_id)
+       select $1, s, $2, $3 from generate_series(0, $4::int - 1) s
+       where not exists (select 1 from worker_slots w where w.endpoint_id = $1 and w.slot = s) ${share} order by s limit 1
+       on conflict do nothing returning slot`,
+      [endpointId, this.identity.nodeId, workerId, below, this.identity.lostMs],
+    );
+    return rows.length > 0 ? Number(rows[0].slot) : null;
+  }
+  async releaseSlots(workerIds: string[]): Promise<void> {
+    await this.db.query('delete from worker_slots where node_id = $1 and worker_id = any($2::text[])', [this.identity.nodeId, workerIds]);
+  }
+  async syncSlots(keep: string[]): Promise<string[]> {
+    await this.db.query('delete from worker_slots where node_id = $1 and not (worker_id = any($2::text[]))', [this.identity.nodeId, keep]);
+    const rows = await this.db.query<{ worker_id: string }>('select worker_id from worker_slots where node_id = $1', [this.identity.nodeId]);
+    return rows.map((r) => r.worker_id);
+  }
+  async freeLostSlots(): Promise<string[]> {
+    const rows = await this.db.query<{ endpoint_id: string }>(
+      `delete from worker_slots w where w.node_id <> $1
+       and not exists (select 1 from nodes n where n.id = w.node_id and n.heartbeat_at > ${DB_NOW} - $2) returning endpoint_id`,
+      [this.identity.nodeId, this.identity.lostMs],
+    );
+    return [...new Set(rows.map((r) => r.endpoint_id))];
+  }
   async metaOnce(key: string, value: string): Promise<string> {
     await this.db.query('insert into meta (key, value) values ($1, $2) on conflict (key) do nothing', [key, value]);
     return (await this.getMeta(key)) ?? value;

@@ -219,6 +219,21 @@ export interface PlatformStore {
   handOffJobs(ids: string[], to: string): Promise<JobRow[]>;
   /** Per endpoint, the node other than this one with the most queued jobs (a hint: rows change behind commits). */
   queuedElsewhere(endpointIds: string[]): Promise<Array<{ endpoint_id: string; owner: string; jobs: number }>>;
+  /**
+   * Claims for worker `workerId` of this node the lowest slot of the endpoint below `below` that no node holds; its
+   * number, or null when every one is held (or another node took the same one at the same moment). With `fair`, only
+   * while this node holds fewer of those slots than its share: `below` over the live nodes, rounded up.
+   */
+  claimSlot(endpointId: string, below: number, workerId: string, fair?: boolean): Promise<number | null>;
+  /** Releases this node's slots held by these workers (they are gone). */
+  releaseSlots(workerIds: string[]): Promise<void>;
+  /**
+   * Deletes this node's slots held by none of `keep` (workers gone while a release failed, or before a restart) and
+   * answers the workers of `keep` that still hold theirs.
+   */
+  syncSlots(keep: string[]): Promise<string[]>;
+  /** Frees the slots of nodes that are not alive; the endpoints whose slots were freed. */
+  freeLostSlots(): Promise<string[]>;
   /** The value of a meta key, set to `value` first when it has none (the first of several nodes wins). */
   metaOnce(key: string, value: string): Promise<string>;
 

@@ -26,6 +26,16 @@ export interface WorkerLauncher {
 
 export function localLauncher(python: string): WorkerLauncher {
   return {
-    launch: (_w, s) => spawn(python, ['-u', s.endpoint.config.handlerFile], { cwd: s.root, env: s.processEnv, stdio: ['ignore', 'pipe', 'pipe'] }),
+    launch: (_w, s) => {
+      // stdin is a pipe the worker watches (runtime.py): when this node dies, even by SIGKILL, its workers go too, and
+      // none outlives it while another node starts workers in its slots (slots.ts).
+      const child = spawn(python, ['-u', s.endpoint.config.handlerFile], {
+        cwd: s.root,
+        env: { ...s.processEnv, STRATO_PARENT_PIPE: '1' },
+        stdio: ['pipe', 'pipe', 'pipe'],
+      });
+      child.stdin.on('error', () => {}); // the worker closed it: nothing to tell
+      return child;
+    },
   };
 }

@@ -1,12 +1,14 @@
 // Scaling and fault handling per endpoint: keeps `workers.min` up, starts more while work waits (by the
 // endpoint's scaler, QUEUE_DELAY or REQUEST_COUNT, up to `workers.max`), stops a worker above the minimum after
 // `idle_timeout` without work, rolls workers to a new endpoint revision, replaces hung workers (no heartbeat) and
-// dead ones, and backs off when workers cannot start.
+// dead ones, and backs off when workers cannot start. Both bounds are the whole service's: a worker starts only
+// once it holds one of the endpoint's slots (slots.ts), and only the workers of slots below the minimum stay idle.
 import type { Clock } from '../clock';
 import type { ControlPlane, DeployedEndpoint } from '../controlPlane/service';
 import type { Dispatcher } from '../jobs/dispatch';
 import type { JobEngine } from '../jobs/jobEngine';
 import type { Supervisor } from './supervisor';
+import type { WorkerSlots } from './slots';
 import { healthBucket, isBusy, type Worker } from './worker';
 
 export interface SchedulerDeps {
@@ -22,6 +24,8 @@ export interface SchedulerDeps {
   blocked(ep: DeployedEndpoint): string | null;
   /** The platform's clock: queue delay is measured on it, as job times are. */
   clock: Clock;
+  /** The endpoints' worker slots, for the whole service. */
+  slots: WorkerSlots;
   log(line: string): void;
 }
 
@@ -34,7 +38,19 @@ interface EndpointWorkers {
   lastScaleUpAt: number;
   /** Why the last wanted worker could not start (no free GPU), else null. */
   waiting: string | null;
+  /** A slot claim is in flight (one at a time per endpoint). */
+  claiming: boolean;
+  /**
+   * Until then this node claims slots of the minimum only up to its share, so that they spread over the nodes; set
+   * when it first reached its share (0: not yet), and later claims take any free slot of the minimum.
+   */
+  fairUntil: number;
 }
+
+/** How often this node checks that the store holds the slots of its workers, and nothing more. */
+const SLOT_SYNC_MS = 5000;
+/** A node that holds its share of the minimum's slots claims more only this long after (the others may be fetching the build). */
+const MIN_SPREAD_MS = 10_000;
 
 const FAILURES_BEFORE_FAILING_JOBS = 3;
 
@@ -44,6 +60,7 @@ export class Scheduler {
   private ticker: NodeJS.Timeout | null = null;
   private closing = false;
   private readyWaiters = new Map<string, Array<() => void>>();
+  private lastSlotSync = 0;
 
   constructor(private readonly d: SchedulerDeps) {}
 
@@ -55,7 +72,10 @@ export class Scheduler {
 
   state(endpointId: string): EndpointWorkers {
     let s = this.endpoints.get(endpointId);
-    if (!s) this.endpoints.set(endpointId, (s = { workers: new Set(), startFailures: 0, lastError: null, nextSpawnAt: 0, lastScaleUpAt: 0, waiting: null }));
+    if (!s) {
+      s = { workers: new Set(), startFailures: 0, lastError: null, nextSpawnAt: 0, lastScaleUpAt: 0, waiting: null, claiming: false, fairUntil: 0 };
+      this.endpoints.set(endpointId, s);
+    }
     return s;
   }
 
@@ -132,9 +152,12 @@ export class Scheduler {
       for (const w of live) this.retire(w);
       return;
     }
-    for (const w of live) if (w.revision !== ep.revision) this.retire(w);
-    const current = live.filter((w) => w.revision === ep.revision);
     const cfg = ep.config;
+    // An older revision's workers, and those of slots a lowered max no longer has, finish and go; their slots are
+    // free once they exited, so a roll never has more than max workers.
+    const fits = (w: Worker) => w.revision === ep.revision && (w.slot ?? 0) < cfg.workersMax;
+    for (const w of live) if (!fits(w)) this.retire(w);
+    const current = live.filter(fits);
     let work: number;
     if (cfg.kind === 'QUEUE') {
       const c = this.d.engine.counts(endpointId);
@@ -142,28 +165,85 @@ export class Scheduler {
     } else work = this.d.lbPending(endpointId) + current.reduce((n, w) => n + w.inFlight, 0);
     const wanted = this.wanted(ep, s, current.length, work);
     s.waiting = null;
-    if (current.length < wanted && Date.now() >= s.nextSpawnAt && !this.d.blocked(ep)) {
-      for (let i = current.length; i < wanted; i++) {
-        // GPUs are exclusive: a worker starts only when its GPUs are free (never oversubscribed).
-        s.waiting = this.d.supervisor.cannotStart(ep);
-        if (s.waiting) break;
-        const w = this.d.supervisor.spawn(ep);
-        this.d.dispatch.register(w);
-        s.workers.add(w);
-      }
+    // Every slot held (elsewhere) is known for a while without a statement: the tick asks again later.
+    const more = current.length < wanted && !this.d.slots.knownFull(ep.id, cfg.workersMax) ? wanted - current.length : 0;
+    if (!s.claiming && (more > 0 || this.minimumOpen(ep, current)) && Date.now() >= s.nextSpawnAt && !this.d.blocked(ep)) {
+      // GPUs are exclusive: a worker starts only when its GPUs are free (never oversubscribed).
+      s.waiting = this.d.supervisor.cannotStart(ep);
+      if (!s.waiting) void this.claimAndStart(ep, s, more);
     }
-    if (current.length > cfg.workersMin && work === 0) this.stopIdle(ep, current);
+    if (work === 0) this.stopIdle(ep, current);
+  }
+
+  /** A slot below the minimum may be free for this node: it holds not all of them, and no claim found them held lately. */
+  private minimumOpen(ep: DeployedEndpoint, current: Worker[]): boolean {
+    const min = ep.config.workersMin;
+    if (min === 0 || this.d.slots.knownFull(ep.id, min)) return false;
+    return current.filter((w) => (w.slot ?? min) < min).length < min;
   }
 
   /**
-   * How many workers the endpoint should have now, between workers.min and workers.max, by its scaler:
+   * Claims slots and starts a worker on each: `more` for the work waiting here (below max), then any slot of the
+   * minimum still free in the service (below min). All held elsewhere is normal: the other nodes' workers take this
+   * node's queued jobs (workSharing.ts).
+   */
+  private async claimAndStart(first: DeployedEndpoint, s: EndpointWorkers, more: number): Promise<void> {
+    s.claiming = true;
+    let again = false;
+    try {
+      for (let ep = first; !this.closing;) {
+        const current = [...s.workers].filter((w) => (w.phase === 'initializing' || w.phase === 'ready') && w.revision === ep.revision);
+        const below = more > 0 ? ep.config.workersMax : this.minimumOpen(ep, current) ? ep.config.workersMin : 0;
+        if (below === 0) return;
+        const id = this.d.supervisor.newId(ep);
+        // The minimum's slots spread over the live nodes: each takes its share first, and any free one only once the
+        // others had MIN_SPREAD_MS to take theirs (a node that is gone or cannot start workers leaves them free).
+        const fair = more <= 0 && (s.fairUntil === 0 || Date.now() < s.fairUntil);
+        const slot = await this.d.slots.claim(ep.id, below, id, fair);
+        if (slot === null) {
+          if (fair) s.fairUntil ||= Date.now() + MIN_SPREAD_MS;
+          if (below === ep.config.workersMax) return; // every slot is held: nothing more, for the minimum either
+          continue; // the minimum is held elsewhere, or this node holds its share; knownFull ends the loop
+        }
+        const now = this.d.cp.endpoint(ep.id);
+        const why = this.closing || !now || now.revision !== ep.revision || slot >= now.config.workersMax ? 'gone' : this.d.supervisor.cannotStart(now);
+        if (why) {
+          this.d.slots.release(ep.id, id);
+          if (why !== 'gone') s.waiting = why;
+          again = why === 'gone';
+          return;
+        }
+        ep = now!;
+        let w: Worker;
+        try {
+          w = this.d.supervisor.spawn(ep, id);
+        } catch (e) {
+          this.d.slots.release(ep.id, id);
+          throw e;
+        }
+        w.slot = slot;
+        this.d.dispatch.register(w);
+        s.workers.add(w);
+        this.d.slots.settled(id);
+        more--;
+        again = true;
+      }
+    } finally {
+      s.claiming = false;
+      if (again) this.demand(first.id); // what changed meanwhile (more work, a worker gone) is looked at again
+    }
+  }
+
+  /**
+   * How many workers the endpoint should have on this node for its work here, up to workers.max, by its scaler:
    * REQUEST_COUNT keeps one worker per scaler_value requests queued or in progress; QUEUE_DELAY starts the first
    * worker at once, then adds one each time the oldest queued job has waited more than scaler_value seconds
    * (at most one per scaler_value seconds, and never more than the work can use).
    */
   private wanted(ep: DeployedEndpoint, s: EndpointWorkers, current: number, work: number): number {
     const cfg = ep.config;
-    const clamp = (n: number) => Math.min(cfg.workersMax, Math.max(cfg.workersMin, n));
+    // The minimum is the service's, kept by the slots below it (minimumOpen): here only the work counts.
+    const clamp = (n: number) => Math.min(cfg.workersMax, Math.max(0, n));
     if (work === 0) return clamp(0);
     if (cfg.scalerType === 'REQUEST_COUNT' || cfg.kind === 'LOAD_BALANCED') return clamp(Math.ceil(work / cfg.scalerValue));
     const useful = Math.ceil(work / cfg.maxConcurrency);
@@ -178,17 +258,11 @@ export class Scheduler {
     return clamp(Math.min(n, Math.max(useful, current)));
   }
 
-  /** Stops workers above the minimum that have been idle longer than idle_timeout. */
+  /** Stops the workers above the minimum (slots from workers.min up) that have been idle longer than idle_timeout. */
   private stopIdle(ep: DeployedEndpoint, current: Worker[]): void {
     const now = Date.now();
-    let extra = current.length - ep.config.workersMin;
-    for (const w of current) {
-      if (extra <= 0) break;
-      if (w.phase === 'ready' && !isBusy(w) && now - w.lastBusy >= ep.config.idleTimeout * 1000) {
-        this.retire(w);
-        extra--;
-      }
-    }
+    for (const w of current)
+      if ((w.slot ?? 0) >= ep.config.workersMin && w.phase === 'ready' && !isBusy(w) && now - w.lastBusy >= ep.config.idleTimeout * 1000) this.retire(w);
   }
 
   /** Takes a worker out of service: it finishes what it runs, then stops. */
@@ -218,6 +292,10 @@ export class Scheduler {
   /** The heartbeat watchdog and idle timeouts, every few hundred ms. */
   private tick(): void {
     const now = Date.now();
+    if (now - this.lastSlotSync >= SLOT_SYNC_MS) {
+      this.lastSlotSync = now;
+      void this.syncSlots();
+    }
     const hungAfter = Math.max(3 * this.d.heartbeatMs, 5000);
     for (const [endpointId, s] of this.endpoints) {
       for (const w of s.workers) {
@@ -235,6 +313,22 @@ export class Scheduler {
     }
   }
 
+  /** Workers whose slots the store no longer holds (taken while this node counted as lost) stop; gone ones' rows go. */
+  private async syncSlots(): Promise<void> {
+    const all = () => [...this.endpoints.values()].flatMap((s) => [...s.workers]).filter((w) => w.slot !== undefined);
+    try {
+      const lost = new Set(await this.d.slots.sync(() => all().map((w) => w.id)));
+      for (const w of all())
+        if (lost.has(w.id) && w.phase !== 'exited' && w.phase !== 'stopping') {
+          this.d.log(`strato platform: stopping worker ${w.id}: its slot went to another node while this node was out of reach of the database`);
+          w.slot = undefined; // the slot is another worker's now: not released when this one exits
+          this.replace(w, 'its slot went to another node');
+        }
+    } catch {
+      /* the database is out of reach: the next tick tries again */
+    }
+  }
+
   /** Replaces a worker whose cancelled job kept running (its other jobs run again elsewhere). */
   replace(w: Worker, reason: string): void {
     this.d.log(`strato platform: replacing worker ${w.id}: ${reason}`);
@@ -247,6 +341,7 @@ export class Scheduler {
   exited(w: Worker, code: number | null, signal: NodeJS.Signals | null, wasPhase: Worker['phase']): void {
     const s = this.state(w.endpointId);
     s.workers.delete(w);
+    if (w.slot !== undefined) this.d.slots.release(w.endpointId, w.id);
     const { how, tail } = this.d.supervisor.describeExit(w, code, signal);
     const why = `${how}${tail ? `; its last error output: ${tail}` : ''}`;
     const expected = wasPhase === 'stopping' || wasPhase === 'draining' || this.closing;

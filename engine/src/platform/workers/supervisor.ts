@@ -55,11 +55,15 @@ export class Supervisor {
     return typeof placed === 'string' ? placed : null;
   }
 
-  spawn(ep: DeployedEndpoint): Worker {
+  /** A new worker id (the scheduler claims the worker's slot under it before the worker starts). */
+  newId(ep: DeployedEndpoint): string {
+    return `w-${ep.id.slice(0, 6)}-${(++this.seq).toString(36)}-${randomBytes(3).toString('hex')}`;
+  }
+
+  spawn(ep: DeployedEndpoint, id = this.newId(ep)): Worker {
     const host = this.d.hosts.place(ep);
     if (typeof host === 'string') throw new Error(`no host for a worker of ${ep.name} (${host}): the scheduler asks cannotStart() first`);
     const root = this.d.buildDir(ep.buildId);
-    const id = `w-${ep.id.slice(0, 6)}-${(++this.seq).toString(36)}-${randomBytes(3).toString('hex')}`;
     const now = Date.now();
     const w: Worker = {
       id,

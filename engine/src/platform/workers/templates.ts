@@ -182,7 +182,9 @@ export class Templates {
     this.d.log(`strato platform: worker template of endpoint ${endpointId} ${how}${tail ? ` (${tail})` : ''}; next try in ${wait / 1000} s`);
   }
 
+  /** The template leaves with its last worker. A bare end of its requests means this node is gone: it leaves at once. */
   private retire(t: Template): void {
+    if (t.proc.stdin?.writable) t.proc.stdin.write(`${JSON.stringify({ op: 'retire' })}\n`);
     t.proc.stdin?.end();
   }
 

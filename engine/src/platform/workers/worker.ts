@@ -40,6 +40,8 @@ export interface Worker {
   stderrTail: string[];
   /** The host it runs on (hosts.ts): 'local', or a worker host's id. */
   hostId?: string;
+  /** The endpoint's worker slot it holds for the whole service (slots.ts); below workers.min: a minimum's worker. */
+  slot?: number;
   /** Its job channel (workerChannel.ts), parked on its queue for as long as it is open; else it long-polls `take`. */
   channel?: WorkerChannel;
 }
