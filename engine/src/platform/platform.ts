@@ -13,15 +13,14 @@ import { sendError } from './http';
 import { Guard } from './graphql/guard';
 import { graphqlHandler } from './graphql/handler';
 import type { EndpointHealthView } from './graphql/resolvers';
-import { jobsApi, serveNodeParts } from './jobsApi';
-import { serveNodeHealth, serviceHealth, type HealthDeps, type HealthNotes } from './serviceHealth';
+import { jobsApi } from './jobsApi';
+import { serviceHealth, type HealthDeps, type HealthNotes } from './serviceHealth';
 import DataLoader from 'dataloader';
 import { Dispatcher } from './jobs/dispatch';
 import { INSTANCE_ID, JobEngine } from './jobs/jobEngine';
-import { Cluster, nodeIdOf } from './cluster';
-import { serveNodeLogs } from './clusterLogs';
-import { serveNodeHosts, serviceHosts } from './serviceHosts';
-import { WorkSharing } from './workSharing';
+import { nodeIdOf } from './cluster';
+import { ClusterNode } from './clusterNode';
+import { serviceHosts } from './serviceHosts';
 import { LbRouter } from './lbRouter';
 import { acquireLock } from './lock';
 import { limits, resolveOptions, type PlatformOptions } from './options';
@@ -36,7 +35,6 @@ import { workerApi } from './workerApi';
 import { Scheduler } from './workers/scheduler';
 import { Supervisor } from './workers/supervisor';
 import { WorkerSlots } from './workers/slots';
-import { QueueBound } from './queueBound';
 import { GpuAllocator, detectGpus } from './workers/gpus';
 import { Templates } from './workers/templates';
 import { LogWaiters } from './workers/logFile';
@@ -150,8 +148,8 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
       volumePath: (ep, v) => volumes.pathOf(ep.appId, v.datacenter, v.name),
     });
     let lb: LbRouter | null = null;
-    let cluster: Cluster | undefined;
-    const slots = new WorkerSlots({ store, released: (id) => void cluster?.notify(`slot ${id} ${nodeId}`), log: o.log });
+    let node: ClusterNode | undefined; // a cluster's node (PostgreSQL), once the server listens
+    const slots = new WorkerSlots({ store, released: (id) => void node?.cluster.notify(`slot ${id} ${nodeId}`), log: o.log });
     // Slots this node held before it stopped (a crash) are free again: its workers went with it.
     await slots.sync(() => []);
     scheduler = new Scheduler({
@@ -183,8 +181,6 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
     if (loaded.queued + loaded.rerun > 0) o.log(`strato platform: ${loaded.queued} queued jobs restored (${loaded.rerun} of them were running and run again)`);
 
     let baseUrl = '';
-    let queueBound: QueueBound | undefined;
-    let sharing: WorkSharing | undefined;
     /** Why an endpoint's workers cannot start here, and what this node's machine lacks for them. */
     const notes = (id: string): HealthNotes => {
       const ep = cp.endpoint(id);
@@ -204,13 +200,13 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
       workerCounts: (id) => sched.counts(id),
       notes,
       get cluster() {
-        return cluster;
+        return node?.cluster;
       },
     };
     const agents = new AgentApi({
       keys,
       hosts: pool,
-      listHosts: () => serviceHosts(pool, cluster),
+      listHosts: () => serviceHosts(pool, node?.cluster),
       lostAfterMs: o.hostLostMs,
       build: (id) => {
         const b = cp.build(id);
@@ -241,7 +237,7 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
           baseUrl,
           version: PLATFORM_VERSION,
           instanceId: nodeId,
-          nodes: async () => (cluster ? cluster.views() : [{ id: nodeId, url: baseUrl, startedAt, heartbeatAt: Date.now(), state: 'alive' as const }]),
+          nodes: async () => (node ? node.cluster.views() : [{ id: nodeId, url: baseUrl, startedAt, heartbeatAt: Date.now(), state: 'alive' as const }]),
           // The endpoints one answer lists are asked of the other nodes in one call.
           health: (
             (loader) => (id: string) =>
@@ -260,7 +256,7 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
             ),
           ),
           notes: (ep) => hostChecks.notes(ep.config),
-          hosts: () => serviceHosts(pool, cluster),
+          hosts: () => serviceHosts(pool, node?.cluster),
           audit: async (q) => (await store.listAudit(q)).map(auditEntry),
         }),
         o.log,
@@ -277,17 +273,17 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
           logsDir: layout.logs,
           waiters: logWaiters,
           get cluster() {
-            return cluster;
+            return node?.cluster;
           },
         },
         get cluster() {
-          return cluster;
+          return node?.cluster;
         },
         get queueBound() {
-          return queueBound;
+          return node?.queueBound;
         },
         get sharing() {
-          return sharing;
+          return node?.sharing;
         },
         log: o.log,
       }),
@@ -296,7 +292,7 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
       workerChannel: (req, socket, head) => channels.open(req, socket, head),
       cluster: o.database
         ? async (req, res) => {
-            if (cluster) return cluster.handle(req, res);
+            if (node) return node.cluster.handle(req, res);
             req.resume();
             sendError(res, 503, 'this node is still joining its cluster; try again in a moment');
           }
@@ -315,7 +311,7 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
     const host = o.host === '0.0.0.0' || o.host === '::' ? '127.0.0.1' : o.host;
     baseUrl = (o.publicUrl ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`).replace(/\/+$/, '');
     if (o.database) {
-      cluster = new Cluster({
+      node = new ClusterNode({
         nodeId,
         store,
         driver,
@@ -325,30 +321,20 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
         engine,
         cp,
         keys,
+        writer,
+        health: healthDeps,
+        hosts: pool,
+        logs: { logsDir: layout.logs, waiters: logWaiters },
+        maxQueuedPerEndpoint: o.maxQueuedPerEndpoint,
+        onSlotFreed: (id) => {
+          slots.freedElsewhere(id);
+          sched.demand(id);
+        },
         log: o.log,
       });
-      sharing = new WorkSharing({ nodeId, store, engine, writer, cp, cluster, log: o.log });
-      const s = sharing;
-      cluster.onQueued = (id) => s.wake(id);
-      serveNodeHealth(cluster, healthDeps);
-      serveNodeHosts(cluster, pool);
-      serveNodeLogs(cluster, { logsDir: layout.logs, waiters: logWaiters });
-      cluster.onSlotFreed = (id) => {
-        slots.freedElsewhere(id);
-        sched.demand(id);
-      };
-      queueBound = new QueueBound({ nodeId, engine, cluster, cp, max: o.maxQueuedPerEndpoint });
-      const qb = queueBound;
-      cluster.onCounts = (from, entries) => qb.heard(from, entries);
-      serveNodeParts(cluster, { engine, writer });
       try {
-        await cluster.start();
-        sharing.start();
-        queueBound.start();
+        await node.start();
       } catch (e) {
-        sharing.close();
-        queueBound.close();
-        await cluster.close();
         server.close();
         server.closeAllConnections();
         await writer.close();
@@ -389,9 +375,7 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
       close: () =>
         (closing ??= (async () => {
           clearInterval(sweeper);
-          sharing?.close();
-          queueBound?.close();
-          await cluster?.close();
+          await node?.close();
           logWaiters.wakeAll();
           await sched.close(o.workerStopGraceMs);
           agents.close();

@@ -67,7 +67,8 @@ export function registerAgent(platform: Command): void {
     .description("offer this machine's CPUs and GPUs to a platform as a worker host (runs the workers the platform places here)")
     .requiredOption(
       '--join <url>',
-      'the platform to join, as this host reaches it (it must listen on an address other hosts can reach: platform serve --host 0.0.0.0)',
+      'the platform to join, as this host reaches it (it must listen on an address other hosts can reach: platform serve --host 0.0.0.0); ' +
+        "a cluster's nodes comma-separated: the host joins the first that answers and moves to the next when its node is out of reach",
     )
     .option('--key <key>', 'an admin key of that platform (default: $STRATO_API_KEY)')
     .option('--name <name>', "the host name the platform shows (default: this machine's hostname)")

@@ -1,6 +1,8 @@
-// `strato platform agent --join <url>`: offers this machine's CPUs and GPUs to a platform. It registers the host,
-// long-polls for commands (the poll is its heartbeat), starts the workers the platform places here from builds it
-// caches (buildCache.ts), and sends their output and exits back. Workers talk to the platform directly at <url>.
+// `strato platform agent --join <url>[,<url>...]`: offers this machine's CPUs and GPUs to a platform. It registers the
+// host, long-polls for commands (the poll is its heartbeat), starts the workers the platform places here from builds
+// it caches (buildCache.ts), and sends their output and exits back. Workers talk to the platform directly at the URL
+// of the node the host joined. Given several nodes of a cluster, the agent joins the first that answers and moves
+// to the next when its node stays out of reach for FAILOVER_MS (its workers, that node's, are stopped first).
 import { spawn, type ChildProcess } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
@@ -9,10 +11,10 @@ import { UserError } from '../../util/errors';
 import { inheritedWorkerEnv } from '../workers/environment';
 import { detectGpus } from '../workers/gpus';
 import { BuildCache } from './buildCache';
-import { errorOf, PlatformLink } from './link';
+import { errorOf, PlatformLink, type JsonReply } from './link';
 
 export interface AgentOptions {
-  /** The platform's base URL, as reachable from this host (and from its workers). */
+  /** The platform's base URL, as reachable from this host (and from its workers); several nodes' comma-separated. */
   url: string;
   /** An admin key of that platform. */
   key: string;
@@ -42,6 +44,8 @@ const CONNECT_TIMEOUT_MS = 10_000;
 const RETRY_MS = 1000;
 const OUTPUT_BACKLOG = 10_000;
 const STOP_GRACE_MS = 5000;
+/** The node this host joined stayed out of reach this long: join the next one given (a lost node's jobs move on after about as long). */
+const FAILOVER_MS = 5000;
 
 /** The short reason of a network error: its code (ECONNREFUSED, TIMEOUT...), else its message. */
 function why(e: unknown): string {
@@ -49,34 +53,80 @@ function why(e: unknown): string {
 }
 
 export async function startAgent(o: AgentOptions): Promise<RunningAgent> {
-  let base: URL;
-  try {
-    base = new URL(o.url);
-  } catch {
-    throw new UserError(`--join ${JSON.stringify(o.url)} is not a URL; give the platform's address, e.g. http://10.0.0.5:7450`);
+  const urls = o.url
+    .split(',')
+    .map((u) => u.trim())
+    .filter(Boolean)
+    .map((u) => {
+      let base: URL;
+      try {
+        base = new URL(u);
+      } catch {
+        throw new UserError(`--join ${JSON.stringify(u)} is not a URL; give the platform's address, e.g. http://10.0.0.5:7450`);
+      }
+      if (base.protocol !== 'http:' && base.protocol !== 'https:') throw new UserError(`--join ${u} must be an http:// or https:// URL`);
+      return base;
+    });
+  if (urls.length === 0) throw new UserError("--join needs the platform's address, e.g. http://10.0.0.5:7450 (several nodes: comma-separated)");
+  return run(o, urls);
+}
+
+/** The node this host talks to: its URL and a connection pool of its own. */
+interface Joined {
+  url: string;
+  link: PlatformLink;
+}
+
+function joinedTo(base: URL, key: string): Joined {
+  return { url: base.href.replace(/\/+$/, ''), link: new PlatformLink(base, key) };
+}
+
+async function run(o: AgentOptions, urls: URL[]): Promise<RunningAgent> {
+  let at = 0;
+  let to = joinedTo(urls[0], o.key);
+  const post = (p: string, body: unknown, timeoutMs = CONNECT_TIMEOUT_MS) => to.link.json('POST', p, body, timeoutMs);
+  // The first node given that answers (a refused key or host is refused at once: every node would say the same).
+  for (;;) {
+    try {
+      await to.link.json('GET', '/healthz', undefined, CONNECT_TIMEOUT_MS);
+      break;
+    } catch (e) {
+      to.link.close(); // nothing keeps a refused agent's process alive
+      if (at + 1 < urls.length) {
+        o.log(`cannot reach ${to.url} (${why(e)}); trying ${urls[at + 1].href}`);
+        to = joinedTo(urls[++at], o.key);
+        continue;
+      }
+      throw new UserError(
+        `cannot reach the platform at ${urls.map((u) => u.href.replace(/\/+$/, '')).join(', ')} (${why(e)}): check the address and port, and that the platform listens on an address this host ` +
+          'can reach (strato platform serve --host 0.0.0.0; it listens on 127.0.0.1 alone by default)',
+      );
+    }
   }
-  if (base.protocol !== 'http:' && base.protocol !== 'https:') throw new UserError(`--join ${o.url} must be an http:// or https:// URL`);
-  const url = base.href.replace(/\/+$/, '');
-  const link = new PlatformLink(base, o.key);
   try {
-    return await run(o, url, link);
+    return await serve(
+      o,
+      urls,
+      at,
+      () => to,
+      (next) => (to = next),
+      post,
+    );
   } catch (e) {
-    link.close(); // nothing keeps a refused agent's process alive
+    to.link.close();
     throw e;
   }
 }
 
-async function run(o: AgentOptions, url: string, link: PlatformLink): Promise<RunningAgent> {
-  const post = (p: string, body: unknown, timeoutMs = CONNECT_TIMEOUT_MS) => link.json('POST', p, body, timeoutMs);
-  try {
-    await link.json('GET', '/healthz', undefined, CONNECT_TIMEOUT_MS);
-  } catch (e) {
-    throw new UserError(
-      `cannot reach the platform at ${url} (${why(e)}): check the address and port, and that the platform listens on an address this host ` +
-        'can reach (strato platform serve --host 0.0.0.0; it listens on 127.0.0.1 alone by default)',
-    );
-  }
-
+async function serve(
+  o: AgentOptions,
+  urls: URL[],
+  first: number,
+  current: () => Joined,
+  use: (j: Joined) => void,
+  post: (p: string, body: unknown, timeoutMs?: number) => Promise<JsonReply>,
+): Promise<RunningAgent> {
+  let at = first;
   const inv = o.gpus ? { count: o.gpus.length, names: o.gpus, cudaVersion: process.env.STRATO_CUDA_VERSION || undefined } : detectGpus();
   const registration: HostRegistration = {
     name: o.name,
@@ -90,19 +140,19 @@ async function run(o: AgentOptions, url: string, link: PlatformLink): Promise<Ru
     const r = await post('/_agent/register', registration);
     const msg = errorOf(r.body);
     if (r.status === 401)
-      throw new UserError(`the platform at ${url} refused the key (${msg}); pass an admin key of that platform with --key or STRATO_API_KEY`);
-    if (r.status === 404) throw new UserError(`${url} does not take worker hosts (${msg}); is it a Strato platform of this version (${VERSION})?`);
-    if (r.status !== 200) throw new UserError(`the platform at ${url} refused this host: ${msg}`);
+      throw new UserError(`the platform at ${current().url} refused the key (${msg}); pass an admin key of that platform with --key or STRATO_API_KEY`);
+    if (r.status === 404) throw new UserError(`${current().url} does not take worker hosts (${msg}); is it a Strato platform of this version (${VERSION})?`);
+    if (r.status !== 200) throw new UserError(`the platform at ${current().url} refused this host: ${msg}`);
     return r.body as HostRegistered;
   };
   let reg = await register();
   o.log(
-    `joined ${url} as worker host ${o.name} (${o.datacenter ?? 'every datacenter'}, ${registration.cpus} CPUs, ${inv.count ? `GPUs ${inv.names.join(', ')}` : 'no GPU'})`,
+    `joined ${current().url} as worker host ${o.name} (${o.datacenter ?? 'every datacenter'}, ${registration.cpus} CPUs, ${inv.count ? `GPUs ${inv.names.join(', ')}` : 'no GPU'})`,
   );
 
   const builds = new BuildCache(
     o.dataDir,
-    (id) => link.request('GET', `/_agent/builds/${encodeURIComponent(id)}`, undefined, CONNECT_TIMEOUT_MS),
+    (id) => current().link.request('GET', `/_agent/builds/${encodeURIComponent(id)}`, undefined, CONNECT_TIMEOUT_MS),
     (id, dir) => o.log(`fetched build ${id} once for this host (cached in ${dir})`),
   );
   const workers = new Map<string, HostWorker>();
@@ -154,7 +204,7 @@ async function run(o: AgentOptions, url: string, link: PlatformLink): Promise<Ru
       ...inheritedWorkerEnv(),
       ...c.env,
       PYTHONPATH: [root, path.join(root, 'deps')].join(path.delimiter),
-      STRATO_PLATFORM_URL: url,
+      STRATO_PLATFORM_URL: current().url,
       STRATO_WORKER_HOST: o.name,
     };
     // stdin is a pipe the worker watches: when this agent dies, its workers go too (runtime.py).
@@ -193,6 +243,26 @@ async function run(o: AgentOptions, url: string, link: PlatformLink): Promise<Ru
     for (const hw of workers.values()) hw.child?.kill(sig);
   };
 
+  /** The node stayed out of reach: its workers stop (their jobs run again elsewhere), and the next node given is joined. */
+  const moveOn = async (reason: string) => {
+    const from = current().url;
+    stopAll('SIGKILL');
+    workers.clear();
+    events = [];
+    for (let tried = 1; tried < urls.length && !closing; tried++) {
+      at = (at + 1) % urls.length;
+      current().link.close();
+      use(joinedTo(urls[at], o.key));
+      try {
+        reg = await register();
+        o.log(`${from} was out of reach for ${FAILOVER_MS / 1000} s (${reason}): joined ${current().url} as worker host ${o.name}`);
+        return;
+      } catch (e) {
+        o.log(`cannot join ${current().url} either (${(e as Error).message})`);
+      }
+    }
+  };
+
   const loop = (async () => {
     let unreachableSince = 0;
     while (!closing) {
@@ -218,7 +288,12 @@ async function run(o: AgentOptions, url: string, link: PlatformLink): Promise<Ru
         if (closing) break;
         if (!unreachableSince) {
           unreachableSince = Date.now();
-          o.log(`cannot reach the platform at ${url} (${why(e)}); trying again every ${RETRY_MS / 1000} s`);
+          o.log(`cannot reach the platform at ${current().url} (${why(e)}); trying again every ${RETRY_MS / 1000} s`);
+        }
+        if (urls.length > 1 && Date.now() - unreachableSince >= FAILOVER_MS) {
+          await moveOn(why(e));
+          unreachableSince = 0;
+          continue;
         }
         await new Promise((r) => setTimeout(r, RETRY_MS));
       }
@@ -239,7 +314,7 @@ async function run(o: AgentOptions, url: string, link: PlatformLink): Promise<Ru
       stopAll('SIGKILL');
       if (flushTimer) clearTimeout(flushTimer);
       await loop.catch(() => undefined);
-      link.close();
+      current().link.close();
     },
   };
 }

@@ -1,0 +1,62 @@
+// A node joins its cluster (nodes over one PostgreSQL server): its membership (cluster.ts), work sharing, the
+// service-wide queue bound, and the routes other nodes call for this node's part of health, hosts, logs, purges and
+// handed-off jobs. platform.ts calls it once its HTTP server listens; the embedded database has none of it.
+import { Cluster, type ClusterDeps } from './cluster';
+import { serveNodeLogs } from './clusterLogs';
+import { serveNodeParts } from './jobsApi';
+import { QueueBound } from './queueBound';
+import { serveNodeHealth, type HealthDeps } from './serviceHealth';
+import { serveNodeHosts } from './serviceHosts';
+import type { JobWriter } from './store/jobWriter';
+import type { HostPool } from './workers/hosts';
+import type { LogWaiters } from './workers/logFile';
+import { WorkSharing } from './workSharing';
+
+export interface ClusterNodeDeps extends ClusterDeps {
+  writer: JobWriter;
+  health: HealthDeps;
+  hosts: HostPool;
+  logs: { logsDir: string; waiters: LogWaiters };
+  maxQueuedPerEndpoint: number;
+  /** Another node released a worker slot of the endpoint. */
+  onSlotFreed(endpointId: string): void;
+}
+
+export class ClusterNode {
+  readonly cluster: Cluster;
+  readonly sharing: WorkSharing;
+  readonly queueBound: QueueBound;
+
+  /** Serves the node routes at once (other nodes may call them while this one starts). */
+  constructor(d: ClusterNodeDeps) {
+    const nodeId = d.nodeId;
+    const cluster = (this.cluster = new Cluster(d));
+    const sharing = (this.sharing = new WorkSharing({ nodeId, store: d.store, engine: d.engine, writer: d.writer, cp: d.cp, cluster, log: d.log }));
+    const queueBound = (this.queueBound = new QueueBound({ nodeId, engine: d.engine, cluster, cp: d.cp, max: d.maxQueuedPerEndpoint }));
+    cluster.onQueued = (id) => sharing.wake(id);
+    cluster.onSlotFreed = (id) => d.onSlotFreed(id);
+    cluster.onCounts = (from, entries) => queueBound.heard(from, entries);
+    serveNodeHealth(cluster, d.health);
+    serveNodeHosts(cluster, d.hosts);
+    serveNodeLogs(cluster, d.logs);
+    serveNodeParts(cluster, { engine: d.engine, writer: d.writer });
+  }
+
+  /** Joins: registers, heartbeats, listens; on failure it leaves again and throws. */
+  async start(): Promise<void> {
+    try {
+      await this.cluster.start();
+      this.sharing.start();
+      this.queueBound.start();
+    } catch (e) {
+      await this.close();
+      throw e;
+    }
+  }
+
+  async close(): Promise<void> {
+    this.sharing.close();
+    this.queueBound.close();
+    await this.cluster.close();
+  }
+}
