@@ -139,3 +139,18 @@ function validateConfig(c: ResolvedEndpointConfig): string | null {
   for (const [k, v] of Object.entries(c.env)) if (typeof v !== 'string') return `env ${k} must be a string`;
   return null;
 }
+
+/** Why a platform cannot run the endpoint as declared (its datacenters, its own image), or null when it can. */
+export function capabilityRefusal(name: string, c: ResolvedEndpointConfig, served: readonly string[] | undefined, runsImages: boolean): string | null {
+  if (served && c.datacenters && !c.datacenters.some((d) => served.includes(d)))
+    return (
+      `endpoint "${name}" runs only in ${c.datacenters.join(', ')}${c.volumes.length ? ' (where its volumes are)' : ''}, and this platform serves ` +
+      `${served.join(', ')}: deploy it to a platform that serves one of them, or change its datacenter=`
+    );
+  if (c.image && !runsImages)
+    return (
+      `endpoint "${name}" runs its own image ${c.image}, and this platform runs workers as local processes, without a container engine: ` +
+      'try it with strato deploy --preview (Docker), or remove image= to run on the base image'
+    );
+  return null;
+}

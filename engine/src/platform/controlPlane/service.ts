@@ -9,10 +9,10 @@ import { badRequest, conflict, notFound } from '../errors';
 import type { AppRow, AuditRow, BuildRow, EndpointRow, EnvironmentRow, PlatformStore } from '../store/types';
 import type { Artifacts } from './artifacts';
 import { auditRow, buildDetail, envChanges, type AuditTarget } from './audit';
-import { resolveConfig, type ResolvedEndpointConfig, type EndpointOverrides } from './endpointConfig';
+import { capabilityRefusal, resolveConfig, type ResolvedEndpointConfig, type EndpointOverrides } from './endpointConfig';
 import { fromRow, parseManifest, toRow } from './records';
 import type { Volume } from '../../protocol/controlPlane';
-import { mountersOf, type Volumes } from './volumes';
+import type { Volumes } from './volumes';
 
 /** What this platform can offer endpoints, beyond CPUs and GPUs. */
 export interface PlatformCapabilities {
@@ -337,7 +337,8 @@ export class ControlPlane {
     } catch (e) {
       throw badRequest((e as Error).message);
     }
-    this.checkCapabilities(input.name, config);
+    const refused = capabilityRefusal(input.name, config, this.capabilities.datacenters, this.capabilities.runsImages);
+    if (refused) throw badRequest(refused);
     for (const v of config.volumes) this.capabilities.volumes.ensure(env.app_id, v, this.clock.now());
     const existing = this.endpointsOf(env.id).find((e) => e.name === input.name);
     const now = this.clock.now();
@@ -366,23 +367,6 @@ export class ControlPlane {
     return ep;
   }
 
-  /** Refuses an endpoint this platform cannot run as declared: its datacenters, its own image. */
-  private checkCapabilities(name: string, c: ResolvedEndpointConfig): void {
-    const served = this.capabilities.datacenters;
-    if (served && c.datacenters && !c.datacenters.some((d) => served.includes(d))) {
-      throw badRequest(
-        `endpoint "${name}" runs only in ${c.datacenters.join(', ')}${c.volumes.length ? ' (where its volumes are)' : ''}, and this platform serves ` +
-          `${served.join(', ')}: deploy it to a platform that serves one of them, or change its datacenter=`,
-      );
-    }
-    if (c.image && !this.capabilities.runsImages) {
-      throw badRequest(
-        `endpoint "${name}" runs its own image ${c.image}, and this platform runs workers as local processes, without a container engine: ` +
-          'try it with strato deploy --preview (Docker), or remove image= to run on the base image',
-      );
-    }
-  }
-
   /** The app's volumes (every app's without one), with the endpoints that mount each. */
   volumes(appId?: string): Volume[] {
     return this.capabilities.volumes.view(appId, this.listEndpoints());
@@ -391,15 +375,10 @@ export class ControlPlane {
   /** Deletes a volume and its files; refused while an endpoint mounts it. */
   async deleteVolume(by: Principal, appId: string, name: string, datacenter?: string): Promise<void> {
     const app = this.mustApp(appId);
-    const found = this.capabilities.volumes.list(appId).filter((r) => r.name === name && (!datacenter || r.datacenter === datacenter));
-    if (found.length === 0) throw notFound(`app ${this.apps.get(appId)?.name ?? appId} has no volume named "${name}"${datacenter ? ` in ${datacenter}` : ''}`);
-    if (found.length > 1) throw badRequest(`volume "${name}" exists in ${found.map((r) => r.datacenter).join(' and ')}: say which with its datacenter`);
-    const users = mountersOf(found[0], this.listEndpoints());
-    if (users.length)
-      throw conflict(`volume "${name}" is mounted by ${users.map((e) => e.name).join(', ')}: undeploy those endpoints (or remove volume= from them) first`);
-    this.capabilities.volumes.delete(found[0]);
-    const target: AuditTarget = { type: 'volume', id: `${found[0].datacenter}/${name}`, name, app: app.name };
-    await this.store.insertAudit(this.audit(by, 'deleteVolume', target, { datacenter: found[0].datacenter, sizeGb: found[0].sizeGb }));
+    const volume = this.capabilities.volumes.deletable(appId, app.name, name, datacenter, this.listEndpoints());
+    this.capabilities.volumes.delete(volume);
+    const target: AuditTarget = { type: 'volume', id: `${volume.datacenter}/${name}`, name, app: app.name };
+    await this.store.insertAudit(this.audit(by, 'deleteVolume', target, { datacenter: volume.datacenter, sizeGb: volume.sizeGb }));
   }
 
   /** Health notes of an endpoint's volumes (over quota). */

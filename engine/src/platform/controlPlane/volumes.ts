@@ -8,6 +8,7 @@ import type { VolumeSpec } from '../../catalog/parameterRules';
 import { networkVolume } from '../../catalog';
 import type { Volume } from '../../protocol/controlPlane';
 import type { DeployedEndpoint } from './service';
+import { badRequest, conflict, notFound } from '../errors';
 
 const META = '.strato-volume.json';
 const USAGE_TTL_MS = 30_000;
@@ -70,6 +71,17 @@ export class Volumes {
           if (rec) out.push(rec);
         }
     return out.sort((a, b) => a.name.localeCompare(b.name) || a.datacenter.localeCompare(b.datacenter));
+  }
+
+  /** The app's one volume `name` (in `datacenter`) that no endpoint mounts; else the error that says why it cannot go. */
+  deletable(appId: string, appName: string, name: string, datacenter: string | undefined, endpoints: readonly DeployedEndpoint[]): VolumeRecord {
+    const found = this.list(appId).filter((r) => r.name === name && (!datacenter || r.datacenter === datacenter));
+    if (found.length === 0) throw notFound(`app ${appName} has no volume named "${name}"${datacenter ? ` in ${datacenter}` : ''}`);
+    if (found.length > 1) throw badRequest(`volume "${name}" exists in ${found.map((r) => r.datacenter).join(' and ')}: say which with its datacenter`);
+    const users = mountersOf(found[0], endpoints);
+    if (users.length)
+      throw conflict(`volume "${name}" is mounted by ${users.map((e) => e.name).join(', ')}: undeploy those endpoints (or remove volume= from them) first`);
+    return found[0];
   }
 
   delete(rec: VolumeRecord): void {
