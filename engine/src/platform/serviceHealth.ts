@@ -4,7 +4,8 @@
 // all endpoints of one request in one call, and the counts are summed; a live node that does not answer fails the
 // request with a 503 that names it (cluster.ts).
 import type { Cluster } from './cluster';
-import type { JobCounts, JobEngine } from './jobs/jobEngine';
+import type { JobCounts } from './jobs/endpointJobs';
+import type { JobEngine } from './jobs/jobEngine';
 
 export interface WorkerCounts {
   idle: number;

@@ -9,21 +9,13 @@ import type { RetentionWindows } from '../options';
 import type { JobWriter } from '../store/jobWriter';
 import type { EndedJobCount, JobRow, JobStatus, PlatformStore } from '../store/types';
 import { EndedJobCache } from './endedJobCache';
-import { EndpointQueue } from './endpointQueue';
+import { EndpointJobs, type JobCounts } from './endpointJobs';
 import { Job, MAX_ATTEMPTS, type JobKind } from './job';
 import { outputChunks } from './streamChunks';
 import type { Worker } from '../workers/worker';
 
 /** Suffix of job ids: the platform instance that owns them (decisions.md); this one is the embedded platform's. */
 export const INSTANCE_ID = 'u1';
-
-export interface JobCounts {
-  completed: number;
-  failed: number;
-  inProgress: number;
-  inQueue: number;
-  retried: number;
-}
 
 export interface EngineDeps {
   clock: Clock;
@@ -42,14 +34,6 @@ export interface EngineDeps {
   onDemand(endpointId: string): void;
   /** A job of this worker ended; `abandoned` when it was taken from the worker (cancel, timeout, expiry). */
   onWorkerFreed(worker: Worker, abandoned: boolean): void;
-}
-
-class EndpointJobs {
-  readonly queue = new EndpointQueue();
-  inProgress = 0;
-  completed = 0;
-  failed = 0;
-  retried = 0;
 }
 
 export class JobEngine {
@@ -87,7 +71,7 @@ export class JobEngine {
     for (const c of ended) {
       if (!this.deps.hasEndpoint(c.endpoint_id)) continue;
       const e = this.endpointJobs(c.endpoint_id);
-      this.countEnded(e, c.status, c.jobs);
+      e.countEnded(c.status, c.jobs);
       e.retried += c.retries;
     }
     return this.adopt(rows);
@@ -213,7 +197,7 @@ export class JobEngine {
     if (job.status !== 'FAILED' && job.status !== 'TIMED_OUT') return 'not-retryable';
     this.hold(job);
     const e = this.endpointJobs(job.endpointId);
-    this.countEnded(e, job.status, -1);
+    e.countEnded(job.status, -1);
     job.status = 'IN_QUEUE';
     job.output = null;
     job.error = null;
@@ -253,14 +237,7 @@ export class JobEngine {
   }
 
   counts(endpointId: string): JobCounts {
-    const e = this.endpointJobs(endpointId);
-    return {
-      completed: e.completed,
-      failed: e.failed,
-      inProgress: e.inProgress,
-      inQueue: e.queue.queued,
-      retried: e.retried,
-    };
+    return this.endpointJobs(endpointId).counts();
   }
 
   /** Waits until the job ends or `ms` pass. */
@@ -307,7 +284,7 @@ export class JobEngine {
     job.error = storableText(error);
     job.endedAt = this.deps.clock.now();
     if (!job.ttlSet) job.expiresAt = job.endedAt + job.retentionMs;
-    this.countEnded(e, status, +1);
+    e.countEnded(status, +1);
     this.deps.writer.changed(job);
     job.notify();
     if (worker) this.deps.onWorkerFreed(worker, !byWorker);
@@ -343,7 +320,7 @@ export class JobEngine {
     const worker = this.releaseFromWorker(job, true);
     if (job.status === 'IN_QUEUE') {
       if (!job.handingOff) e.queue.forget();
-    } else if (job.ended) this.countEnded(e, job.status, -1);
+    } else if (job.ended) e.countEnded(job.status, -1);
     e.retried -= job.retries;
     this.jobs.delete(job.id);
     this.ended.delete(job.id);
@@ -382,7 +359,7 @@ export class JobEngine {
         if (row.owner !== this.deps.instanceId) continue; // a lost node's row: not counted here
         const e = this.endpoints.get(row.endpoint_id);
         if (!e) continue;
-        this.countEnded(e, row.status, -1);
+        e.countEnded(row.status, -1);
         e.retried -= row.retries;
       }
       return gone.length;
@@ -409,10 +386,5 @@ export class JobEngine {
     for (const job of [...this.jobs.values()]) if (job.endpointId === endpointId) this.remove(job);
     this.ended.dropEndpoint(endpointId); // their rows went with the endpoint's
     this.endpoints.delete(endpointId);
-  }
-
-  private countEnded(e: EndpointJobs, status: JobStatus, d: number): void {
-    if (status === 'COMPLETED') e.completed += d;
-    else if (status === 'FAILED' || status === 'TIMED_OUT') e.failed += d;
   }
 }
