@@ -318,6 +318,15 @@ describe('the job channel', () => {
     assert.match(proc!.stderr(), /job channel open again/);
   });
 
+  test('a frame that is not an object is logged and skipped; the next job runs', async () => {
+    await startWorker('echo');
+    await waitFor(() => platform.channels.length > 0, 'the job channel');
+    platform.sendFrame([1, 2]);
+    platform.enqueue({ id: 'f1', input: { text: 'ok' } });
+    assert.deepEqual((await doneOf('f1')).output, { text: 'ok' });
+    assert.match(proc!.stderr(), /job channel frame that is not an object, skipped: \[1, 2\]/);
+  });
+
   test('an exit frame from the platform ends the worker with status 0 and says why', async () => {
     await startWorker('echo');
     await waitFor(() => platform.channels.length > 0, 'the job channel');

@@ -140,6 +140,9 @@ class ChannelSlots:
                 if not self._reopen(channel, e):
                     return None
                 continue
+            if not isinstance(message, dict):
+                log.error(f"the platform sent a job channel frame that is not an object, skipped: {message!r:.200}")
+                continue
             if "exit" in message:
                 self.w.stopper.exit(0, f"the platform closed the job channel ({message['exit']}): exiting")
                 return None
