@@ -36,6 +36,10 @@ before(async () => {
   assert.equal(d.code, 0, d.stderr);
   endpointId = (await p.cp.findEndpoint('chat', 'production', 'talker'))!.id;
   assert.equal((await p.jobs.runsync(endpointId, { text: 'hello' })).status, 'COMPLETED');
+  // The printed line travels on the worker's stdout, the result on its job channel: it may reach the log a moment later.
+  await waitUntil('the printed line in the log', async () =>
+    (await (await fetch(`${p.url}/v2/${endpointId}/logs`, { headers: { authorization: `Bearer ${p.key}` } })).text()).includes('said hello'),
+  );
 });
 
 after(async () => {

@@ -58,8 +58,13 @@ after(async () => {
 
 describe('reading', () => {
   test('the tail holds what the handler printed, by stream, with levels and the worker that wrote it', async () => {
-    const r = await call('GET', logsUrl(shout.id));
-    assert.equal(r.status, 200, r.text);
+    // What the worker printed travels on its stdout and stderr pipes, the result on its job channel: the lines may
+    // reach the log a moment after the job's answer.
+    const r = await waitUntil('the printed lines in the log', async () => {
+      const x = await call('GET', logsUrl(shout.id));
+      const lines = page(x).lines;
+      return x.status === 200 && lines.some((l) => l.text === 'said hello') && lines.some((l) => l.text === 'careful hello') ? x : null;
+    });
     const p = page(r);
     const said = p.lines.find((l) => l.text === 'said hello');
     const careful = p.lines.find((l) => l.text === 'careful hello');
