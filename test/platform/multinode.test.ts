@@ -4,10 +4,9 @@
 // when one of three node processes is SIGKILLed while it holds queued and running jobs, the others adopt them:
 // every job ends and each result is recorded once. Real PostgreSQL (a cluster of the test's own), real nodes (in
 // this process, and `strato platform serve` processes for the crash), real Python workers.
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { ControlPlaneClient } from '../../engine/src/api/controlPlane';
@@ -17,25 +16,11 @@ import { startPlatform } from '../../engine/src/platform/platform';
 import { buildTestArtifact } from '../helpers/artifact';
 import { startBalancer } from '../helpers/balancer';
 import { runCli } from '../helpers/cli';
-import { call, deploy, spawnPlatformProcess, startTestPlatform, TEST_KEY, waitUntil, type PlatformProcess, type TestPlatform } from '../helpers/platform';
-import { postgresMissing, startPostgres, type TestPostgres } from '../helpers/postgres';
+import { call, deploy, spawnPlatformProcess, startTestPlatform, TEST_KEY, waitUntil, type TestPlatform } from '../helpers/platform';
+import { clusterBed } from '../helpers/clusterBed';
 import { LB_PY, queueSpec, WORKER_PY } from '../helpers/testWorkers';
 
-const skip = postgresMissing();
-let pgServer: TestPostgres;
-const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'strato-multinode-'));
-const platforms: TestPlatform[] = [];
-const processes: PlatformProcess[] = [];
-
-before(async () => {
-  if (!skip) pgServer = await startPostgres();
-});
-after(async () => {
-  for (const p of processes) p.killGroup();
-  for (const p of platforms) await p.close().catch(() => undefined);
-  pgServer?.stop();
-  fs.rmSync(tmp, { recursive: true, force: true });
-});
+const { skip, tmp, platforms, processes, postgres } = clusterBed('strato-multinode-');
 
 type JobJson = { id: string; status: string; output?: unknown; error?: string };
 
@@ -55,7 +40,7 @@ const on = (node: { url: string }, endpointUrl: string) => endpointUrl.replace(/
 
 describe('three nodes on one database', { skip: skip ?? false }, () => {
   test('any node answers any request: deploy through A, run through B, status, stream and cancel through C', async () => {
-    const database = await pgServer.createDatabase();
+    const database = await postgres().createDatabase();
     const [a, b, c] = await Promise.all([0, 1, 2].map(() => startTestPlatform({ database })));
     platforms.push(a, b, c);
     const ids = [a, b, c].map((n) => n.platform.instanceId);
@@ -132,7 +117,7 @@ describe('three nodes on one database', { skip: skip ?? false }, () => {
   });
 
   test('one URL in front of three nodes, each request to the next node: deploy, upload, run and read as from one service', async () => {
-    const database = await pgServer.createDatabase();
+    const database = await postgres().createDatabase();
     const nodes = await Promise.all([0, 1, 2].map(() => startTestPlatform({ database })));
     platforms.push(...nodes);
     // A round-robin balancer: consecutive requests of one client reach different nodes.
@@ -159,7 +144,7 @@ describe('three nodes on one database', { skip: skip ?? false }, () => {
   });
 
   test('queued jobs go where workers wait: jobs sent to one node run on the workers of the others too', async () => {
-    const database = await pgServer.createDatabase();
+    const database = await postgres().createDatabase();
     const nodes = await Promise.all([0, 1, 2].map(() => startTestPlatform({ database })));
     platforms.push(...nodes);
     // Three workers in the service, on whichever nodes hold their slots.
@@ -180,7 +165,7 @@ describe('three nodes on one database', { skip: skip ?? false }, () => {
   });
 
   test('/health and /purge-queue through any node answer for the whole service; a queued job is cancelled through another node', async () => {
-    const database = await pgServer.createDatabase();
+    const database = await postgres().createDatabase();
     const nodes = await Promise.all([0, 1, 2].map(() => startTestPlatform({ database })));
     platforms.push(...nodes);
     const [a, b, c] = nodes;
@@ -214,7 +199,7 @@ describe('three nodes on one database', { skip: skip ?? false }, () => {
   });
 
   test("a database outage longer than the lost bound: every node recovers by itself and none takes the others' jobs", async () => {
-    const database = await pgServer.createDatabase();
+    const database = await postgres().createDatabase();
     const nodes = await Promise.all([0, 1, 2].map(() => startTestPlatform({ database, nodeLostMs: 2000 })));
     platforms.push(...nodes);
     const [a, b, c] = nodes;
@@ -223,10 +208,10 @@ describe('three nodes on one database', { skip: skip ?? false }, () => {
     const ids: string[] = [];
     for (let i = 0; i < 6; i++) ids.push(((await call('POST', `${on(b, eps.slow.url)}/run`, { body: { input: { seconds: 0.5, i } } })).json as JobJson).id);
     try {
-      pgServer.pause();
+      postgres().pause();
       await new Promise((r) => setTimeout(r, 4000)); // twice the lost bound
     } finally {
-      pgServer.resume();
+      postgres().resume();
     }
     for (const id of ids) assert.equal((await ended(on(c, eps.slow.url), id, 60_000)).status, 'COMPLETED');
     // Changes are heard again (the LISTEN connection came back), and every node is alive.
@@ -271,7 +256,7 @@ describe('three nodes on one database', { skip: skip ?? false }, () => {
 
 describe('a node dies', { skip: skip ?? false }, () => {
   test('SIGKILL of one of three nodes while it holds queued and running jobs: every job ends, each result is recorded once', async () => {
-    const database = await pgServer.createDatabase();
+    const database = await postgres().createDatabase();
     const args = ['--database', database, '--node-lost-ms', '3000'];
     for (let i = 0; i < 3; i++) processes.push(await spawnPlatformProcess(path.join(tmp, `node${i}`), args));
     const [first, victim, third] = processes.slice(-3);

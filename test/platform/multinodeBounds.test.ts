@@ -2,33 +2,18 @@
 // `workers.max` holds for the whole service while slow jobs arrive through every node (worker processes counted on
 // the machine while they run), and the slot of a node that is SIGKILLed goes to another node, which starts the worker.
 // Real PostgreSQL (a cluster of the test's own), real nodes, real Python workers.
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { ControlPlaneClient } from '../../engine/src/api/controlPlane';
 import { buildTestArtifact } from '../helpers/artifact';
-import { call, deploy, spawnPlatformProcess, startTestPlatform, TEST_KEY, waitUntil, type PlatformProcess, type TestPlatform } from '../helpers/platform';
-import { postgresMissing, startPostgres, type TestPostgres } from '../helpers/postgres';
+import { call, deploy, spawnPlatformProcess, startTestPlatform, TEST_KEY, waitUntil, type PlatformProcess } from '../helpers/platform';
+import { clusterBed } from '../helpers/clusterBed';
 import { queueSpec, WORKER_PY } from '../helpers/testWorkers';
 
-const skip = postgresMissing();
-let pgServer: TestPostgres;
-const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'strato-bounds-'));
-const platforms: TestPlatform[] = [];
-const processes: PlatformProcess[] = [];
-
-before(async () => {
-  if (!skip) pgServer = await startPostgres();
-});
-after(async () => {
-  for (const p of processes) p.killGroup();
-  for (const p of platforms) await p.close().catch(() => undefined);
-  pgServer?.stop();
-  fs.rmSync(tmp, { recursive: true, force: true });
-});
+const { skip, tmp, platforms, processes, postgres } = clusterBed('strato-bounds-');
 
 type JobJson = { id: string; status: string; output?: { pid: number; start: number; end: number } };
 type Health = { jobs: Record<string, number>; workers: { idle: number; running: number; initializing: number } };
@@ -57,7 +42,7 @@ function liveWorkers(endpointId: string): Set<string> {
 
 describe('worker bounds of the whole service', { skip: skip ?? false }, () => {
   test('workers (0, 2) on three nodes: slow jobs through every node never have more than 2 workers, and all complete', async () => {
-    const database = await pgServer.createDatabase();
+    const database = await postgres().createDatabase();
     // Plain worker processes (no templates), so that each one's environment names its endpoint in /proc.
     const nodes = await Promise.all([0, 1, 2].map(() => startTestPlatform({ database, workerTemplates: false })));
     platforms.push(...nodes);
@@ -111,7 +96,7 @@ describe('worker bounds of the whole service', { skip: skip ?? false }, () => {
   });
 
   test('a node process SIGKILLed while it holds the one slot: its worker goes with it, another node takes the slot and starts one', async () => {
-    const database = await pgServer.createDatabase();
+    const database = await postgres().createDatabase();
     const args = ['--database', database, '--node-lost-ms', '3000'];
     const nodes: PlatformProcess[] = [];
     // Plain worker processes (no templates), so that /proc shows each one's worker id.

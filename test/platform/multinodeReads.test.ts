@@ -3,11 +3,10 @@
 // from one node's answer works on any node, a node that does not answer is named in the answer (partial) rather than
 // hanging it; GraphQL `health` through any node has the figures of REST `/health`. Real PostgreSQL (a cluster of the
 // test's own), three real nodes in this process, real Python workers.
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import net from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import type { EndpointHealth } from '../../engine/src/protocol/controlPlane';
@@ -15,22 +14,10 @@ import type { WorkerLogPage } from '../../engine/src/protocol/logs';
 import { buildTestArtifact } from '../helpers/artifact';
 import { runCli } from '../helpers/cli';
 import { call, deploy, startTestPlatform, waitUntil, type TestPlatform } from '../helpers/platform';
-import { postgresMissing, startPostgres, type TestPostgres } from '../helpers/postgres';
+import { clusterBed } from '../helpers/clusterBed';
 import { queueSpec, WORKER_PY } from '../helpers/testWorkers';
 
-const skip = postgresMissing();
-let pgServer: TestPostgres;
-const platforms: TestPlatform[] = [];
-const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'strato-multinode-reads-'));
-
-before(async () => {
-  if (!skip) pgServer = await startPostgres();
-});
-after(async () => {
-  for (const p of platforms) await p.close().catch(() => undefined);
-  pgServer?.stop();
-  fs.rmSync(tmp, { recursive: true, force: true });
-});
+const { skip, tmp, platforms, postgres } = clusterBed('strato-multinode-reads-');
 
 const TALK_PY = `
 import os
@@ -64,7 +51,7 @@ const runOn = async (node: TestPlatform, id: string, text: string) => {
 
 describe('reads through one node of three', { skip: skip ?? false }, () => {
   test('worker logs through any node: the lines of every node, in time order; follow, cursors and a silent node', async () => {
-    const database = await pgServer.createDatabase();
+    const database = await postgres().createDatabase();
     const nodes = await Promise.all([0, 1, 2].map(() => startTestPlatform({ database })));
     platforms.push(...nodes);
     const [a, b, c] = nodes;
@@ -166,7 +153,7 @@ describe('reads through one node of three', { skip: skip ?? false }, () => {
   });
 
   test('GraphQL health through any node has the figures of REST /health: the whole service', async () => {
-    const database = await pgServer.createDatabase();
+    const database = await postgres().createDatabase();
     const nodes = await Promise.all([0, 1, 2].map(() => startTestPlatform({ database })));
     platforms.push(...nodes);
     const art = await buildTestArtifact({ 'worker.py': WORKER_PY, 'broken.py': 'import not_a_module_that_exists\n\n\ndef f():\n    pass\n' }, [
