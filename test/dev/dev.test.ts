@@ -188,8 +188,9 @@ test('a taken port: the next free one is used and said', async () => {
   try {
     const d = await startServing(['--host', '127.0.0.1', '--port', String(port), '--no-reload'], { cwd: dir, env });
     running.push(d);
-    assert.equal(d.port, port + 1);
-    assert.match(d.stderr(), new RegExp(`port ${port} is taken: using ${port + 1}`));
+    // The next free one: port + 1, unless another process on this machine holds that one too.
+    assert.ok(d.port > port && d.port <= port + 10, `port ${d.port}`);
+    assert.match(d.stderr(), new RegExp(`port ${port} is taken: using ${d.port}`));
     assert.equal((await call(d.port, 'GET', '/')).status, 200);
     await d.stop();
   } finally {
