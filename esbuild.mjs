@@ -1,4 +1,4 @@
-// Bundles the three entry points (CLI, language server, VS Code extension) and the platform's unpacking thread into
+// Bundles the three entry points (CLI, language server, VS Code extension) and the platform's threads (unpacking, database) into
 // dist/ and copies the files they load at run time: the tree-sitter WebAssembly parsers and the Python package `strato`.
 import * as esbuild from 'esbuild';
 import { mkdirSync, rmSync, chmodSync, existsSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
@@ -22,8 +22,10 @@ const entries = [
   { in: 'client/src/extension.ts', out: 'extension', pure: true },
   { in: 'client/src/languageClient.ts', out: 'extension-lsp', pure: true },
   { in: 'client/src/heavyEntry.ts', out: 'extension-heavy', pure: true },
-  // The platform unpacks build artifacts on a worker thread that runs this script (engine/src/platform/controlPlane/unpack.ts).
+  // The platform's worker threads (engine/src/platform/threads.ts): unpacking build artifacts (controlPlane/unpack.ts).
   { in: 'engine/src/platform/controlPlane/unpackWorker.ts', out: 'unpack-worker' },
+  // The embedded database runs on a thread of its own (engine/src/platform/store/pglite.ts).
+  { in: 'engine/src/platform/store/pgliteThread.ts', out: 'pglite-thread' },
 ].filter((e) => existsSync(e.in));
 
 const common = {

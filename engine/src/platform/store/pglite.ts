@@ -1,11 +1,12 @@
-// The embedded database: PGlite (PostgreSQL compiled to WebAssembly) on a file-backed data dir. A new data
-// dir costs an initdb of several seconds, so it is done once per machine into a template that later data
-// dirs copy (a few hundred ms). Durability: PGlite writes WAL with plain write(2) before COMMIT returns, so a
-// committed transaction survives a crash or SIGKILL of the process; its file system layer does not forward
-// fsync, so it is not guaranteed across a power loss or kernel crash.
-import fs from 'node:fs';
+// The embedded database: PGlite (PostgreSQL compiled to WebAssembly) on a file-backed data dir, run on a thread of its
+// own (pgliteThread.ts) so that its statements never stall the platform's requests. A new data dir costs an initdb of
+// several seconds, so it is done once per machine into a template that later data dirs copy (a few hundred ms).
+// Durability: PGlite writes WAL with plain write(2) before COMMIT returns, so a committed transaction survives a crash
+// or SIGKILL of the process; its file system layer does not forward fsync, so it is not guaranteed across a power loss
+// or kernel crash.
 import path from 'node:path';
-import { PGlite } from '@electric-sql/pglite';
+import type { Worker } from 'node:worker_threads';
+import { startThread } from '../threads';
 import type { SqlDriver } from './types';
 
 export interface PgliteOpenOptions {
@@ -18,73 +19,118 @@ export function defaultTemplateDir(dataRoot: string): string {
   return process.env.STRATO_PGLITE_TEMPLATE ? path.resolve(process.env.STRATO_PGLITE_TEMPLATE) : path.join(dataRoot, 'cache', 'pglite-template-v1');
 }
 
-const isInitialised = (dir: string) => fs.existsSync(path.join(dir, 'PG_VERSION'));
+/** What the database thread is started with. */
+export interface ThreadOpen {
+  dir: string;
+  templateDir?: string;
+}
+type CallBody =
+  | { op: 'query'; sql: string; params?: unknown[]; tx?: number }
+  | { op: 'exec'; sql: string }
+  | { op: 'begin' }
+  | { op: 'end'; tx: number; commit: boolean }
+  | { op: 'close' };
+/** A call to the database thread; `id` names its answer. */
+export type ThreadCall = { id: number } & CallBody;
+/** The thread's messages: an answer to a call, a log line, and once at start whether the database opened. */
+export type ThreadAnswer =
+  { id: number; rows?: unknown[]; error?: Record<string, unknown> } | { log: string } | { ready: true } | { failed: Record<string, unknown> };
 
-export async function openPglite(dir: string, opts: PgliteOpenOptions = {}): Promise<SqlDriver> {
-  let fromTemplate = false;
-  if (!isInitialised(dir) && opts.templateDir) {
-    try {
-      await ensureTemplate(opts.templateDir, opts.log);
-      fs.rmSync(dir, { recursive: true, force: true });
-      fs.cpSync(opts.templateDir, dir, { recursive: true });
-      fromTemplate = true;
-    } catch (e) {
-      opts.log?.(`strato platform: database template unusable (${(e as Error).message}); initialising directly`);
-      fs.rmSync(dir, { recursive: true, force: true });
-    }
-  }
-  fs.mkdirSync(dir, { recursive: true });
-  try {
-    return new PgliteDriver(await PGlite.create({ dataDir: dir }));
-  } catch (e) {
-    if (!fromTemplate || !opts.templateDir) throw e;
-    // A template from another PGlite version: drop it and initialise this data dir directly.
-    opts.log?.(`strato platform: the database template does not open (${(e as Error).message}); recreating it`);
-    fs.rmSync(opts.templateDir, { recursive: true, force: true });
-    fs.rmSync(dir, { recursive: true, force: true });
-    fs.mkdirSync(dir, { recursive: true });
-    return new PgliteDriver(await PGlite.create({ dataDir: dir }));
-  }
+/** The database's error as the thread sent it: PostgreSQL's message, with its fields (code, detail...) kept. */
+function rebuilt(fields: Record<string, unknown>): Error {
+  return Object.assign(new Error(String(fields.message)), fields);
 }
 
-/** Creates the template once: initdb into a private dir, then an atomic rename (a racing process just loses). */
-async function ensureTemplate(templateDir: string, log?: (line: string) => void): Promise<void> {
-  if (isInitialised(templateDir)) return;
-  fs.mkdirSync(path.dirname(templateDir), { recursive: true });
-  const tmp = `${templateDir}.tmp-${process.pid}-${Date.now()}`;
-  log?.('strato platform: initialising the database template (once per machine, a few seconds)');
-  const db = await PGlite.create({ dataDir: tmp });
-  await db.query('select 1');
-  await db.close();
-  try {
-    fs.renameSync(tmp, templateDir);
-  } catch {
-    fs.rmSync(tmp, { recursive: true, force: true });
-    if (!isInitialised(templateDir)) throw new Error(`could not create ${templateDir}`);
-  }
+/** Opens the data dir `dir` (from the template when it is new) on the database thread (pgliteThread.ts). */
+export function openPglite(dir: string, opts: PgliteOpenOptions = {}): Promise<SqlDriver> {
+  return new Promise((resolve, reject) => {
+    const thread = startThread('pglite-thread', 'store/pgliteThread.ts', { dir, templateDir: opts.templateDir } satisfies ThreadOpen);
+    const driver = new PgliteDriver(thread);
+    thread.on('message', (m: ThreadAnswer) => {
+      if ('id' in m) driver.answered(m);
+      else if ('log' in m) opts.log?.(m.log);
+      else if ('ready' in m) {
+        thread.unref(); // until a call waits
+        resolve(driver);
+      } else {
+        reject(rebuilt(m.failed));
+        driver.stopped(String(m.failed.message));
+        void thread.terminate();
+      }
+    });
+    const gone = (why: string) => {
+      reject(new Error(why));
+      if (driver.stopped(why)) opts.log?.(`strato platform: ${why}; the platform cannot read or write its state until it is restarted`);
+    };
+    thread.on('error', (e) => gone(`the embedded database's thread failed: ${e.message}`));
+    thread.on('exit', (code) => gone(`the embedded database's thread stopped (exit code ${code})`));
+  });
 }
 
+/**
+ * The embedded database, seen from the platform's thread: each call is a message to the database thread, answered by
+ * its id. The thread holds the process open only while a call waits for its answer.
+ */
 class PgliteDriver implements SqlDriver {
-  constructor(private readonly db: PGlite) {}
+  private waiting = new Map<number, { resolve: (rows: unknown[] | undefined) => void; reject: (e: Error) => void }>();
+  private nextId = 1;
+  private down: string | null = null;
+
+  constructor(private readonly thread: Worker) {}
+
+  private call(c: CallBody): Promise<unknown[] | undefined> {
+    if (this.down) return Promise.reject(new Error(this.down));
+    const id = this.nextId++;
+    if (this.waiting.size === 0) this.thread.ref();
+    return new Promise((resolve, reject) => {
+      this.waiting.set(id, { resolve, reject });
+      this.thread.postMessage({ ...c, id } as ThreadCall);
+    });
+  }
+
+  answered(m: { id: number; rows?: unknown[]; error?: Record<string, unknown> }): void {
+    const w = this.waiting.get(m.id);
+    if (!w) return;
+    this.waiting.delete(m.id);
+    if (this.waiting.size === 0) this.thread.unref();
+    if (m.error) w.reject(rebuilt(m.error));
+    else w.resolve(m.rows);
+  }
+
+  /** The thread is gone: every call waiting and every later one fails with why. True when it was not closed. */
+  stopped(why: string): boolean {
+    const unexpected = this.down === null;
+    this.down ??= why;
+    for (const w of this.waiting.values()) w.reject(new Error(why));
+    this.waiting.clear();
+    return unexpected;
+  }
 
   async query<T>(sql: string, params?: unknown[]): Promise<T[]> {
-    const r = await this.db.query<T>(sql, params);
-    return r.rows;
+    return ((await this.call({ op: 'query', sql, params })) ?? []) as T[];
   }
 
   async exec(sql: string): Promise<void> {
-    await this.db.exec(sql);
+    await this.call({ op: 'exec', sql });
   }
 
-  transaction<T>(fn: (tx: Pick<SqlDriver, 'query'>) => Promise<T>): Promise<T> {
-    return this.db.transaction(async (tx) =>
-      fn({
-        query: async <R>(sql: string, params?: unknown[]) => (await tx.query<R>(sql, params)).rows,
-      }),
-    );
+  async transaction<T>(fn: (tx: Pick<SqlDriver, 'query'>) => Promise<T>): Promise<T> {
+    const [tx] = (await this.call({ op: 'begin' })) as [number];
+    let result: T;
+    try {
+      result = await fn({ query: async <R>(sql: string, params?: unknown[]) => ((await this.call({ op: 'query', sql, params, tx })) ?? []) as R[] });
+    } catch (e) {
+      await this.call({ op: 'end', tx, commit: false }).catch(() => undefined);
+      throw e;
+    }
+    await this.call({ op: 'end', tx, commit: true });
+    return result;
   }
 
   async close(): Promise<void> {
-    if (!this.db.closed) await this.db.close();
+    if (this.down) return;
+    await this.call({ op: 'close' });
+    this.down = 'the embedded database is closed';
+    await this.thread.terminate();
   }
 }

@@ -1,0 +1,89 @@
+// The embedded database on its own thread (store/pglite.ts, pgliteThread.ts): transactions commit and roll back across
+// the thread boundary, PostgreSQL's errors arrive with their fields, the platform's event loop keeps turning while a
+// statement runs, a process whose database is idle exits by itself while one waiting for an answer gets it, and calls
+// after a close fail with a sentence.
+import { after, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { openPglite } from '../../engine/src/platform/store/pglite';
+import { REPO } from '../helpers/cli';
+import { TEMPLATE_DIR } from '../helpers/platform';
+
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'strato-pglite-thread-'));
+after(() => fs.rmSync(tmp, { recursive: true, force: true }));
+
+test('a transaction commits all its statements or, when one fails, none; the error keeps PostgreSQL fields', async () => {
+  const db = await openPglite(path.join(tmp, 'tx'), { templateDir: TEMPLATE_DIR });
+  try {
+    await db.exec('create table t (id integer primary key, v text)');
+    const result = await db.transaction(async (tx) => {
+      await tx.query('insert into t values ($1, $2)', [1, 'one']);
+      await tx.query('insert into t values ($1, $2)', [2, 'two']);
+      return (await tx.query<{ n: number }>('select count(*)::int as n from t'))[0].n;
+    });
+    assert.equal(result, 2, 'the transaction sees its own rows');
+
+    const failed = await db
+      .transaction(async (tx) => {
+        await tx.query('insert into t values ($1, $2)', [3, 'three']);
+        await tx.query('insert into t values ($1, $2)', [1, 'again']); // the primary key refuses it
+      })
+      .then(
+        () => null,
+        (e: Error & { code?: string }) => e,
+      );
+    assert.ok(failed, 'the transaction failed');
+    assert.match(failed.message, /duplicate key value violates unique constraint/);
+    assert.equal(failed.code, '23505');
+
+    // The failed transaction left nothing behind; one the caller's own code throws in is rolled back too.
+    await assert.rejects(
+      db.transaction(async (tx) => {
+        await tx.query('insert into t values ($1, $2)', [4, 'four']);
+        throw new Error('changed my mind');
+      }),
+      /changed my mind/,
+    );
+    assert.deepEqual(await db.query('select id, v from t order by id'), [
+      { id: 1, v: 'one' },
+      { id: 2, v: 'two' },
+    ]);
+    await assert.rejects(db.query('select * from missing_table'), (e: Error & { code?: string }) => e.code === '42P01' && /missing_table/.test(e.message));
+  } finally {
+    await db.close();
+  }
+  await assert.rejects(db.query('select 1'), /the embedded database is closed/);
+});
+
+test("the platform's event loop keeps turning while a statement runs on the database's thread", async () => {
+  const db = await openPglite(path.join(tmp, 'busy'), { templateDir: TEMPLATE_DIR });
+  try {
+    let ticks = 0;
+    const timer = setInterval(() => ticks++, 5);
+    const started = Date.now();
+    const [{ n }] = await db.query<{ n: number }>('select count(*)::int as n from generate_series(1, 3000000) a, generate_series(1, 2) b');
+    const took = Date.now() - started;
+    clearInterval(timer);
+    assert.equal(n, 6_000_000);
+    // On the platform's own thread, the statement would have run with no tick at all.
+    assert.ok(took < 100 || ticks >= 3, `the loop ticked ${ticks} times during a ${took} ms statement`);
+  } finally {
+    await db.close();
+  }
+});
+
+test('a process whose database waits for nothing exits by itself; one waiting for an answer gets it first', () => {
+  const script = `
+    const { openPglite } = require(${JSON.stringify(path.join(REPO, 'engine/src/platform/store/pglite.ts'))});
+    openPglite(${JSON.stringify(path.join(tmp, 'exit'))}, { templateDir: ${JSON.stringify(TEMPLATE_DIR)} })
+      .then((db) => db.query('select 40 + 2 as answer'))
+      .then((rows) => console.log('answer', rows[0].answer));
+  `;
+  const r = spawnSync(process.execPath, ['--import', 'tsx', '-e', script], { cwd: REPO, encoding: 'utf8', timeout: 60_000 });
+  assert.equal(r.signal, null, `the process did not exit by itself: ${r.stderr}`);
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stdout, /^answer 42$/m);
+});
