@@ -1,5 +1,6 @@
 // What the multi-node tests share: a PostgreSQL server of the file's own (their suites skip where the package is
-// missing), a temporary folder, and the nodes they start, all stopped and removed after the file's tests.
+// missing), a temporary folder, and the nodes they start, all stopped and removed after the file's tests; and how they
+// address one node and count the workers alive on this machine.
 import { after, before } from 'node:test';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -41,4 +42,26 @@ export function clusterBed(prefix: string): ClusterBed {
     fs.rmSync(bed.tmp, { recursive: true, force: true });
   });
   return bed;
+}
+
+/** The same endpoint URL on another node. */
+export const on = (node: { url: string }, endpointUrl: string) => endpointUrl.replace(/^https?:\/\/[^/]+/, node.url);
+
+/**
+ * Workers of the endpoint alive on this machine: the distinct worker ids in the environments of its processes (workers
+ * started without templates; one worker may be several processes, as behind an interpreter shim).
+ */
+export function liveWorkers(endpointId: string): Set<string> {
+  const ids = new Set<string>();
+  for (const pid of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      const env = fs.readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
+      const id = env.find((e) => e.startsWith('STRATO_WORKER_ID='));
+      if (id && env.includes(`STRATO_ENDPOINT_ID=${endpointId}`)) ids.add(id);
+    } catch {
+      /* gone meanwhile, or not ours */
+    }
+  }
+  return ids;
 }

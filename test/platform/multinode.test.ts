@@ -17,7 +17,7 @@ import { buildTestArtifact } from '../helpers/artifact';
 import { startBalancer } from '../helpers/balancer';
 import { runCli } from '../helpers/cli';
 import { call, deploy, spawnPlatformProcess, startTestPlatform, TEST_KEY, waitUntil, type TestPlatform } from '../helpers/platform';
-import { clusterBed } from '../helpers/clusterBed';
+import { clusterBed, on } from '../helpers/clusterBed';
 import { LB_PY, queueSpec, WORKER_PY } from '../helpers/testWorkers';
 
 const { skip, tmp, platforms, processes, postgres } = clusterBed('strato-multinode-');
@@ -34,9 +34,6 @@ async function ended(url: string, id: string, timeoutMs = 30_000): Promise<JobJs
     timeoutMs,
   );
 }
-
-/** The same endpoint URL on another node. */
-const on = (node: { url: string }, endpointUrl: string) => endpointUrl.replace(/^https?:\/\/[^/]+/, node.url);
 
 describe('three nodes on one database', { skip: skip ?? false }, () => {
   test('any node answers any request: deploy through A, run through B, status, stream and cancel through C', async () => {

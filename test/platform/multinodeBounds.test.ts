@@ -4,41 +4,18 @@
 // Real PostgreSQL (a cluster of the test's own), real nodes, real Python workers.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
 import { ControlPlaneClient } from '../../engine/src/api/controlPlane';
 import { buildTestArtifact } from '../helpers/artifact';
 import { call, deploy, spawnPlatformProcess, startTestPlatform, TEST_KEY, waitUntil, type PlatformProcess } from '../helpers/platform';
-import { clusterBed } from '../helpers/clusterBed';
+import { clusterBed, liveWorkers, on } from '../helpers/clusterBed';
 import { queueSpec, WORKER_PY } from '../helpers/testWorkers';
 
 const { skip, tmp, platforms, processes, postgres } = clusterBed('strato-bounds-');
 
 type JobJson = { id: string; status: string; output?: { pid: number; start: number; end: number } };
 type Health = { jobs: Record<string, number>; workers: { idle: number; running: number; initializing: number } };
-
-/** The same endpoint URL on another node. */
-const on = (node: { url: string }, endpointUrl: string) => endpointUrl.replace(/^https?:\/\/[^/]+/, node.url);
-
-/**
- * Workers of the endpoint alive on this machine: the distinct worker ids in the environments of its processes (workers
- * started without templates; one worker may be several processes, as behind an interpreter shim).
- */
-function liveWorkers(endpointId: string): Set<string> {
-  const ids = new Set<string>();
-  for (const pid of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(pid)) continue;
-    try {
-      const env = fs.readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
-      const id = env.find((e) => e.startsWith('STRATO_WORKER_ID='));
-      if (id && env.includes(`STRATO_ENDPOINT_ID=${endpointId}`)) ids.add(id);
-    } catch {
-      /* gone meanwhile, or not ours */
-    }
-  }
-  return ids;
-}
 
 describe('worker bounds of the whole service', { skip: skip ?? false }, () => {
   test('workers (0, 2) on three nodes: slow jobs through every node never have more than 2 workers, and all complete', async () => {

@@ -1,5 +1,5 @@
 // The platform on a real PostgreSQL server (issue #11): `--database postgres://...` keeps all state there through
-// the same store interface as the embedded PGlite. The jobs-API and control-plane suites run again against it
+// the same store interface as the embedded PGlite. The jobs-API, control-plane and load-balanced suites run again against it
 // (conformance), on one node and on three nodes over one database with each request sent to the next node (as one
 // service behind a load balancer), state survives a restart, a database outage answers 503 with a sentence and the service recovers by
 // itself, and a bad URL is refused with a sentence. Each run makes its own cluster (Debian's postgresql).
@@ -23,9 +23,15 @@ before(async () => {
 });
 after(() => pgServer?.stop());
 
-/** Runs the jobs-API, control-plane, streaming and worker-log suites in a child runner with `env`; fails with their failures. */
+/** Runs the jobs-API, control-plane, streaming, worker-log and load-balanced suites in a child runner with `env`; fails with their failures. */
 async function conformance(env: Record<string, string>): Promise<void> {
-  const files = ['test/platform/jobsApi.test.ts', 'test/platform/controlPlane.test.ts', 'test/platform/streaming.test.ts', 'test/platform/logs.test.ts'];
+  const files = [
+    'test/platform/jobsApi.test.ts',
+    'test/platform/controlPlane.test.ts',
+    'test/platform/streaming.test.ts',
+    'test/platform/logs.test.ts',
+    'test/platform/loadBalanced.test.ts',
+  ];
   const child = spawn(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=1', ...files], {
     cwd: REPO,
     // NODE_TEST_CONTEXT would make the inner runner report to this one instead of printing its summary.

@@ -1,8 +1,9 @@
 // One node of a cluster: platform nodes over one PostgreSQL server that form one service. The node registers in the
 // `nodes` table and heartbeats there; it hears other nodes' control-plane changes (LISTEN/NOTIFY) and reads them
 // again; it adopts the jobs of nodes whose heartbeat is too old (claimed in SQL, SKIP LOCKED); it forwards a
-// request for a job another live node owns to that node; and it serves and makes the calls between nodes
-// (`/_cluster/...`, with a secret the nodes of one database share). The embedded database (one node) uses none of this.
+// request for a job another live node owns to that node (and a load-balanced request to a node with a worker of its
+// endpoint: lbPeers.ts); and it serves and makes the calls between nodes (`/_cluster/...`, with a secret the nodes of
+// one database share). The embedded database (one node) uses none of this.
 import fs from 'node:fs';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import { randomBytes, timingSafeEqual } from 'node:crypto';
@@ -20,7 +21,24 @@ import type { NodeRow, PlatformStore, SqlDriver } from './store/types';
  * node it has not been through (the job was handed on meanwhile), at most MAX_HOPS times in all.
  */
 export const FORWARDED_HEADER = 'x-strato-forwarded-by';
-const MAX_HOPS = 3;
+export const MAX_HOPS = 3;
+
+/** The nodes a request was forwarded through (FORWARDED_HEADER), first first; [] when a client sent it here. */
+export function forwardedVia(req: IncomingMessage): string[] {
+  return String(req.headers[FORWARDED_HEADER] ?? '')
+    .split(',')
+    .filter(Boolean);
+}
+
+/**
+ * How a forwarded request ended: `answered` (the node's answer went back, or the client left), else why not, in `why`:
+ * `unreachable` (no connection: nothing of the request went out, so another node may take it), `failed` (the
+ * connection broke after the request went out: it may have run), `timeout` (nothing came for the idle bound).
+ */
+export interface ForwardEnd {
+  outcome: 'answered' | 'unreachable' | 'failed' | 'timeout';
+  why?: string;
+}
 
 /** Jobs claimed from lost nodes per statement (several adopters share a large backlog between them). */
 const ADOPT_BATCH = 2000;
@@ -203,9 +221,7 @@ export class Cluster {
    * (true), or here (false) when the job is unknown, this node's, or was just adopted from a lost owner.
    */
   async route(jobId: string, req: IncomingMessage, res: ServerResponse): Promise<boolean> {
-    const via = String(req.headers[FORWARDED_HEADER] ?? '')
-      .split(',')
-      .filter(Boolean);
+    const via = forwardedVia(req);
     if (via.length >= MAX_HOPS) return false;
     const row = await this.d.store.getJob(jobId);
     if (!row) {
@@ -213,7 +229,7 @@ export class Cluster {
       // suffix) holds it until then. Any other job without a row does not exist, and that node says so.
       const accepter = (await this.nodes()).find((n) => jobId.endsWith(`-${n.id}`));
       if (!accepter?.alive || accepter.id === this.d.nodeId || via.includes(accepter.id)) return false;
-      await this.forward(accepter, req, res, via);
+      await this.forwardJob(accepter, req, res, via);
       return true;
     }
     if (row.owner === this.d.nodeId) return false;
@@ -227,7 +243,7 @@ export class Cluster {
       // The database still counts the owner alive (its heartbeat is at the bound): ask it.
     }
     if (!owner || via.includes(owner.id)) return false;
-    await this.forward(owner, req, res, via);
+    await this.forwardJob(owner, req, res, via);
     return true;
   }
 
@@ -296,30 +312,76 @@ export class Cluster {
     return answers.filter((a) => a !== null).map((a) => a.answer);
   }
 
-  private forward(owner: NodeRow, req: IncomingMessage, res: ServerResponse, via: string[]): Promise<void> {
+  private async forwardJob(owner: NodeRow, req: IncomingMessage, res: ServerResponse, via: string[]): Promise<void> {
+    const end = await this.forward(owner, req, res, via);
+    if (end.outcome === 'answered') return;
+    if (res.headersSent) return void res.destroy();
+    sendError(
+      res,
+      503,
+      `the node that owns this job (${owner.id} at ${owner.url}) did not answer (${end.why}); if it stopped, another node takes its jobs over ` +
+        'within a few seconds: try again in a moment',
+    );
+  }
+
+  /**
+   * Sends the request on to another node as it is (method, path, query, headers, body), with this node added to
+   * FORWARDED_HEADER, and passes its answer back as it comes (streamed). The body is read only once the connection
+   * is made, so a node that cannot be reached leaves the request whole for another node. `idleMs` bounds the wait for
+   * each next byte of the answer; `agent` holds the connections (by default the cluster's own). The caller answers
+   * for every outcome but `answered`.
+   */
+  forward(
+    node: Pick<NodeRow, 'id' | 'url'>,
+    req: IncomingMessage,
+    res: ServerResponse,
+    via: string[],
+    o: { idleMs?: number; agent?: http.Agent } = {},
+  ): Promise<ForwardEnd> {
+    const idleMs = o.idleMs;
     return new Promise((resolve) => {
-      const target = new URL(req.url ?? '/', owner.url);
+      let sent = false;
+      let over = false;
+      const end = (e: ForwardEnd) => {
+        if (over) return;
+        over = true;
+        resolve(e);
+      };
+      const target = new URL(req.url ?? '/', node.url);
       const headers = { ...req.headers, host: target.host, [FORWARDED_HEADER]: [...via, this.d.nodeId].join(',') };
-      const up = http.request(target, { method: req.method, headers, agent: this.agent }, (r) => {
+      const up = http.request(target, { method: req.method, headers, agent: o.agent ?? this.agent }, (r) => {
         res.writeHead(r.statusCode ?? 502, r.headers);
         r.pipe(res);
-        r.on('end', resolve);
-        r.on('error', resolve);
+        r.on('end', () => end({ outcome: 'answered' }));
+        r.on('error', (e) => {
+          res.destroy();
+          end({ outcome: 'failed', why: e.message });
+        });
       });
-      up.on('error', (e) => {
-        sendError(
-          res,
-          503,
-          `the node that owns this job (${owner.id} at ${owner.url}) did not answer (${e.message}); if it stopped, another node takes its jobs over ` +
-            'within a few seconds: try again in a moment',
-        );
-        resolve();
+      const send = () => {
+        sent = true;
+        req.pipe(up);
+      };
+      up.on('socket', (s) => {
+        if (!s.connecting) return send(); // a kept-alive connection
+        // A stopped node refuses at once; a machine that is gone does not answer at all: the connection gets a bound.
+        const t = setTimeout(() => up.destroy(new Error(`no connection within ${NODE_CALL_TIMEOUT_MS} ms`)), NODE_CALL_TIMEOUT_MS);
+        s.once('connect', () => {
+          clearTimeout(t);
+          send();
+        });
+        s.once('close', () => clearTimeout(t));
       });
+      if (idleMs)
+        up.setTimeout(idleMs, () => {
+          up.destroy();
+          end({ outcome: 'timeout', why: `nothing came from it for ${idleMs} ms` });
+        });
+      up.on('error', (e) => end({ outcome: sent ? 'failed' : 'unreachable', why: e.message }));
       res.on('close', () => {
         if (!res.writableFinished) up.destroy();
-        resolve();
+        end({ outcome: 'answered' });
       });
-      req.pipe(up);
     });
   }
 

@@ -1,9 +1,11 @@
 // A node joins its cluster (nodes over one PostgreSQL server): its membership (cluster.ts), work sharing, the
-// service-wide queue bound, and the routes other nodes call for this node's part of health, hosts, logs, purges and
-// handed-off jobs. platform.ts calls it once its HTTP server listens; the embedded database has none of it.
+// service-wide queue bound, load-balanced requests sent on to other nodes' workers (lbPeers.ts), and the routes other
+// nodes call for this node's part of health, hosts, logs, purges and handed-off jobs. platform.ts calls it once its
+// HTTP server listens; the embedded database has none of it.
 import { Cluster, type ClusterDeps } from './cluster';
 import { serveNodeLogs } from './clusterLogs';
 import { serveNodeParts } from './jobsApi';
+import { LbPeers } from './lbPeers';
 import { QueueBound } from './queueBound';
 import { serveNodeHealth, type HealthDeps } from './serviceHealth';
 import { serveNodeHosts } from './serviceHosts';
@@ -26,6 +28,7 @@ export class ClusterNode {
   readonly cluster: Cluster;
   readonly sharing: WorkSharing;
   readonly queueBound: QueueBound;
+  readonly lbPeers: LbPeers;
 
   /** Serves the node routes at once (other nodes may call them while this one starts). */
   constructor(d: ClusterNodeDeps) {
@@ -34,7 +37,11 @@ export class ClusterNode {
     const sharing = (this.sharing = new WorkSharing({ nodeId, store: d.store, engine: d.engine, writer: d.writer, cp: d.cp, cluster, log: d.log }));
     const queueBound = (this.queueBound = new QueueBound({ nodeId, engine: d.engine, cluster, cp: d.cp, max: d.maxQueuedPerEndpoint }));
     cluster.onQueued = (id) => sharing.wake(id);
-    cluster.onSlotFreed = (id) => d.onSlotFreed(id);
+    const lbPeers = (this.lbPeers = new LbPeers({ store: d.store, cluster, lostMs: d.lostMs, log: d.log }));
+    cluster.onSlotFreed = (id) => {
+      lbPeers.forget(id);
+      d.onSlotFreed(id);
+    };
     cluster.onCounts = (from, entries) => queueBound.heard(from, entries);
     serveNodeHealth(cluster, d.health);
     serveNodeHosts(cluster, d.hosts);
@@ -57,6 +64,7 @@ export class ClusterNode {
   async close(): Promise<void> {
     this.sharing.close();
     this.queueBound.close();
+    this.lbPeers.close();
     await this.cluster.close();
   }
 }

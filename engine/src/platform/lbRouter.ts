@@ -1,11 +1,15 @@
 // Load-balanced endpoints. Each has its own base URL `{base_url}/lb/<endpoint_id>`; a request to
 // `{base_url}/lb/<endpoint_id>/<route>` is checked for the key (and its scope) and proxied, body and response as they are, to
-// the least busy ready worker's HTTP server. Platform-side errors are `{error, detail}` like the worker's own.
+// the least busy ready worker's HTTP server. In a cluster, a node without a ready worker sends the request to a node
+// that has the endpoint's workers (lbPeers.ts) rather than start one. Platform-side errors are `{error, detail}`.
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import { mayInvoke, refusal } from './auth';
+import { FORWARDED_HEADER, forwardedVia, MAX_HOPS, NODE_CALL_TIMEOUT_MS } from './cluster';
 import type { KeyRing } from './controlPlane/keys';
-import type { ControlPlane } from './controlPlane/service';
+import type { ControlPlane, DeployedEndpoint } from './controlPlane/service';
 import { sendJson } from './http';
+import type { LbPeers } from './lbPeers';
+import type { SlotHolder } from './store/types';
 import type { Scheduler } from './workers/scheduler';
 import type { Worker } from './workers/worker';
 import { limits } from './options';
@@ -16,6 +20,8 @@ export interface LbRouterDeps {
   scheduler: Scheduler;
   /** How long a request may wait for a worker to become ready (cold start). */
   coldStartWaitMs: number;
+  /** The other nodes of a cluster and their workers (none on one node, and until the node joined its cluster). */
+  peers(): LbPeers | undefined;
 }
 
 const HOP_HEADERS = new Set(['connection', 'keep-alive', 'transfer-encoding', 'upgrade', 'proxy-connection', 'te', 'trailer']);
@@ -50,29 +56,83 @@ export class LbRouter {
     if (Number.isFinite(declared) && declared > limits.runsyncBodyBytes)
       return fail(res, 413, 'payload too large', `the body is larger than ${limits.runsyncBodyBytes / 1048576} MB`);
 
-    let w = this.pick(endpointId, ep.revision);
-    if (!w && req.method === 'GET' && (m[2] ?? '/') === '/ping' && ep.config.workersMin === 0) {
+    const w = this.pick(endpointId, ep.revision);
+    if (w) return this.proxy(req, res, w, path, ep.config.executionTimeoutMs);
+    if (req.method === 'GET' && (m[2] ?? '/') === '/ping' && ep.config.workersMin === 0) {
       // Scaled to zero: the endpoint is healthy without waking a worker for a health check.
       return sendJson(res, 200, { status: 'healthy' });
     }
-    if (!w) {
-      this.pending.set(endpointId, this.pendingOf(endpointId) + 1);
-      try {
-        const deadline = Date.now() + this.d.coldStartWaitMs;
-        while (!w && Date.now() < deadline && !res.destroyed) {
-          this.d.scheduler.demand(endpointId);
-          await this.d.scheduler.whenReady(endpointId, Math.min(1000, deadline - Date.now()));
-          w = this.pick(endpointId, ep.revision);
-        }
-      } finally {
-        this.pending.set(endpointId, this.pendingOf(endpointId) - 1);
+    return this.withoutWorker(req, res, ep, path);
+  }
+
+  /**
+   * No ready worker here. In a cluster a node holding slots of the endpoint (its workers ready or starting) takes the
+   * request at once, unless a worker starts here already. Else this node starts one (scale from zero) and waits; when
+   * its claim finds every slot held elsewhere (another node won the race), the request goes to that node after all.
+   * A node that cannot be reached is left out and the next one is tried (nothing of the request went out); one that
+   * breaks off later is not (the request may have run there). A forwarded request goes on at most MAX_HOPS times in
+   * all, never back to a node it went through: the last node serves it itself.
+   */
+  private async withoutWorker(req: IncomingMessage, res: ServerResponse, ep: DeployedEndpoint, path: string): Promise<void> {
+    const via = forwardedVia(req);
+    const peers = via.length < MAX_HOPS ? this.d.peers() : undefined;
+    const skip = new Set(via);
+    const silent: string[] = [];
+    const deadline = Date.now() + this.d.coldStartWaitMs;
+    // The node waits for its own cold start at most as long as this one would, then for the handler.
+    const idleMs = this.d.coldStartWaitMs + ep.config.executionTimeoutMs + NODE_CALL_TIMEOUT_MS;
+    let target: Worker | SlotHolder | null = peers && !this.d.scheduler.starting(ep.id, ep.revision) ? await peers.choose(ep.id, skip) : null;
+    for (;;) {
+      target ??= await this.waitHere(ep, deadline, res, peers && ((since) => peers.choose(ep.id, skip, since)));
+      if (!target) {
+        const why = this.d.scheduler.lastError(ep.id);
+        if (silent.length === 0) return fail(res, 503, 'no worker available', why ?? `no worker of endpoint ${ep.id} became ready in time; try again`);
+        return fail(
+          res,
+          503,
+          'no worker available',
+          `${why ?? `no worker of endpoint ${ep.id} became ready here in time`}, and ${silent.join(', and ')}: if it stopped, ` +
+            'its slots go to the other nodes once it counts as lost (a few seconds); try again in a moment',
+        );
       }
-      if (!w) {
-        const why = this.d.scheduler.lastError(endpointId);
-        return fail(res, 503, 'no worker available', why ?? `no worker of endpoint ${endpointId} became ready in time; try again`);
-      }
+      if (!('url' in target)) return this.proxy(req, res, target, path, ep.config.executionTimeoutMs);
+      const node = `node ${target.id} at ${target.url}, which has workers of the endpoint,`;
+      const end = await peers!.forward(ep.id, target, req, res, via, idleMs);
+      if (end.outcome === 'answered') return;
+      if (end.outcome === 'timeout') return fail(res, 504, 'timeout', `${node} sent nothing for ${idleMs} ms (the request may have run there)`);
+      if (end.outcome === 'failed')
+        return fail(res, 502, 'node unavailable', `${node} broke off the request (${end.why}); it may have run there: try again if that is safe`);
+      skip.add(target.id);
+      silent.push(`${node} did not answer (${end.why})`);
+      target = await peers!.choose(ep.id, skip, Date.now());
     }
-    this.forward(req, res, w, path, ep.config.executionTimeoutMs);
+  }
+
+  /**
+   * Waits here for a ready worker (the scheduler starts one for the requests pending here) until `deadline`; or, once
+   * this node's claim found every slot held elsewhere, for the node `elsewhere` finds in a lookup made since then.
+   */
+  private async waitHere(
+    ep: DeployedEndpoint,
+    deadline: number,
+    res: ServerResponse,
+    elsewhere: ((since: number) => Promise<SlotHolder | null>) | undefined,
+  ): Promise<Worker | SlotHolder | null> {
+    this.pending.set(ep.id, this.pendingOf(ep.id) + 1);
+    try {
+      while (Date.now() < deadline && !res.destroyed) {
+        this.d.scheduler.demand(ep.id);
+        await this.d.scheduler.whenReady(ep.id, Math.min(1000, deadline - Date.now()));
+        const w = this.pick(ep.id, ep.revision);
+        if (w) return w;
+        const since = elsewhere ? this.d.scheduler.slotsHeldSince(ep) : null;
+        const node = since !== null ? await elsewhere!(since) : null;
+        if (node) return node;
+      }
+      return null;
+    } finally {
+      this.pending.set(ep.id, this.pendingOf(ep.id) - 1);
+    }
   }
 
   /** The least busy ready worker of the current revision (round robin among equals). */
@@ -84,9 +144,9 @@ export class LbRouter {
     return best[this.rr++ % best.length];
   }
 
-  private forward(req: IncomingMessage, res: ServerResponse, w: Worker, path: string, timeoutMs: number): void {
+  private proxy(req: IncomingMessage, res: ServerResponse, w: Worker, path: string, timeoutMs: number): void {
     const headers: http.OutgoingHttpHeaders = {};
-    for (const [k, v] of Object.entries(req.headers)) if (!HOP_HEADERS.has(k) && k !== 'authorization') headers[k] = v;
+    for (const [k, v] of Object.entries(req.headers)) if (!HOP_HEADERS.has(k) && k !== 'authorization' && k !== FORWARDED_HEADER) headers[k] = v;
     headers.host = `${w.host ?? '127.0.0.1'}:${w.port}`;
     w.inFlight++;
     w.lastBusy = Date.now();

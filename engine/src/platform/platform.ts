@@ -167,7 +167,7 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
       log: o.log,
     });
     const sched = scheduler;
-    lb = new LbRouter({ keys, cp, scheduler: sched, coldStartWaitMs: Math.min(o.workerStartTimeoutMs, 120_000) });
+    lb = new LbRouter({ keys, cp, scheduler: sched, coldStartWaitMs: Math.min(o.workerStartTimeoutMs, 120_000), peers: () => node?.lbPeers });
     cp.onEndpointChange((ev) => {
       if (ev.type === 'deleted') {
         engine.dropEndpoint(ev.endpoint.id);

@@ -1,6 +1,7 @@
 // PlatformStore over any SqlDriver. Control-plane writes are rare: each is one transaction with its audit entry.
 // Job writes arrive as group-commit batches and are applied with one statement per batch (JSON arrays expanded in
 // SQL), because a statement costs far more than a row on an embedded database.
+import { DB_NOW, NodeStatements, type StoreIdentity } from './nodeStatements';
 import { SCHEMA_VERSION, schemaSql } from './schema';
 import type {
   AppRow,
@@ -14,7 +15,6 @@ import type {
   JobBatch,
   JobRow,
   KeyRow,
-  NodeRow,
   PlatformStore,
   UploadRow,
   SqlDriver,
@@ -46,7 +46,6 @@ const JOB_STATE_COLUMNS = [
 ];
 
 const ENDED = `('COMPLETED', 'FAILED', 'CANCELLED', 'TIMED_OUT')`;
-const LIVE = `('IN_QUEUE', 'IN_PROGRESS')`;
 
 const STATE_SET = (from: string) => JOB_STATE_COLUMNS.map((c) => `${c} = ${from}.${c}`).join(', ');
 
@@ -62,23 +61,13 @@ const literal = (text: string) => `'${text.replace(/'/g, "''")}'`;
  */
 export const CHANGES_CHANNEL = 'strato_changes';
 
-/** Now by the database's clock, in ms: nodes compare heartbeats on one clock, whatever theirs say. */
-const DB_NOW = '(extract(epoch from clock_timestamp()) * 1000)::bigint';
+export type { StoreIdentity };
 
-export interface StoreIdentity {
-  /** This node's instance id: the owner of the jobs it writes ('u1' on the embedded database). */
-  nodeId: string;
-  /** Control-plane changes are announced on CHANGES_CHANNEL (nodes sharing a server). */
-  notify: boolean;
-  /** A node whose heartbeat is older than this is lost: its jobs may be adopted, its expired rows deleted by others. */
-  lostMs: number;
-}
-
-export class SqlStore implements PlatformStore {
-  private constructor(
-    private readonly db: SqlDriver,
-    readonly identity: StoreIdentity,
-  ) {}
+/** The statements about nodes and what they hold are its base class's (nodeStatements.ts). */
+export class SqlStore extends NodeStatements implements PlatformStore {
+  private constructor(db: SqlDriver, identity: StoreIdentity) {
+    super(db, identity);
+  }
 
   static async open(db: SqlDriver, identity: StoreIdentity = { nodeId: 'u1', notify: false, lostMs: 0 }): Promise<SqlStore> {
     await db.exec('set standard_conforming_strings = on');
@@ -265,89 +254,6 @@ export class SqlStore implements PlatformStore {
     if (sql.length > 0) await this.db.exec(sql.join(';\n'));
   }
 
-  async registerNode(url: string): Promise<void> {
-    await this.db.query(
-      `insert into nodes (id, url, started_at, heartbeat_at) values ($1, $2, ${DB_NOW}, ${DB_NOW})
-       on conflict (id) do update set url = excluded.url, started_at = excluded.started_at, heartbeat_at = excluded.heartbeat_at`,
-      [this.identity.nodeId, url],
-    );
-  }
-  async heartbeatNode(): Promise<boolean> {
-    const rows = await this.db.query<{ id: string }>(`update nodes set heartbeat_at = ${DB_NOW} where id = $1 returning id`, [this.identity.nodeId]);
-    return rows.length > 0;
-  }
-  listNodes(): Promise<NodeRow[]> {
-    return this.db.query<NodeRow>(`select id, url, started_at, heartbeat_at, heartbeat_at > ${DB_NOW} - $1 as alive from nodes order by started_at, id`, [
-      this.identity.lostMs,
-    ]);
-  }
-  async adoptLostJobs(limit: number): Promise<JobRow[]> {
-    // The partial index on live jobs finds them; `status in (...)` is spelled as in its predicate so that it is used.
-    return this.db.query<JobRow>(
-      `with taken as (select id from jobs where status in ${LIVE} and ${this.lostOwner()} order by queued_at limit $3 for update skip locked)
-       update jobs j set owner = $1 from taken where j.id = taken.id returning j.*`,
-      [this.identity.nodeId, this.identity.lostMs, limit],
-    );
-  }
-  async adoptJob(id: string): Promise<JobRow | undefined> {
-    const rows = await this.db.query<JobRow>(`update jobs set owner = $1 where id = $3 and ${this.lostOwner()} returning *`, [
-      this.identity.nodeId,
-      this.identity.lostMs,
-      id,
-    ]);
-    return rows[0];
-  }
-  /** The row's owner is another node that is not alive (lost, or never registered: jobs from before clusters); $1 me, $2 lostMs. */
-  private lostOwner(): string {
-    return `owner <> $1 and not exists (select 1 from nodes n where n.id = jobs.owner and n.heartbeat_at > ${DB_NOW} - $2)`;
-  }
-
-  handOffJobs(ids: string[], to: string): Promise<JobRow[]> {
-    return this.db.query<JobRow>(`update jobs set owner = $2 where id = any($1::text[]) and owner = $3 and status = 'IN_QUEUE' returning *`, [
-      ids,
-      to,
-      this.identity.nodeId,
-    ]);
-  }
-  queuedElsewhere(endpointIds: string[]): Promise<Array<{ endpoint_id: string; owner: string; jobs: number }>> {
-    return this.db.query(
-      `select distinct on (endpoint_id) endpoint_id, owner, count(*)::int as jobs from jobs
-       where endpoint_id = any($1::text[]) and status = 'IN_QUEUE' and owner <> $2 group by endpoint_id, owner order by endpoint_id, jobs desc`,
-      [endpointIds, this.identity.nodeId],
-    );
-  }
-  async claimSlot(endpointId: string, below: number, workerId: string, fair = false): Promise<number | null> {
-    // Two nodes that pick the same free slot at once: the primary key lets one in, the other gets no row (and asks again).
-    // The share counts live nodes on the database's clock (none registered: the embedded database's one node).
-    const share = fair
-      ? `and (select count(*) from worker_slots m where m.endpoint_id = $1 and m.node_id = $2 and m.slot < $4) <
-           ceil($4::numeric / greatest(1, (select count(*) from nodes n where n.heartbeat_at > ${DB_NOW} - $5)))`
-      : 'and $5::bigint >= 0';
-    const rows = await this.db.query<{ slot: number }>(
-      `insert into worker_slots (endpoint_id, slot, node_id, worker_id)
-       select $1, s, $2, $3 from generate_series(0, $4::int - 1) s
-       where not exists (select 1 from worker_slots w where w.endpoint_id = $1 and w.slot = s) ${share} order by s limit 1
-       on conflict do nothing returning slot`,
-      [endpointId, this.identity.nodeId, workerId, below, this.identity.lostMs],
-    );
-    return rows.length > 0 ? Number(rows[0].slot) : null;
-  }
-  async releaseSlots(workerIds: string[]): Promise<void> {
-    await this.db.query('delete from worker_slots where node_id = $1 and worker_id = any($2::text[])', [this.identity.nodeId, workerIds]);
-  }
-  async syncSlots(keep: string[]): Promise<string[]> {
-    await this.db.query('delete from worker_slots where node_id = $1 and not (worker_id = any($2::text[]))', [this.identity.nodeId, keep]);
-    const rows = await this.db.query<{ worker_id: string }>('select worker_id from worker_slots where node_id = $1', [this.identity.nodeId]);
-    return rows.map((r) => r.worker_id);
-  }
-  async freeLostSlots(): Promise<string[]> {
-    const rows = await this.db.query<{ endpoint_id: string }>(
-      `delete from worker_slots w where w.node_id <> $1
-       and not exists (select 1 from nodes n where n.id = w.node_id and n.heartbeat_at > ${DB_NOW} - $2) returning endpoint_id`,
-      [this.identity.nodeId, this.identity.lostMs],
-    );
-    return [...new Set(rows.map((r) => r.endpoint_id))];
-  }
   async metaOnce(key: string, value: string): Promise<string> {
     await this.db.query('insert into meta (key, value) values ($1, $2) on conflict (key) do nothing', [key, value]);
     return (await this.getMeta(key)) ?? value;

@@ -71,6 +71,13 @@ export interface NodeRow {
   alive: boolean;
 }
 
+/** A live node other than the asking one that holds worker slots of an endpoint: `slots` of its workers, starting or ready. */
+export interface SlotHolder {
+  id: string;
+  url: string;
+  slots: number;
+}
+
 /** One group commit: disjoint sets of new rows, changed rows and removed ids, applied atomically. */
 export interface JobBatch {
   inserts: JobRow[];
@@ -234,6 +241,8 @@ export interface PlatformStore {
   syncSlots(keep: string[]): Promise<string[]>;
   /** Frees the slots of nodes that are not alive; the endpoints whose slots were freed. */
   freeLostSlots(): Promise<string[]>;
+  /** The live nodes other than this one that hold slots of the endpoint (load-balanced requests go to their workers). */
+  slotHolders(endpointId: string): Promise<SlotHolder[]>;
   /** The value of a meta key, set to `value` first when it has none (the first of several nodes wins). */
   metaOnce(key: string, value: string): Promise<string>;
 

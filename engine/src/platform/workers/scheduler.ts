@@ -129,6 +129,12 @@ export class Scheduler {
     });
   }
 
+  private wakeWaiters(endpointId: string): void {
+    const waiters = this.readyWaiters.get(endpointId) ?? [];
+    this.readyWaiters.delete(endpointId);
+    for (const f of waiters) f();
+  }
+
   /** The worker said it is ready (imports done; load-balanced: listening on `port`). */
   ready(w: Worker, port?: number): void {
     if (w.phase === 'initializing') w.phase = 'ready';
@@ -137,10 +143,21 @@ export class Scheduler {
     const s = this.state(w.endpointId);
     s.startFailures = 0;
     s.lastError = null;
-    const waiters = this.readyWaiters.get(w.endpointId) ?? [];
-    this.readyWaiters.delete(w.endpointId);
-    for (const f of waiters) f();
+    this.wakeWaiters(w.endpointId);
     this.demand(w.endpointId);
+  }
+
+  /** A worker of this revision of the endpoint is starting here. */
+  starting(endpointId: string, revision: number): boolean {
+    return [...this.state(endpointId).workers].some((w) => w.phase === 'initializing' && w.revision === revision);
+  }
+
+  /**
+   * When this node's last claim found every slot of the endpoint held (by other nodes' workers, or older revisions'
+   * still draining), if it starts no worker of the revision: a request waiting here may go to a node that has one.
+   */
+  slotsHeldSince(ep: DeployedEndpoint): number | null {
+    return this.starting(ep.id, ep.revision) ? null : this.d.slots.fullSince(ep.id, ep.config.workersMax);
   }
 
   reconcile(endpointId: string): void {
@@ -202,7 +219,10 @@ export class Scheduler {
         const slot = await this.d.slots.claim(ep.id, below, id, fair);
         if (slot === null) {
           if (fair) s.fairUntil ||= Date.now() + MIN_SPREAD_MS;
-          if (below === ep.config.workersMax) return; // every slot is held: nothing more, for the minimum either
+          if (below === ep.config.workersMax) {
+            this.wakeWaiters(ep.id); // load-balanced requests waiting here look for another node's worker (lbRouter.ts)
+            return; // every slot is held: nothing more, for the minimum either
+          }
           continue; // the minimum is held elsewhere, or this node holds its share; knownFull ends the loop
         }
         const now = this.d.cp.endpoint(ep.id);

@@ -17,8 +17,8 @@ export interface WorkerSlotsDeps {
 }
 
 export class WorkerSlots {
-  /** Per endpoint: claims below this bound found no free slot; none is tried again before `until`. */
-  private full = new Map<string, { below: number; until: number }>();
+  /** Per endpoint: claims below this bound found no free slot, the last at `at`; none is tried again before `until`. */
+  private full = new Map<string, { below: number; at: number; until: number }>();
   /**
    * This node's statements on its slots, one after the other: a claim comes after the releases before it (a
    * replacement finds the slot its predecessor held), and a sync sees no claim half done.
@@ -31,13 +31,18 @@ export class WorkerSlots {
 
   /** True when a claim below `below` is known to find nothing now (no statement is spent on it). */
   knownFull(endpointId: string, below: number): boolean {
+    return this.fullSince(endpointId, below) !== null;
+  }
+
+  /** When a claim last found every slot below `below` held, while that is taken for true; else null. */
+  fullSince(endpointId: string, below: number): number | null {
     const f = this.full.get(endpointId);
-    if (!f) return false;
+    if (!f) return null;
     if (Date.now() >= f.until) {
       this.full.delete(endpointId);
-      return false;
+      return null;
     }
-    return below <= f.below;
+    return below <= f.below ? f.at : null;
   }
 
   /**
@@ -64,7 +69,8 @@ export class WorkerSlots {
     }
     this.pending.delete(workerId);
     const f = this.full.get(endpointId);
-    this.full.set(endpointId, { below: Math.max(below, f && Date.now() < f.until ? f.below : 0), until: Date.now() + SLOT_RETRY_MS });
+    const at = Date.now();
+    this.full.set(endpointId, { below: Math.max(below, f && at < f.until ? f.below : 0), at, until: at + SLOT_RETRY_MS });
     return null;
   }
 
