@@ -14,6 +14,9 @@ import type { HostPool } from './workers/hosts';
 import type { LogWaiters } from './workers/logFile';
 import { WorkSharing } from './workSharing';
 
+/** Another node committed a control-plane change: read it now (ControlPlane.afterWrite). */
+const NODE_CP_PATH = '/_cluster/control-plane';
+
 export interface ClusterNodeDeps extends ClusterDeps {
   writer: JobWriter;
   health: HealthDeps;
@@ -29,10 +32,12 @@ export class ClusterNode {
   readonly sharing: WorkSharing;
   readonly queueBound: QueueBound;
   readonly lbPeers: LbPeers;
+  private readonly cp: ClusterNodeDeps['cp'];
 
   /** Serves the node routes at once (other nodes may call them while this one starts). */
   constructor(d: ClusterNodeDeps) {
     const nodeId = d.nodeId;
+    this.cp = d.cp;
     const cluster = (this.cluster = new Cluster(d));
     const sharing = (this.sharing = new WorkSharing({ nodeId, store: d.store, engine: d.engine, writer: d.writer, cp: d.cp, cluster, log: d.log }));
     const queueBound = (this.queueBound = new QueueBound({ nodeId, engine: d.engine, cluster, cp: d.cp, max: d.maxQueuedPerEndpoint }));
@@ -47,6 +52,16 @@ export class ClusterNode {
     serveNodeHosts(cluster, d.hosts);
     serveNodeLogs(cluster, d.logs);
     serveNodeParts(cluster, { engine: d.engine, writer: d.writer });
+    cluster.serve(NODE_CP_PATH, async () => {
+      await d.cp.catchUp();
+      return {};
+    });
+    // A node that does not answer in time reads the change when its notification comes, as before.
+    d.cp.afterWrite = () =>
+      cluster.callOthers(NODE_CP_PATH, {}).then(
+        () => undefined,
+        () => undefined,
+      );
   }
 
   /** Joins: registers, heartbeats, listens; on failure it leaves again and throws. */
@@ -62,6 +77,7 @@ export class ClusterNode {
   }
 
   async close(): Promise<void> {
+    this.cp.afterWrite = undefined;
     this.sharing.close();
     this.queueBound.close();
     this.lbPeers.close();

@@ -1,10 +1,17 @@
 // The control plane's records as the store holds them: an endpoint's row and back, and a build's manifest text read
-// (refused with what to do when it is not one).
+// (refused with what to do when it is not one), and new endpoint ids.
+import { randomBytes } from 'node:crypto';
 import type { Manifest } from '../../protocol/manifest';
 import { badRequest } from '../errors';
 import type { EndpointRow } from '../store/types';
 import { storedConfig } from './endpointConfig';
 import type { DeployedEndpoint } from './service';
+
+/** Endpoint ids look like the reference product's: 14 lowercase letters and digits. */
+export function endpointId(): string {
+  const alphabet = 'abcdefghijklmnopqrstuvwxyz0123456789';
+  return [...randomBytes(14)].map((b) => alphabet[b % 36]).join('');
+}
 
 export function parseManifest(text: string): Manifest {
   let m: Manifest;

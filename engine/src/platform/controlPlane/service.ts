@@ -1,7 +1,7 @@
 // The control plane's records (apps, environments, builds, endpoints) held in memory and written through to
 // the store, each change with its audit entry (the key that made it). Endpoint changes are announced to listeners:
 // the scheduler rolls or stops workers, the job engine drops the jobs of a deleted endpoint.
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { APP_OR_ENV_NAME, APP_OR_ENV_NAME_RULE } from '../../protocol/names';
 import type { Principal } from '../auth';
 import type { Clock } from '../clock';
@@ -10,7 +10,7 @@ import type { AppRow, AuditRow, BuildRow, EndpointRow, EnvironmentRow, PlatformS
 import type { Artifacts } from './artifacts';
 import { auditRow, buildDetail, envChanges, type AuditTarget } from './audit';
 import { capabilityRefusal, resolveConfig, type ResolvedEndpointConfig, type EndpointOverrides } from './endpointConfig';
-import { fromRow, parseManifest, toRow } from './records';
+import { endpointId, fromRow, parseManifest, toRow } from './records';
 import type { Volume } from '../../protocol/controlPlane';
 import type { Volumes } from './volumes';
 
@@ -61,12 +61,6 @@ function checkName(kind: string, name: string): void {
   if (!APP_OR_ENV_NAME.test(name)) throw badRequest(`${kind} name "${name}" is not valid: ${APP_OR_ENV_NAME_RULE}`);
 }
 
-/** Endpoint ids look like the reference product's: 14 lowercase letters and digits. */
-function endpointId(): string {
-  const alphabet = 'abcdefghijklmnopqrstuvwxyz0123456789';
-  return [...randomBytes(14)].map((b) => alphabet[b % 36]).join('');
-}
-
 export class ControlPlane {
   private apps = new Map<string, AppRow>();
   private envs = new Map<string, EnvironmentRow>();
@@ -104,7 +98,11 @@ export class ControlPlane {
       this.writing--;
       this.written++;
     }
+    await this.afterWrite?.();
   }
+
+  /** A cluster's other nodes read a committed change before its call answers (clusterNode.ts): read-your-writes on any node. */
+  afterWrite?: () => Promise<void>;
 
   static async load(store: PlatformStore, artifacts: Artifacts, clock: Clock, capabilities: PlatformCapabilities): Promise<ControlPlane> {
     const cp = new ControlPlane(store, artifacts, clock, capabilities);
