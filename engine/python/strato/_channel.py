@@ -5,6 +5,7 @@
 # per job. An older platform, or one behind a proxy that refuses CONNECT, gets the HTTP long-poll instead (_worker.py).
 import collections
 import json
+import select
 import socket
 import threading
 import time
@@ -13,6 +14,10 @@ from . import _log as log
 from ._http import HttpError
 
 _HEADER = 4
+# Made once: json.dumps and json.loads with options build a new encoder or decoder on every call.
+_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+_ASCII_ENCODER = json.JSONEncoder(separators=(",", ":"))
+_DECODER = json.JSONDecoder()
 
 
 class Refused(Exception):
@@ -24,6 +29,10 @@ class Channel:
         self._sock = sock
         self._reader = reader
         self._send_lock = threading.Lock()
+        self._poller = None
+        if hasattr(select, "poll"):
+            self._poller = select.poll()
+            self._poller.register(sock, select.POLLIN)
 
     def read(self):
         """The next message; raises EOFError when the platform closed the channel, OSError when it broke."""
@@ -34,14 +43,14 @@ class Channel:
         data = self._reader.read(n)
         if len(data) < n:
             raise EOFError("the platform closed the job channel inside a frame")
-        return json.loads(data)
+        return _DECODER.decode(data.decode())
 
     def send(self, message):
-        text = json.dumps(message, separators=(",", ":"), ensure_ascii=False)
+        text = _ENCODER.encode(message)
         try:
             data = text.encode()
         except UnicodeEncodeError:  # a lone surrogate (the text of an error): escaped, as the HTTP calls send it
-            data = json.dumps(message, separators=(",", ":")).encode()
+            data = _ASCII_ENCODER.encode(message).encode()
         with self._send_lock:
             # A write to a connection the platform closed still succeeds once (the kernel takes it): look first, so
             # that a result goes on the next channel rather than into a closed one.
@@ -50,6 +59,9 @@ class Channel:
             self._sock.sendall(len(data).to_bytes(_HEADER, "big") + data)
 
     def _peer_closed(self):
+        # Usually nothing is waiting to be read: one poll says so, without the exception a peek would raise.
+        if self._poller is not None and not self._poller.poll(0):
+            return False
         try:
             return self._sock.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
         except (BlockingIOError, InterruptedError):
@@ -124,8 +136,9 @@ class ChannelSlots:
             body = self.w.result(conn, job, reserve=True)
             if body is not None:
                 self._send(conn, body)
-                self.w.unreserve()
             with self.w.cv:
+                if body is not None:
+                    self.w.unreserve()
                 self.readers += 1
 
     def _next(self):

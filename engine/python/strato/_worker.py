@@ -13,6 +13,8 @@ from ._invoke import Outcome, Run, execute, json_default, log_failure
 from ._platform import GRACE_S, Contact, Stopper, post_ready, start_heartbeat
 
 TAKE_WAIT_MS = 20000
+# Made once: json.dumps with any option builds a new encoder on every call.
+_OUTPUT_JSON = json.JSONEncoder(separators=(",", ":"), allow_nan=False, ensure_ascii=False, default=json_default)
 
 
 class QueueWorker:
@@ -202,20 +204,20 @@ class QueueWorker:
                 # The output's own JSON text travels as a string, so that the platform stores and answers exactly
                 # it (12345678901234567890 stays whole, 2.0 stays 2.0, -0.0 stays -0.0); a value JSON cannot
                 # hold (NaN, an infinity, an object) fails the job with the reason.
-                body["outputJson"] = json.dumps(outcome.output, separators=(",", ":"), allow_nan=False, ensure_ascii=False,
-                                                 default=json_default)
+                body["outputJson"] = _OUTPUT_JSON.encode(outcome.output)
             except (TypeError, ValueError) as e:
                 outcome = Outcome(error=f"TypeError: the output is not JSON serializable: {e}")
         if outcome.error is not None:
             body["error"] = outcome.error
             log_failure(job_id, outcome)
-        log.debug(f"job {job_id} done in {(time.monotonic() - started) * 1000:.1f} ms")
+        if log.enabled("DEBUG"):
+            log.debug(f"job {job_id} done in {(time.monotonic() - started) * 1000:.1f} ms")
         return body
 
     def unreserve(self):
-        with self.cv:
-            self.reserved -= 1
-            self.cv.notify_all()
+        """The result of a reserved slot left (call it holding self.cv)."""
+        self.reserved -= 1
+        self.cv.notify_all()
 
     def _release(self, jobs):
         """Gives back the slot reserved for `done`; the first chained job runs in this thread, extra ones
