@@ -5,7 +5,7 @@ import { after, before } from 'node:test';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { PlatformProcess, TestPlatform } from './platform';
+import { spawnPlatformProcess, type PlatformProcess, type TestPlatform } from './platform';
 import { postgresMissing, startPostgres, type TestPostgres } from './postgres';
 
 export interface ClusterBed {
@@ -17,6 +17,11 @@ export interface ClusterBed {
   processes: PlatformProcess[];
   /** The file's PostgreSQL server (started before its tests). */
   postgres(): TestPostgres;
+  /**
+   * `n` node processes on a new database of the server, lost after 3 s without a heartbeat, whose workers are plain
+   * processes (no templates: /proc shows each one's worker id); killed after the file's tests.
+   */
+  nodeProcesses(n: number): Promise<{ database: string; nodes: PlatformProcess[] }>;
 }
 
 export function clusterBed(prefix: string): ClusterBed {
@@ -30,6 +35,22 @@ export function clusterBed(prefix: string): ClusterBed {
     postgres: () => {
       if (!server) throw new Error(`no PostgreSQL server: ${skip ?? 'it did not start'}`);
       return server;
+    },
+    async nodeProcesses(n) {
+      const database = await bed.postgres().createDatabase();
+      const nodes: PlatformProcess[] = [];
+      const templates = process.env.STRATO_WORKER_TEMPLATES;
+      process.env.STRATO_WORKER_TEMPLATES = '0';
+      try {
+        for (let i = 0; i < n; i++) {
+          nodes.push(await spawnPlatformProcess(path.join(bed.tmp, `node-${nodes.length}-${Date.now()}`), ['--database', database, '--node-lost-ms', '3000']));
+          bed.processes.push(nodes[i]);
+        }
+      } finally {
+        if (templates === undefined) delete process.env.STRATO_WORKER_TEMPLATES;
+        else process.env.STRATO_WORKER_TEMPLATES = templates;
+      }
+      return { database, nodes };
     },
   };
   before(async () => {

@@ -4,15 +4,14 @@
 // Real PostgreSQL (a cluster of the test's own), real nodes, real Python workers.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import path from 'node:path';
 import pg from 'pg';
 import { ControlPlaneClient } from '../../engine/src/api/controlPlane';
 import { buildTestArtifact } from '../helpers/artifact';
-import { call, deploy, spawnPlatformProcess, startTestPlatform, TEST_KEY, waitUntil, type PlatformProcess } from '../helpers/platform';
+import { call, deploy, startTestPlatform, TEST_KEY, waitUntil, type PlatformProcess } from '../helpers/platform';
 import { clusterBed, liveWorkers, on } from '../helpers/clusterBed';
 import { queueSpec, WORKER_PY } from '../helpers/testWorkers';
 
-const { skip, tmp, platforms, processes, postgres } = clusterBed('strato-bounds-');
+const { skip, platforms, postgres, nodeProcesses } = clusterBed('strato-bounds-');
 
 type JobJson = { id: string; status: string; output?: { pid: number; start: number; end: number } };
 type Health = { jobs: Record<string, number>; workers: { idle: number; running: number; initializing: number } };
@@ -73,19 +72,7 @@ describe('worker bounds of the whole service', { skip: skip ?? false }, () => {
   });
 
   test('a node process SIGKILLed while it holds the one slot: its worker goes with it, another node takes the slot and starts one', async () => {
-    const database = await postgres().createDatabase();
-    const args = ['--database', database, '--node-lost-ms', '3000'];
-    const nodes: PlatformProcess[] = [];
-    // Plain worker processes (no templates), so that /proc shows each one's worker id.
-    const templates = process.env.STRATO_WORKER_TEMPLATES;
-    process.env.STRATO_WORKER_TEMPLATES = '0';
-    try {
-      for (let i = 0; i < 3; i++) nodes.push(await spawnPlatformProcess(path.join(tmp, `node${i}`), args));
-    } finally {
-      if (templates === undefined) delete process.env.STRATO_WORKER_TEMPLATES;
-      else process.env.STRATO_WORKER_TEMPLATES = templates;
-    }
-    processes.push(...nodes);
+    const { database, nodes } = await nodeProcesses(3);
     const cp = new ControlPlaneClient({ baseUrl: nodes[0].url, apiKey: TEST_KEY });
     const eps = await deploy(cp, await buildTestArtifact({ 'worker.py': WORKER_PY }, [queueSpec('one', 'sleep', { workers: [1, 1] })]));
     const db = new pg.Client({ connectionString: database });

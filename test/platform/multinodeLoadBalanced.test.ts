@@ -6,16 +6,15 @@
 // /proc shows each worker).
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import path from 'node:path';
 import pg from 'pg';
 import { ControlPlaneClient } from '../../engine/src/api/controlPlane';
 import { FORWARDED_HEADER } from '../../engine/src/platform/cluster';
 import { buildTestArtifact } from '../helpers/artifact';
-import { call, deploy, spawnPlatformProcess, startTestPlatform, TEST_KEY, type PlatformProcess } from '../helpers/platform';
+import { call, deploy, startTestPlatform, TEST_KEY } from '../helpers/platform';
 import { clusterBed, liveWorkers, on } from '../helpers/clusterBed';
 import { LB_PY } from '../helpers/testWorkers';
 
-const { skip, tmp, platforms, processes, postgres } = clusterBed('strato-lbnodes-');
+const { skip, platforms, postgres, nodeProcesses } = clusterBed('strato-lbnodes-');
 
 const routes = { 'POST /process': 'process', 'GET /health': 'health', 'GET /items/{item_id}': 'item', 'POST /boom': 'boom', 'GET /slow': 'slow' };
 type Pid = { pid: number };
@@ -162,18 +161,7 @@ describe('load-balanced endpoints on three nodes', { skip: skip ?? false }, () =
   });
 
   test('the node holding the worker is SIGKILLed: requests through the others get a new worker’s answer, or a clear error, never a hang', async () => {
-    const database = await postgres().createDatabase();
-    const args = ['--database', database, '--node-lost-ms', '3000'];
-    const nodes: PlatformProcess[] = [];
-    const templates = process.env.STRATO_WORKER_TEMPLATES;
-    process.env.STRATO_WORKER_TEMPLATES = '0';
-    try {
-      for (let i = 0; i < 3; i++) nodes.push(await spawnPlatformProcess(path.join(tmp, `node${i}`), args));
-    } finally {
-      if (templates === undefined) delete process.env.STRATO_WORKER_TEMPLATES;
-      else process.env.STRATO_WORKER_TEMPLATES = templates;
-    }
-    processes.push(...nodes);
+    const { database, nodes } = await nodeProcesses(3);
     const cp = new ControlPlaneClient({ baseUrl: nodes[0].url, apiKey: TEST_KEY });
     const api = (await deploy(cp, await buildTestArtifact({ 'lb_worker.py': LB_PY }, [{ name: 'api', file: 'lb_worker.py', fn: 'process', routes }]))).api;
     const warm = await call('GET', `${on(nodes[0], api.url)}/health`, { timeoutMs: 60_000 });
