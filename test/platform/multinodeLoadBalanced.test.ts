@@ -206,4 +206,28 @@ describe('load-balanced endpoints on three nodes', { skip: skip ?? false }, () =
     );
     assert.equal(liveWorkers(api.id).size, 1, 'one worker in all');
   });
+  test('the node holding the worker hangs (SIGSTOP): a request forwarded to it gets a 502 once it counts as lost, not after minutes', async () => {
+    const { database, nodes } = await nodeProcesses(3);
+    const cp = new ControlPlaneClient({ baseUrl: nodes[0].url, apiKey: TEST_KEY });
+    const api = (await deploy(cp, await buildTestArtifact({ 'lb_worker.py': LB_PY }, [{ name: 'api', file: 'lb_worker.py', fn: 'process', routes }]))).api;
+    assert.equal((await call('GET', `${on(nodes[0], api.url)}/health`, { timeoutMs: 60_000 })).status, 200);
+    const [held] = await holders(database, api.id);
+    const victim = nodes.find((n) => n.output().includes(`(node ${held})`))!;
+    const through = nodes.find((n) => n !== victim)!;
+    // A hung machine keeps its connections open: nothing tells the forwarder but the missing heartbeat.
+    const running = call('GET', `${on(through, api.url)}/slow?seconds=120`, { timeoutMs: 90_000 });
+    await new Promise((r) => setTimeout(r, 1000)); // it reached the victim meanwhile
+    process.kill(victim.child.pid!, 'SIGSTOP');
+    const stopped = Date.now();
+    try {
+      const r = await running;
+      assert.equal(r.status, 502, r.text);
+      assert.equal((r.json as { error: string }).error, 'node unavailable');
+      assert.match((r.json as { detail: string }).detail, new RegExp(`node ${held} at .* stopped heartbeating .* counts as lost`));
+      // Lost after 3 s without a heartbeat, looked at every 2 s: far below the 120 s the handler would take.
+      assert.ok(Date.now() - stopped < 60_000, `answered ${Date.now() - stopped} ms after the node hung`);
+    } finally {
+      process.kill(victim.child.pid!, 'SIGCONT');
+    }
+  });
 });

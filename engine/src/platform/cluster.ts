@@ -328,15 +328,15 @@ export class Cluster {
    * Sends the request on to another node as it is (method, path, query, headers, body), with this node added to
    * FORWARDED_HEADER, and passes its answer back as it comes (streamed). The body is read only once the connection
    * is made, so a node that cannot be reached leaves the request whole for another node. `idleMs` bounds the wait for
-   * each next byte of the answer; `agent` holds the connections (by default the cluster's own). The caller answers
-   * for every outcome but `answered`.
+   * each next byte of the answer; `agent` holds the connections (by default the cluster's own); `signal` gives up on
+   * the node (its reason says why). The caller answers for every outcome but `answered`.
    */
   forward(
     node: Pick<NodeRow, 'id' | 'url'>,
     req: IncomingMessage,
     res: ServerResponse,
     via: string[],
-    o: { idleMs?: number; agent?: http.Agent } = {},
+    o: { idleMs?: number; agent?: http.Agent; signal?: AbortSignal } = {},
   ): Promise<ForwardEnd> {
     const idleMs = o.idleMs;
     return new Promise((resolve) => {
@@ -378,6 +378,9 @@ export class Cluster {
           end({ outcome: 'timeout', why: `nothing came from it for ${idleMs} ms` });
         });
       up.on('error', (e) => end({ outcome: sent ? 'failed' : 'unreachable', why: e.message }));
+      const giveUp = () => up.destroy(new Error(String(o.signal?.reason ?? 'given up')));
+      if (o.signal?.aborted) giveUp();
+      else o.signal?.addEventListener('abort', giveUp, { once: true });
       res.on('close', () => {
         if (!res.writableFinished) up.destroy();
         end({ outcome: 'answered' });
