@@ -8,7 +8,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import pg from 'pg';
 import { ControlPlaneClient } from '../../engine/src/api/controlPlane';
-import { FORWARDED_HEADER } from '../../engine/src/platform/cluster';
+import { FORWARDED_HEADER } from '../../engine/src/platform/clusterForward';
 import { buildTestArtifact } from '../helpers/artifact';
 import { call, deploy, startTestPlatform, TEST_KEY } from '../helpers/platform';
 import { clusterBed, liveWorkers, on } from '../helpers/clusterBed';

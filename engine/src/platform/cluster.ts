@@ -2,7 +2,7 @@
 // `nodes` table and heartbeats there; it hears other nodes' control-plane changes (LISTEN/NOTIFY) and reads them
 // again; it adopts the jobs of nodes whose heartbeat is too old (claimed in SQL, SKIP LOCKED); it forwards a
 // request for a job another live node owns to that node (and a load-balanced request to a node with a worker of its
-// endpoint: lbPeers.ts); and it serves and makes the calls between nodes (`/_cluster/...`, with a secret the nodes of
+// endpoint: lbPeers.ts; how, in clusterForward.ts); and it serves and makes the calls between nodes (`/_cluster/...`, with a secret the nodes of
 // one database share). The embedded database (one node) uses none of this.
 import fs from 'node:fs';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
@@ -15,37 +15,12 @@ import { readBody, sendError } from './http';
 import type { JobEngine } from './jobs/jobEngine';
 import { CHANGES_CHANNEL } from './store/sqlStore';
 import type { NodeRow, PlatformStore, SqlDriver } from './store/types';
-
-/**
- * Set on a request one node forwards to another: the nodes it went through. The receiver forwards it again only to a
- * node it has not been through (the job was handed on meanwhile), at most MAX_HOPS times in all.
- */
-export const FORWARDED_HEADER = 'x-strato-forwarded-by';
-export const MAX_HOPS = 3;
-
-/** The nodes a request was forwarded through (FORWARDED_HEADER), first first; [] when a client sent it here. */
-export function forwardedVia(req: IncomingMessage): string[] {
-  return String(req.headers[FORWARDED_HEADER] ?? '')
-    .split(',')
-    .filter(Boolean);
-}
-
-/**
- * How a forwarded request ended: `answered` (the node's answer went back, or the client left), else why not, in `why`:
- * `unreachable` (no connection: nothing of the request went out, so another node may take it), `failed` (the
- * connection broke after the request went out: it may have run), `timeout` (nothing came for the idle bound).
- */
-export interface ForwardEnd {
-  outcome: 'answered' | 'unreachable' | 'failed' | 'timeout';
-  why?: string;
-}
+import { Forwarder, forwardedVia, MAX_HOPS, NODE_CALL_TIMEOUT_MS, type ForwardEnd, type ForwardOptions } from './clusterForward';
 
 /** Jobs claimed from lost nodes per statement (several adopters share a large backlog between them). */
 const ADOPT_BATCH = 2000;
 
 const SECRET_HEADER = 'x-strato-cluster-secret';
-/** The longest a call from one node to another may take (a hand-off, a node's health or purge). */
-export const NODE_CALL_TIMEOUT_MS = 5000;
 
 /** A route between nodes: takes the JSON body the calling node sent, answers JSON; `signal` aborts when the caller left. */
 export type NodeRoute = (body: unknown, signal: AbortSignal) => Promise<unknown> | unknown;
@@ -113,7 +88,18 @@ export class Cluster {
   /** Another node told its queued jobs per endpoint (`<endpoint id>:<count>,...`; queueBound.ts). */
   onCounts: (from: string, entries: string) => void = () => undefined;
 
-  constructor(private readonly d: ClusterDeps) {}
+  private readonly forwarder: Forwarder;
+
+  constructor(private readonly d: ClusterDeps) {
+    this.forwarder = new Forwarder({
+      nodeId: d.nodeId,
+      agent: this.agent,
+      lostMs: d.lostMs,
+      heartbeatMs: d.heartbeatMs,
+      nodes: () => this.nodes(true),
+      log: d.log,
+    });
+  }
 
   get nodeId(): string {
     return this.d.nodeId;
@@ -324,73 +310,15 @@ export class Cluster {
     );
   }
 
-  /**
-   * Sends the request on to another node as it is (method, path, query, headers, body), with this node added to
-   * FORWARDED_HEADER, and passes its answer back as it comes (streamed). The body is read only once the connection
-   * is made, so a node that cannot be reached leaves the request whole for another node. `idleMs` bounds the wait for
-   * each next byte of the answer; `agent` holds the connections (by default the cluster's own); `signal` gives up on
-   * the node (its reason says why). The caller answers for every outcome but `answered`.
-   */
-  forward(
-    node: Pick<NodeRow, 'id' | 'url'>,
-    req: IncomingMessage,
-    res: ServerResponse,
-    via: string[],
-    o: { idleMs?: number; agent?: http.Agent; signal?: AbortSignal } = {},
-  ): Promise<ForwardEnd> {
-    const idleMs = o.idleMs;
-    return new Promise((resolve) => {
-      let sent = false;
-      let over = false;
-      const end = (e: ForwardEnd) => {
-        if (over) return;
-        over = true;
-        resolve(e);
-      };
-      const target = new URL(req.url ?? '/', node.url);
-      const headers = { ...req.headers, host: target.host, [FORWARDED_HEADER]: [...via, this.d.nodeId].join(',') };
-      const up = http.request(target, { method: req.method, headers, agent: o.agent ?? this.agent }, (r) => {
-        res.writeHead(r.statusCode ?? 502, r.headers);
-        r.pipe(res);
-        r.on('end', () => end({ outcome: 'answered' }));
-        r.on('error', (e) => {
-          res.destroy();
-          end({ outcome: 'failed', why: e.message });
-        });
-      });
-      const send = () => {
-        sent = true;
-        req.pipe(up);
-      };
-      up.on('socket', (s) => {
-        if (!s.connecting) return send(); // a kept-alive connection
-        // A stopped node refuses at once; a machine that is gone does not answer at all: the connection gets a bound.
-        const t = setTimeout(() => up.destroy(new Error(`no connection within ${NODE_CALL_TIMEOUT_MS} ms`)), NODE_CALL_TIMEOUT_MS);
-        s.once('connect', () => {
-          clearTimeout(t);
-          send();
-        });
-        s.once('close', () => clearTimeout(t));
-      });
-      if (idleMs)
-        up.setTimeout(idleMs, () => {
-          up.destroy();
-          end({ outcome: 'timeout', why: `nothing came from it for ${idleMs} ms` });
-        });
-      up.on('error', (e) => end({ outcome: sent ? 'failed' : 'unreachable', why: e.message }));
-      const giveUp = () => up.destroy(new Error(String(o.signal?.reason ?? 'given up')));
-      if (o.signal?.aborted) giveUp();
-      else o.signal?.addEventListener('abort', giveUp, { once: true });
-      res.on('close', () => {
-        if (!res.writableFinished) up.destroy();
-        end({ outcome: 'answered' });
-      });
-    });
+  /** See Forwarder.forward (clusterForward.ts). */
+  forward(node: Pick<NodeRow, 'id' | 'url'>, req: IncomingMessage, res: ServerResponse, via: string[], o: ForwardOptions = {}): Promise<ForwardEnd> {
+    return this.forwarder.forward(node, req, res, via, o);
   }
 
   async close(): Promise<void> {
     this.closed = true;
     clearInterval(this.timer);
+    this.forwarder.close();
     await this.beating;
     await this.adopting?.catch(() => undefined);
     await this.listener?.close();

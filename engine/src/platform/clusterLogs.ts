@@ -5,7 +5,8 @@
 // answers when any of them has a line; a node that does not answer in time is named in the answer (`partial`).
 import path from 'node:path';
 import { LOG_LIMITS, type LogNodeMissing, type WorkerLogLine, type WorkerLogPage } from '../protocol/logs';
-import { NODE_CALL_TIMEOUT_MS, NODE_ID_PATTERN, type Cluster } from './cluster';
+import { NODE_ID_PATTERN, type Cluster } from './cluster';
+import { NODE_CALL_TIMEOUT_MS } from './clusterForward';
 import { unavailable } from './errors';
 import type { NodeRow } from './store/types';
 import { readLogPart, type LogPart, type LogWaiters } from './workers/logFile';

@@ -42,7 +42,7 @@ export class ClusterNode {
     const sharing = (this.sharing = new WorkSharing({ nodeId, store: d.store, engine: d.engine, writer: d.writer, cp: d.cp, cluster, log: d.log }));
     const queueBound = (this.queueBound = new QueueBound({ nodeId, engine: d.engine, cluster, cp: d.cp, max: d.maxQueuedPerEndpoint }));
     cluster.onQueued = (id) => sharing.wake(id);
-    const lbPeers = (this.lbPeers = new LbPeers({ store: d.store, cluster, lostMs: d.lostMs, watchMs: d.heartbeatMs, log: d.log }));
+    const lbPeers = (this.lbPeers = new LbPeers({ store: d.store, cluster, lostMs: d.lostMs, log: d.log }));
     cluster.onSlotFreed = (id) => {
       lbPeers.forget(id);
       d.onSlotFreed(id);

@@ -3,7 +3,8 @@
 // of them takes a request (in proportion to their slots; never a node it came through, nor one that did not answer
 // lately), and the forwarding itself (cluster.ts). The embedded database (one node) has none of this.
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
-import type { Cluster, ForwardEnd } from './cluster';
+import type { Cluster } from './cluster';
+import type { ForwardEnd } from './clusterForward';
 import type { PlatformStore, SlotHolder } from './store/types';
 
 /** How old a lookup of an endpoint's slot holders may be for a request that finds no worker here. */
@@ -14,8 +15,6 @@ export interface LbPeersDeps {
   cluster: Cluster;
   /** A node whose heartbeat is older than this is lost: one that did not answer is left out that long. */
   lostMs: number;
-  /** How often the nodes that requests wait on are looked at while some wait (the heartbeat's period). */
-  watchMs: number;
   log(line: string): void;
 }
 
@@ -24,9 +23,6 @@ export class LbPeers {
   /** Nodes that could not be reached, until when they are not chosen (by then they are lost, or answer again). */
   private silent = new Map<string, number>();
   private rr = 0;
-  /** Requests forwarded and not answered yet, by the node they wait on. */
-  private waiting = new Map<string, Set<AbortController>>();
-  private watcher: NodeJS.Timeout | null = null;
   /** Connections of its own: as many requests may wait on other nodes' workers as on this node's (lbRouter.ts). */
   private readonly agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
 
@@ -65,23 +61,9 @@ export class LbPeers {
     return null;
   }
 
-  /**
-   * Forwards the request to the node (cluster.ts); a node it cannot reach is left out for a while. A node that stops
-   * heartbeating (a hung or cut-off machine keeps its connections open) is given up once it counts as lost, rather than
-   * when the answer's idle bound passes (minutes).
-   */
+  /** Forwards the request to the node (cluster.ts); a node it cannot reach is left out for a while. */
   async forward(endpointId: string, node: SlotHolder, req: IncomingMessage, res: ServerResponse, via: string[], idleMs: number): Promise<ForwardEnd> {
-    const waiting = new AbortController();
-    const onNode = this.waiting.get(node.id) ?? this.waiting.set(node.id, new Set()).get(node.id)!;
-    onNode.add(waiting);
-    this.watch();
-    let end: ForwardEnd;
-    try {
-      end = await this.d.cluster.forward(node, req, res, via, { idleMs, agent: this.agent, signal: waiting.signal });
-    } finally {
-      onNode.delete(waiting);
-      if (onNode.size === 0) this.waiting.delete(node.id);
-    }
+    const end = await this.d.cluster.forward(node, req, res, via, { idleMs, agent: this.agent });
     if (end.outcome === 'unreachable') {
       this.silent.set(node.id, Date.now() + this.d.lostMs);
       this.forget(endpointId);
@@ -90,34 +72,7 @@ export class LbPeers {
     return end;
   }
 
-  /** While requests wait on other nodes, gives up on those waiting on a node that is lost (no heartbeat for lostMs). */
-  private watch(): void {
-    if (this.watcher) return;
-    this.watcher = setInterval(() => {
-      if (this.waiting.size === 0) {
-        clearInterval(this.watcher!);
-        this.watcher = null;
-        return;
-      }
-      void this.d.cluster.nodes(true).then(
-        (nodes) => {
-          for (const [id, requests] of this.waiting) {
-            const n = nodes.find((x) => x.id === id);
-            if (n?.alive !== false) continue; // alive, or not listed (its row is gone: a clean leave answers its requests)
-            const why = `node ${id} at ${n.url} stopped heartbeating for over ${this.d.lostMs / 1000} s and counts as lost`;
-            this.d.log(`strato platform: ${why}: giving up the ${requests.size} load-balanced request(s) forwarded to it`);
-            for (const r of requests) r.abort(why);
-          }
-        },
-        () => undefined, // the database out of reach: nothing is known, the requests wait on
-      );
-    }, this.d.watchMs);
-    this.watcher.unref();
-  }
-
   close(): void {
-    if (this.watcher) clearInterval(this.watcher);
-    for (const requests of this.waiting.values()) for (const r of requests) r.abort('the platform is stopping');
     this.agent.destroy();
   }
 }

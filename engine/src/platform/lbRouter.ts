@@ -4,7 +4,7 @@
 // that has the endpoint's workers (lbPeers.ts) rather than start one. Platform-side errors are `{error, detail}`.
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import { mayInvoke, refusal } from './auth';
-import { FORWARDED_HEADER, forwardedVia, MAX_HOPS, NODE_CALL_TIMEOUT_MS } from './cluster';
+import { FORWARDED_HEADER, forwardedVia, MAX_HOPS, NODE_CALL_TIMEOUT_MS } from './clusterForward';
 import type { KeyRing } from './controlPlane/keys';
 import type { ControlPlane, DeployedEndpoint } from './controlPlane/service';
 import { sendJson } from './http';
