@@ -14,7 +14,7 @@ import type { HostPool } from './workers/hosts';
 import type { LogWaiters } from './workers/logFile';
 import { WorkSharing } from './workSharing';
 
-/** Another node committed a control-plane change: read it now (ControlPlane.afterWrite). */
+/** Another node committed a control-plane or key change: read it now (ControlPlane.afterWrite, KeyRing.afterWrite). */
 const NODE_CP_PATH = '/_cluster/control-plane';
 
 export interface ClusterNodeDeps extends ClusterDeps {
@@ -33,11 +33,13 @@ export class ClusterNode {
   readonly queueBound: QueueBound;
   readonly lbPeers: LbPeers;
   private readonly cp: ClusterNodeDeps['cp'];
+  private readonly keys: ClusterNodeDeps['keys'];
 
   /** Serves the node routes at once (other nodes may call them while this one starts). */
   constructor(d: ClusterNodeDeps) {
     const nodeId = d.nodeId;
     this.cp = d.cp;
+    this.keys = d.keys;
     const cluster = (this.cluster = new Cluster(d));
     const sharing = (this.sharing = new WorkSharing({ nodeId, store: d.store, engine: d.engine, writer: d.writer, cp: d.cp, cluster, log: d.log }));
     const queueBound = (this.queueBound = new QueueBound({ nodeId, engine: d.engine, cluster, cp: d.cp, max: d.maxQueuedPerEndpoint }));
@@ -53,11 +55,11 @@ export class ClusterNode {
     serveNodeLogs(cluster, d.logs);
     serveNodeParts(cluster, { engine: d.engine, writer: d.writer });
     cluster.serve(NODE_CP_PATH, async () => {
-      await d.cp.catchUp();
+      await Promise.all([d.cp.catchUp(), d.keys.syncAgain()]);
       return {};
     });
     // A node that does not answer in time reads the change when its notification comes, as before.
-    d.cp.afterWrite = () =>
+    d.cp.afterWrite = d.keys.afterWrite = () =>
       cluster.callOthers(NODE_CP_PATH, {}).then(
         () => undefined,
         () => undefined,
@@ -77,7 +79,7 @@ export class ClusterNode {
   }
 
   async close(): Promise<void> {
-    this.cp.afterWrite = undefined;
+    this.cp.afterWrite = this.keys.afterWrite = undefined;
     this.sharing.close();
     this.queueBound.close();
     this.lbPeers.close();

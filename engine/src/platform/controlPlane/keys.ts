@@ -121,6 +121,7 @@ export class KeyRing {
       throw e;
     }
     this.merge(row);
+    await this.afterWrite?.();
     return { key: this.info(row), secret };
   }
 
@@ -135,7 +136,17 @@ export class KeyRing {
     await this.store.revokeKey(e.row.id, at, by.id, auditRow(by, 'revokeKey', target(e.row), at));
     e.row.revoked_at = at;
     e.row.revoked_by = by.id;
+    await this.afterWrite?.();
     return this.info(e.row);
+  }
+
+  /** A cluster's other nodes read a key change before its call answers (clusterNode.ts): a revoked key is refused by every node. */
+  afterWrite?: () => Promise<void>;
+
+  /** Reads the keys again, after any read already under way (which may predate a change another node just made). */
+  async syncAgain(): Promise<void> {
+    await this.syncing;
+    await this.sync();
   }
 
   /** Writes last-used times and takes in what other nodes changed. Never rejects (a failure waits for the next one). */
