@@ -1,6 +1,6 @@
 // The job store without HTTP: PGlite data dirs made from the pre-initialised template, group commits of the
 // write-behind writer (many jobs, few statements), rows read back after a reopen, a failed commit retried,
-// and the small pure pieces (key forms, chunk splitting).
+// worker slot claims racing a release, and the small pure pieces (key forms, chunk splitting).
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { IncomingMessage } from 'node:http';
@@ -16,6 +16,7 @@ import { splitText } from '../../engine/src/platform/jobs/streamChunks';
 import { JobWriter } from '../../engine/src/platform/store/jobWriter';
 import { openPglite } from '../../engine/src/platform/store/pglite';
 import { SqlStore } from '../../engine/src/platform/store/sqlStore';
+import { WorkerSlots } from '../../engine/src/platform/workers/slots';
 import type { JobBatch, PlatformStore } from '../../engine/src/platform/store/types';
 import { TEMPLATE_DIR } from '../helpers/platform';
 
@@ -55,6 +56,25 @@ test('jobs written through group commits are read back after a reopen', async ()
   assert.equal(await store.getJob('job-120'), undefined);
   assert.deepEqual(await store.countEndedJobs(), [{ endpoint_id: 'ep1', status: 'COMPLETED', jobs: 100, retries: 0 }]);
   await store.close();
+});
+
+test('a worker slot claim that runs while the slot is released asks again, rather than wait SLOT_RETRY_MS', async () => {
+  const store = await open(path.join(tmp, 'slots'));
+  try {
+    const slots = new WorkerSlots({ store, log: (l) => assert.fail(l) });
+    assert.equal(await slots.claim('ep1', 1, 'w1'), 0);
+    slots.settled('w1');
+    // The next request's claim is under way while the worker that held the one slot exits (an idle stop).
+    const claiming = slots.claim('ep1', 1, 'w2');
+    slots.release('ep1', 'w1');
+    assert.equal(await claiming, 0, 'the claim found the slot once it was released');
+    assert.equal(slots.knownFull('ep1', 1), false);
+    // With no release meanwhile, every slot held is full, and known to be for a while (no statement per request).
+    assert.equal(await slots.claim('ep1', 1, 'w3'), null);
+    assert.equal(slots.knownFull('ep1', 1), true);
+  } finally {
+    await store.close();
+  }
 });
 
 test('expired ended jobs are deleted, except those named to keep; jobs that have not ended never are', async () => {

@@ -27,6 +27,9 @@ export class WorkerSlots {
   /** Workers that claimed (or are claiming) a slot and are not among the scheduler's workers yet: a sync keeps their rows. */
   private pending = new Set<string>();
 
+  /** Releases seen per endpoint, here or elsewhere: a claim that ran meanwhile may have missed one. */
+  private releases = new Map<string, number>();
+
   constructor(private readonly d: WorkerSlotsDeps) {}
 
   /** True when a claim below `below` is known to find nothing now (no statement is spent on it). */
@@ -52,17 +55,23 @@ export class WorkerSlots {
   async claim(endpointId: string, below: number, workerId: string, fair = false): Promise<number | null> {
     if (below <= 0 || this.knownFull(endpointId, below)) return null;
     this.pending.add(workerId);
-    const slot = await this.serial(async () => {
-      // A lost race (another node took the slot picked) is asked again; full is full.
-      for (let attempt = 0; attempt < 3; attempt++) {
-        const n = await this.d.store.claimSlot(endpointId, below, workerId, fair);
-        if (n !== null) return n;
-      }
-      return null;
-    }).catch((e: Error) => {
-      this.d.log(`strato platform: could not claim a worker slot (${e.message}); trying again`);
-      return null;
-    });
+    let slot: number | null = null;
+    for (let releases = -1; slot === null && releases !== (this.releases.get(endpointId) ?? 0);) {
+      // A slot of the endpoint released while the claim ran (a worker that exited just now: the one an idle stop left
+      // behind, as the next request comes) makes it ask again, after that release; else it waits SLOT_RETRY_MS.
+      releases = this.releases.get(endpointId) ?? 0;
+      slot = await this.serial(async () => {
+        // A lost race (another node took the slot picked) is asked again; full is full.
+        for (let attempt = 0; attempt < 3; attempt++) {
+          const n = await this.d.store.claimSlot(endpointId, below, workerId, fair);
+          if (n !== null) return n;
+        }
+        return null;
+      }).catch((e: Error) => {
+        this.d.log(`strato platform: could not claim a worker slot (${e.message}); trying again`);
+        return null;
+      });
+    }
     if (slot !== null) {
       this.full.delete(endpointId);
       return slot;
@@ -83,6 +92,7 @@ export class WorkerSlots {
   release(endpointId: string, workerId: string): void {
     this.pending.delete(workerId);
     this.full.delete(endpointId);
+    this.released(endpointId);
     // A release that fails (database out of reach) is done by the next sync, which deletes every row of a gone worker.
     void this.serial(() => this.d.store.releaseSlots([workerId])).then(
       () => this.d.released?.(endpointId),
@@ -99,6 +109,11 @@ export class WorkerSlots {
   /** Another node released a slot of the endpoint: a claim may find it. */
   freedElsewhere(endpointId: string): void {
     this.full.delete(endpointId);
+    this.released(endpointId);
+  }
+
+  private released(endpointId: string): void {
+    this.releases.set(endpointId, (this.releases.get(endpointId) ?? 0) + 1);
   }
 
   /**
