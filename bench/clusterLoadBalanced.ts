@@ -6,9 +6,9 @@
 import { performance } from 'node:perf_hooks';
 import { Pool } from 'undici';
 import { buildTestArtifact } from '../test/helpers/artifact';
-import { deploy, startTestPlatform, TEST_KEY, type TestPlatform } from '../test/helpers/platform';
-import { startPostgres } from '../test/helpers/postgres';
+import { deploy, TEST_KEY } from '../test/helpers/platform';
 import { LB_PY } from '../test/helpers/testWorkers';
+import { withCluster } from './clusterBed';
 import { report } from './report';
 
 const ROUNDS = 1000;
@@ -30,14 +30,7 @@ function way(base: string, route: string): () => Promise<number> {
 }
 
 async function main(): Promise<void> {
-  const server = await startPostgres();
-  const platforms: TestPlatform[] = [];
-  try {
-    const database = await server.createDatabase();
-    const nodes = await Promise.all([0, 1, 2].map(() => startTestPlatform({ database })));
-    platforms.push(...nodes);
-    const single = await startTestPlatform({ database: undefined });
-    platforms.push(single);
+  await withCluster(async ({ nodes, single }) => {
     const art = await buildTestArtifact({ 'lb_worker.py': LB_PY }, [{ name: 'api', file: 'lb_worker.py', fn: 'process', routes: { 'GET /health': 'health' } }]);
     const path = (url: string) => new URL(url).pathname;
     const id = path((await deploy(nodes[0].cp, art, { app: 'bench' })).api.url);
@@ -63,10 +56,7 @@ async function main(): Promise<void> {
       { what: 'lb GET p50, forwarded to another node', value: ms(o50), baseline: `to the holder: ${ms(h50)}`, ratio: `${(o50 / h50).toFixed(2)}x` },
       { what: 'lb GET p50, holder of three nodes', value: ms(h50), baseline: `one node: ${ms(a50)}`, ratio: `${(h50 / a50).toFixed(2)}x` },
     ]);
-  } finally {
-    for (const p of platforms) await p.close().catch(() => undefined);
-    server.stop();
-  }
+  });
 }
 
 main().catch((e) => {

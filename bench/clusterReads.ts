@@ -8,8 +8,8 @@
 import { performance } from 'node:perf_hooks';
 import type { WorkerLogPage } from '../engine/src/protocol/logs';
 import { buildTestArtifact } from '../test/helpers/artifact';
-import { call, deploy, startTestPlatform, type TestPlatform } from '../test/helpers/platform';
-import { startPostgres } from '../test/helpers/postgres';
+import { call, deploy, type TestPlatform } from '../test/helpers/platform';
+import { withCluster } from './clusterBed';
 import { report } from './report';
 
 const TALK_PY = `
@@ -64,15 +64,8 @@ async function follows(reader: TestPlatform, printer: TestPlatform, id: string):
 }
 
 async function main(): Promise<void> {
-  const server = await startPostgres();
-  const platforms: TestPlatform[] = [];
-  try {
-    const database = await server.createDatabase();
-    const nodes = await Promise.all([0, 1, 2].map(() => startTestPlatform({ database })));
-    platforms.push(...nodes);
+  await withCluster(async ({ nodes, single }) => {
     const [a, b, c] = nodes;
-    const single = await startTestPlatform({ database: undefined });
-    platforms.push(single);
     const art = await buildTestArtifact({ 'talk.py': TALK_PY }, [{ name: 'talk', file: 'talk.py', fn: 'say', workers: [0, 1] }]);
     const id = (await deploy(a.cp, art, { app: 'bench' })).talk.id;
     const one = (await deploy(single.cp, art, { app: 'bench' })).talk.id;
@@ -93,10 +86,7 @@ async function main(): Promise<void> {
       { what: 'logs tail=100 p90, via 1 of 3 nodes', value: ms(c90), baseline: `one node: ${ms(s90)}`, ratio: `${(c90 / s90).toFixed(2)}x` },
       { what: 'follow wake p50, line on another node', value: ms(o50), baseline: `same node: ${ms(h50)}`, ratio: `${(o50 / Math.max(h50, 0.1)).toFixed(2)}x` },
     ]);
-  } finally {
-    for (const p of platforms) await p.close().catch(() => undefined);
-    server.stop();
-  }
+  });
 }
 
 main().catch((e) => {
