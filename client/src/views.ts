@@ -6,6 +6,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { JobsClient } from '../../engine/src/api';
 import { readPreviewState } from '../../engine/src/preview/state';
+import { Coalesced } from './coalesced';
 import { buildEndpointTree, buildEnvironmentTree, buildPreviewNode, deployedStateOf, type DeployedState, type TreeNode } from './endpointTree';
 import { JobList, jobNodes } from './jobs';
 import { NodeTreeProvider, openLocationCommand } from './treeProvider';
@@ -23,8 +24,7 @@ export class StratoViews implements vscode.Disposable {
   private readonly treeViews: vscode.TreeView<TreeNode>[];
   private readonly disposables: vscode.Disposable[] = [];
   private folders: FolderState[] = [];
-  private running: Promise<FolderState[]> | undefined;
-  private again = false;
+  private readonly refreshing = new Coalesced(() => this.readAll());
   private timer: NodeJS.Timeout | undefined;
   private jobTimer: NodeJS.Timeout | undefined;
   private modelOf: ModelSource = noModel;
@@ -74,36 +74,24 @@ export class StratoViews implements vscode.Disposable {
     this.timer = setTimeout(() => void this.refresh().catch(() => undefined), delayMs);
   }
 
-  /** Re-reads the code and the control plane; concurrent calls share one run (and one follow-up). */
-  async refresh(): Promise<FolderState[]> {
-    if (this.running) {
-      this.again = true;
-      return this.running.then(() => this.refresh());
-    }
-    this.running = (async () => {
-      try {
-        const folders = await loadWorkspace(this.modelOf);
-        this.folders = folders;
-        const deployed = new Map<string, DeployedState>(folders.map((f) => [f.model.root, deployedStateOf(f.environments ?? [])]));
-        this.endpoints.set(buildEndpointTree(folders, deployed));
-        const envs = folders.flatMap((f) => f.environments ?? []);
-        const previews = folders.flatMap((f) => {
-          const p = readPreviewState(f.model.root);
-          return p ? [buildPreviewNode(path.basename(f.model.root), p, f.model.root)] : [];
-        });
-        this.environments.set([...previews, ...(envs.length ? buildEnvironmentTree(envs) : previews.length ? [] : [this.emptyEnvironments(folders)])]);
-        await this.refreshJobs();
-        return folders;
-      } finally {
-        this.running = undefined;
-      }
-    })();
-    const r = await this.running;
-    if (this.again) {
-      this.again = false;
-      return this.refresh();
-    }
-    return r;
+  /** Re-reads the code and the control plane; overlapping calls share runs (coalesced.ts). */
+  refresh(): Promise<FolderState[]> {
+    return this.refreshing.run();
+  }
+
+  private async readAll(): Promise<FolderState[]> {
+    const folders = await loadWorkspace(this.modelOf);
+    this.folders = folders;
+    const deployed = new Map<string, DeployedState>(folders.map((f) => [f.model.root, deployedStateOf(f.environments ?? [])]));
+    this.endpoints.set(buildEndpointTree(folders, deployed));
+    const envs = folders.flatMap((f) => f.environments ?? []);
+    const previews = folders.flatMap((f) => {
+      const p = readPreviewState(f.model.root);
+      return p ? [buildPreviewNode(path.basename(f.model.root), p, f.model.root)] : [];
+    });
+    this.environments.set([...previews, ...(envs.length ? buildEnvironmentTree(envs) : previews.length ? [] : [this.emptyEnvironments(folders)])]);
+    await this.refreshJobs();
+    return folders;
   }
 
   /**
@@ -112,7 +100,7 @@ export class StratoViews implements vscode.Disposable {
    */
   async refreshModel(folderUris?: readonly string[]): Promise<void> {
     const known = new Set(this.folders.map((f) => f.folder.uri.toString()));
-    if (this.running || folderUris?.some((u) => !known.has(u))) return void (await this.refresh());
+    if (this.refreshing.running || folderUris?.some((u) => !known.has(u))) return void (await this.refresh());
     const folders = await Promise.all(this.folders.map(async (f) => ({ ...f, model: await this.modelOf(f.folder) })));
     if (!folders.length) return void (await this.refresh());
     this.folders = folders;
