@@ -244,7 +244,16 @@ test(
     timings.inHostMs = Date.now() - t;
     const resultsFile = path.join(tmp, 'inhost-results.json');
     const results = fs.existsSync(resultsFile) ? JSON.parse(fs.readFileSync(resultsFile, 'utf8')) : undefined;
-    const detail = `exit ${code}\n${JSON.stringify(results, null, 2)}\nextension host log:\n${hostLog.slice(-60).join('\n')}`;
+    // The whole log stays beside the screenshots; the message leads with what failed (CI shows its first lines).
+    fs.mkdirSync(RESULTS_DIR, { recursive: true });
+    fs.writeFileSync(path.join(RESULTS_DIR, 'vscode-host.log'), hostLog.join('\n'));
+    const failed = (results?.failed ?? []).map((f: { name: string; error: string }) => `${f.name}: ${f.error.split('\n').slice(0, 4).join(' | ')}`);
+    const detail = [
+      `exit ${code}; in-host tests passed: ${results?.passed.length ?? 0}, failed: ${failed.length}, finished: ${results?.finished ?? false}`,
+      ...failed,
+      `extension host log (the end; all of it in test-results/vscode-host.log):`,
+      ...hostLog.slice(-40),
+    ].join('\n');
     assert.equal(code, 0, detail);
     assert.ok(results, detail);
     assert.deepEqual(results.failed, [], detail);

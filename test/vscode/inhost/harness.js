@@ -1,24 +1,13 @@
 // The harness of the in-host tests (index.js, everyPlace.js): waiting, clicks in the workbench through the outer test's
-// Playwright (workbenchUi.ts), the commands' outcomes, shared arguments, and the runner that records results.
+// Playwright (workbenchUi.ts), the commands' outcomes, shared arguments, and the run (runner.js) with its screenshot.
 const assert = require('assert');
 const fs = require('fs');
 const path = require('path');
 const vscode = require('vscode');
+const { runTests, sleep, until } = require('./runner');
 
 /** The workspace folder and the extension's test API, set by the first test. */
 const state = { api: undefined, folder: undefined };
-
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-async function until(what, fn, timeoutMs = 30000) {
-  const deadline = Date.now() + timeoutMs;
-  let last;
-  while (Date.now() < deadline) {
-    last = await fn();
-    if (last) return last;
-    await sleep(200);
-  }
-  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-}
 
 // Clicks in the workbench, performed by the outer test with Playwright (workbenchUi.ts).
 let uiSeq = 0;
@@ -118,20 +107,8 @@ const file = (rel) => vscode.Uri.joinPath(state.folder.uri, rel);
 const codeOf = (d) => (typeof d.code === 'object' && d.code ? d.code.value : d.code);
 
 async function run() {
-  const results = { passed: [], failed: [] };
   const out = process.env.STRATO_INHOST_RESULTS;
-  for (const t of tests) {
-    const t0 = Date.now();
-    try {
-      await t.fn();
-      results.passed.push({ name: t.name, ms: Date.now() - t0 });
-      console.log(`ok - ${t.name} (${Date.now() - t0} ms)`);
-    } catch (e) {
-      results.failed.push({ name: t.name, error: String((e && e.stack) || e) });
-      console.log(`not ok - ${t.name}\n${(e && e.stack) || e}`);
-      if (!state.folder || !state.api) break;
-    }
-  }
+  const results = await runTests(tests, out, () => !state.folder || !state.api);
   // Leave the workbench showing the Strato view and a file with code lenses, for the screenshot.
   await vscode.window.showTextDocument(await vscode.workspace.openTextDocument(file('cpu_worker.py'))).catch(() => undefined);
   await vscode.commands.executeCommand('workbench.view.extension.strato').catch(() => undefined);
@@ -156,7 +133,6 @@ async function run() {
     fs.writeFileSync(`${shot}.ready`, '');
     await until('the screenshot', () => fs.existsSync(`${shot}.done`), 20000).catch(() => undefined);
   }
-  if (out) fs.writeFileSync(out, JSON.stringify(results, null, 2));
   if (results.failed.length) throw new Error(`${results.failed.length} in-host test(s) failed: ${results.failed.map((f) => f.name).join('; ')}`);
 }
 

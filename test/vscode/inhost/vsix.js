@@ -10,16 +10,7 @@ const path = require('path');
 const vscode = require('vscode');
 
 const HARNESS = process.env.STRATO_HARNESS_DIR;
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-async function until(what, fn, timeoutMs = 30000) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(150);
-  }
-}
+const { runTests, sleep, until } = require('./runner');
 
 let asked = 0;
 /** Asks the outer test (it drives the browser) and waits for its answer. */
@@ -353,18 +344,5 @@ test('New Project writes the template with the bundled CLI; the walkthrough open
 });
 
 exports.run = async function run() {
-  const results = { passed: [], failed: [] };
-  for (const t of tests) {
-    const t0 = Date.now();
-    try {
-      await t.fn();
-      results.passed.push({ name: t.name, ms: Date.now() - t0 });
-      console.log(`ok - ${t.name} (${Date.now() - t0} ms)`);
-    } catch (e) {
-      results.failed.push({ name: t.name, error: String((e && e.stack) || e) });
-      console.log(`not ok - ${t.name}\n${(e && e.stack) || e}`);
-      if (!api) break;
-    }
-  }
-  fs.writeFileSync(process.env.STRATO_INHOST_RESULTS, JSON.stringify(results, null, 2));
+  await runTests(tests, process.env.STRATO_INHOST_RESULTS, () => !api);
 };
