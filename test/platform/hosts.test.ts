@@ -50,9 +50,33 @@ test('a GPU endpoint goes to a host with enough free GPUs and a new enough drive
   assert.equal(name(p.place(gpu({ gpuCount: 2 }))), 'old');
   assert.match(name(p.place(gpu({ gpuCount: 3 }))), /asks for 3 GPUs per worker \(gpu_count\) and no worker host has that many/);
   const nw = p.get('h-new')!;
-  nw.gpus.assign('w1', 'x', 1);
+  nw.gpus.assign('w1', 'x', { count: 1 });
   assert.match(name(p.place(gpu({ minCudaVersion: '12.4' }))), /waiting for a free GPU: all 1 GPU is held/);
   assert.equal(p.blocked(gpu({ minCudaVersion: '12.4' })), null, 'one host has the driver: not blocked, waiting');
   assert.equal(name(p.place(gpu())), 'old');
   assert.equal(p.gpuNote(gpu()), null, 'GPUs exist: no "runs on the CPU" note');
+});
+
+test('a GPU endpoint goes to a host with GPUs of the kind it asks for, waits for those, and runs on other GPUs only where no host has its kind', () => {
+  const p = pool({ name: 'hopper', gpus: ['NVIDIA H200'] }, { name: 'mixed', gpus: ['NVIDIA RTX A4000', 'NVIDIA L4'] });
+  const gpu = (gpuIds: string, c: Partial<ResolvedEndpointConfig> = {}) => endpoint({ cpu: undefined, gpuIds, ...c });
+  assert.equal(name(p.place(gpu('HOPPER_141'))), 'hopper', 'by group');
+  assert.equal(name(p.place(gpu('NVIDIA L4'))), 'mixed', 'by model');
+  assert.equal(name(p.place(gpu('AMPERE_80,AMPERE_24'))), 'mixed', 'any of several kinds');
+  const mixed = p.get('h-mixed')!;
+  assert.equal(mixed.gpus.assign('w1', 'e', { count: 1, gpuIds: 'AMPERE_24' }), '1', 'the L4 (index 1), not the A4000 before it');
+  assert.equal(mixed.gpus.assign('w2', 'e', { count: 1, gpuIds: 'AMPERE_24' }), null, 'the only L4 is held');
+  assert.match(name(p.place(gpu('AMPERE_24'))), /^waiting for a free GPU: all 1 AMPERE_24 GPU is held by workers of 1 endpoint/);
+  assert.match(name(p.place(gpu('AMPERE_24', { gpuCount: 2 }))), /asks for 2 GPUs per worker \(gpu_count\) and this machine has 1 AMPERE_24/);
+  assert.equal(p.gpuNote(gpu('AMPERE_24')), null, 'a host has the kind: no note');
+  // No host has a B200: the workers run on the GPUs there are, and the health says so.
+  assert.equal(name(p.place(gpu('BLACKWELL_180'))), 'hopper', 'any free GPU, the least loaded host');
+  assert.equal(
+    p.gpuNote(gpu('BLACKWELL_180')),
+    'the endpoint asks for BLACKWELL_180 GPUs and no worker host has one (they have 1 x NVIDIA H200, 1 x NVIDIA RTX A4000, 1 x NVIDIA L4): its workers run on those',
+  );
+  assert.equal(
+    new GpuAllocator({ count: 1, names: ['NVIDIA H200'] }).note('ADA_24'),
+    'the endpoint asks for ADA_24 GPUs and this machine has 1 x NVIDIA H200: its workers run on those',
+  );
 });

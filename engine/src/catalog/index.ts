@@ -153,3 +153,16 @@ export function gpuNames(): string[] {
   for (const t of gpuTypes) for (const s of shortNames(t)) names.add(s);
   return [...names];
 }
+
+/**
+ * Whether a GPU that the driver names `model` (nvidia-smi's name, e.g. "NVIDIA H200") is of a kind the endpoint asks
+ * for: `gpuIds` as the manifest writes it, comma-separated groups ("HOPPER_141") and models ("NVIDIA H200"), or "any".
+ */
+export function gpuServes(gpuIds: string | undefined, model: string): boolean {
+  const m = model.trim().toLowerCase();
+  return (gpuIds || 'any').split(',').some((raw) => {
+    const id = raw.trim();
+    if (id === 'any' || id.toLowerCase() === m) return true;
+    return gpuGroups.find((g) => g.id === id)?.models.some((x) => x.toLowerCase() === m) ?? false;
+  });
+}

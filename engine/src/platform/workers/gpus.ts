@@ -2,6 +2,7 @@
 // whether or not there is a GPU; with GPUs, CUDA_VISIBLE_DEVICES gives each worker GPUs of its own, held
 // exclusively; without, the endpoint's health and log say that the requested hardware is absent.
 import { spawnSync } from 'node:child_process';
+import { gpuServes } from '../../catalog';
 
 export interface GpuInventory {
   count: number;
@@ -44,10 +45,18 @@ export function resetGpuDetection(): void {
   cached = null;
 }
 
+/** What a worker of a GPU endpoint asks for: `count` GPUs (gpu_count) of the kinds `gpuIds` names (the manifest's "HOPPER_141,NVIDIA L4", or "any"). */
+export interface GpuWant {
+  count: number;
+  gpuIds?: string;
+}
+
 /**
  * GPUs as exclusive resources: a worker of a GPU endpoint holds its `gpu_count` GPUs alone until it exits. When
  * not enough are free, no worker starts (the scheduler waits, and the health says why); scaling never
- * oversubscribes. On a machine without GPUs, GPU endpoints run on the CPU and nothing is held.
+ * oversubscribes. A worker takes GPUs of a kind its endpoint asks for; where the machine has none of that kind, any
+ * of its GPUs (decisions.md: the workers run here on what there is, and the note says so). On a machine without GPUs,
+ * GPU endpoints run on the CPU and nothing is held.
  */
 export class GpuAllocator {
   /** GPU index -> the worker that holds it. */
@@ -65,19 +74,31 @@ export class GpuAllocator {
     return this.inv.count - this.holders.size;
   }
 
-  /** Whether a worker wanting `count` GPUs can start now (always, on a machine without GPUs). */
-  canAssign(count: number): boolean {
-    return this.inv.count === 0 || this.free() >= Math.max(1, count);
+  /** Whether this machine has a GPU of a kind the endpoint asks for. */
+  hasKind(gpuIds: string | undefined): boolean {
+    return this.inv.names.some((name) => gpuServes(gpuIds, name));
+  }
+
+  /** Indexes of the GPUs a worker of the endpoint may hold: those of its kinds, or all where none is. */
+  usable(gpuIds: string | undefined): number[] {
+    const all = [...Array(this.inv.count).keys()];
+    const ofKind = all.filter((i) => gpuServes(gpuIds, this.inv.names[i] ?? ''));
+    return ofKind.length > 0 ? ofKind : all;
+  }
+
+  /** Whether a worker wanting these GPUs can start now (always, on a machine without GPUs). */
+  canAssign(want: GpuWant): boolean {
+    return this.inv.count === 0 || this.freeOf(want).length >= Math.max(1, want.count);
   }
 
   /**
-   * CUDA_VISIBLE_DEVICES for a new worker wanting `count` GPUs, which it then holds until release(); "" on a
-   * machine without GPUs; null when not enough are free.
+   * CUDA_VISIBLE_DEVICES for a new worker wanting these GPUs, which it then holds until release(); "" on a machine
+   * without GPUs; null when not enough are free.
    */
-  assign(workerId: string, endpointId: string, count: number): string | null {
+  assign(workerId: string, endpointId: string, want: GpuWant): string | null {
     if (this.inv.count === 0) return '';
-    const n = Math.max(1, count);
-    const free = [...Array(this.inv.count).keys()].filter((i) => !this.holders.has(i));
+    const free = this.freeOf(want);
+    const n = Math.max(1, want.count);
     if (free.length < n) return null;
     const ids = free.slice(0, n);
     for (const i of ids) this.holders.set(i, workerId);
@@ -92,15 +113,17 @@ export class GpuAllocator {
   }
 
   /** Why a worker of this endpoint cannot start now for want of GPUs, else null. */
-  waiting(endpointId: string, count: number): string | null {
-    if (this.canAssign(count)) return null;
-    const n = Math.max(1, count);
-    if (n > this.inv.count)
-      return `the endpoint asks for ${n} GPUs per worker (gpu_count) and this machine has ${this.inv.count}: its workers cannot start here`;
-    const holders = new Set([...this.holders.values()].map((w) => this.owners.get(w)));
+  waiting(endpointId: string, want: GpuWant): string | null {
+    if (this.canAssign(want)) return null;
+    const n = Math.max(1, want.count);
+    const usable = this.usable(want.gpuIds);
+    const kind = usable.length < this.inv.count ? ` ${want.gpuIds}` : '';
+    if (n > usable.length)
+      return `the endpoint asks for ${n} GPUs per worker (gpu_count) and this machine has ${usable.length}${kind}: its workers cannot start here`;
+    const holders = new Set(usable.map((i) => this.owners.get(this.holders.get(i) ?? '')).filter((e) => e !== undefined));
     const own = holders.has(endpointId);
     return (
-      `waiting for a free GPU: all ${this.inv.count} GPU${this.inv.count === 1 ? ' is' : 's are'} held by ` +
+      `waiting for a free GPU: all ${usable.length}${kind} GPU${usable.length === 1 ? ' is' : 's are'} held by ` +
       `${holders.size === 1 && own ? "this endpoint's other workers" : `workers of ${holders.size} endpoint${holders.size === 1 ? '' : 's'}`}; ` +
       'jobs wait until one is free (a GPU belongs to one worker at a time)'
     );
@@ -108,7 +131,19 @@ export class GpuAllocator {
 
   /** The note for a GPU endpoint's health when the requested hardware is absent, else null. */
   note(gpuIds: string | undefined): string | null {
-    if (this.inv.count > 0) return null;
-    return `the endpoint asks for a GPU (${gpuIds || 'any'}) but this machine has none: its workers run on the CPU`;
+    if (this.inv.count === 0) return `the endpoint asks for a GPU (${gpuIds || 'any'}) but this machine has none: its workers run on the CPU`;
+    if (this.hasKind(gpuIds)) return null;
+    return `the endpoint asks for ${gpuIds} GPUs and this machine has ${describeGpus(this.inv.names)}: its workers run on those`;
   }
+
+  private freeOf(want: GpuWant): number[] {
+    return this.usable(want.gpuIds).filter((i) => !this.holders.has(i));
+  }
+}
+
+/** "2 x NVIDIA H200, 1 x NVIDIA L4" */
+export function describeGpus(names: readonly string[]): string {
+  const counts = new Map<string, number>();
+  for (const n of names) counts.set(n, (counts.get(n) ?? 0) + 1);
+  return [...counts].map(([n, c]) => `${c} x ${n}`).join(', ');
 }

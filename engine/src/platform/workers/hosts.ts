@@ -1,11 +1,11 @@
 // The machines workers run on: the platform's own and the worker hosts that joined with `strato platform agent`
 // (remoteHost.ts). A new worker is placed by datacenter (the endpoint's `datacenters`; volumes live on the
-// platform's machine), hardware (free GPUs, min_cuda_version) and load (fewest workers). GPUs are exclusive per host.
+// platform's machine), hardware (free GPUs of the kind it asks for, min_cuda_version) and load (fewest workers). GPUs are exclusive per host.
 import os from 'node:os';
 import type { DeployedEndpoint } from '../controlPlane/service';
 import type { HostView } from '../../protocol/agents';
 import type { WorkerLauncher } from './launcher';
-import type { GpuAllocator, GpuInventory } from './gpus';
+import { describeGpus, type GpuAllocator, type GpuInventory } from './gpus';
 import type { HostChecks } from './hostChecks';
 
 export interface WorkerHost {
@@ -101,18 +101,22 @@ export class HostPool {
     }
     let fit = hosts.filter((h) => h.checks.blocked(ep.config) === null);
     if (!ep.config.cpu) {
-      // GPU endpoints go to hosts with GPUs; where no eligible host has any, they run on the CPU (decisions.md).
-      const n = Math.max(1, ep.config.gpuCount);
+      // GPU endpoints go to hosts with GPUs, of the kind they ask for where a host has it (else any GPU); where no
+      // eligible host has any, they run on the CPU (decisions.md).
+      const want = { count: Math.max(1, ep.config.gpuCount), gpuIds: ep.config.gpuIds };
       const withGpus = fit.filter((h) => h.gpus.count > 0);
       if (withGpus.length > 0) {
-        const big = withGpus.filter((h) => h.gpus.count >= n);
-        const free = big.filter((h) => h.gpus.canAssign(n));
+        const ofKind = withGpus.filter((h) => h.gpus.hasKind(want.gpuIds));
+        const candidates = ofKind.length > 0 ? ofKind : withGpus;
+        const big = candidates.filter((h) => h.gpus.usable(want.gpuIds).length >= want.count);
+        const free = big.filter((h) => h.gpus.canAssign(want));
         if (free.length === 0) {
-          if (withGpus.length === 1) return withGpus[0].gpus.waiting(ep.id, n) ?? 'waiting for a free GPU';
-          const held = big.reduce((s, h) => s + h.gpus.count, 0);
+          if (candidates.length === 1) return candidates[0].gpus.waiting(ep.id, want) ?? 'waiting for a free GPU';
+          const kind = ofKind.length > 0 && want.gpuIds !== 'any' ? ` ${want.gpuIds}` : '';
+          const held = big.reduce((s, h) => s + h.gpus.usable(want.gpuIds).length, 0);
           return big.length === 0
-            ? `the endpoint asks for ${n} GPUs per worker (gpu_count) and no worker host has that many: its workers cannot start`
-            : `waiting for a free GPU: all ${held} GPUs of ${big.length} worker hosts are held; jobs wait until one is free (a GPU belongs to one worker at a time)`;
+            ? `the endpoint asks for ${want.count}${kind} GPUs per worker (gpu_count) and no worker host has that many: its workers cannot start`
+            : `waiting for a free GPU: all ${held}${kind} GPUs of ${big.length} worker hosts are held; jobs wait until one is free (a GPU belongs to one worker at a time)`;
         }
         fit = free;
       }
@@ -121,10 +125,18 @@ export class HostPool {
     return fit.reduce((best, h) => (h.workers < best.workers ? h : best));
   }
 
-  /** The health note of a GPU endpoint that no host it may use has a GPU for (it runs on the CPU), else null. */
+  /**
+   * The health note of a GPU endpoint that no host it may use has a GPU for (it runs on the CPU), or none of the kind
+   * it asks for (it runs on the GPUs there are), else null.
+   */
   gpuNote(ep: DeployedEndpoint): string | null {
-    if (ep.config.cpu || this.eligible(ep).some((h) => h.gpus.count > 0)) return null;
-    return this.local.gpus.note(ep.config.gpuIds);
+    if (ep.config.cpu) return null;
+    const withGpus = this.eligible(ep).filter((h) => h.gpus.count > 0);
+    if (withGpus.length === 0) return this.local.gpus.count === 0 ? this.local.gpus.note(ep.config.gpuIds) : null;
+    if (withGpus.some((h) => h.gpus.hasKind(ep.config.gpuIds))) return null;
+    if (withGpus.length === 1) return withGpus[0].gpus.note(ep.config.gpuIds);
+    const names = describeGpus(withGpus.flatMap((h) => h.inventory.names));
+    return `the endpoint asks for ${ep.config.gpuIds} GPUs and no worker host has one (they have ${names}): its workers run on those`;
   }
 
   view(): HostView[] {

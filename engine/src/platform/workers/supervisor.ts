@@ -107,9 +107,11 @@ export class Supervisor {
     );
     const isGpu = !ep.config.cpu;
     if (isGpu) {
-      const devices = host.gpus.assign(w.id, ep.id, ep.config.gpuCount);
+      const devices = host.gpus.assign(w.id, ep.id, { count: ep.config.gpuCount, gpuIds: ep.config.gpuIds });
       if (devices === null) throw new Error(`no free GPU for a worker of ${ep.name}: the scheduler asks canStart() first`);
       own.CUDA_VISIBLE_DEVICES = devices;
+      // CUDA numbers GPUs fastest first unless told otherwise; the indexes above are nvidia-smi's (PCI bus order).
+      if (devices) own.CUDA_DEVICE_ORDER = 'PCI_BUS_ID';
     } else if (host.gpus.count > 0) own.CUDA_VISIBLE_DEVICES = ''; // a CPU endpoint never takes a GPU
     const processEnv: NodeJS.ProcessEnv = { ...inherited, ...own };
     // Warm templates fork local processes; another launcher (the preview's containers, a worker host's agent)
