@@ -8,6 +8,10 @@ CS_VERSION=${CS_VERSION:-4.100.3}
 ROOT=${STRATO_VSCODE_CACHE:-$(node -p "require('os').tmpdir()")/strato-vscode}
 mkdir -p "$ROOT"; ROOT=$(cd "$ROOT" && pwd)
 CS="$ROOT/cs/node_modules/.bin/code-server"
+# One install at a time: the two real-VS Code test files call this at once on a fresh machine, and two apt-get runs
+# collide on dpkg's lock. The second caller waits here, then finds the packages and the cache in place.
+exec 9>"$ROOT/.install.lock"
+flock 9
 
 # Debian packages: the browser, ripgrep, and headers for code-server's native modules (only when missing; the
 # check runs every time because the cache may outlive the packages).
@@ -15,7 +19,7 @@ need=""; for p in chromium ripgrep libkrb5-dev libx11-dev libxkbfile-dev libsecr
   dpkg -s "$p" >/dev/null 2>&1 || need="$need $p"; done
 if [ -n "$need" ]; then
   echo "installing Debian packages:$need" >&2
-  apt-get update -qq >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $need > "$ROOT/apt.log" 2>&1 \
+  apt-get update -qq >&2 && DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends $need > "$ROOT/apt.log" 2>&1 \
     || { tail -20 "$ROOT/apt.log" >&2; exit 1; }
 fi
 if [ -x "$CS" ] && [ -f "$ROOT/cs/.installed-$CS_VERSION" ]; then echo "$CS"; exit 0; fi

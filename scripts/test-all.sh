@@ -24,4 +24,6 @@ npm ci --no-audit --no-fund
 npm run build
 npm run typecheck
 npm run lint
+# A real VS Code for the extension tests (code-server from npm, its Debian packages), once, before the tests start.
+bash scripts/install-code-server.sh > /dev/null
 npm test
