@@ -16,6 +16,7 @@ import { buildTestArtifact } from '../test/helpers/artifact';
 import { deploy } from '../test/helpers/platform';
 import { startPostgres } from '../test/helpers/postgres';
 import { queueSpec, WORKER_PY } from '../test/helpers/testWorkers';
+import { BUNDLE, stratoArgs } from './strato';
 
 const REPO = path.resolve(__dirname, '..');
 const KEY = 'bench-key';
@@ -30,8 +31,8 @@ interface Node {
 }
 
 function startNode(dataDir: string, database: string): Promise<Node> {
-  const args = ['--import', 'tsx', 'engine/src/cli/main.ts', 'platform', 'serve', '--data-dir', dataDir, '--port', '0', '--api-key', KEY];
-  const child = spawn(process.execPath, [...args, '--python', PYTHON, '--database', database, '--node-lost-ms', '3000'], {
+  const args = stratoArgs('platform', 'serve', '--data-dir', dataDir, '--port', '0', '--api-key', KEY, '--python', PYTHON);
+  const child = spawn(process.execPath, [...args, '--database', database, '--node-lost-ms', '3000'], {
     cwd: REPO,
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
@@ -189,7 +190,9 @@ async function main() {
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'strato-bench-multinode-'));
   const server = await startPostgres();
   try {
-    console.log(`multinode bench: Node ${process.version}, ${os.cpus().length} cores, PostgreSQL on this machine, workers run ${PYTHON}`);
+    console.log(
+      `multinode bench: Node ${process.version}, ${os.cpus().length} cores, PostgreSQL on this machine, workers run ${PYTHON}, nodes run ${BUNDLE ? 'dist/cli.js' : 'the sources (tsx)'}`,
+    );
     console.log(`\n/run throughput to completion, ${N.toLocaleString('en')} no-op jobs, ${CLIENTS} clients spread over the nodes, 3 workers x 8 per node:`);
     const one = await throughput(server, tmp, 1);
     const three = await throughput(server, tmp, 3);

@@ -15,6 +15,7 @@ import { Pool } from 'undici';
 import { ControlPlaneClient, type Endpoint } from '../engine/src/api/controlPlane';
 import { buildProject } from '../engine/src/build';
 import { residentBytes } from '../test/helpers/platform';
+import { BUNDLE, stratoArgs } from './strato';
 
 const REPO = path.resolve(__dirname, '..');
 const KEY = 'bench-key';
@@ -170,26 +171,14 @@ async function health(pool: Pool, id: string): Promise<{ jobs: Record<string, nu
 async function main() {
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'strato-bench-platform-'));
   try {
-    console.log(`platform bench: Node ${process.version}, ${os.cpus().length} cores, workers run ${PYTHON}`);
+    console.log(
+      `platform bench: Node ${process.version}, ${os.cpus().length} cores, workers run ${PYTHON}, the platform runs ${BUNDLE ? 'dist/cli.js' : 'the sources (tsx)'}`,
+    );
     const echoUrl = await start(process.execPath, ['-e', ECHO], /listening on (\S+)/);
     const relayUrl = await start(process.execPath, ['-e', RELAY], /listening on (\S+)/, { ...process.env, RELAY_PYTHON: PYTHON, RELAY_PY });
     const url = await start(
       process.execPath,
-      [
-        '--import',
-        'tsx',
-        'engine/src/cli/main.ts',
-        'platform',
-        'serve',
-        '--data-dir',
-        path.join(tmp, 'data'),
-        '--port',
-        '0',
-        '--api-key',
-        KEY,
-        '--python',
-        PYTHON,
-      ],
+      stratoArgs('platform', 'serve', '--data-dir', path.join(tmp, 'data'), '--port', '0', '--api-key', KEY, '--python', PYTHON),
       /listening on (\S+)/,
       { ...process.env, STRATO_PGLITE_TEMPLATE: TEMPLATE_DIR, STRATO_DATA_DIR: path.join(tmp, 'user') },
     );

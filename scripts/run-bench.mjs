@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 
 const filters = process.argv.slice(2);
-const HELPERS = new Set(['report.ts', 'clusterBed.ts']);
+const HELPERS = new Set(['report.ts', 'clusterBed.ts', 'strato.ts']);
 const files = readdirSync('bench')
   .filter((f) => /\.(ts|mjs)$/.test(f) && !HELPERS.has(f) && (filters.length === 0 || filters.some((x) => f.includes(x))))
   .sort();
