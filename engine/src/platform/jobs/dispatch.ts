@@ -20,6 +20,9 @@ export interface DispatchDeps {
 export type HeartbeatVerdict = { cancel: string[]; replace: string | null };
 
 export class Dispatcher {
+  /** Endpoints whose jobs arrived in this turn of the event loop (wake). */
+  private toWake = new Set<string>();
+
   constructor(
     private readonly engine: JobEngine,
     private readonly deps: DispatchDeps,
@@ -106,8 +109,23 @@ export class Dispatcher {
     if (jobs.length > 0) t.deliver(jobs);
   }
 
-  /** Jobs arrived on the endpoint: wake parked workers, oldest first. */
+  /**
+   * Jobs arrived on the endpoint: parked workers are woken, oldest first, once the requests read in this turn of the
+   * event loop are all in (setImmediate: no timer, a few microseconds), so that jobs arriving together reach a worker
+   * in one frame and one write rather than a write each, which is what a busy node spends its time on.
+   */
   wake(endpointId: string): void {
+    if (this.toWake.size === 0) setImmediate(() => this.wakeArrived());
+    this.toWake.add(endpointId);
+  }
+
+  private wakeArrived(): void {
+    const ids = [...this.toWake];
+    this.toWake.clear();
+    for (const id of ids) this.wakeNow(id);
+  }
+
+  private wakeNow(endpointId: string): void {
     const queue = this.engine.endpointJobs(endpointId).queue;
     for (const t of [...queue.waiting()]) {
       if (queue.queued === 0) return;
