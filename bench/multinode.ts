@@ -17,7 +17,7 @@ import { buildTestArtifact } from '../test/helpers/artifact';
 import { deploy } from '../test/helpers/platform';
 import { startPostgres } from '../test/helpers/postgres';
 import { queueSpec, WORKER_PY } from '../test/helpers/testWorkers';
-import { BUNDLE, stratoArgs } from './strato';
+import { BUNDLE, onInterrupt, stratoArgs } from './strato';
 
 const REPO = path.resolve(__dirname, '..');
 const KEY = 'bench-key';
@@ -246,6 +246,11 @@ async function throughput(server: Awaited<ReturnType<typeof startPostgres>>, tmp
 async function main() {
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'strato-bench-multinode-'));
   const server = await startPostgres();
+  onInterrupt(() => {
+    for (const c of children) killGroup(c, 'SIGKILL');
+    server.stop();
+    fs.rmSync(tmp, { recursive: true, force: true });
+  });
   try {
     console.log(
       `multinode bench: Node ${process.version}, ${os.cpus().length} cores, PostgreSQL on this machine, workers run ${PYTHON}, nodes run ${BUNDLE ? 'dist/cli.js' : 'the sources (tsx)'}`,

@@ -15,7 +15,7 @@ import { Pool } from 'undici';
 import { ControlPlaneClient, type Endpoint } from '../engine/src/api/controlPlane';
 import { buildProject } from '../engine/src/build';
 import { residentBytes } from '../test/helpers/platform';
-import { BUNDLE, stratoArgs } from './strato';
+import { BUNDLE, onInterrupt, stratoArgs } from './strato';
 
 const REPO = path.resolve(__dirname, '..');
 const KEY = 'bench-key';
@@ -170,6 +170,16 @@ async function health(pool: Pool, id: string): Promise<{ jobs: Record<string, nu
 
 async function main() {
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'strato-bench-platform-'));
+  onInterrupt(() => {
+    for (const c of children) {
+      try {
+        process.kill(-c.pid!, 'SIGKILL');
+      } catch {
+        /* gone */
+      }
+    }
+    fs.rmSync(tmp, { recursive: true, force: true });
+  });
   try {
     console.log(
       `platform bench: Node ${process.version}, ${os.cpus().length} cores, workers run ${PYTHON}, the platform runs ${BUNDLE ? 'dist/cli.js' : 'the sources (tsx)'}`,

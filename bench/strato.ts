@@ -13,3 +13,18 @@ const NODE_FLAGS = (process.env.STRATO_BENCH_NODE_FLAGS ?? '').split(/\s+/).filt
 export function stratoArgs(...args: string[]): string[] {
   return [...NODE_FLAGS, ...(BUNDLE ? ['dist/cli.js'] : ['--import', 'tsx', 'engine/src/cli/main.ts']), ...args];
 }
+
+/**
+ * Runs `cleanup` (synchronous: kill the bench's processes, stop its database) when the bench is interrupted (Ctrl+C,
+ * `timeout`), then exits: the platform processes run in process groups of their own and would outlive it.
+ */
+export function onInterrupt(cleanup: () => void): void {
+  for (const signal of ['SIGINT', 'SIGTERM'] as const)
+    process.once(signal, () => {
+      try {
+        cleanup();
+      } finally {
+        process.exit(signal === 'SIGINT' ? 130 : 143);
+      }
+    });
+}

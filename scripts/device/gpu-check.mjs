@@ -274,9 +274,7 @@ async function main() {
   process.exitCode = failed ? 1 : 0;
 }
 
-main().catch((e) => {
-  console.error(`gpu check could not finish: ${e.message}`);
-  process.exitCode = 1;
+function killAll() {
   for (const c of children) {
     try {
       process.kill(-c.pid, 'SIGKILL');
@@ -284,4 +282,17 @@ main().catch((e) => {
       // gone
     }
   }
+}
+
+// Interrupted (Ctrl+C, `timeout`): the platform runs in a process group of its own and would outlive the check.
+for (const signal of ['SIGINT', 'SIGTERM'])
+  process.once(signal, () => {
+    killAll();
+    process.exit(1);
+  });
+
+main().catch((e) => {
+  console.error(`gpu check could not finish: ${e.message}`);
+  process.exitCode = 1;
+  killAll();
 });
