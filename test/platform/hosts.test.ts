@@ -79,4 +79,12 @@ test('a GPU endpoint goes to a host with GPUs of the kind it asks for, waits for
     new GpuAllocator({ count: 1, names: ['NVIDIA H200'] }).note('ADA_24'),
     'the endpoint asks for ADA_24 GPUs and this machine has 1 x NVIDIA H200: its workers run on those',
   );
+  // An endpoint that names no kind (the manifest's default) waits for any GPU, and the message names none.
+  const two = pool({ name: 'a', gpus: ['NVIDIA H200'] }, { name: 'b', gpus: ['NVIDIA L4'] });
+  two.get('h-a')!.gpus.assign('w3', 'e', { count: 1 });
+  two.get('h-b')!.gpus.assign('w4', 'e', { count: 1 });
+  assert.equal(
+    name(two.place(endpoint({ cpu: undefined, gpuIds: undefined }))),
+    'waiting for a free GPU: all 2 GPUs of 2 worker hosts are held; jobs wait until one is free (a GPU belongs to one worker at a time)',
+  );
 });

@@ -45,7 +45,10 @@ export function resetGpuDetection(): void {
   cached = null;
 }
 
-/** What a worker of a GPU endpoint asks for: `count` GPUs (gpu_count) of the kinds `gpuIds` names (the manifest's "HOPPER_141,NVIDIA L4", or "any"). */
+/**
+ * What a worker of a GPU endpoint asks for: `count` GPUs (gpu_count) of the kinds `gpuIds` names (the manifest's
+ * "HOPPER_141,NVIDIA L4", or "any").
+ */
 export interface GpuWant {
   count: number;
   gpuIds?: string;

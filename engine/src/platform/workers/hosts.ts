@@ -1,6 +1,7 @@
 // The machines workers run on: the platform's own and the worker hosts that joined with `strato platform agent`
 // (remoteHost.ts). A new worker is placed by datacenter (the endpoint's `datacenters`; volumes live on the
-// platform's machine), hardware (free GPUs of the kind it asks for, min_cuda_version) and load (fewest workers). GPUs are exclusive per host.
+// platform's machine), hardware (free GPUs of the kind it asks for, min_cuda_version) and load (fewest workers).
+// GPUs are exclusive per host.
 import os from 'node:os';
 import type { DeployedEndpoint } from '../controlPlane/service';
 import type { HostView } from '../../protocol/agents';
@@ -112,7 +113,7 @@ export class HostPool {
         const free = big.filter((h) => h.gpus.canAssign(want));
         if (free.length === 0) {
           if (candidates.length === 1) return candidates[0].gpus.waiting(ep.id, want) ?? 'waiting for a free GPU';
-          const kind = ofKind.length > 0 && want.gpuIds !== 'any' ? ` ${want.gpuIds}` : '';
+          const kind = ofKind.length > 0 && want.gpuIds && want.gpuIds !== 'any' ? ` ${want.gpuIds}` : '';
           const held = big.reduce((s, h) => s + h.gpus.usable(want.gpuIds).length, 0);
           return big.length === 0
             ? `the endpoint asks for ${want.count}${kind} GPUs per worker (gpu_count) and no worker host has that many: its workers cannot start`
