@@ -17,7 +17,7 @@ import { buildTestArtifact } from '../test/helpers/artifact';
 import { deploy } from '../test/helpers/platform';
 import { startPostgres } from '../test/helpers/postgres';
 import { queueSpec, WORKER_PY } from '../test/helpers/testWorkers';
-import { BUNDLE, onInterrupt, stratoArgs } from './strato';
+import { BUNDLE, killGroup, cleanUpOnExit, stratoArgs } from './strato';
 
 const REPO = path.resolve(__dirname, '..');
 const KEY = 'bench-key';
@@ -61,14 +61,6 @@ function startNode(dataDir: string, database: string): Promise<Node> {
     child.stderr!.on('data', on);
     child.on('exit', (code) => reject(new Error(`exited ${code}: ${out}`)));
   });
-}
-
-function killGroup(c: ChildProcess, signal: NodeJS.Signals): void {
-  try {
-    process.kill(-c.pid!, signal);
-  } catch {
-    /* gone */
-  }
 }
 
 /** CPU seconds used so far by the processes of this machine, by kind (Linux /proc; empty elsewhere). */
@@ -246,7 +238,7 @@ async function throughput(server: Awaited<ReturnType<typeof startPostgres>>, tmp
 async function main() {
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'strato-bench-multinode-'));
   const server = await startPostgres();
-  onInterrupt(() => {
+  cleanUpOnExit(() => {
     for (const c of children) killGroup(c, 'SIGKILL');
     server.stop();
     fs.rmSync(tmp, { recursive: true, force: true });

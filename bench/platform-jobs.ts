@@ -15,7 +15,7 @@ import { Pool } from 'undici';
 import { ControlPlaneClient, type Endpoint } from '../engine/src/api/controlPlane';
 import { buildProject } from '../engine/src/build';
 import { residentBytes } from '../test/helpers/platform';
-import { BUNDLE, onInterrupt, stratoArgs } from './strato';
+import { BUNDLE, killGroup, cleanUpOnExit, stratoArgs } from './strato';
 
 const REPO = path.resolve(__dirname, '..');
 const KEY = 'bench-key';
@@ -170,14 +170,8 @@ async function health(pool: Pool, id: string): Promise<{ jobs: Record<string, nu
 
 async function main() {
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'strato-bench-platform-'));
-  onInterrupt(() => {
-    for (const c of children) {
-      try {
-        process.kill(-c.pid!, 'SIGKILL');
-      } catch {
-        /* gone */
-      }
-    }
+  cleanUpOnExit(() => {
+    for (const c of children) killGroup(c, 'SIGKILL');
     fs.rmSync(tmp, { recursive: true, force: true });
   });
   try {
@@ -292,21 +286,9 @@ async function main() {
     console.log(`  interpreter start alone p50 ${ms(pct(py, 50))}`);
     await Promise.all([echoPool.close(), relayPool.close(), pPool.close(), pool.close()]);
   } finally {
-    for (const c of children) {
-      try {
-        process.kill(-c.pid!, 'SIGTERM');
-      } catch {
-        /* gone */
-      }
-    }
+    for (const c of children) killGroup(c, 'SIGTERM');
     await new Promise((r) => setTimeout(r, 1500));
-    for (const c of children) {
-      try {
-        process.kill(-c.pid!, 'SIGKILL');
-      } catch {
-        /* gone */
-      }
-    }
+    for (const c of children) killGroup(c, 'SIGKILL');
     fs.rmSync(tmp, { recursive: true, force: true });
   }
 }

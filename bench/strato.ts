@@ -1,6 +1,8 @@
 // How a bench runs the `strato` command in a process of its own: the TypeScript sources through tsx (no build needed),
 // or, with `--bundle`, the bundled dist/cli.js that users run (after `npm run build`; also what a machine without the
 // dev dependencies has: scripts/device/).
+import type { ChildProcess } from 'node:child_process';
+
 export const BUNDLE = process.argv.includes('--bundle');
 
 /**
@@ -15,16 +17,33 @@ export function stratoArgs(...args: string[]): string[] {
 }
 
 /**
- * Runs `cleanup` (synchronous: kill the bench's processes, stop its database) when the bench is interrupted (Ctrl+C,
- * `timeout`), then exits: the platform processes run in process groups of their own and would outlive it.
+ * Runs `cleanup` (synchronous: kill the bench's processes, stop its database) once, however the bench ends: a signal
+ * (Ctrl+C, `timeout`; it then exits) or any exit, a crash included (an uncaught EPIPE when its output is piped to
+ * `head`). The platform processes run in process groups of their own and would outlive it.
  */
-export function onInterrupt(cleanup: () => void): void {
+export function cleanUpOnExit(cleanup: () => void): void {
+  let done = false;
+  const once = () => {
+    if (done) return;
+    done = true;
+    cleanup();
+  };
+  process.once('exit', once);
   for (const signal of ['SIGINT', 'SIGTERM'] as const)
     process.once(signal, () => {
       try {
-        cleanup();
+        once();
       } finally {
         process.exit(signal === 'SIGINT' ? 130 : 143);
       }
     });
+}
+
+/** Signals the process group of a child started with `detached: true` (the platform and its workers); gone is fine. */
+export function killGroup(c: ChildProcess, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-c.pid!, signal);
+  } catch {
+    /* gone */
+  }
 }
