@@ -169,6 +169,11 @@ async function serve(
       flushing = post(`/_agent/${reg.hostId}/events`, { events: batch })
         .then(() => undefined)
         .catch(() => {
+          // Once the host has left, what it still has to tell goes nowhere: no retry keeps the process alive.
+          if (closing) {
+            events = [];
+            return undefined;
+          }
           events = [...batch.filter((e) => e.type === 'exit' || events.length < OUTPUT_BACKLOG), ...events];
           return new Promise<void>((r) => setTimeout(r, RETRY_MS));
         })
@@ -269,6 +274,7 @@ async function serve(
       try {
         const r = await post(`/_agent/${reg.hostId}/poll`, { waitMs: reg.pollWaitMs }, reg.pollWaitMs + CONNECT_TIMEOUT_MS);
         if (r.status === 404) {
+          if (closing) break; // the host left: the platform forgot it, as asked
           o.log(`the platform forgot this host (lost, or restarted): stopping its ${workers.size} workers and registering again`);
           stopAll('SIGKILL');
           workers.clear();
