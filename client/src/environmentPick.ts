@@ -1,5 +1,5 @@
 // Pure logic of the environment quick pick: existing environments (the dev server's `live` one left out of
-// deploys), a "new..." entry, which one is preselected, and the check of a typed name.
+// deploys, and out of reads once it has no endpoint), a "new..." entry, which one is preselected, and the check of a typed name.
 import { DEFAULT_ENVIRONMENT, DEV_ENVIRONMENT } from '../../engine/src/deploy';
 import { APP_OR_ENV_NAME, APP_OR_ENV_NAME_RULE } from '../../engine/src/protocol';
 
@@ -20,7 +20,8 @@ export interface ExistingEnvironment {
 
 /** Items for deploy (`allowNew`) or for reading an environment (env get, undeploy, run). */
 export function environmentItems(existing: readonly ExistingEnvironment[], o: { allowNew: boolean; forDeploy: boolean }): EnvironmentPickItem[] {
-  const envs = existing.filter((e) => !o.forDeploy || e.name !== DEV_ENVIRONMENT).sort((a, b) => a.name.localeCompare(b.name));
+  // The dev server's `live` is never a deploy target, and once the dev server stopped (no endpoint left) nothing to read.
+  const envs = existing.filter((e) => e.name !== DEV_ENVIRONMENT || (!o.forDeploy && e.endpoints !== 0)).sort((a, b) => a.name.localeCompare(b.name));
   const items: EnvironmentPickItem[] = envs.map((e) => ({
     label: e.name,
     environment: e.name,

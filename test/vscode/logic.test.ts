@@ -140,6 +140,26 @@ test('the deploy environment pick: existing ones (not the dev server\'s live), p
   const read = environmentItems([{ name: 'staging' }], { allowNew: false, forDeploy: false });
   assert.equal(onlyChoice(read), 'staging');
   assert.equal(onlyChoice(none), undefined);
+  // Reading: the dev server's live environment while it runs, not the empty one a stopped dev server leaves.
+  const running = environmentItems(
+    [
+      { name: 'live', endpoints: 2 },
+      { name: 'production', endpoints: 4 },
+    ],
+    { allowNew: false, forDeploy: false },
+  );
+  assert.deepEqual(
+    running.map((i) => i.label),
+    ['live', 'production'],
+  );
+  const stopped = environmentItems(
+    [
+      { name: 'live', endpoints: 0 },
+      { name: 'production', endpoints: 4 },
+    ],
+    { allowNew: false, forDeploy: false },
+  );
+  assert.equal(onlyChoice(stopped), 'production');
 });
 
 test('a new environment name is checked before anything is built', () => {
