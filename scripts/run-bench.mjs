@@ -1,11 +1,13 @@
 // Runs the benchmarks in bench/ (all, or those whose name contains an argument), each printing its own figures as it
 // goes, then prints the headline figures of all of them in one table, each beside its baseline from the same run.
+// Arguments starting with `--` go to every bench (`--bundle`: the platform runs dist/cli.js, bench/strato.ts).
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
 
-const filters = process.argv.slice(2);
+const filters = process.argv.slice(2).filter((a) => !a.startsWith('--'));
+const flags = process.argv.slice(2).filter((a) => a.startsWith('--'));
 const HELPERS = new Set(['report.ts', 'clusterBed.ts', 'strato.ts']);
 const files = readdirSync('bench')
   .filter((f) => /\.(ts|mjs)$/.test(f) && !HELPERS.has(f) && (filters.length === 0 || filters.some((x) => f.includes(x))))
@@ -16,7 +18,7 @@ let failed = 0;
 const outcome = new Map();
 for (const f of files) {
   console.log(`\n### bench/${f}`);
-  const r = spawnSync(process.execPath, ['--import', 'tsx', `bench/${f}`], { stdio: 'inherit', env: { ...process.env, STRATO_BENCH_ROWS: rowsFile } });
+  const r = spawnSync(process.execPath, ['--import', 'tsx', `bench/${f}`, ...flags], { stdio: 'inherit', env: { ...process.env, STRATO_BENCH_ROWS: rowsFile } });
   if (r.status !== 0) failed++;
   outcome.set(f.replace(/\.(ts|mjs)$/, ''), r.status === 0 ? 'ok' : 'FAILED');
 }
