@@ -149,6 +149,56 @@ const workers = net.createServer((s) => {
 workers.listen(0, '127.0.0.1', () => spawn(process.env.RELAY_PYTHON, ['-c', process.env.RELAY_PY, String(workers.address().port)], { stdio: 'inherit' }));
 `;
 
+/** CPU time (user + system, ms) of a process, or of one of its threads; 0 where /proc cannot say (not Linux). */
+function cpuMs(pid: number, tid?: number): number {
+  try {
+    const stat = fs.readFileSync(tid === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${tid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(f[11]) + Number(f[12])) * 1000) / 100; // clock ticks of 1/100 s (USER_HZ)
+  } catch {
+    return 0;
+  }
+}
+
+/** The processes descended from `pid` (Linux). */
+function childPids(pid: number): number[] {
+  const out: number[] = [];
+  for (const p of fs.existsSync('/proc') ? fs.readdirSync('/proc') : []) {
+    if (!/^\d+$/.test(p)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${p}/stat`, 'utf8');
+      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid) out.push(Number(p), ...childPids(Number(p)));
+    } catch {
+      /* gone meanwhile */
+    }
+  }
+  return out;
+}
+
+/**
+ * CPU spent per request by each process on a round trip's path, summed over the rounds measured: on a machine whose
+ * cores are fewer than the processes a round trip wakes, these run one after another and their sum is the latency.
+ */
+class CpuPerRequest {
+  private readonly spent = new Map<string, number>();
+  private requests = 0;
+  constructor(private readonly parts: Record<string, () => number>) {}
+  /** Runs `run`, which makes `calls` requests, and adds what each process spent meanwhile. */
+  async measure<T>(calls: number, run: () => Promise<T>): Promise<T> {
+    const before = Object.entries(this.parts).map(([k, f]) => [k, f()] as const);
+    const client0 = process.cpuUsage();
+    const out = await run();
+    const client = process.cpuUsage(client0);
+    for (const [k, v] of before) this.spent.set(k, (this.spent.get(k) ?? 0) + this.parts[k]() - v);
+    this.spent.set('client (this bench, undici)', (this.spent.get('client (this bench, undici)') ?? 0) + (client.user + client.system) / 1000);
+    this.requests += calls;
+    return out;
+  }
+  line(): string {
+    return [...this.spent].map(([k, v]) => `${k} ${((v / this.requests) * 1000).toFixed(0)} µs`).join(', ');
+  }
+}
+
 async function roundTrips(pool: Pool, p: string, n: number, warm: number): Promise<number[]> {
   const body = JSON.stringify({ input: { x: 1 } });
   const headers = { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' };
@@ -202,10 +252,20 @@ async function main() {
     await roundTrips(echoPool, '/', 0, 1000);
     await roundTrips(relayPool, '/', 0, 1000);
     await roundTrips(pPool, `/v2/${eps.warm.id}/runsync`, 0, 1000);
+    const [echoPid, relayPid] = [children[0].pid!, children[1].pid!];
+    const [relayPython] = childPids(relayPid);
+    const warmWorker = childPids(platformPid).filter((p) => /handler_warm/.test(fs.readFileSync(`/proc/${p}/cmdline`, 'utf8')));
+    const echoCpu = new CpuPerRequest({ 'echo server': () => cpuMs(echoPid) });
+    const relayCpu = new CpuPerRequest({ relay: () => cpuMs(relayPid), 'its Python': () => cpuMs(relayPython) });
+    const platformCpu = new CpuPerRequest({
+      'platform main thread': () => cpuMs(platformPid, platformPid),
+      'its other threads (database, GC)': () => cpuMs(platformPid) - cpuMs(platformPid, platformPid),
+      'Python worker': () => warmWorker.reduce((sum, p) => sum + cpuMs(p), 0),
+    });
     for (let round = 0; round < 10; round++) {
-      floor.push(...(await roundTrips(echoPool, '/', 500, 50)));
-      relay.push(...(await roundTrips(relayPool, '/', 500, 50)));
-      rt.push(...(await roundTrips(pPool, `/v2/${eps.warm.id}/runsync`, 500, 50)));
+      floor.push(...(await echoCpu.measure(550, () => roundTrips(echoPool, '/', 500, 50))));
+      relay.push(...(await relayCpu.measure(550, () => roundTrips(relayPool, '/', 500, 50))));
+      rt.push(...(await platformCpu.measure(550, () => roundTrips(pPool, `/v2/${eps.warm.id}/runsync`, 500, 50))));
     }
     const [f50, f90, f99] = [50, 90, 99].map((p) => pct(floor, p));
     const [r50, r90, r99] = [50, 90, 99].map((p) => pct(rt, p));
@@ -218,6 +278,13 @@ async function main() {
     console.log(`  /runsync / echo           p50 ${x(r50, f50)}  p90 ${x(r90, f90)}  p99 ${x(r99, f99)}   (targets: p50 within 2x, p90 within 2.5x)`);
     console.log(`  relay / echo              p50 ${x(l50, f50)}  p90 ${x(l90, f90)}  p99 ${x(l99, f99)}   (the design's floor)`);
     console.log(`  /runsync / relay          p50 ${x(r50, l50)}  p90 ${x(r90, l90)}  p99 ${x(r99, l99)}   (what the platform adds)`);
+    if (fs.existsSync('/proc')) {
+      // What bounds the ratio where cores are few: a round trip's processes mostly run one after another.
+      console.log(`  CPU per request (user + system, over the 5,500 calls of those rounds):`);
+      console.log(`    echo:     ${echoCpu.line()}`);
+      console.log(`    relay:    ${relayCpu.line()}`);
+      console.log(`    /runsync: ${platformCpu.line()}`);
+    }
 
     // 2. /run throughput to completion.
     const N = 10_000;
