@@ -18,7 +18,10 @@ let failed = 0;
 const outcome = new Map();
 for (const f of files) {
   console.log(`\n### bench/${f}`);
-  const r = spawnSync(process.execPath, ['--import', 'tsx', `bench/${f}`, ...flags], { stdio: 'inherit', env: { ...process.env, STRATO_BENCH_ROWS: rowsFile } });
+  const r = spawnSync(process.execPath, ['--import', 'tsx', `bench/${f}`, ...flags], {
+    stdio: 'inherit',
+    env: { ...process.env, STRATO_BENCH_ROWS: rowsFile },
+  });
   if (r.status !== 0) failed++;
   outcome.set(f.replace(/\.(ts|mjs)$/, ''), r.status === 0 ? 'ok' : 'FAILED');
 }
