@@ -127,6 +127,73 @@ test('a failed commit rejects its waiters and the jobs are written by the next o
   assert.equal(j.storeState, 'stored');
 });
 
+test('running and answered /runsync jobs are committed together after syncMs; any other change takes them along', async () => {
+  const commits: Array<{ at: number; ids: string[] }> = [];
+  const recording = {
+    writeJobs: async (b: JobBatch) => void commits.push({ at: Date.now(), ids: [...b.inserts, ...b.updates].map((r) => r.id) }),
+  } as unknown as PlatformStore;
+  const writer = new JobWriter(recording, 1, 5, (e) => assert.fail(e), 300);
+  const answered = (id: string) => Object.assign(new Job(id, 'ep', 'runsync', '{}', 1, 60_000), { status: 'COMPLETED', output: '{}' });
+  const started = Date.now();
+  const first = ['s1', 's2', 's3'].map(answered);
+  for (const j of first) writer.changed(j);
+  await new Promise((r) => setTimeout(r, 100));
+  assert.equal(commits.length, 0, 'answered jobs wait beyond lazyMs');
+  assert.ok(
+    first.every((j) => writer.pending(j) && j.storeState === 'new'),
+    'they are pending, in memory',
+  );
+  await new Promise((r) => setTimeout(r, 350));
+  assert.deepEqual(
+    commits.map((c) => c.ids),
+    [['s1', 's2', 's3']],
+    'one commit took them all once syncMs passed',
+  );
+  assert.ok(commits[0].at - started >= 290, `committed after ${commits[0].at - started} ms`);
+
+  // A queued /runsync job (another node may take it over once durable) waits lazyMs, and takes the answered one along;
+  // a running one stays out of that commit (it is about to end) and is written once, ended, after syncMs.
+  const running = Object.assign(new Job('s6', 'ep', 'runsync', '{}', 1, 60_000), { status: 'IN_PROGRESS' });
+  writer.changed(running);
+  writer.changed(answered('s4'));
+  const queued = new Job('s5', 'ep', 'runsync', '{}', 1, 60_000);
+  writer.changed(queued);
+  await new Promise((r) => setTimeout(r, 100));
+  assert.deepEqual(
+    commits.slice(1).map((c) => c.ids),
+    [['s4', 's5']],
+  );
+  Object.assign(running, { status: 'COMPLETED', output: '{}' });
+  writer.changed(running);
+  // Once stored a job is not 'new': its next state is committed within lazyMs.
+  Object.assign(queued, { status: 'IN_PROGRESS' });
+  writer.changed(queued);
+  await new Promise((r) => setTimeout(r, 100));
+  assert.deepEqual(
+    commits.slice(2).map((c) => [...c.ids].sort()),
+    [['s5', 's6']],
+    'the ended s6 went along with the change of s5',
+  );
+  assert.equal(running.storeState, 'stored');
+  // Held for its syncMs, then written once.
+  const slow = Object.assign(new Job('s8', 'ep', 'runsync', '{}', 1, 60_000), { status: 'IN_PROGRESS' });
+  writer.changed(slow);
+  await new Promise((r) => setTimeout(r, 100));
+  assert.equal(commits.length, 3);
+  await new Promise((r) => setTimeout(r, 300));
+  assert.deepEqual(
+    commits.slice(3).map((c) => c.ids),
+    [['s8']],
+  );
+  // Shutdown writes what waits.
+  writer.changed(answered('s7'));
+  await writer.close();
+  assert.deepEqual(
+    commits.slice(4).map((c) => c.ids),
+    [['s7']],
+  );
+});
+
 test('the cache of ended jobs keeps the most recently used within its bound; a job above it is not kept', () => {
   const job = (id: string, outputLength: number) =>
     Object.assign(new Job(id, 'ep', 'run', '{}', 1, 1), { status: 'COMPLETED', output: 'x'.repeat(outputLength) });

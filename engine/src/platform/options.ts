@@ -43,6 +43,8 @@ export interface PlatformOptions {
   groupCommitMs?: number;
   /** Longest wait before committing transitions nobody waits for (started, completed...), in ms. */
   lazyCommitMs?: number;
+  /** Longest wait before the first commit of a `/runsync` job that is running or answered (jobWriter.ts), in ms. */
+  syncCommitMs?: number;
   /** Jobs waiting in one endpoint's queue before `/run` answers 429. */
   maxQueuedPerEndpoint?: number;
   /**
@@ -87,6 +89,7 @@ export interface ResolvedOptions {
   workerStopGraceMs: number;
   groupCommitMs: number;
   lazyCommitMs: number;
+  syncCommitMs: number;
   maxQueuedPerEndpoint: number;
   endedJobCacheBytes: number;
   writeStateFile: boolean;
@@ -147,6 +150,7 @@ export function resolveOptions(o: PlatformOptions): ResolvedOptions {
     workerStopGraceMs: o.workerStopGraceMs ?? 5000,
     groupCommitMs: o.groupCommitMs ?? 2,
     lazyCommitMs: o.lazyCommitMs ?? 20,
+    syncCommitMs: o.syncCommitMs ?? 100,
     maxQueuedPerEndpoint: o.maxQueuedPerEndpoint ?? 200_000,
     endedJobCacheBytes: o.endedJobCacheBytes ?? 64 * 1024 * 1024,
     writeStateFile: o.writeStateFile ?? true,

@@ -86,8 +86,12 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
     });
     cp.clustered = Boolean(o.database);
     const keys = await KeyRing.load(apiKey, store, o.clock, o.log);
-    const writer = new JobWriter(store, o.groupCommitMs, o.lazyCommitMs, (e) =>
-      o.log(`strato platform: the job store could not commit (${e.message}); retrying`),
+    const writer = new JobWriter(
+      store,
+      o.groupCommitMs,
+      o.lazyCommitMs,
+      (e) => o.log(`strato platform: the job store could not commit (${e.message}); retrying`),
+      o.syncCommitMs,
     );
     let port = o.port;
     const workerUrl = () => {

@@ -86,6 +86,15 @@ export class Job implements StoredJob {
     return TERMINAL.has(this.status);
   }
 
+  /**
+   * A `/runsync` job running or ended: only its request knows its id (it is given with the result, or once the job is
+   * durable when `wait` elapses), so its first row is owed to nobody yet (jobWriter.ts). A queued one is not: another
+   * node may take it over only once its row is durable (workSharing.ts).
+   */
+  get rowMayWait(): boolean {
+    return this.kind === 'runsync' && this.status !== 'IN_QUEUE';
+  }
+
   expired(now: number): boolean {
     return this.expiresAt !== null && now >= this.expiresAt;
   }
