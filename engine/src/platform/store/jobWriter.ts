@@ -1,10 +1,10 @@
 // Write-behind group commit for jobs. Every state change marks the job dirty; a flush writes every dirty job
-// in one transaction. Two speeds: when a caller must not answer before a job is durable (`/run`) it awaits
+// in one transaction. Three speeds: when a caller must not answer before a job is durable (`/run`) it awaits
 // `durable()`, which commits within `eagerMs`; transitions nobody waits for are committed within `lazyMs`
-// (or with the next eager commit), so a busy platform spends its time on requests, not on commits. A job never stored
-// whose row nobody is owed yet (`rowMayWait`: a `/runsync` job running or answered, whose id only its request knows)
-// may wait `syncMs`, so that a run of them is one commit of many rows: the database's work per row falls by half from
-// 30 rows to 150 (bench/platform-jobs.ts: on 2 cores that work is what widened the `/runsync` p90).
+// (or with the next eager commit), so a busy platform spends its time on requests, not on commits; and a job never
+// stored whose row nobody is owed yet (`rowMayWait`: a `/runsync` job running or answered, whose id only its request
+// knows) may wait `syncMs`, so that a run of them is one commit of many rows: the database's work per row falls by
+// half from 30 rows to 150 (bench/platform-jobs.ts: on 2 cores that work is what widened the `/runsync` p90).
 // `onStored` tells the owner when a job's latest state is committed (an ended job may then leave memory).
 import type { JobBatch, JobRow, JobStateRow, PlatformStore } from './types';
 
