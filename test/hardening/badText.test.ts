@@ -91,7 +91,7 @@ test('a job whose error holds a NUL byte or a lone surrogate is stored, and /run
 test('a row the database refuses is left out alone: the rest of its group commit is written', async () => {
   const store = await SqlStore.open(await openPglite(path.join(tmp, 'db'), { templateDir: TEMPLATE_DIR }));
   const errors: string[] = [];
-  const writer = new JobWriter(store, 2, 20, (e) => errors.push(e.message));
+  const writer = new JobWriter(store, { eagerMs: 2, lazyMs: 20 }, (e) => errors.push(e.message));
   const good = Array.from({ length: 5 }, (_, i) => new Job(`good-${i}`, 'ep', 'run', '{}', 1000, 60_000));
   const bad = new Job('bad', 'ep', 'run', '{}', 1000, 60_000);
   bad.error = 'raw \u0000 byte that skipped sanitising';

@@ -29,7 +29,7 @@ test('jobs written through group commits are read back after a reopen', async ()
   const dir = path.join(tmp, 'db1');
   let store = await open(dir);
   assert.ok(fs.existsSync(path.join(TEMPLATE_DIR, 'PG_VERSION')), 'the template exists for the next data dirs');
-  const writer = new JobWriter(store, 2, 20, (e) => assert.fail(e));
+  const writer = new JobWriter(store, { eagerMs: 2, lazyMs: 20 }, (e) => assert.fail(e));
   const jobs = Array.from({ length: 500 }, (_, i) => new Job(`job-${i}`, 'ep1', 'run', JSON.stringify({ i }), 1000 + i, 60_000));
   for (const j of jobs) writer.changed(j);
   await writer.durable();
@@ -79,7 +79,7 @@ test('a worker slot claim that runs while the slot is released asks again, rathe
 
 test('expired ended jobs are deleted, except those named to keep; jobs that have not ended never are', async () => {
   const store = await open(path.join(tmp, 'db-expiry'));
-  const writer = new JobWriter(store, 2, 20, (e) => assert.fail(e));
+  const writer = new JobWriter(store, { eagerMs: 2, lazyMs: 20 }, (e) => assert.fail(e));
   const jobs = Array.from({ length: 4 }, (_, i) => new Job(`e-${i}`, 'ep', 'run', '{}', 1000, 60_000));
   for (const [i, j] of jobs.entries()) {
     if (i < 3) j.status = 'COMPLETED';
@@ -113,7 +113,7 @@ test('a failed commit rejects its waiters and the jobs are written by the next o
     },
   } as unknown as PlatformStore;
   const errors: string[] = [];
-  const writer = new JobWriter(flaky, 1, 1, (e) => errors.push(e.message));
+  const writer = new JobWriter(flaky, { eagerMs: 1, lazyMs: 1 }, (e) => errors.push(e.message));
   const j = new Job('a', 'ep', 'run', '{}', 1, 1);
   writer.changed(j);
   await assert.rejects(writer.durable(), /disk full/);
@@ -132,7 +132,7 @@ test('running and answered /runsync jobs are committed together after syncMs; an
   const recording = {
     writeJobs: async (b: JobBatch) => void commits.push({ at: Date.now(), ids: [...b.inserts, ...b.updates].map((r) => r.id) }),
   } as unknown as PlatformStore;
-  const writer = new JobWriter(recording, 1, 5, (e) => assert.fail(e), 300);
+  const writer = new JobWriter(recording, { eagerMs: 1, lazyMs: 5, syncMs: 300 }, (e) => assert.fail(e));
   const answered = (id: string) => Object.assign(new Job(id, 'ep', 'runsync', '{}', 1, 60_000), { status: 'COMPLETED', output: '{}' });
   const started = Date.now();
   const first = ['s1', 's2', 's3'].map(answered);

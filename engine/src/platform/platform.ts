@@ -86,13 +86,8 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
     });
     cp.clustered = Boolean(o.database);
     const keys = await KeyRing.load(apiKey, store, o.clock, o.log);
-    const writer = new JobWriter(
-      store,
-      o.groupCommitMs,
-      o.lazyCommitMs,
-      (e) => o.log(`strato platform: the job store could not commit (${e.message}); retrying`),
-      o.syncCommitMs,
-    );
+    const delays = { eagerMs: o.groupCommitMs, lazyMs: o.lazyCommitMs, syncMs: o.syncCommitMs };
+    const writer = new JobWriter(store, delays, (e) => o.log(`strato platform: the job store could not commit (${e.message}); retrying`));
     let port = o.port;
     const workerUrl = () => {
       const h = o.host === '0.0.0.0' || o.host === '::' ? '127.0.0.1' : o.host;

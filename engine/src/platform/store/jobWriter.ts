@@ -22,6 +22,13 @@ export interface StoredJob {
   readonly ended: boolean;
 }
 
+/** How soon each kind of change is committed, in ms (the three speeds above); `syncMs` defaults to `lazyMs`. */
+export interface CommitDelays {
+  eagerMs: number;
+  lazyMs: number;
+  syncMs?: number;
+}
+
 interface Waiter {
   resolve: () => void;
   reject: (e: Error) => void;
@@ -41,13 +48,19 @@ export class JobWriter {
   /** Called after a commit for each job it wrote whose state has not changed since (the row holds its latest state). */
   onStored: (job: StoredJob) => void = () => undefined;
 
+  private readonly eagerMs: number;
+  private readonly lazyMs: number;
+  private readonly syncMs: number;
+
   constructor(
     private readonly store: PlatformStore,
-    private readonly eagerMs: number,
-    private readonly lazyMs: number,
+    delays: CommitDelays,
     private readonly onError: (e: Error) => void,
-    private readonly syncMs = lazyMs,
-  ) {}
+  ) {
+    this.eagerMs = delays.eagerMs;
+    this.lazyMs = delays.lazyMs;
+    this.syncMs = delays.syncMs ?? delays.lazyMs;
+  }
 
   /** The job was created or changed: write it in the next group commit. */
   changed(job: StoredJob): void {
