@@ -14,7 +14,7 @@ import pg from 'pg';
 import { Pool } from 'undici';
 import { ControlPlaneClient } from '../engine/src/api/controlPlane';
 import { buildTestArtifact } from '../test/helpers/artifact';
-import { deploy } from '../test/helpers/platform';
+import { deploy, processIds, processStat } from '../test/helpers/platform';
 import { startPostgres } from '../test/helpers/postgres';
 import { queueSpec, WORKER_PY } from '../test/helpers/testWorkers';
 import { BUNDLE, killGroup, cleanUpOnExit, stratoArgs } from './strato';
@@ -66,34 +66,21 @@ function startNode(dataDir: string, database: string): Promise<Node> {
 /** CPU seconds used so far by the processes of this machine, by kind (Linux /proc; empty elsewhere). */
 function cpuByKind(nodePids: number[]): Record<string, number> {
   const out: Record<string, number> = {};
-  let pids: string[];
-  try {
-    pids = fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d));
-  } catch {
-    return out;
-  }
-  for (const pid of pids) {
-    let stat: string;
-    try {
-      stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    } catch {
-      continue;
-    }
-    const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    const seconds = (Number(f[11]) + Number(f[12])) / 100; // utime, stime in clock ticks
-    const pgid = Number(f[2]);
+  for (const pid of processIds()) {
+    const stat = processStat(pid);
+    if (!stat) continue;
+    const { comm, pgid } = stat;
     const kind =
-      Number(pid) === process.pid
+      pid === process.pid
         ? 'clients'
         : comm.startsWith('postgres')
           ? 'PostgreSQL'
           : comm.startsWith('python')
             ? 'workers'
-            : nodePids.includes(Number(pid)) || (nodePids.includes(pgid) && comm.startsWith('node'))
+            : nodePids.includes(pid) || (nodePids.includes(pgid) && comm.startsWith('node'))
               ? 'nodes'
               : null;
-    if (kind) out[kind] = (out[kind] ?? 0) + seconds;
+    if (kind) out[kind] = (out[kind] ?? 0) + stat.cpuMs / 1000;
   }
   return out;
 }

@@ -14,7 +14,7 @@ import { performance } from 'node:perf_hooks';
 import { Pool } from 'undici';
 import { ControlPlaneClient, type Endpoint } from '../engine/src/api/controlPlane';
 import { buildProject } from '../engine/src/build';
-import { residentBytes } from '../test/helpers/platform';
+import { commandLine, descendants, processStat, residentBytes } from '../test/helpers/platform';
 import { BUNDLE, killGroup, cleanUpOnExit, stratoArgs } from './strato';
 
 const REPO = path.resolve(__dirname, '..');
@@ -149,32 +149,6 @@ const workers = net.createServer((s) => {
 workers.listen(0, '127.0.0.1', () => spawn(process.env.RELAY_PYTHON, ['-c', process.env.RELAY_PY, String(workers.address().port)], { stdio: 'inherit' }));
 `;
 
-/** CPU time (user + system, ms) of a process, or of one of its threads; 0 where /proc cannot say (not Linux). */
-function cpuMs(pid: number, tid?: number): number {
-  try {
-    const stat = fs.readFileSync(tid === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${tid}/stat`, 'utf8');
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return ((Number(f[11]) + Number(f[12])) * 1000) / 100; // clock ticks of 1/100 s (USER_HZ)
-  } catch {
-    return 0;
-  }
-}
-
-/** The processes descended from `pid` (Linux). */
-function childPids(pid: number): number[] {
-  const out: number[] = [];
-  for (const p of fs.existsSync('/proc') ? fs.readdirSync('/proc') : []) {
-    if (!/^\d+$/.test(p)) continue;
-    try {
-      const stat = fs.readFileSync(`/proc/${p}/stat`, 'utf8');
-      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid) out.push(Number(p), ...childPids(Number(p)));
-    } catch {
-      /* gone meanwhile */
-    }
-  }
-  return out;
-}
-
 /**
  * CPU spent per request by each process on a round trip's path, summed over the rounds measured: on a machine whose
  * cores are fewer than the processes a round trip wakes, these run one after another and their sum is the latency.
@@ -253,8 +227,9 @@ async function main() {
     await roundTrips(relayPool, '/', 0, 1000);
     await roundTrips(pPool, `/v2/${eps.warm.id}/runsync`, 0, 1000);
     const [echoPid, relayPid] = [children[0].pid!, children[1].pid!];
-    const [relayPython] = childPids(relayPid);
-    const warmWorker = childPids(platformPid).filter((p) => /handler_warm/.test(fs.readFileSync(`/proc/${p}/cmdline`, 'utf8')));
+    const [relayPython] = descendants(relayPid);
+    const warmWorker = descendants(platformPid).filter((p) => /handler_warm/.test(commandLine(p)));
+    const cpuMs = (pid: number, tid?: number) => processStat(pid, tid)?.cpuMs ?? 0;
     const echoCpu = new CpuPerRequest({ 'echo server': () => cpuMs(echoPid) });
     const relayCpu = new CpuPerRequest({ relay: () => cpuMs(relayPid), 'its Python': () => cpuMs(relayPython) });
     const platformCpu = new CpuPerRequest({
