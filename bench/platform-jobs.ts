@@ -14,7 +14,8 @@ import { performance } from 'node:perf_hooks';
 import { Pool } from 'undici';
 import { ControlPlaneClient, type Endpoint } from '../engine/src/api/controlPlane';
 import { buildProject } from '../engine/src/build';
-import { commandLine, descendants, processStat, residentBytes } from '../test/helpers/platform';
+import { residentBytes } from '../test/helpers/platform';
+import { commandLine, descendants, processStat } from '../test/helpers/procfs';
 import { BUNDLE, killGroup, cleanUpOnExit, stratoArgs } from './strato';
 
 const REPO = path.resolve(__dirname, '..');

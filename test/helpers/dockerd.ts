@@ -5,6 +5,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { DockerEngine } from '../../engine/src/containers';
+import { commandLine, processIds } from './procfs';
 
 export interface TestDockerd {
   /** unix://... for DOCKER_HOST. */
@@ -32,16 +33,7 @@ function links(): Set<string> {
 
 /** Processes whose command line names our directory (containerd and its shims, started by our dockerd). */
 function ours(dir: string): number[] {
-  const pids: number[] = [];
-  for (const e of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(e)) continue;
-    try {
-      if (fs.readFileSync(`/proc/${e}/cmdline`, 'utf8').includes(dir)) pids.push(Number(e));
-    } catch {
-      /* gone */
-    }
-  }
-  return pids;
+  return processIds().filter((pid) => commandLine(pid).includes(dir));
 }
 
 export async function startDockerd(): Promise<TestDockerd> {

@@ -29,6 +29,9 @@ export interface CommitDelays {
   syncMs?: number;
 }
 
+/** Its first row may wait `syncMs` (StoredJob.rowMayWait), and it has none yet. */
+const rowMayWait = (job: StoredJob): boolean => job.storeState === 'new' && job.rowMayWait;
+
 interface Waiter {
   resolve: () => void;
   reject: (e: Error) => void;
@@ -163,7 +166,7 @@ export class JobWriter {
     if (this.waiters.length > 0 || this.deletes.size > 0 || this.failing) return 0;
     let first = Infinity;
     for (const [job, since] of this.dirty) {
-      if (job.storeState !== 'new' || !job.rowMayWait) return 0;
+      if (!rowMayWait(job)) return 0;
       first = Math.min(first, since);
     }
     return first === Infinity ? 0 : first + this.syncMs - Date.now();
@@ -212,7 +215,7 @@ export class JobWriter {
     const held = new Map<StoredJob, number>();
     const holdFrom = all || this.waiters.length > 0 ? Infinity : Date.now() - this.syncMs;
     for (const [job, since] of this.dirty) {
-      if (since > holdFrom && job.storeState === 'new' && job.rowMayWait && !job.ended) held.set(job, since);
+      if (since > holdFrom && rowMayWait(job) && !job.ended) held.set(job, since);
       else jobs.push(job);
     }
     const deletes = [...this.deletes];
