@@ -42,15 +42,20 @@ const JOB_ID = process.env.STRATO_TEST_DATABASE
   : /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}-u1$/;
 
 async function finished(u: string, id: string, timeoutMs = 20_000): Promise<Record<string, unknown>> {
-  return waitUntil(
+  // A job that exists answers /status with itself at every look: an error on the way (through any node) fails the test.
+  const odd: string[] = [];
+  const end = await waitUntil(
     `job ${id} to end`,
     async () => {
       const r = await call('GET', `${u}/status/${id}`);
+      if (r.status !== 200) odd.push(`${r.status} ${r.text.slice(0, 300)}`);
       const j = r.json as Record<string, unknown>;
-      return j && !['IN_QUEUE', 'IN_PROGRESS'].includes(String(j.status)) ? j : null;
+      return r.status === 200 && !['IN_QUEUE', 'IN_PROGRESS'].includes(String(j.status)) ? j : null;
     },
     timeoutMs,
   );
+  assert.deepEqual(odd, [], `GET /status/${id} answered an error on the way`);
+  return end;
 }
 
 describe('authentication', () => {
