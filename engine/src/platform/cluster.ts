@@ -209,7 +209,7 @@ export class Cluster {
   async route(jobId: string, req: IncomingMessage, res: ServerResponse): Promise<boolean> {
     const via = forwardedVia(req);
     if (via.length >= MAX_HOPS) return false;
-    const row = await this.d.store.getJob(jobId);
+    const row = await this.d.store.getJobPlace(jobId);
     if (!row) {
       // No row yet: a `/runsync` answer gives the id before its group commit, and the node that accepted a job (its id's
       // suffix) holds it until then. Any other job without a row does not exist, and that node says so.

@@ -19,7 +19,7 @@ import { serveLogs, type LogsApiDeps } from './logsApi';
 import type { Cluster } from './cluster';
 import { FORWARDED_HEADER, NODE_CALL_TIMEOUT_MS } from './clusterForward';
 import { serviceHealth, type Health, type HealthDeps } from './serviceHealth';
-import type { JobRow } from './store/types';
+import type { JobPlace } from './store/types';
 import type { QueueBound } from './queueBound';
 import type { WorkSharing } from './workSharing';
 
@@ -99,12 +99,15 @@ export function jobsApi(d: JobsApiDeps) {
         job = await d.engine.get(endpointId, jobId);
       }
       if (!job && d.cluster) {
-        const row = await d.engine.deps.store.getJob(jobId);
+        const store = d.engine.deps.store;
+        const place = await store.getJobPlace(jobId);
         // The node that forwarded this request took the job over meanwhile (a hand-off): its row says how it is.
         const from = String(req.headers[FORWARDED_HEADER] ?? '').split(',');
-        if (route === 'status' && row && !TERMINAL.has(row.status) && row.endpoint_id === endpointId && from.includes(row.owner))
-          return sendRaw(res, 200, Job.fromRow(row).toJson());
-        job = await arriving(d, d.cluster, endpointId, row);
+        if (route === 'status' && place && !TERMINAL.has(place.status) && place.endpoint_id === endpointId && from.includes(place.owner)) {
+          const row = await store.getJob(jobId);
+          if (row) return sendRaw(res, 200, Job.fromRow(row).toJson());
+        }
+        job = await arriving(d, d.cluster, endpointId, place);
       }
       if (!job) return sendError(res, 404, `job ${jobId} does not exist on this endpoint or its results have expired`);
       if (route === 'status') return status(d, req, res, job);
@@ -201,7 +204,7 @@ async function purge(d: JobsApiDeps, endpointId: string): Promise<number> {
  * A job whose row names this node and has not ended, but that memory does not hold: handed here by another node whose
  * answer is still on its way (workSharing.ts); it is waited for a moment. Else (a purge deleting it) there is none.
  */
-async function arriving(d: JobsApiDeps, cluster: Cluster, endpointId: string, row: JobRow | undefined): Promise<Job | undefined> {
+async function arriving(d: JobsApiDeps, cluster: Cluster, endpointId: string, row: JobPlace | undefined): Promise<Job | undefined> {
   if (!row || row.owner !== cluster.nodeId || TERMINAL.has(row.status)) return undefined;
   const jobId = row.id;
   for (const until = Date.now() + NODE_CALL_TIMEOUT_MS; Date.now() < until;) {

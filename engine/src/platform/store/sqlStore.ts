@@ -13,6 +13,7 @@ import type {
   EnvironmentRow,
   ExpiredJob,
   JobBatch,
+  JobPlace,
   JobRow,
   KeyRow,
   PlatformStore,
@@ -220,6 +221,9 @@ export class SqlStore extends NodeStatements implements PlatformStore {
   }
   async getJob(id: string): Promise<JobRow | undefined> {
     return (await this.db.query<JobRow>('select * from jobs where id = $1', [id]))[0];
+  }
+  async getJobPlace(id: string): Promise<JobPlace | undefined> {
+    return (await this.db.query<JobPlace>('select id, endpoint_id, status, owner from jobs where id = $1', [id]))[0];
   }
   deleteExpiredJobs(now: number, keep: string[]): Promise<ExpiredJob[]> {
     return this.db.query<ExpiredJob>(

@@ -5,6 +5,9 @@ import type { JobStatus } from '../../protocol/jobs';
 export type { JobStatus };
 export type JobKind = 'run' | 'runsync';
 
+/** Where a job's row says it is: its endpoint, status and owner. */
+export type JobPlace = Pick<JobRow, 'id' | 'endpoint_id' | 'status' | 'owner'>;
+
 /** A job as stored. `input` and `output` hold JSON text, never re-encoded on the hot path. */
 export interface JobRow {
   id: string;
@@ -204,6 +207,8 @@ export interface PlatformStore {
   loadLiveJobs(): Promise<JobRow[]>;
   countEndedJobs(): Promise<EndedJobCount[]>;
   getJob(id: string): Promise<JobRow | undefined>;
+  /** Which node owns a job and how it stands, without its input and output (up to 10 and 20 MB): what routing needs. */
+  getJobPlace(id: string): Promise<JobPlace | undefined>;
   writeJobs(batch: JobBatch): Promise<void>;
   /** Deletes ended jobs that expired by `now`, except those named in `keep` (their rows are about to change). */
   deleteExpiredJobs(now: number, keep: string[]): Promise<ExpiredJob[]>;
