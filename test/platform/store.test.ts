@@ -8,9 +8,10 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { presentedKey } from '../../engine/src/platform/auth';
-import { systemClock } from '../../engine/src/platform/clock';
 import { KeyRing } from '../../engine/src/platform/controlPlane/keys';
+import { ManualClock, systemClock } from '../../engine/src/platform/clock';
 import { EndedJobCache } from '../../engine/src/platform/jobs/endedJobCache';
+import { JobEngine, SWEEP_BATCH } from '../../engine/src/platform/jobs/jobEngine';
 import { Job } from '../../engine/src/platform/jobs/job';
 import { splitText } from '../../engine/src/platform/jobs/streamChunks';
 import { JobWriter } from '../../engine/src/platform/store/jobWriter';
@@ -96,6 +97,56 @@ test('expired ended jobs are deleted, except those named to keep; jobs that have
   assert.deepEqual(gone[0], { id: gone[0].id, endpoint_id: 'ep', status: 'COMPLETED', retries: 0, owner: 'u1' });
   assert.ok(await store.getJob('e-1'));
   assert.ok(await store.getJob('e-3'));
+  await writer.close();
+  await store.close();
+});
+
+test('the expiry sweep deletes in batches, and a commit that someone waits for goes between two', async () => {
+  const store = await open(path.join(tmp, 'db-sweep'));
+  const writer = new JobWriter(store, { eagerMs: 1, lazyMs: 1 }, (e) => assert.fail(e));
+  const expired = Array.from({ length: 2 * SWEEP_BATCH + 200 }, (_, i) => {
+    const j = new Job(`x-${i}`, 'ep', 'run', '{}', 1000, 60_000);
+    j.status = 'COMPLETED';
+    j.endedAt = 1500;
+    j.expiresAt = 2000;
+    return j;
+  });
+  await store.writeJobs({ inserts: expired.map((j) => j.toRow()), updates: [], deletes: [] });
+  const calls: string[] = [];
+  const fresh = new Job('fresh', 'ep', 'run', '{}', 3000, 60_000);
+  let waited: Promise<void> | undefined;
+  const watched = {
+    getJob: (id: string) => store.getJob(id),
+    getJobPlace: (id: string) => store.getJobPlace(id),
+    deleteExpiredJobs: async (now: number, keep: string[], limit?: number) => {
+      calls.push(`delete ${limit}`);
+      if (!waited) {
+        // A /run arrives while the first batch is deleted: its commit must not wait for the whole sweep.
+        writer.changed(fresh);
+        waited = writer.durable().then(() => void calls.push('commit'));
+      }
+      return store.deleteExpiredJobs(now, keep, limit);
+    },
+  };
+  const clock = new ManualClock(2500);
+  const engine = new JobEngine({
+    clock,
+    instanceId: 'u1',
+    writer,
+    store: watched,
+    retention: { runMs: 1000, runsyncMs: 1000, runsyncWaitMs: 1000 },
+    endedJobCacheBytes: 1 << 20,
+    maxQueuedPerEndpoint: 10,
+    hasEndpoint: () => true,
+    onDemand: () => undefined,
+    onWorkerFreed: () => undefined,
+  });
+  assert.equal(await engine.sweepStore(), expired.length);
+  await waited;
+  assert.deepEqual(calls, [`delete ${SWEEP_BATCH}`, 'commit', `delete ${SWEEP_BATCH}`, `delete ${SWEEP_BATCH}`]);
+  assert.equal(await store.getJob('x-0'), undefined);
+  assert.equal(await store.getJob(`x-${expired.length - 1}`), undefined);
+  assert.equal((await store.getJob('fresh'))?.status, 'IN_QUEUE');
   await writer.close();
   await store.close();
 });

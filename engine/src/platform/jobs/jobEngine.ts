@@ -17,6 +17,12 @@ import type { Worker } from '../workers/worker';
 /** Suffix of job ids: the platform instance that owns them (decisions.md); this one is the embedded platform's. */
 export const INSTANCE_ID = 'u1';
 
+/**
+ * Expired rows deleted per statement. At 3,600 jobs/s a sweep every 5 s finds 18,000; deleted in one statement they
+ * took 451 ms on the embedded database, while no group commit (and so no `/run` answer) could go.
+ */
+export const SWEEP_BATCH = 500;
+
 export interface EngineDeps {
   clock: Clock;
   /** This node's instance id (INSTANCE_ID, or a cluster node's own): the suffix and owner of the jobs it accepts. */
@@ -343,26 +349,32 @@ export class JobEngine {
 
   /**
    * Deletes the ended jobs whose retention ran out from the store, and counts them out of health. It runs between
-   * group commits and leaves alone every job whose row a commit is about to change, or that memory still holds.
+   * group commits, SWEEP_BATCH rows at a time (a group commit that someone waits for goes between two), and leaves
+   * alone every job whose row a commit is about to change, or that memory still holds.
    */
   async sweepStore(): Promise<number> {
     if (this.sweepingStore) return 0;
     this.sweepingStore = true;
+    let deleted = 0;
     try {
-      const gone = await this.deps.writer.exclusive(() => {
-        const keep = new Set(this.deps.writer.pendingIds());
-        for (const job of this.jobs.values()) if (job.ended || job.storeState === 'refused') keep.add(job.id);
-        return this.deps.store.deleteExpiredJobs(this.deps.clock.now(), [...keep]);
-      });
-      for (const row of gone) {
-        this.ended.delete(row.id);
-        if (row.owner !== this.deps.instanceId) continue; // a lost node's row: not counted here
-        const e = this.endpoints.get(row.endpoint_id);
-        if (!e) continue;
-        e.countEnded(row.status, -1);
-        e.retried -= row.retries;
+      const now = this.deps.clock.now();
+      for (;;) {
+        const gone = await this.deps.writer.exclusive(() => {
+          const keep = new Set(this.deps.writer.pendingIds());
+          for (const job of this.jobs.values()) if (job.ended || job.storeState === 'refused') keep.add(job.id);
+          return this.deps.store.deleteExpiredJobs(now, [...keep], SWEEP_BATCH);
+        });
+        for (const row of gone) {
+          this.ended.delete(row.id);
+          if (row.owner !== this.deps.instanceId) continue; // a lost node's row: not counted here
+          const e = this.endpoints.get(row.endpoint_id);
+          if (!e) continue;
+          e.countEnded(row.status, -1);
+          e.retried -= row.retries;
+        }
+        deleted += gone.length;
+        if (gone.length < SWEEP_BATCH) return deleted;
       }
-      return gone.length;
     } finally {
       this.sweepingStore = false;
     }

@@ -119,25 +119,35 @@ export class JobWriter {
 
   /**
    * Runs `op` on the store between group commits, never beside one: what is pending when it starts (`pendingIds`)
-   * stays pending until it ends. The expiry sweep uses it, so that it never deletes a row a commit is about to write.
+   * stays pending until it ends. The expiry sweep uses it, so that it never deletes a row a commit is about to write;
+   * it deletes in batches, so that each `exclusive` is short and a waiting commit goes between two.
    */
   async exclusive<T>(op: () => Promise<T>): Promise<T> {
-    while (this.inFlight) await this.inFlight.catch(() => undefined);
+    // The commit of those who wait (`durable`) goes first, once: `op` may take a while, and waiters keep coming.
+    let gaveWay = false;
+    for (;;) {
+      if (this.inFlight) await this.inFlight.catch(() => undefined);
+      else if (!gaveWay && this.waiters.length > 0 && !this.failing) {
+        gaveWay = true;
+        if (this.timer) clearTimeout(this.timer);
+        this.timer = null;
+        void this.runFlush().catch(() => undefined); // in flight from here: the loop waits for it
+      } else break;
+    }
     if (this.timer) {
       clearTimeout(this.timer);
       this.timer = null;
     }
-    const run = (async () => op())();
-    const slot = run.then(
-      () => undefined,
-      () => undefined,
-    );
-    this.inFlight = slot;
-    void slot.then(() => {
+    // In flight before `op` starts: a change that `op` itself makes waits for it like any other.
+    let done = () => undefined as void;
+    this.inFlight = new Promise<void>((r) => (done = r));
+    try {
+      return await op();
+    } finally {
       this.inFlight = null;
+      done();
       this.scheduleNext();
-    });
-    return run;
+    }
   }
 
   private failing = false;

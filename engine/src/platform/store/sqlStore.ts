@@ -225,14 +225,18 @@ export class SqlStore extends NodeStatements implements PlatformStore {
   async getJobPlace(id: string): Promise<JobPlace | undefined> {
     return (await this.db.query<JobPlace>('select id, endpoint_id, status, owner from jobs where id = $1', [id]))[0];
   }
-  deleteExpiredJobs(now: number, keep: string[]): Promise<ExpiredJob[]> {
-    return this.db.query<ExpiredJob>(
-      // This node's rows, and those of lost nodes (nobody else deletes them); only its own are counted out of its health.
-      `delete from jobs where status in ${ENDED} and expires_at <= $1 and not (id = any($2::text[])) ` +
-        `and (owner = $3 or not exists (select 1 from nodes n where n.id = jobs.owner and n.heartbeat_at > ${DB_NOW} - $4)) ` +
-        'returning id, endpoint_id, status, retries, owner',
-      [now, keep, this.identity.nodeId, this.identity.lostMs],
-    );
+  deleteExpiredJobs(now: number, keep: string[], limit?: number): Promise<ExpiredJob[]> {
+    // This node's rows, and those of lost nodes (nobody else deletes them); only its own are counted out of its health.
+    const expired =
+      `status in ${ENDED} and expires_at <= $1 and not (id = any($2::text[])) ` +
+      `and (owner = $3 or not exists (select 1 from nodes n where n.id = jobs.owner and n.heartbeat_at > ${DB_NOW} - $4))`;
+    const which = limit === undefined ? expired : `id in (select id from jobs where ${expired} limit ${Math.max(1, Math.floor(limit))})`;
+    return this.db.query<ExpiredJob>(`delete from jobs where ${which} returning id, endpoint_id, status, retries, owner`, [
+      now,
+      keep,
+      this.identity.nodeId,
+      this.identity.lostMs,
+    ]);
   }
 
   /**

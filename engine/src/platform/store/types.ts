@@ -210,8 +210,11 @@ export interface PlatformStore {
   /** Which node owns a job and how it stands, without its input and output (up to 10 and 20 MB): what routing needs. */
   getJobPlace(id: string): Promise<JobPlace | undefined>;
   writeJobs(batch: JobBatch): Promise<void>;
-  /** Deletes ended jobs that expired by `now`, except those named in `keep` (their rows are about to change). */
-  deleteExpiredJobs(now: number, keep: string[]): Promise<ExpiredJob[]>;
+  /**
+   * Deletes ended jobs that expired by `now`, except those named in `keep` (their rows are about to change); at most
+   * `limit` of them when given (the others are left for the next call).
+   */
+  deleteExpiredJobs(now: number, keep: string[], limit?: number): Promise<ExpiredJob[]>;
 
   /** Registers this node (or registers it again after a restart) with a fresh heartbeat. */
   registerNode(url: string): Promise<void>;
