@@ -16,7 +16,7 @@ import { Job } from '../../engine/src/platform/jobs/job';
 import { splitText } from '../../engine/src/platform/jobs/streamChunks';
 import { JobWriter } from '../../engine/src/platform/store/jobWriter';
 import { openPglite } from '../../engine/src/platform/store/pglite';
-import { SqlStore } from '../../engine/src/platform/store/sqlStore';
+import { SqlStore, VACUUM_AFTER_DELETED_ROWS } from '../../engine/src/platform/store/sqlStore';
 import { WorkerSlots } from '../../engine/src/platform/workers/slots';
 import type { JobBatch, PlatformStore } from '../../engine/src/platform/store/types';
 import { TEMPLATE_DIR } from '../helpers/platform';
@@ -149,6 +149,40 @@ test('the expiry sweep deletes in batches, and a commit that someone waits for g
   assert.equal((await store.getJob('fresh'))?.status, 'IN_QUEUE');
   await writer.close();
   await store.close();
+});
+
+test('the embedded database vacuums its jobs table once enough expired rows were deleted: their space is used again', async () => {
+  const db = await openPglite(path.join(tmp, 'db-vacuum'), { templateDir: TEMPLATE_DIR });
+  const store = await SqlStore.open(db);
+  try {
+    const tableBytes = async () => Number((await db.query<{ n: string }>(`select pg_relation_size('jobs')::text as n`))[0].n);
+    const comeAndExpire = async (round: number) => {
+      const rows = Array.from({ length: VACUUM_AFTER_DELETED_ROWS }, (_, i) => {
+        const j = new Job(`v${round}-${i}`, 'ep', 'run', '{"i":1}', 1000, 60_000);
+        j.status = 'COMPLETED';
+        j.endedAt = 1500;
+        j.expiresAt = 2000;
+        return j.toRow();
+      });
+      for (let i = 0; i < rows.length; i += 1000) await store.writeJobs({ inserts: rows.slice(i, i + 1000), updates: [], deletes: [] });
+      assert.equal(await store.vacuumJobsIfDue(), false, 'nothing deleted yet: no vacuum');
+      let deleted = 0;
+      for (let gone = -1; gone !== 0; deleted += gone) gone = (await store.deleteExpiredJobs(3000, [], 5000)).length;
+      assert.equal(deleted, rows.length);
+    };
+    await comeAndExpire(0);
+    const grown = await tableBytes();
+    assert.equal(await store.vacuumJobsIfDue(), true);
+    assert.equal(await store.vacuumJobsIfDue(), false, 'a vacuum is due again only after as many rows more');
+    for (let round = 1; round <= 2; round++) {
+      await comeAndExpire(round);
+      assert.equal(await store.vacuumJobsIfDue(), true);
+    }
+    // Without the vacuum every round added as much again (2.6 MB for 10,000 jobs).
+    assert.ok((await tableBytes()) <= grown * 1.1, `the table grew from ${grown} to ${await tableBytes()} bytes`);
+  } finally {
+    await store.close();
+  }
 });
 
 test('a failed commit rejects its waiters and the jobs are written by the next one', async () => {

@@ -344,7 +344,10 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
     sched.start();
     const sweeper = setInterval(() => {
       engine.sweep();
-      engine.sweepStore().catch((e: Error) => o.log(`strato platform: expired jobs could not be deleted (${e.message}); trying again`));
+      engine.sweepStore().then(
+        () => store.vacuumJobsIfDue().catch((e: Error) => o.log(`strato platform: the jobs table could not be vacuumed (${e.message}); trying again`)),
+        (e: Error) => o.log(`strato platform: expired jobs could not be deleted (${e.message}); trying again`),
+      );
       void artifacts.sweepUploads();
     }, 5000);
     sweeper.unref();

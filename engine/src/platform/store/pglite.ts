@@ -72,6 +72,7 @@ export function openPglite(dir: string, opts: PgliteOpenOptions = {}): Promise<S
  * its id. The thread holds the process open only while a call waits for its answer.
  */
 class PgliteDriver implements SqlDriver {
+  readonly vacuumsItself = false;
   private waiting = new Map<number, { resolve: (rows: unknown[] | undefined) => void; reject: (e: Error) => void }>();
   private nextId = 1;
   private down: string | null = null;

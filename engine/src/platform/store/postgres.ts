@@ -64,6 +64,7 @@ async function guarded<T>(run: () => Promise<T>): Promise<T> {
 const RELISTEN_MS = 1000;
 
 class PgDriver implements SqlDriver {
+  readonly vacuumsItself = true;
   constructor(
     private readonly pool: pg.Pool,
     private readonly url: string,

@@ -53,6 +53,12 @@ const STATE_SET = (from: string) => JOB_STATE_COLUMNS.map((c) => `${c} = ${from}
 /** The advisory lock key that serialises migrations of one database (any constant; "strato" in ASCII). */
 const MIGRATION_LOCK = 0x737472_61746f;
 
+/**
+ * Expired rows deleted before the embedded database vacuums `jobs` (vacuumJobsIfDue). A vacuum after 18,000 deleted
+ * rows beside 200,000 live ones took 24-87 ms on 2 cores, and the table then stayed at its size.
+ */
+export const VACUUM_AFTER_DELETED_ROWS = 10_000;
+
 /** A SQL string literal (standard_conforming_strings: only quotes are doubled). */
 const literal = (text: string) => `'${text.replace(/'/g, "''")}'`;
 
@@ -225,18 +231,33 @@ export class SqlStore extends NodeStatements implements PlatformStore {
   async getJobPlace(id: string): Promise<JobPlace | undefined> {
     return (await this.db.query<JobPlace>('select id, endpoint_id, status, owner from jobs where id = $1', [id]))[0];
   }
-  deleteExpiredJobs(now: number, keep: string[], limit?: number): Promise<ExpiredJob[]> {
+  /**
+   * Rows deleted from `jobs` since it was last vacuumed. Without a vacuum the space of deleted rows is never used
+   * again: the embedded database grew by 2.6 MB for every 10,000 jobs that came and expired, with none left.
+   */
+  private deletedSinceVacuum = 0;
+
+  async vacuumJobsIfDue(): Promise<boolean> {
+    if (this.db.vacuumsItself || this.deletedSinceVacuum < VACUUM_AFTER_DELETED_ROWS) return false;
+    this.deletedSinceVacuum = 0;
+    await this.db.exec('vacuum jobs');
+    return true;
+  }
+
+  async deleteExpiredJobs(now: number, keep: string[], limit?: number): Promise<ExpiredJob[]> {
     // This node's rows, and those of lost nodes (nobody else deletes them); only its own are counted out of its health.
     const expired =
       `status in ${ENDED} and expires_at <= $1 and not (id = any($2::text[])) ` +
       `and (owner = $3 or not exists (select 1 from nodes n where n.id = jobs.owner and n.heartbeat_at > ${DB_NOW} - $4))`;
     const which = limit === undefined ? expired : `id in (select id from jobs where ${expired} limit ${Math.max(1, Math.floor(limit))})`;
-    return this.db.query<ExpiredJob>(`delete from jobs where ${which} returning id, endpoint_id, status, retries, owner`, [
+    const gone = await this.db.query<ExpiredJob>(`delete from jobs where ${which} returning id, endpoint_id, status, retries, owner`, [
       now,
       keep,
       this.identity.nodeId,
       this.identity.lostMs,
     ]);
+    this.deletedSinceVacuum += gone.length;
+    return gone;
   }
 
   /**

@@ -215,6 +215,11 @@ export interface PlatformStore {
    * `limit` of them when given (the others are left for the next call).
    */
   deleteExpiredJobs(now: number, keep: string[], limit?: number): Promise<ExpiredJob[]>;
+  /**
+   * Where the database does not vacuum itself (the embedded one), vacuums the jobs table once enough expired rows were
+   * deleted since the last time; true when it did.
+   */
+  vacuumJobsIfDue(): Promise<boolean>;
 
   /** Registers this node (or registers it again after a restart) with a fresh heartbeat. */
   registerNode(url: string): Promise<void>;
@@ -278,6 +283,8 @@ export interface PlatformStore {
 
 /** The SQL a store needs from a database connection; PGlite and a PostgreSQL client both fit. */
 export interface SqlDriver {
+  /** The database vacuums its own tables (a PostgreSQL server's autovacuum); the embedded PGlite has no autovacuum. */
+  readonly vacuumsItself: boolean;
   query<T>(sql: string, params?: unknown[]): Promise<T[]>;
   /** Several statements, no parameters (schema set-up). */
   exec(sql: string): Promise<void>;
