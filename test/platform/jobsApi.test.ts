@@ -44,18 +44,42 @@ const JOB_ID = process.env.STRATO_TEST_DATABASE
 async function finished(u: string, id: string, timeoutMs = 20_000): Promise<Record<string, unknown>> {
   // A job that exists answers /status with itself at every look: an error on the way (through any node) fails the test.
   const odd: string[] = [];
-  const end = await waitUntil(
-    `job ${id} to end`,
-    async () => {
-      const r = await call('GET', `${u}/status/${id}`);
-      if (r.status !== 200) odd.push(`${r.status} ${r.text.slice(0, 300)}`);
-      const j = r.json as Record<string, unknown>;
-      return r.status === 200 && !['IN_QUEUE', 'IN_PROGRESS'].includes(String(j.status)) ? j : null;
-    },
-    timeoutMs,
+  const end = await explained(
+    u,
+    waitUntil(
+      `job ${id} to end`,
+      async () => {
+        const r = await call('GET', `${u}/status/${id}`);
+        if (r.status !== 200) odd.push(`${r.status} ${r.text.slice(0, 300)}`);
+        const j = r.json as Record<string, unknown>;
+        return r.status === 200 && !['IN_QUEUE', 'IN_PROGRESS'].includes(String(j.status)) ? j : null;
+      },
+      timeoutMs,
+    ),
   );
   assert.deepEqual(odd, [], `GET /status/${id} answered an error on the way`);
   return end;
+}
+
+/** Waits until the job runs (IN_PROGRESS). */
+function started(u: string, id: string, what = 'the job to start'): Promise<boolean> {
+  return explained(
+    u,
+    waitUntil(what, async () => ((await call('GET', `${u}/status/${id}`)).json as { status: string }).status === 'IN_PROGRESS'),
+  );
+}
+
+/** A wait that times out says more: the endpoint's health and the platform's last log lines (a rare CI failure said only "timed out"). */
+async function explained<T>(u: string, wait: Promise<T>): Promise<T> {
+  try {
+    return await wait;
+  } catch (e) {
+    const health = await call('GET', `${u}/health`).then(
+      (r) => r.text,
+      (x: Error) => x.message,
+    );
+    throw new Error(`${(e as Error).message}\nhealth: ${health}\nplatform log, last lines:\n${tp.logs.slice(-20).join('\n')}`, { cause: e });
+  }
 }
 
 describe('authentication', () => {
@@ -176,10 +200,7 @@ describe('cancel, retry, purge', () => {
     const marker = path.join(tmp, 'queued-cancel');
     const first = (await call('POST', `${url.sleeper}/run`, { body: { input: { seconds: 1.5 } } })).json as { id: string };
     // The one worker busy first: through several nodes, an idle worker elsewhere may take either job first.
-    await waitUntil(
-      'the first job to start',
-      async () => ((await call('GET', `${url.sleeper}/status/${first.id}`)).json as { status: string }).status === 'IN_PROGRESS',
-    );
+    await started(url.sleeper, first.id, 'the first job to start');
     const second = (await call('POST', `${url.sleeper}/run`, { body: { input: { seconds: 0.1, marker } } })).json as { id: string };
     const s = (await call('GET', `${url.sleeper}/status/${second.id}`)).json as { status: string };
     assert.equal(s.status, 'IN_QUEUE');
@@ -197,7 +218,7 @@ describe('cancel, retry, purge', () => {
   test('cancelling a running synchronous job stops its handler', async () => {
     const marker = path.join(tmp, 'running-sync-cancel');
     const { id } = (await call('POST', `${url.sleeper}/run`, { body: { input: { seconds: 2, marker } } })).json as { id: string };
-    await waitUntil('the job to start', async () => ((await call('GET', `${url.sleeper}/status/${id}`)).json as { status: string }).status === 'IN_PROGRESS');
+    await started(url.sleeper, id);
     await new Promise((r) => setTimeout(r, 300));
     assert.deepEqual((await call('POST', `${url.sleeper}/cancel/${id}`)).json, { id, status: 'CANCELLED' });
     await new Promise((r) => setTimeout(r, 2500));
@@ -211,7 +232,7 @@ describe('cancel, retry, purge', () => {
   test('cancelling a running async job cancels its task', async () => {
     const marker = path.join(tmp, 'running-async-cancel');
     const { id } = (await call('POST', `${url.asleeper}/run`, { body: { input: { seconds: 1.5, marker } } })).json as { id: string };
-    await waitUntil('the job to start', async () => ((await call('GET', `${url.asleeper}/status/${id}`)).json as { status: string }).status === 'IN_PROGRESS');
+    await started(url.asleeper, id);
     assert.equal((await call('POST', `${url.asleeper}/cancel/${id}`)).status, 200);
     await new Promise((r) => setTimeout(r, 2000));
     assert.equal(fs.existsSync(marker), false);
@@ -249,10 +270,7 @@ describe('cancel, retry, purge', () => {
 
   test('purge-queue removes queued jobs; the running one continues', async () => {
     const running = (await call('POST', `${url.sleeper}/run`, { body: { input: { seconds: 1 } } })).json as { id: string };
-    await waitUntil(
-      'the first job to start',
-      async () => ((await call('GET', `${url.sleeper}/status/${running.id}`)).json as { status: string }).status === 'IN_PROGRESS',
-    );
+    await started(url.sleeper, running.id, 'the first job to start');
     const queued: string[] = [];
     for (let i = 0; i < 3; i++) queued.push(((await call('POST', `${url.sleeper}/run`, { body: { input: { seconds: 0 } } })).json as { id: string }).id);
     const r = await call('POST', `${url.sleeper}/purge-queue`);

@@ -53,8 +53,8 @@ async function conformance(env: Record<string, string>): Promise<void> {
 /** What the inner runner said of each failed test: its `not ok` line and the lines of its report after it. */
 function failures(out: string): string {
   const lines = out.split('\n');
-  const said = lines.flatMap((l, i) => (/^\s*not ok/.test(l) ? lines.slice(i, i + 14) : []));
-  return said.join('\n').slice(0, 6000);
+  const said = lines.flatMap((l, i) => (/^\s*not ok/.test(l) ? lines.slice(i, i + 40) : []));
+  return said.join('\n').slice(0, 12000);
 }
 
 test('the jobs-API and control-plane suites pass with every platform on PostgreSQL', { skip: skip ?? false }, async () => {
