@@ -274,8 +274,8 @@ export class SqlStore extends NodeStatements implements PlatformStore {
           `on conflict (id) do update set ${STATE_SET('excluded')} where jobs.owner = excluded.owner`,
       );
     // The rows to change are looked up by their ids (`= any(array(...))`, an index scan of the primary key). Joined to
-    // the JSON rows alone, the planner guesses 100 of them and, until the table holds several thousand rows, reads all
-    // of it for every commit (seen in bench/multinode.ts: 600 sequential scans of `jobs` in one run).
+    // the JSON rows alone, the planner guesses 100 of them and, below about 25,000 rows in the table, a PostgreSQL server
+    // read all of it for every commit (seen in bench/multinode.ts: 600 sequential scans of `jobs` in one run).
     const ids = (list: string[]) => `array(select json_array_elements_text(${literal(JSON.stringify(list))}))`;
     if (b.updates.length > 0)
       sql.push(
