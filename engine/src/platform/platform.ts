@@ -10,6 +10,7 @@ import { ControlPlane } from './controlPlane/service';
 import { auditEntry } from './controlPlane/audit';
 import { forbidden } from './errors';
 import { sendError } from './http';
+import { startHousekeeping } from './housekeeping';
 import { Guard } from './graphql/guard';
 import { graphqlHandler } from './graphql/handler';
 import type { EndpointHealthView } from './graphql/resolvers';
@@ -342,15 +343,7 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
       }
     }
     sched.start();
-    const sweeper = setInterval(() => {
-      engine.sweep();
-      engine.sweepStore().then(
-        () => store.vacuumJobsIfDue().catch((e: Error) => o.log(`strato platform: the jobs table could not be vacuumed (${e.message}); trying again`)),
-        (e: Error) => o.log(`strato platform: expired jobs could not be deleted (${e.message}); trying again`),
-      );
-      void artifacts.sweepUploads();
-    }, 5000);
-    sweeper.unref();
+    const stopHousekeeping = startHousekeeping({ engine, store, artifacts, log: o.log });
     if (o.writeStateFile) {
       writeState(layout.stateFile, {
         pid: process.pid,
@@ -376,7 +369,7 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
       },
       close: () =>
         (closing ??= (async () => {
-          clearInterval(sweeper);
+          stopHousekeeping();
           await node?.close();
           logWaiters.wakeAll();
           await sched.close(o.workerStopGraceMs);

@@ -1,0 +1,30 @@
+// What the platform tidies every few seconds while it runs: jobs whose retention ran out leave memory and the store
+// (the store in batches, between group commits: jobs/jobEngine.ts), the embedded database's jobs table is vacuumed
+// once enough rows were deleted (PGlite has no autovacuum: store/sqlStore.ts), and uploads never deployed expire
+// (controlPlane/artifacts.ts).
+import type { Artifacts } from './controlPlane/artifacts';
+import type { JobEngine } from './jobs/jobEngine';
+import type { PlatformStore } from './store/types';
+
+const EVERY_MS = 5000;
+
+export interface HousekeepingDeps {
+  engine: Pick<JobEngine, 'sweep' | 'sweepStore'>;
+  store: Pick<PlatformStore, 'vacuumJobsIfDue'>;
+  artifacts: Pick<Artifacts, 'sweepUploads'>;
+  log(line: string): void;
+}
+
+/** Starts the rounds; the function it returns stops them. */
+export function startHousekeeping(d: HousekeepingDeps): () => void {
+  const timer = setInterval(() => {
+    d.engine.sweep();
+    d.engine.sweepStore().then(
+      () => d.store.vacuumJobsIfDue().catch((e: Error) => d.log(`strato platform: the jobs table could not be vacuumed (${e.message}); trying again`)),
+      (e: Error) => d.log(`strato platform: expired jobs could not be deleted (${e.message}); trying again`),
+    );
+    void d.artifacts.sweepUploads();
+  }, EVERY_MS);
+  timer.unref();
+  return () => clearInterval(timer);
+}
