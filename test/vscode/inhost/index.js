@@ -362,7 +362,8 @@ test('the dev server from the view title: its port in the status bar, stop in pl
   );
   await until('the dev server to stop', () => api.devServer.phase === 'stopped', 30000);
   await until('the live environment to leave the view', () => !api.views.environments.nodes().some((n) => n.label === 'live'), 30000);
-  assert.strictEqual(await ui({ action: 'has', selector: '.statusbar-item', text: 'Strato dev' }), '0');
+  // As when it started, the workbench takes the item away a moment after the state changed (a CI run saw it still there).
+  await drawn('.statusbar-item', 'Strato dev', '0');
 });
 
 test('strato.startDev runs `strato dev` in one reused terminal; strato.stopDev stops it', async () => {
