@@ -19,7 +19,7 @@ import { serveLogs, type LogsApiDeps } from './logsApi';
 import type { Cluster } from './cluster';
 import { FORWARDED_HEADER, NODE_CALL_TIMEOUT_MS } from './clusterForward';
 import { serviceHealth, type Health, type HealthDeps } from './serviceHealth';
-import type { JobPlace } from './store/types';
+import type { JobPlace, PlatformStore } from './store/types';
 import type { QueueBound } from './queueBound';
 import type { WorkSharing } from './workSharing';
 
@@ -28,6 +28,8 @@ export interface JobsApiDeps {
   cp: ControlPlane;
   engine: JobEngine;
   writer: JobWriter;
+  /** Rows of jobs another node owns, or hands to this one (clusters). */
+  store: Pick<PlatformStore, 'getJob' | 'getJobPlace'>;
   /** The service's health (serviceHealth.ts). */
   health: HealthDeps;
   streamWaitMs: number;
@@ -99,12 +101,11 @@ export function jobsApi(d: JobsApiDeps) {
         job = await d.engine.get(endpointId, jobId);
       }
       if (!job && d.cluster) {
-        const store = d.engine.deps.store;
-        const place = await store.getJobPlace(jobId);
+        const place = await d.store.getJobPlace(jobId);
         // The node that forwarded this request took the job over meanwhile (a hand-off): its row says how it is.
         const from = String(req.headers[FORWARDED_HEADER] ?? '').split(',');
         if (route === 'status' && place && !TERMINAL.has(place.status) && place.endpoint_id === endpointId && from.includes(place.owner)) {
-          const row = await store.getJob(jobId);
+          const row = await d.store.getJob(jobId);
           if (row) return sendRaw(res, 200, Job.fromRow(row).toJson());
         }
         job = await arriving(d, d.cluster, endpointId, place);

@@ -267,6 +267,7 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
         cp,
         engine,
         writer,
+        store,
         health: healthDeps,
         streamWaitMs: o.streamWaitMs,
         logs: {

@@ -29,7 +29,7 @@ export interface EngineDeps {
   instanceId: string;
   writer: JobWriter;
   /** Where ended jobs are read back from and expire. */
-  store: Pick<PlatformStore, 'getJob' | 'getJobPlace' | 'deleteExpiredJobs'>;
+  store: Pick<PlatformStore, 'getJob' | 'deleteExpiredJobs'>;
   retention: RetentionWindows;
   /** Bytes that ended, durable jobs may hold in memory (the cache of ended jobs; see Job.memoryBytes). */
   endedJobCacheBytes: number;
