@@ -32,6 +32,11 @@ after(async () => {
 
 const code = (c: string) => (e: unknown) => e instanceof ControlPlaneError && e.code === c;
 
+/** The files of a build on every node's disk (archive and unpacked tree), relative to the data dir. */
+function filesOf(buildId: string): string[] {
+  return (fs.readdirSync(dataDir, { recursive: true }) as string[]).filter((f) => path.basename(f).startsWith(buildId));
+}
+
 describe('apps and environments', () => {
   test('create, find, list; duplicates are CONFLICT and bad names BAD_REQUEST', async () => {
     const app = await tp.cp.createApp('shop');
@@ -127,6 +132,44 @@ describe('builds and endpoints', () => {
       tp.cp.saveEndpoint({ environmentId: env.id, name: 'ghost' }),
       (e: unknown) => code('BAD_REQUEST')(e) && /env-info, echo/.test((e as Error).message),
     );
+  });
+
+  test('builds beyond the newest five that nothing deploys are deleted with their files; deployed ones stay', async () => {
+    const app = await tp.cp.createApp('many-builds');
+    const env = await tp.cp.createEnvironment(app.id, 'production');
+    const first = await tp.cp.uploadBuild(app.id, art.artifactPath, art.manifest);
+    await tp.cp.deployBuild(env.id, first.id);
+    const ep = await tp.cp.saveEndpoint({ environmentId: env.id, name: 'echo' });
+    assert.equal((await call('POST', `${ep.url}/runsync`, { body: { input: { n: 1 } } })).status, 200); // a worker runs from it
+    const later = [];
+    for (let i = 0; i < 6; i++) later.push(await tp.cp.uploadBuild(app.id, art.artifactPath, art.manifest));
+    const builds = async () =>
+      (await tp.cp.query<{ app: { builds: Array<{ id: string }> } }>('query($a: ID!) { app(id: $a) { builds { id } } }', { a: app.id })).app.builds
+        .map((b) => b.id)
+        .sort();
+    // Seven builds: the five newest stay, and the first one, which the environment deploys and the endpoint runs.
+    assert.deepEqual(await builds(), [first.id, ...later.slice(1).map((b) => b.id)].sort());
+    const pruned = later[0].id;
+    assert.deepEqual(filesOf(pruned), [], 'the pruned build left files');
+    assert.ok(filesOf(first.id).length > 0, 'the deployed build lost its files');
+    await assert.rejects(
+      tp.cp.deployBuild(env.id, pruned),
+      (e: unknown) => code('NOT_FOUND')(e) && /newest 5 builds and those deployed are kept.*upload it again/.test((e as Error).message),
+    );
+    const entry = (await tp.cp.audit({ app: 'many-builds' })).find((a) => a.operation === 'pruneBuilds');
+    assert.deepEqual(JSON.parse(String(entry?.detail)), { builds: [pruned], kept: 5 });
+    // Deployed no more, the first build goes too: from the store at once, from disk once its worker has stopped.
+    await tp.cp.deployBuild(env.id, later[5].id);
+    await tp.cp.saveEndpoint({ environmentId: env.id, name: 'echo' });
+    assert.deepEqual(
+      await builds(),
+      later
+        .slice(1)
+        .map((b) => b.id)
+        .sort(),
+    );
+    await waitUntil("the first build's files gone", async () => filesOf(first.id).length === 0, 30_000);
+    assert.equal((await call('POST', `${ep.url}/runsync`, { body: { input: { n: 2 } } })).status, 200);
   });
 
   test('deleteEndpoint stops serving it; deleteApp removes everything', async () => {

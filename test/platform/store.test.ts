@@ -17,8 +17,11 @@ import { splitText } from '../../engine/src/platform/jobs/streamChunks';
 import { JobWriter } from '../../engine/src/platform/store/jobWriter';
 import { openPglite } from '../../engine/src/platform/store/pglite';
 import { SqlStore, VACUUM_AFTER_DELETED_ROWS } from '../../engine/src/platform/store/sqlStore';
+import { Artifacts } from '../../engine/src/platform/controlPlane/artifacts';
+import { auditRow } from '../../engine/src/platform/controlPlane/audit';
+import { platformLayout } from '../../engine/src/protocol/layout';
 import { WorkerSlots } from '../../engine/src/platform/workers/slots';
-import type { JobBatch, PlatformStore } from '../../engine/src/platform/store/types';
+import { MissingBuild, type JobBatch, type PlatformStore } from '../../engine/src/platform/store/types';
 import { TEMPLATE_DIR } from '../helpers/platform';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'strato-store-'));
@@ -325,4 +328,61 @@ test('chunk text is split within the byte budget without breaking surrogate pair
     assert.ok(Buffer.byteLength(JSON.stringify(p)) <= 4096);
     assert.ok(!/^[\udc00-\udfff]/.test(p), 'a piece starts inside a surrogate pair');
   }
+});
+
+test('old builds are deleted only while nothing names them; a deploy of one deleted meanwhile is refused', async () => {
+  const store = await open(path.join(tmp, 'builds'));
+  const by = { id: 'k1', name: 'admin', scope: 'admin', apps: null } as const;
+  const audit = (op: string) => auditRow(by, op, { type: 'app', id: 'a1', name: 'a', app: 'a' }, 1);
+  await store.insertApp({ id: 'a1', name: 'a', created_at: 1 }, audit('createApp'));
+  await store.insertEnvironment({ id: 'e1', app_id: 'a1', name: 'prod', created_at: 1, active_build_id: null }, audit('createEnvironment'));
+  for (const id of ['b1', 'b2', 'b3']) {
+    await store.insertBuild({ id, app_id: 'a1', created_at: 1, size: 1, sha256: id, manifest: '{}' }, audit('finalizeBuild'));
+    await store.insertArchivePiece(id, 0, Buffer.from(id));
+  }
+  await store.setActiveBuild('e1', 'b1', audit('deployBuild'));
+  await store.saveEndpoint(
+    { id: 'ep1', app_id: 'a1', environment_id: 'e1', name: 'x', build_id: 'b2', config: '{}', created_at: 1, updated_at: 1 },
+    audit('saveEndpoint'),
+  );
+  // Asked to delete all three (a node whose view was old): the deployed one and the one an endpoint runs stay.
+  const deleted = await store.pruneBuilds('a1', ['b1', 'b2', 'b3'], (gone) => (gone.length ? audit('pruneBuilds') : null));
+  assert.deepEqual(deleted, ['b3']);
+  assert.deepEqual((await store.listBuilds()).map((b) => b.id).sort(), ['b1', 'b2']);
+  assert.equal(await store.archivePieceCount('b3'), 0);
+  assert.equal(await store.archivePieceCount('b1'), 1);
+  // Nothing to delete: no audit entry.
+  assert.deepEqual(await store.pruneBuilds('a1', ['b1'], (gone) => (gone.length ? audit('pruneBuilds') : null)), []);
+  assert.equal((await store.listAudit({ limit: 100 })).filter((a) => a.operation === 'pruneBuilds').length, 1);
+  await assert.rejects(store.setActiveBuild('e1', 'b3', audit('deployBuild')), (e: unknown) => e instanceof MissingBuild && e.buildId === 'b3');
+  await assert.rejects(
+    store.saveEndpoint(
+      { id: 'ep1', app_id: 'a1', environment_id: 'e1', name: 'x', build_id: 'b3', config: '{}', created_at: 1, updated_at: 2 },
+      audit('saveEndpoint'),
+    ),
+    MissingBuild,
+  );
+  assert.equal((await store.listEnvironments())[0].active_build_id, 'b1');
+  await store.close();
+});
+
+test('the files of a deleted build that a worker still runs from stay until it has ended', () => {
+  const layout = platformLayout(path.join(tmp, 'artifacts'));
+  const artifacts = new Artifacts(layout);
+  const running = new Set(['b1']);
+  artifacts.inUse = (id) => running.has(id);
+  for (const id of ['b1', 'b2']) {
+    fs.mkdirSync(artifacts.buildDir(id), { recursive: true });
+    fs.mkdirSync(layout.artifacts, { recursive: true });
+    fs.writeFileSync(artifacts.archivePath(id), id);
+  }
+  artifacts.removeBuild('b1');
+  artifacts.removeBuild('b2');
+  assert.ok(fs.existsSync(artifacts.buildDir('b1')) && fs.existsSync(artifacts.archivePath('b1')), 'a running build lost its files');
+  assert.ok(!fs.existsSync(artifacts.buildDir('b2')) && !fs.existsSync(artifacts.archivePath('b2')));
+  artifacts.sweepRetired();
+  assert.ok(fs.existsSync(artifacts.buildDir('b1')));
+  running.delete('b1');
+  artifacts.sweepRetired();
+  assert.ok(!fs.existsSync(artifacts.buildDir('b1')) && !fs.existsSync(artifacts.archivePath('b1')));
 });

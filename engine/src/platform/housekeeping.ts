@@ -1,7 +1,7 @@
 // What the platform tidies every few seconds while it runs: jobs whose retention ran out leave memory and the store
 // (the store in batches, between group commits: jobs/jobEngine.ts), the embedded database's jobs table is vacuumed
 // once enough rows were deleted (PGlite has no autovacuum: store/sqlStore.ts), and uploads never deployed expire
-// (controlPlane/artifacts.ts).
+// (controlPlane/artifacts.ts), as do the files of deleted builds once no worker here runs from them.
 import type { Artifacts } from './controlPlane/artifacts';
 import type { JobEngine } from './jobs/jobEngine';
 import type { PlatformStore } from './store/types';
@@ -11,7 +11,7 @@ const EVERY_MS = 5000;
 export interface HousekeepingDeps {
   engine: Pick<JobEngine, 'sweep' | 'sweepStore'>;
   store: Pick<PlatformStore, 'vacuumJobsIfDue'>;
-  artifacts: Pick<Artifacts, 'sweepUploads'>;
+  artifacts: Pick<Artifacts, 'sweepUploads' | 'sweepRetired'>;
   log(line: string): void;
 }
 
@@ -24,6 +24,7 @@ export function startHousekeeping(d: HousekeepingDeps): () => void {
       (e: Error) => d.log(`strato platform: expired jobs could not be deleted (${e.message}); trying again`),
     );
     void d.artifacts.sweepUploads();
+    d.artifacts.sweepRetired();
   }, EVERY_MS);
   timer.unref();
   return () => clearInterval(timer);

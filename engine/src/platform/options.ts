@@ -105,6 +105,14 @@ export interface ResolvedOptions {
 
 export const limits = catalog.limits;
 
+/**
+ * Builds kept per app besides those deployed: the newest this many (to deploy again, roll back); a worker host keeps
+ * as many it ran last. Older ones that no environment deploys and no endpoint runs are deleted with their archives, in
+ * the store and on every node's and host's disk: each deploy adds a build (up to the artifact limit, 1.5 GB, and
+ * unpacked besides), and nothing else ever removed one.
+ */
+export const KEPT_BUILDS = 5;
+
 /** Options that only mean something for nodes sharing a PostgreSQL server, by their flag names. */
 const CLUSTER_ONLY: Array<[keyof PlatformOptions, string]> = [
   ['nodeUrl', '--node-url'],

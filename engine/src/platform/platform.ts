@@ -86,6 +86,7 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
       volumes,
     });
     cp.clustered = Boolean(o.database);
+    cp.log = o.log;
     const keys = await KeyRing.load(apiKey, store, o.clock, o.log);
     const delays = { eagerMs: o.groupCommitMs, lazyMs: o.lazyCommitMs, syncMs: o.syncCommitMs };
     const writer = new JobWriter(store, delays, (e) => o.log(`strato platform: the job store could not commit (${e.message}); retrying`));
@@ -167,6 +168,7 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
       log: o.log,
     });
     const sched = scheduler;
+    artifacts.inUse = (id) => sched.runsBuild(id);
     lb = new LbRouter({ keys, cp, scheduler: sched, coldStartWaitMs: Math.min(o.workerStartTimeoutMs, 120_000), peers: () => node?.lbPeers });
     cp.onEndpointChange((ev) => {
       if (ev.type === 'deleted') {

@@ -37,6 +37,8 @@ interface HostWorker {
   child: ChildProcess | null;
   /** A signal that came before the process started (the build was still downloading). */
   signal: NodeJS.Signals | null;
+  /** The build folder it runs from, once fetched (kept in the cache while it runs). */
+  root?: string;
 }
 
 const VERSION: string = (require('../../../../package.json') as { version: string }).version;
@@ -154,6 +156,7 @@ async function serve(
     o.dataDir,
     (id) => current().link.request('GET', `/_agent/builds/${encodeURIComponent(id)}`, undefined, CONNECT_TIMEOUT_MS),
     (id, dir) => o.log(`fetched build ${id} once for this host (cached in ${dir})`),
+    () => new Set([...workers.values()].flatMap((w) => (w.root ? [w.root] : []))),
   );
   const workers = new Map<string, HostWorker>();
   let events: AgentEvent[] = [];
@@ -198,6 +201,7 @@ async function serve(
     let root: string;
     try {
       root = await builds.get(c.buildId, c.sha256);
+      hw.root = root;
     } catch (e) {
       return fail(`worker host ${o.name} could not fetch build ${c.buildId}: ${why(e)}`);
     }

@@ -1,5 +1,6 @@
 // A worker host's builds: each is downloaded from the platform once, checked against its content id (the archive's
-// SHA-256), unpacked under <data dir>/builds/<sha256>/ and kept there for every later worker of that build.
+// SHA-256), unpacked under <data dir>/builds/<sha256>/ and kept there for every later worker of that build; beyond the
+// KEPT_BUILDS used last, those no worker here runs from are deleted when another arrives.
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -7,6 +8,9 @@ import type { IncomingMessage } from 'node:http';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { unpackArchive } from '../controlPlane/unpack';
+import { KEPT_BUILDS } from '../options';
+
+const CACHED = /^[0-9a-f]{64}$/;
 
 export class BuildCache {
   private pending = new Map<string, Promise<string>>();
@@ -15,6 +19,8 @@ export class BuildCache {
     private readonly dir: string,
     private readonly download: (buildId: string) => Promise<IncomingMessage>,
     private readonly fetched: (buildId: string, dir: string) => void,
+    /** The folders running workers use (never deleted). */
+    private readonly inUse: () => ReadonlySet<string>,
   ) {
     fs.mkdirSync(path.join(dir, 'builds'), { recursive: true });
   }
@@ -23,7 +29,11 @@ export class BuildCache {
   get(buildId: string, sha256: string): Promise<string> {
     if (!/^[0-9a-f]{64}$/.test(sha256)) sha256 = createHash('sha256').update(buildId).digest('hex'); // a build without a recorded digest
     const root = path.join(this.dir, 'builds', sha256);
-    if (fs.existsSync(root)) return Promise.resolve(root);
+    if (fs.existsSync(root)) {
+      const now = new Date();
+      fs.utimesSync(root, now, now); // used last now: kept before the builds used longer ago
+      return Promise.resolve(root);
+    }
     let p = this.pending.get(sha256);
     if (!p) {
       p = this.fetch(buildId, sha256, root).finally(() => this.pending.delete(sha256));
@@ -58,9 +68,26 @@ export class BuildCache {
       fs.rmSync(root, { recursive: true, force: true });
       fs.renameSync(tmp, root);
       this.fetched(buildId, root);
+      this.prune();
       return root;
     } finally {
       fs.rmSync(archive, { force: true });
+    }
+  }
+
+  /** Deletes the cached builds beyond the KEPT_BUILDS used last that no running worker uses (a failure: the next fetch tries again). */
+  private prune(): void {
+    const builds = path.join(this.dir, 'builds');
+    const inUse = this.inUse();
+    try {
+      const cached = fs
+        .readdirSync(builds)
+        .filter((name) => CACHED.test(name))
+        .map((name) => ({ root: path.join(builds, name), at: fs.statSync(path.join(builds, name)).mtimeMs }))
+        .sort((a, b) => b.at - a.at);
+      for (const { root } of cached.slice(KEPT_BUILDS)) if (!inUse.has(root)) fs.rmSync(root, { recursive: true, force: true });
+    } catch {
+      // a folder removed meanwhile (another agent on this data dir): the next fetch looks again
     }
   }
 }

@@ -219,10 +219,25 @@ export class Artifacts {
     }
   }
 
-  /** Removes a build's archive and unpacked tree (its app was deleted). */
+  /** Whether a worker of this node runs from the build (set by the platform: the scheduler knows). */
+  inUse: (buildId: string) => boolean = () => false;
+  /** Builds deleted while a worker here still ran from them: their files go once none does (sweepRetired). */
+  private retired = new Set<string>();
+
+  /** Removes a deleted build's archive and unpacked tree (its app was deleted, or it was pruned), at once or once no worker here runs from it. */
   removeBuild(buildId: string): void {
+    if (this.inUse(buildId)) {
+      this.retired.add(buildId);
+      return;
+    }
+    this.retired.delete(buildId);
     fs.rmSync(this.buildDir(buildId), { recursive: true, force: true });
     fs.rmSync(this.archivePath(buildId), { force: true });
+  }
+
+  /** Removes the files of deleted builds whose last worker here has ended (housekeeping). */
+  sweepRetired(): void {
+    for (const id of [...this.retired]) if (!this.inUse(id)) this.removeBuild(id);
   }
 
   /** The build's archive as uploaded (worker hosts download it). */

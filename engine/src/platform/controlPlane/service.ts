@@ -6,7 +6,8 @@ import { APP_OR_ENV_NAME, APP_OR_ENV_NAME_RULE } from '../../protocol/names';
 import type { Principal } from '../auth';
 import type { Clock } from '../clock';
 import { badRequest, conflict, notFound } from '../errors';
-import type { AppRow, AuditRow, BuildRow, EndpointRow, EnvironmentRow, PlatformStore } from '../store/types';
+import { KEPT_BUILDS } from '../options';
+import { MissingBuild, type AppRow, type AuditRow, type BuildRow, type EndpointRow, type EnvironmentRow, type PlatformStore } from '../store/types';
 import type { Artifacts } from './artifacts';
 import { auditRow, buildDetail, envChanges, type AuditTarget } from './audit';
 import { capabilityRefusal, resolveConfig, type ResolvedEndpointConfig, type EndpointOverrides } from './endpointConfig';
@@ -38,6 +39,9 @@ export interface DeployedEndpoint {
 
 export type EndpointEvent = { type: 'saved' | 'deleted'; endpoint: DeployedEndpoint };
 
+const noSuchBuild = (buildId: string) =>
+  notFound(`build ${buildId} does not exist in this app (the newest ${KEPT_BUILDS} builds and those deployed are kept); upload it again`);
+
 export interface SaveEndpointInput extends EndpointOverrides {
   environmentId: string;
   name: string;
@@ -53,6 +57,7 @@ const RECORD_WRITES = new Set<string | symbol>([
   'setActiveBuild',
   'deleteEnvironment',
   'insertBuild',
+  'pruneBuilds',
   'saveEndpoint',
   'deleteEndpoint',
 ]);
@@ -81,7 +86,7 @@ export class ControlPlane {
       get: (target, prop, receiver) => {
         const v = Reflect.get(target, prop, receiver) as unknown;
         if (typeof v !== 'function' || !RECORD_WRITES.has(prop)) return v;
-        return (...args: unknown[]) => this.counted((v as (...a: unknown[]) => Promise<void>).apply(target, args));
+        return (...args: unknown[]) => this.counted((v as (...a: unknown[]) => Promise<unknown>).apply(target, args));
       },
     });
   }
@@ -90,19 +95,23 @@ export class ControlPlane {
   private writing = 0;
   private written = 0;
 
-  private async counted(p: Promise<void>): Promise<void> {
+  private async counted<T>(p: Promise<T>): Promise<T> {
     this.writing++;
+    let done: T;
     try {
-      await p;
+      done = await p;
     } finally {
       this.writing--;
       this.written++;
     }
     await this.afterWrite?.();
+    return done;
   }
 
   /** A cluster's other nodes read a committed change before its call answers (clusterNode.ts): read-your-writes on any node. */
   afterWrite?: () => Promise<void>;
+  /** Where what the control plane does by itself is said (the platform's log). */
+  log: (line: string) => void = () => undefined;
 
   static async load(store: PlatformStore, artifacts: Artifacts, clock: Clock, capabilities: PlatformCapabilities): Promise<ControlPlane> {
     const cp = new ControlPlane(store, artifacts, clock, capabilities);
@@ -286,16 +295,63 @@ export class ControlPlane {
     await this.artifacts.publish(uploadId, id);
     await this.store.insertBuild(row, this.audit(by, 'finalizeBuild', { type: 'build', id, name: null, app: app.name }, detail));
     this.builds.set(id, row);
+    await this.pruneBuilds(by, appId);
     return row;
+  }
+
+  /**
+   * Deletes the app's builds beyond the newest KEPT_BUILDS that nothing deploys or runs (the store checks that again,
+   * under a lock, against what other nodes did meanwhile), then their files here once no worker of this node runs one.
+   * A failure is logged and the next build tries again: it never fails the change that asked.
+   */
+  private async pruneBuilds(by: Principal, appId: string): Promise<void> {
+    const named = new Set<string>();
+    for (const e of this.envs.values()) if (e.active_build_id) named.add(e.active_build_id);
+    for (const ep of this.endpoints.values()) named.add(ep.buildId);
+    const older = this.buildsOf(appId)
+      .sort((a, b) => b.created_at - a.created_at || (a.id < b.id ? 1 : -1))
+      .slice(KEPT_BUILDS)
+      .filter((b) => !named.has(b.id))
+      .map((b) => b.id);
+    if (older.length === 0) return;
+    const appName = this.apps.get(appId)?.name ?? null;
+    let deleted: string[];
+    try {
+      deleted = await this.store.pruneBuilds(appId, older, (gone) =>
+        gone.length === 0 ? null : this.audit(by, 'pruneBuilds', { type: 'app', id: appId, name: appName, app: appName }, { builds: gone, kept: KEPT_BUILDS }),
+      );
+    } catch (e) {
+      this.log(`strato platform: old builds of app ${appName ?? appId} could not be deleted (${(e as Error).message}); the next build tries again`);
+      return;
+    }
+    for (const id of deleted) {
+      this.builds.delete(id);
+      this.artifacts.removeBuild(id);
+    }
+  }
+
+  /** Runs a store change that names `buildId`; a build deleted meanwhile (another node pruned it) is not found. */
+  private async naming<T>(buildId: string, change: Promise<T>): Promise<T> {
+    try {
+      return await change;
+    } catch (e) {
+      if (!(e instanceof MissingBuild)) throw e;
+      this.builds.delete(buildId);
+      throw noSuchBuild(buildId);
+    }
   }
 
   async deployBuild(by: Principal, environmentId: string, buildId: string): Promise<EnvironmentRow> {
     const env = this.mustEnvironment(environmentId);
     const build = this.builds.get(buildId);
-    if (!build || build.app_id !== env.app_id) throw notFound(`build ${buildId} does not exist in this app; upload it first`);
+    if (!build || build.app_id !== env.app_id) throw noSuchBuild(buildId);
     const detail = { build: buildId, previous: env.active_build_id };
-    await this.store.setActiveBuild(environmentId, buildId, this.audit(by, 'deployBuild', this.target('environment', environmentId), detail));
+    await this.naming(
+      buildId,
+      this.store.setActiveBuild(environmentId, buildId, this.audit(by, 'deployBuild', this.target('environment', environmentId), detail)),
+    );
     env.active_build_id = buildId;
+    await this.pruneBuilds(by, env.app_id);
     return env;
   }
 
@@ -328,7 +384,7 @@ export class ControlPlane {
     const buildId = input.buildId ?? env.active_build_id;
     if (!buildId) throw badRequest('the environment has no deployed build; deploy a build first or pass buildId');
     const build = this.builds.get(buildId);
-    if (!build || build.app_id !== env.app_id) throw notFound(`build ${buildId} does not exist in this app`);
+    if (!build || build.app_id !== env.app_id) throw noSuchBuild(buildId);
     let config: ResolvedEndpointConfig;
     try {
       config = resolveConfig(parseManifest(build.manifest), input.name, input);
@@ -356,12 +412,13 @@ export class ControlPlane {
     const envDiff = envChanges(existing?.config.env ?? {}, config.env);
     if (Object.keys(envDiff).length) detail.env = envDiff;
     const appName = this.apps.get(env.app_id)?.name ?? null;
-    await this.store.saveEndpoint(
-      toRow(ep),
-      this.audit(by, 'saveEndpoint', { type: 'endpoint', id: ep.id, name: `${env.name}/${ep.name}`, app: appName }, detail),
+    await this.naming(
+      buildId,
+      this.store.saveEndpoint(toRow(ep), this.audit(by, 'saveEndpoint', { type: 'endpoint', id: ep.id, name: `${env.name}/${ep.name}`, app: appName }, detail)),
     );
     this.endpoints.set(ep.id, ep);
     for (const l of this.listeners) l({ type: 'saved', endpoint: ep });
+    if (existing && existing.buildId !== buildId) await this.pruneBuilds(by, env.app_id);
     return ep;
   }
 

@@ -3,22 +3,23 @@
 // SQL), because a statement costs far more than a row on an embedded database.
 import { DB_NOW, NodeStatements, type StoreIdentity } from './nodeStatements';
 import { SCHEMA_VERSION, schemaSql } from './schema';
-import type {
-  AppRow,
-  AuditQuery,
-  AuditRow,
-  BuildRow,
-  EndedJobCount,
-  EndpointRow,
-  EnvironmentRow,
-  ExpiredJob,
-  JobBatch,
-  JobPlace,
-  JobRow,
-  KeyRow,
-  PlatformStore,
-  UploadRow,
-  SqlDriver,
+import {
+  type AppRow,
+  type AuditQuery,
+  type AuditRow,
+  type BuildRow,
+  type EndedJobCount,
+  type EndpointRow,
+  type EnvironmentRow,
+  type ExpiredJob,
+  type JobBatch,
+  type JobPlace,
+  type JobRow,
+  type KeyRow,
+  MissingBuild,
+  type PlatformStore,
+  type UploadRow,
+  type SqlDriver,
 } from './types';
 
 type Tx = Pick<SqlDriver, 'query'>;
@@ -54,6 +55,18 @@ const STATE_SET = (from: string) => JOB_STATE_COLUMNS.map((c) => `${c} = ${from}
 const MIGRATION_LOCK = 0x737472_61746f;
 
 /**
+ * The advisory lock that orders deleting builds (pruneBuilds) against naming one (a deploy, an endpoint saved): a build
+ * that an environment or an endpoint names is never deleted, even when two nodes do both at once.
+ */
+const BUILDS_LOCK = 0x737472_6264;
+
+/** Takes the builds lock and checks that the build still exists (within the transaction that names it). */
+async function namingBuild(tx: Tx, buildId: string): Promise<void> {
+  await tx.query(`select pg_advisory_xact_lock(${BUILDS_LOCK})`);
+  if ((await tx.query('select 1 from builds where id = $1', [buildId])).length === 0) throw new MissingBuild(buildId);
+}
+
+/**
  * Expired rows deleted before the embedded database vacuums `jobs` (vacuumJobsIfDue). A vacuum after 18,000 deleted
  * rows beside 200,000 live ones took 24-87 ms on 2 cores, and the table then stayed at its size.
  */
@@ -86,10 +99,17 @@ export class SqlStore extends NodeStatements implements PlatformStore {
   }
 
   /** A control-plane change and the audit entry that records it, in one transaction. */
-  private change(audit: AuditRow, fn: (tx: Tx) => Promise<unknown>): Promise<void> {
+  private async change(audit: AuditRow, fn: (tx: Tx) => Promise<unknown>): Promise<void> {
+    await this.changeWith(() => audit, fn);
+  }
+
+  /** A change whose audit entry depends on what it did; null: it changed nothing, and nothing is recorded. */
+  private changeWith<T>(audit: (done: T) => AuditRow | null, fn: (tx: Tx) => Promise<T>): Promise<T> {
     return this.db.transaction(async (tx) => {
-      await fn(tx);
-      await insertAudit(tx, audit);
+      const done = await fn(tx);
+      const entry = audit(done);
+      if (!entry) return done;
+      await insertAudit(tx, entry);
       if (this.identity.notify) {
         // Delivered when the transaction commits, to every node listening (cluster.ts); nothing when it rolls back.
         await tx.query('select pg_notify($1, $2)', [CHANGES_CHANNEL, `cp ${this.identity.nodeId}`]);
@@ -97,6 +117,7 @@ export class SqlStore extends NodeStatements implements PlatformStore {
         // another node already confirmed (NOTIFY may arrive a moment later).
         await tx.query(`insert into meta (key, value) values ('cp_version', '1') on conflict (key) do update set value = (meta.value::bigint + 1)::text`);
       }
+      return done;
     });
   }
 
@@ -128,8 +149,11 @@ export class SqlStore extends NodeStatements implements PlatformStore {
       ]),
     );
   }
-  setActiveBuild(environmentId: string, buildId: string, audit: AuditRow): Promise<void> {
-    return this.change(audit, (tx) => tx.query('update environments set active_build_id = $2 where id = $1', [environmentId, buildId]));
+  async setActiveBuild(environmentId: string, buildId: string, audit: AuditRow): Promise<void> {
+    await this.change(audit, async (tx) => {
+      await namingBuild(tx, buildId);
+      await tx.query('update environments set active_build_id = $2 where id = $1', [environmentId, buildId]);
+    });
   }
   deleteEnvironment(id: string, audit: AuditRow): Promise<void> {
     return this.change(audit, async (tx) => {
@@ -154,19 +178,36 @@ export class SqlStore extends NodeStatements implements PlatformStore {
     );
   }
 
+  pruneBuilds(appId: string, ids: string[], audit: (deleted: string[]) => AuditRow | null): Promise<string[]> {
+    return this.changeWith(audit, async (tx) => {
+      await tx.query(`select pg_advisory_xact_lock(${BUILDS_LOCK})`);
+      const rows = await tx.query<{ id: string }>(
+        `delete from builds where app_id = $1 and id = any($2::text[])
+           and id not in (select active_build_id from environments where active_build_id is not null)
+           and id not in (select build_id from endpoints)
+         returning id`,
+        [appId, ids],
+      );
+      const deleted = rows.map((r) => r.id);
+      if (deleted.length > 0) await tx.query('delete from build_archives where build_id = any($1::text[])', [deleted]);
+      return deleted;
+    });
+  }
+
   listEndpoints(): Promise<EndpointRow[]> {
     return this.db.query<EndpointRow>('select * from endpoints order by created_at');
   }
-  saveEndpoint(r: EndpointRow, audit: AuditRow): Promise<void> {
-    return this.change(audit, (tx) =>
-      tx.query(
+  async saveEndpoint(r: EndpointRow, audit: AuditRow): Promise<void> {
+    await this.change(audit, async (tx) => {
+      await namingBuild(tx, r.build_id);
+      await tx.query(
         `insert into endpoints (id, app_id, environment_id, name, build_id, config, created_at, updated_at)
        values ($1, $2, $3, $4, $5, $6, $7, $8)
        on conflict (id) do update set name = excluded.name, build_id = excluded.build_id,
          config = excluded.config, updated_at = excluded.updated_at`,
         [r.id, r.app_id, r.environment_id, r.name, r.build_id, r.config, r.created_at, r.updated_at],
-      ),
-    );
+      );
+    });
   }
   deleteEndpoint(id: string, audit: AuditRow): Promise<void> {
     return this.change(audit, async (tx) => {

@@ -164,6 +164,13 @@ export interface AuditQuery {
   limit: number;
 }
 
+/** A deploy or an endpoint named a build that is no longer stored (pruned meanwhile, through another node). */
+export class MissingBuild extends Error {
+  constructor(readonly buildId: string) {
+    super(`build ${buildId} is not stored`);
+  }
+}
+
 /**
  * Every control-plane write takes the audit entry that records it, written in the same transaction: a change is
  * never stored without the key that made it.
@@ -176,12 +183,18 @@ export interface PlatformStore {
 
   listEnvironments(): Promise<EnvironmentRow[]>;
   insertEnvironment(row: EnvironmentRow, audit: AuditRow): Promise<void>;
+  /** Rejects with MissingBuild when the build is no longer stored (so does saveEndpoint). */
   setActiveBuild(environmentId: string, buildId: string, audit: AuditRow): Promise<void>;
   /** Deletes the environment with its endpoints and their jobs. */
   deleteEnvironment(id: string, audit: AuditRow): Promise<void>;
 
   listBuilds(): Promise<BuildRow[]>;
   insertBuild(row: BuildRow, audit: AuditRow): Promise<void>;
+  /**
+   * Deletes those of the app's builds `ids` that no environment deploys and no endpoint runs (checked in the same
+   * transaction), with their archives; the ids deleted. `audit` is given them (null: nothing recorded).
+   */
+  pruneBuilds(appId: string, ids: string[], audit: (deleted: string[]) => AuditRow | null): Promise<string[]>;
 
   listEndpoints(): Promise<EndpointRow[]>;
   /** Inserts or replaces the endpoint with this id. */

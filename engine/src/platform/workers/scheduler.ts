@@ -83,6 +83,12 @@ export class Scheduler {
     return [...this.state(endpointId).workers];
   }
 
+  /** Whether a worker of this node still runs from the build (deleted builds keep their files until none does). */
+  runsBuild(buildId: string): boolean {
+    for (const s of this.endpoints.values()) for (const w of s.workers) if (w.buildId === buildId) return true;
+    return false;
+  }
+
   counts(endpointId: string): { idle: number; running: number; initializing: number } {
     const c = { idle: 0, running: 0, initializing: 0 };
     for (const w of this.state(endpointId).workers) {

@@ -70,6 +70,7 @@ export class Supervisor {
       endpointId: ep.id,
       token: randomBytes(24).toString('base64url'),
       revision: ep.revision,
+      buildId: ep.buildId,
       maxConcurrency: ep.config.maxConcurrency,
       loadBalanced: ep.config.kind === 'LOAD_BALANCED',
       phase: 'initializing',

@@ -14,6 +14,8 @@ export interface Worker {
   readonly token: string;
   /** Endpoint configuration revision the worker was started with; older ones are drained. */
   readonly revision: number;
+  /** The build it runs from (its files stay while it runs: controlPlane/artifacts.ts). */
+  readonly buildId: string;
   readonly maxConcurrency: number;
   readonly loadBalanced: boolean;
   phase: WorkerPhase;
