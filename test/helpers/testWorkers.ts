@@ -24,9 +24,13 @@ def fail_dict(message="bad input"):
     return {"error": message}
 
 
-def sleep(seconds=1.0, marker=None, **kw):
+def sleep(seconds=1.0, marker=None, until=None, **kw):
     start = time.time()
-    time.sleep(seconds)
+    if until:  # held until the test makes this file (at most \`seconds\`): no window for the test to hit
+        while not os.path.exists(until) and time.time() - start < seconds:
+            time.sleep(0.02)
+    else:
+        time.sleep(seconds)
     if marker:
         with open(marker, "a") as f:
             f.write("done %s\\n" % kw.get("tag", ""))

@@ -198,8 +198,10 @@ describe('payload limits', () => {
 describe('cancel, retry, purge', () => {
   test('a queued job is cancelled at once and never runs', async () => {
     const marker = path.join(tmp, 'queued-cancel');
-    const first = (await call('POST', `${url.sleeper}/run`, { body: { input: { seconds: 1.5 } } })).json as { id: string };
-    // The one worker busy first: through several nodes, an idle worker elsewhere may take either job first.
+    const gate = path.join(tmp, 'queued-cancel-gate');
+    // The one worker busy first, until the test lets it go (a job of a fixed length could end before a loaded machine
+    // saw it running): through several nodes, an idle worker elsewhere may take either job first.
+    const first = (await call('POST', `${url.sleeper}/run`, { body: { input: { seconds: 60, until: gate } } })).json as { id: string };
     await started(url.sleeper, first.id, 'the first job to start');
     const second = (await call('POST', `${url.sleeper}/run`, { body: { input: { seconds: 0.1, marker } } })).json as { id: string };
     const s = (await call('GET', `${url.sleeper}/status/${second.id}`)).json as { status: string };
@@ -208,6 +210,7 @@ describe('cancel, retry, purge', () => {
     assert.equal(c.status, 200);
     assert.deepEqual(c.json, { id: second.id, status: 'CANCELLED' });
     assert.equal(((await call('GET', `${url.sleeper}/status/${second.id}`)).json as { status: string }).status, 'CANCELLED');
+    fs.writeFileSync(gate, '');
     await finished(url.sleeper, first.id);
     await new Promise((r) => setTimeout(r, 500));
     assert.equal(fs.existsSync(marker), false, 'the cancelled job ran');
