@@ -37,9 +37,13 @@ def sleep(seconds=1.0, marker=None, until=None, **kw):
     return {"slept": seconds, "pid": os.getpid(), "start": start, "end": time.time(), **kw}
 
 
-async def asleep(seconds=1.0, marker=None):
+async def asleep(seconds=1.0, marker=None, until=None):
     start = time.time()
-    await asyncio.sleep(seconds)
+    if until:  # as sleep() above
+        while not os.path.exists(until) and time.time() - start < seconds:
+            await asyncio.sleep(0.02)
+    else:
+        await asyncio.sleep(seconds)
     if marker:
         with open(marker, "a") as f:
             f.write("done\\n")

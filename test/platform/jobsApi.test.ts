@@ -220,11 +220,16 @@ describe('cancel, retry, purge', () => {
 
   test('cancelling a running synchronous job stops its handler', async () => {
     const marker = path.join(tmp, 'running-sync-cancel');
-    const { id } = (await call('POST', `${url.sleeper}/run`, { body: { input: { seconds: 2, marker } } })).json as { id: string };
+    const gate = path.join(tmp, 'running-sync-cancel-gate');
+    // Held until the gate opens: seen running however loaded the machine; opened after the cancel, a handler that went
+    // on would write its marker.
+    const { id } = (await call('POST', `${url.sleeper}/run`, { body: { input: { seconds: 60, until: gate, marker } } })).json as { id: string };
     await started(url.sleeper, id);
     await new Promise((r) => setTimeout(r, 300));
     assert.deepEqual((await call('POST', `${url.sleeper}/cancel/${id}`)).json, { id, status: 'CANCELLED' });
-    await new Promise((r) => setTimeout(r, 2500));
+    await new Promise((r) => setTimeout(r, 2000));
+    fs.writeFileSync(gate, '');
+    await new Promise((r) => setTimeout(r, 500));
     assert.equal(fs.existsSync(marker), false, 'the handler went on after the cancel');
     assert.equal(((await call('GET', `${url.sleeper}/status/${id}`)).json as { status: string }).status, 'CANCELLED');
     // The endpoint keeps working.
@@ -234,11 +239,14 @@ describe('cancel, retry, purge', () => {
 
   test('cancelling a running async job cancels its task', async () => {
     const marker = path.join(tmp, 'running-async-cancel');
-    const { id } = (await call('POST', `${url.asleeper}/run`, { body: { input: { seconds: 1.5, marker } } })).json as { id: string };
+    const gate = path.join(tmp, 'running-async-cancel-gate');
+    const { id } = (await call('POST', `${url.asleeper}/run`, { body: { input: { seconds: 60, until: gate, marker } } })).json as { id: string };
     await started(url.asleeper, id);
     assert.equal((await call('POST', `${url.asleeper}/cancel/${id}`)).status, 200);
-    await new Promise((r) => setTimeout(r, 2000));
-    assert.equal(fs.existsSync(marker), false);
+    await new Promise((r) => setTimeout(r, 1000));
+    fs.writeFileSync(gate, ''); // a task that was not cancelled would go on now and write its marker
+    await new Promise((r) => setTimeout(r, 1000));
+    assert.equal(fs.existsSync(marker), false, 'the task went on after the cancel');
   });
 
   test('an execution over execution_timeout_ms ends TIMED_OUT, and retry runs it again', async () => {
