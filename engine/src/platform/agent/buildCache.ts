@@ -10,7 +10,8 @@ import { pipeline } from 'node:stream/promises';
 import { unpackArchive } from '../controlPlane/unpack';
 import { KEPT_BUILDS } from '../options';
 
-const CACHED = /^[0-9a-f]{64}$/;
+/** A build's content id (its archive's SHA-256): the name of its folder here. */
+const CONTENT_ID = /^[0-9a-f]{64}$/;
 
 export class BuildCache {
   private pending = new Map<string, Promise<string>>();
@@ -27,7 +28,7 @@ export class BuildCache {
 
   /** The unpacked build's folder, fetched first when this host does not have it. */
   get(buildId: string, sha256: string): Promise<string> {
-    if (!/^[0-9a-f]{64}$/.test(sha256)) sha256 = createHash('sha256').update(buildId).digest('hex'); // a build without a recorded digest
+    if (!CONTENT_ID.test(sha256)) sha256 = createHash('sha256').update(buildId).digest('hex'); // a build without a recorded digest
     const root = path.join(this.dir, 'builds', sha256);
     if (fs.existsSync(root)) {
       const now = new Date();
@@ -82,7 +83,7 @@ export class BuildCache {
     try {
       const cached = fs
         .readdirSync(builds)
-        .filter((name) => CACHED.test(name))
+        .filter((name) => CONTENT_ID.test(name))
         .map((name) => ({ root: path.join(builds, name), at: fs.statSync(path.join(builds, name)).mtimeMs }))
         .sort((a, b) => b.at - a.at);
       for (const { root } of cached.slice(KEPT_BUILDS)) if (!inUse.has(root)) fs.rmSync(root, { recursive: true, force: true });
