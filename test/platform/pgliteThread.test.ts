@@ -1,5 +1,6 @@
 // The embedded database on its own thread (store/pglite.ts, pgliteThread.ts): transactions commit and roll back across
-// the thread boundary, PostgreSQL's errors arrive with their fields, the platform's event loop keeps turning while a
+// the thread boundary, statements sent together commit together and wait for an open transaction, PostgreSQL's errors
+// arrive with their fields, the platform's event loop keeps turning while a
 // statement runs, a process whose database is idle exits by itself while one waiting for an answer gets it, and calls
 // after a close fail with a sentence.
 import { after, test } from 'node:test';
@@ -56,6 +57,40 @@ test('a transaction commits all its statements or, when one fails, none; the err
     await db.close();
   }
   await assert.rejects(db.query('select 1'), /the embedded database is closed/);
+});
+
+test('statements sent together (exec) commit together or not at all, and wait for a transaction that is open', async () => {
+  const db = await openPglite(path.join(tmp, 'exec'), { templateDir: TEMPLATE_DIR });
+  try {
+    await db.exec('create table t (id integer primary key, v text)');
+    await db.exec(`insert into t values (1, 'one'); insert into t values (2, 'two')`);
+    // The second statement fails: the first is undone with it, and PostgreSQL's fields arrive.
+    const failed = await db.exec(`insert into t values (3, 'three'); insert into t values (1, 'again')`).then(
+      () => null,
+      (e: Error & { code?: string; detail?: string }) => e,
+    );
+    assert.ok(failed, 'the statements failed');
+    assert.equal(failed.code, '23505');
+    assert.match(failed.detail ?? '', /\(id\)=\(1\) already exists/);
+    await assert.rejects(db.exec('selec 1'), (e: Error & { code?: string }) => e.code === '42601' && /syntax error/.test(e.message));
+
+    // While a transaction is open, statements sent with exec wait for its end: they never run inside it.
+    const order: string[] = [];
+    const tx = db.transaction(async (t) => {
+      await t.query(`insert into t values (10, 'in the transaction')`);
+      await new Promise((r) => setTimeout(r, 200));
+      order.push('transaction');
+      throw new Error('rolled back');
+    });
+    await new Promise((r) => setTimeout(r, 20));
+    const exec = db.exec(`insert into t values (11, 'after it')`).then(() => order.push('exec'));
+    await assert.rejects(tx, /rolled back/);
+    await exec;
+    assert.deepEqual(order, ['transaction', 'exec']);
+    assert.deepEqual(await db.query('select id from t order by id'), [{ id: 1 }, { id: 2 }, { id: 11 }]);
+  } finally {
+    await db.close();
+  }
 });
 
 test("the platform's event loop keeps turning while a statement runs on the database's thread", async () => {

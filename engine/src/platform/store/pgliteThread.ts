@@ -5,7 +5,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
-import { PGlite, type Transaction } from '@electric-sql/pglite';
+import { PGlite, protocol, type Transaction } from '@electric-sql/pglite';
 import type { ThreadAnswer, ThreadCall, ThreadOpen } from './pglite';
 
 const isInitialised = (dir: string) => fs.existsSync(path.join(dir, 'PG_VERSION'));
@@ -63,6 +63,26 @@ function plain(e: unknown): Record<string, unknown> {
   return out;
 }
 
+/**
+ * Runs statements whose rows nobody reads (the group commit of jobs, migrations): one simple-protocol Query message, as
+ * `db.exec` sends it, taking the same two locks. `exec` also sends a Sync after every query, checks for COPY blobs
+ * and turns the answer into result sets (copying its 316 type parsers into a new object each time): twice the cost
+ * of the statements of a small group commit (bench/platform-jobs.ts, the database thread's CPU per job). The Sync is
+ * sent only after an error, where it ends what the error left open.
+ */
+function execStatements(db: PGlite, sql: string): Promise<void> {
+  return db._runExclusiveTransaction(() =>
+    db.runExclusive(async () => {
+      try {
+        await db.execProtocol(protocol.serialize.query(sql));
+      } catch (e) {
+        await db.execProtocol(protocol.serialize.sync(), { throwOnError: false });
+        throw e;
+      }
+    }),
+  );
+}
+
 /** Open transactions: their handle, how the platform ends them, and the call that ended them (answered once done). */
 const transactions = new Map<number, { tx: Transaction; end: (commit: boolean) => void; endCall?: number }>();
 let nextTx = 1;
@@ -86,10 +106,7 @@ function serve(db: PGlite): void {
         );
       }
       case 'exec':
-        return void settle(
-          c.id,
-          db.exec(c.sql).then(() => undefined),
-        );
+        return void settle(c.id, execStatements(db, c.sql));
       case 'begin': {
         // The transaction's body waits here until the platform ends it; PGlite runs nothing else meanwhile.
         const txId = nextTx++;
