@@ -10,6 +10,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { openPglite } from '../../engine/src/platform/store/pglite';
+import { DATABASE_THREAD_NAME } from '../../engine/src/platform/threads';
 import { REPO } from '../helpers/cli';
 import { TEMPLATE_DIR } from '../helpers/platform';
 
@@ -88,6 +89,17 @@ test('statements sent together (exec) commit together or not at all, and wait fo
     await exec;
     assert.deepEqual(order, ['transaction', 'exec']);
     assert.deepEqual(await db.query('select id from t order by id'), [{ id: 1 }, { id: 2 }, { id: 11 }]);
+  } finally {
+    await db.close();
+  }
+});
+
+test('the database thread is named for top -H and ps -L (Linux)', { skip: !fs.existsSync('/proc/self/task') }, async () => {
+  const names = () => fs.readdirSync('/proc/self/task').map((t) => fs.readFileSync(`/proc/self/task/${t}/comm`, 'utf8').trim());
+  assert.ok(!names().includes(DATABASE_THREAD_NAME));
+  const db = await openPglite(path.join(tmp, 'named'), { templateDir: TEMPLATE_DIR });
+  try {
+    assert.ok(names().includes(DATABASE_THREAD_NAME), `threads: ${names().join(', ')}`);
   } finally {
     await db.close();
   }

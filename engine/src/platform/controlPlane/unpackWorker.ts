@@ -4,7 +4,10 @@
 import fs from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
 import * as tar from 'tar';
+import { nameThisThread } from '../threads';
 import type { UnpackRequest, UnpackResult } from './unpack';
+
+nameThisThread('strato-unpack');
 
 async function unpack({ archive, dest }: UnpackRequest): Promise<UnpackResult> {
   fs.rmSync(dest, { recursive: true, force: true });

@@ -6,6 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
 import { PGlite, protocol, type Transaction } from '@electric-sql/pglite';
+import { DATABASE_THREAD_NAME, nameThisThread } from '../threads';
 import type { ThreadAnswer, ThreadCall, ThreadOpen } from './pglite';
 
 const isInitialised = (dir: string) => fs.existsSync(path.join(dir, 'PG_VERSION'));
@@ -145,6 +146,7 @@ function serve(db: PGlite): void {
   });
 }
 
+nameThisThread(DATABASE_THREAD_NAME);
 void open(workerData as ThreadOpen).then(
   (db) => {
     serve(db);
