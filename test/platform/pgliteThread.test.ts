@@ -9,6 +9,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import type { NamedStatement } from '../../engine/src/platform/store/namedStatements';
 import { openPglite } from '../../engine/src/platform/store/pglite';
 import { DATABASE_THREAD_NAME } from '../../engine/src/platform/threads';
 import { REPO } from '../helpers/cli';
@@ -89,6 +90,52 @@ test('statements sent together (exec) commit together or not at all, and wait fo
     await exec;
     assert.deepEqual(order, ['transaction', 'exec']);
     assert.deepEqual(await db.query('select id from t order by id'), [{ id: 1 }, { id: 2 }, { id: 11 }]);
+  } finally {
+    await db.close();
+  }
+});
+
+test('named statements are prepared once in the session, and the calls of one batch commit together or not at all', async () => {
+  const db = await openPglite(path.join(tmp, 'named-statements'), { templateDir: TEMPLATE_DIR });
+  const put: NamedStatement = { name: 'test_put', types: ['json'], sql: `insert into t select * from json_populate_recordset(null::t, $1)` };
+  const drop: NamedStatement = { name: 'test_drop', types: ['int'], sql: `delete from t where id = $1` };
+  const prepared = async () => (await db.query<{ name: string }>('select name from pg_prepared_statements order by name')).map((r) => r.name);
+  try {
+    await db.exec('create table t (id integer primary key, v text)');
+    await db.execNamed([
+      {
+        statement: put,
+        args: [
+          JSON.stringify([
+            { id: 1, v: "it's one" },
+            { id: 2, v: 'two' },
+          ]),
+        ],
+      },
+    ]);
+    await db.execNamed([
+      { statement: put, args: [JSON.stringify([{ id: 3, v: 'three' }])] },
+      { statement: drop, args: ['2'] },
+    ]);
+    assert.deepEqual(await prepared(), ['test_drop', 'test_put'], 'each statement prepared once, and kept');
+    // The second call fails (id 1 exists): the first, in the same batch, is undone with it.
+    await assert.rejects(
+      db.execNamed([
+        { statement: drop, args: ['3'] },
+        { statement: put, args: [JSON.stringify([{ id: 1, v: 'again' }])] },
+      ]),
+      (e: Error & { code?: string }) => e.code === '23505',
+    );
+    assert.deepEqual(await db.query('select id, v from t order by id'), [
+      { id: 1, v: "it's one" },
+      { id: 3, v: 'three' },
+    ]);
+    // A statement that cannot be prepared fails its batch, and is tried again by the next (here: once its table exists).
+    const late: NamedStatement = { name: 'test_late', types: ['int'], sql: 'insert into later values ($1)' };
+    await assert.rejects(db.execNamed([{ statement: late, args: ['1'] }]), /relation "later" does not exist/);
+    await db.exec('create table later (id integer)');
+    await db.execNamed([{ statement: late, args: ['7'] }]);
+    assert.deepEqual(await db.query('select id from later'), [{ id: 7 }]);
   } finally {
     await db.close();
   }

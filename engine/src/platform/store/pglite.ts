@@ -7,6 +7,7 @@
 import path from 'node:path';
 import type { Worker } from 'node:worker_threads';
 import { startThread } from '../threads';
+import { executeSql, prepareSql, type NamedCall } from './namedStatements';
 import type { SqlDriver } from './types';
 
 export interface PgliteOpenOptions {
@@ -113,6 +114,23 @@ class PgliteDriver implements SqlDriver {
 
   async exec(sql: string): Promise<void> {
     await this.call({ op: 'exec', sql });
+  }
+
+  /** Statements prepared in the database's one session, each once: a later call waits for it, a failed one is tried again. */
+  private prepared = new Map<string, Promise<void>>();
+
+  /** Each statement planned once (PREPARE), then the calls as one Query message of EXECUTEs: one implicit transaction. */
+  async execNamed(calls: readonly NamedCall[]): Promise<void> {
+    for (const { statement } of calls) {
+      let ready = this.prepared.get(statement.name);
+      if (!ready) {
+        ready = this.exec(prepareSql(statement));
+        this.prepared.set(statement.name, ready);
+        ready.catch(() => this.prepared.delete(statement.name));
+      }
+      await ready;
+    }
+    await this.exec(calls.map(executeSql).join(';\n'));
   }
 
   async transaction<T>(fn: (tx: Pick<SqlDriver, 'query'>) => Promise<T>): Promise<T> {

@@ -5,6 +5,7 @@ import pg from 'pg';
 import { UserError } from '../../util/errors';
 import { unavailable } from '../errors';
 import type { SqlDriver } from './types';
+import { inlined, type NamedCall } from './namedStatements';
 
 /** The URL without its password, for messages and logs. */
 export function redactDatabaseUrl(url: string): string {
@@ -129,6 +130,11 @@ class PgDriver implements SqlDriver {
   /** No parameters: the simple protocol, so several statements run as one implicit transaction. */
   async exec(sql: string): Promise<void> {
     await guarded(() => this.pool.query(sql));
+  }
+
+  /** The arguments written in: one round trip, one implicit transaction, whichever connection of the pool is free. */
+  execNamed(calls: readonly NamedCall[]): Promise<void> {
+    return this.exec(calls.map(inlined).join(';\n'));
   }
 
   transaction<T>(fn: (tx: Pick<SqlDriver, 'query'>) => Promise<T>): Promise<T> {

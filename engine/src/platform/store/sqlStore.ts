@@ -3,6 +3,7 @@
 // SQL), because a statement costs far more than a row on an embedded database.
 import { DB_NOW, NodeStatements, type StoreIdentity } from './nodeStatements';
 import { SCHEMA_VERSION, schemaSql } from './schema';
+import type { NamedCall, NamedStatement } from './namedStatements';
 import {
   type AppRow,
   type AuditQuery,
@@ -72,8 +73,29 @@ async function namingBuild(tx: Tx, buildId: string): Promise<void> {
  */
 export const VACUUM_AFTER_DELETED_ROWS = 10_000;
 
-/** A SQL string literal (standard_conforming_strings: only quotes are doubled). */
-const literal = (text: string) => `'${text.replace(/'/g, "''")}'`;
+/** The group commit's statements (writeJobs). */
+const INSERT_JOBS: NamedStatement = {
+  name: 'strato_insert_jobs',
+  types: ['json'],
+  sql:
+    `insert into jobs select * from json_populate_recordset(null::jobs, $1) ` +
+    `on conflict (id) do update set ${STATE_SET('excluded')} where jobs.owner = excluded.owner`,
+};
+// The rows to change are looked up by their ids (`= any(array(...))`, an index scan of the primary key). Joined to the
+// JSON rows alone, the planner guesses 100 of them and, below about 25,000 rows in the table, a PostgreSQL server read
+// all of it for every commit (seen in bench/multinode.ts: 600 sequential scans of `jobs` in one run).
+const UPDATE_JOBS: NamedStatement = {
+  name: 'strato_update_jobs',
+  types: ['json', 'json', 'text'],
+  sql:
+    `update jobs j set ${STATE_SET('r')} from json_populate_recordset(null::jobs, $1) r ` +
+    `where j.id = any(array(select json_array_elements_text($2))) and j.id = r.id and j.owner = $3`,
+};
+const DELETE_JOBS: NamedStatement = {
+  name: 'strato_delete_jobs',
+  types: ['json', 'text'],
+  sql: `delete from jobs where id = any(array(select json_array_elements_text($1))) and owner = $2`,
+};
 
 /**
  * The LISTEN/NOTIFY channel between nodes: `cp <node id>` (it changed control-plane records or keys), `queued <endpoint
@@ -302,29 +324,17 @@ export class SqlStore extends NodeStatements implements PlatformStore {
   }
 
   /**
-   * One simple-protocol query (its statements run as one transaction), with the rows inlined as JSON literals:
-   * on an embedded database parsing and binding parameters costs more than the rows themselves.
+   * One transaction. The rows go as JSON text, one argument per statement: on the embedded database binding a
+   * parameter per column costs more than the rows themselves.
    */
   async writeJobs(b: JobBatch): Promise<void> {
-    const sql: string[] = [];
     // Only this node's rows: once another node adopted a job, what this one still says about it is dropped.
-    const me = literal(this.identity.nodeId);
-    if (b.inserts.length > 0)
-      sql.push(
-        `insert into jobs select * from json_populate_recordset(null::jobs, ${literal(JSON.stringify(b.inserts))}) ` +
-          `on conflict (id) do update set ${STATE_SET('excluded')} where jobs.owner = excluded.owner`,
-      );
-    // The rows to change are looked up by their ids (`= any(array(...))`, an index scan of the primary key). Joined to
-    // the JSON rows alone, the planner guesses 100 of them and, below about 25,000 rows in the table, a PostgreSQL server
-    // read all of it for every commit (seen in bench/multinode.ts: 600 sequential scans of `jobs` in one run).
-    const ids = (list: string[]) => `array(select json_array_elements_text(${literal(JSON.stringify(list))}))`;
-    if (b.updates.length > 0)
-      sql.push(
-        `update jobs j set ${STATE_SET('r')} from json_populate_recordset(null::jobs, ${literal(JSON.stringify(b.updates))}) r ` +
-          `where j.id = any(${ids(b.updates.map((u) => u.id))}) and j.id = r.id and j.owner = ${me}`,
-      );
-    if (b.deletes.length > 0) sql.push(`delete from jobs where id = any(${ids(b.deletes)}) and owner = ${me}`);
-    if (sql.length > 0) await this.db.exec(sql.join(';\n'));
+    const me = this.identity.nodeId;
+    const calls: NamedCall[] = [];
+    if (b.inserts.length > 0) calls.push({ statement: INSERT_JOBS, args: [JSON.stringify(b.inserts)] });
+    if (b.updates.length > 0) calls.push({ statement: UPDATE_JOBS, args: [JSON.stringify(b.updates), JSON.stringify(b.updates.map((u) => u.id)), me] });
+    if (b.deletes.length > 0) calls.push({ statement: DELETE_JOBS, args: [JSON.stringify(b.deletes), me] });
+    if (calls.length > 0) await this.db.execNamed(calls);
   }
 
   async metaOnce(key: string, value: string): Promise<string> {

@@ -2,6 +2,7 @@
 // the audit log and jobs. sqlStore.ts implements it with SQL that runs on PGlite (embedded) or on a PostgreSQL server.
 
 import type { JobStatus } from '../../protocol/jobs';
+import type { NamedCall } from './namedStatements';
 export type { JobStatus };
 export type JobKind = 'run' | 'runsync';
 
@@ -301,6 +302,8 @@ export interface SqlDriver {
   query<T>(sql: string, params?: unknown[]): Promise<T[]>;
   /** Several statements, no parameters (schema set-up). */
   exec(sql: string): Promise<void>;
+  /** Runs the calls in order, in one transaction (namedStatements.ts: planned once, or inlined). */
+  execNamed(calls: readonly NamedCall[]): Promise<void>;
   /** Runs `fn` in one transaction. */
   transaction<T>(fn: (tx: Pick<SqlDriver, 'query'>) => Promise<T>): Promise<T>;
   /**
