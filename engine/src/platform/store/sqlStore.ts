@@ -3,7 +3,8 @@
 // SQL), because a statement costs far more than a row on an embedded database.
 import { DB_NOW, NodeStatements, type StoreIdentity } from './nodeStatements';
 import { SCHEMA_VERSION, schemaSql } from './schema';
-import type { NamedCall, NamedStatement } from './namedStatements';
+import { DELETE_JOBS, INSERT_JOBS, UPDATE_JOBS } from './jobStatements';
+import type { NamedCall } from './namedStatements';
 import {
   type AppRow,
   type AuditQuery,
@@ -31,26 +32,7 @@ const INSERT_AUDIT = `insert into audit_log (${AUDIT_COLUMNS.join(', ')}) values
 /** bigint columns come back as strings from some drivers (pg); the platform works with numbers. */
 const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
 
-const JOB_STATE_COLUMNS = [
-  'status',
-  'output',
-  'error',
-  'queued_at',
-  'started_at',
-  'ended_at',
-  'expires_at',
-  'ttl_set',
-  'retention_ms',
-  'attempts',
-  'retries',
-  'worker_id',
-  'stream',
-  'stream_output',
-];
-
 const ENDED = `('COMPLETED', 'FAILED', 'CANCELLED', 'TIMED_OUT')`;
-
-const STATE_SET = (from: string) => JOB_STATE_COLUMNS.map((c) => `${c} = ${from}.${c}`).join(', ');
 
 /** The advisory lock key that serialises migrations of one database (any constant; "strato" in ASCII). */
 const MIGRATION_LOCK = 0x737472_61746f;
@@ -72,30 +54,6 @@ async function namingBuild(tx: Tx, buildId: string): Promise<void> {
  * rows beside 200,000 live ones took 24-87 ms on 2 cores, and the table then stayed at its size.
  */
 export const VACUUM_AFTER_DELETED_ROWS = 10_000;
-
-/** The group commit's statements (writeJobs). */
-const INSERT_JOBS: NamedStatement = {
-  name: 'strato_insert_jobs',
-  types: ['json'],
-  sql:
-    `insert into jobs select * from json_populate_recordset(null::jobs, $1) ` +
-    `on conflict (id) do update set ${STATE_SET('excluded')} where jobs.owner = excluded.owner`,
-};
-// The rows to change are looked up by their ids (`= any(array(...))`, an index scan of the primary key). Joined to the
-// JSON rows alone, the planner guesses 100 of them and, below about 25,000 rows in the table, a PostgreSQL server read
-// all of it for every commit (seen in bench/multinode.ts: 600 sequential scans of `jobs` in one run).
-const UPDATE_JOBS: NamedStatement = {
-  name: 'strato_update_jobs',
-  types: ['json', 'json', 'text'],
-  sql:
-    `update jobs j set ${STATE_SET('r')} from json_populate_recordset(null::jobs, $1) r ` +
-    `where j.id = any(array(select json_array_elements_text($2))) and j.id = r.id and j.owner = $3`,
-};
-const DELETE_JOBS: NamedStatement = {
-  name: 'strato_delete_jobs',
-  types: ['json', 'text'],
-  sql: `delete from jobs where id = any(array(select json_array_elements_text($1))) and owner = $2`,
-};
 
 /**
  * The LISTEN/NOTIFY channel between nodes: `cp <node id>` (it changed control-plane records or keys), `queued <endpoint
@@ -323,10 +281,7 @@ export class SqlStore extends NodeStatements implements PlatformStore {
     return gone;
   }
 
-  /**
-   * One transaction. The rows go as JSON text, one argument per statement: on the embedded database binding a
-   * parameter per column costs more than the rows themselves.
-   */
+  /** One transaction of the group commit's statements (jobStatements.ts). */
   async writeJobs(b: JobBatch): Promise<void> {
     // Only this node's rows: once another node adopted a job, what this one still says about it is dropped.
     const me = this.identity.nodeId;
