@@ -17,7 +17,7 @@ export interface NamedCall {
 }
 
 /** A SQL string literal (standard_conforming_strings: only quotes are doubled). */
-export const literal = (text: string) => `'${text.replace(/'/g, "''")}'`;
+const literal = (text: string) => `'${text.replace(/'/g, "''")}'`;
 
 /** The statement with its arguments in place of `$1`..`$n` (the project's statements have no `$` anywhere else). */
 export function inlined({ statement, args }: NamedCall): string {
