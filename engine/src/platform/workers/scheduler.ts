@@ -1,4 +1,4 @@
-// Scaling and fault handling per endpoint: keeps `workers.min` up, starts more while work waits (by the
+// Scaling and fault handling per endpoint: keeps `workers.min` up, starts more while work waits (scaling.ts: by the
 // endpoint's scaler, QUEUE_DELAY or REQUEST_COUNT, up to `workers.max`), stops a worker above the minimum after
 // `idle_timeout` without work, rolls workers to a new endpoint revision, replaces hung workers (no heartbeat) and
 // dead ones, and backs off when workers cannot start. Both bounds are the whole service's: a worker starts only
@@ -9,6 +9,7 @@ import type { Dispatcher } from '../jobs/dispatch';
 import type { JobEngine } from '../jobs/jobEngine';
 import type { Supervisor } from './supervisor';
 import type { WorkerSlots } from './slots';
+import { wantedWorkers } from './scaling';
 import { healthBucket, isBusy, type Worker } from './worker';
 
 export interface SchedulerDeps {
@@ -186,7 +187,15 @@ export class Scheduler {
       const c = this.d.engine.counts(endpointId);
       work = c.inQueue + c.inProgress;
     } else work = this.d.lbPending(endpointId) + current.reduce((n, w) => n + w.inFlight, 0);
-    const wanted = this.wanted(ep, s, current.length, work);
+    const now = this.d.clock.now();
+    const { wanted, scaledUp } = wantedWorkers(cfg, {
+      current: current.length,
+      work,
+      oldestQueuedAt: () => this.d.engine.oldestQueuedAt(ep.id),
+      now,
+      lastScaleUpAt: s.lastScaleUpAt,
+    });
+    if (scaledUp) s.lastScaleUpAt = now;
     s.waiting = null;
     // Every slot held (elsewhere) is known for a while without a statement: the tick asks again later.
     const more = current.length < wanted && !this.d.slots.knownFull(ep.id, cfg.workersMax) ? wanted - current.length : 0;
@@ -258,30 +267,6 @@ export class Scheduler {
       s.claiming = false;
       if (again) this.demand(first.id); // what changed meanwhile (more work, a worker gone) is looked at again
     }
-  }
-
-  /**
-   * How many workers the endpoint should have on this node for its work here, up to workers.max, by its scaler:
-   * REQUEST_COUNT keeps one worker per scaler_value requests queued or in progress; QUEUE_DELAY starts the first
-   * worker at once, then adds one each time the oldest queued job has waited more than scaler_value seconds
-   * (at most one per scaler_value seconds, and never more than the work can use).
-   */
-  private wanted(ep: DeployedEndpoint, s: EndpointWorkers, current: number, work: number): number {
-    const cfg = ep.config;
-    // The minimum is the service's, kept by the slots below it (minimumOpen): here only the work counts.
-    const clamp = (n: number) => Math.min(cfg.workersMax, Math.max(0, n));
-    if (work === 0) return clamp(0);
-    if (cfg.scalerType === 'REQUEST_COUNT' || cfg.kind === 'LOAD_BALANCED') return clamp(Math.ceil(work / cfg.scalerValue));
-    const useful = Math.ceil(work / cfg.maxConcurrency);
-    let n = Math.max(current, 1);
-    const oldest = this.d.engine.oldestQueuedAt(ep.id);
-    const now = this.d.clock.now();
-    const delayMs = cfg.scalerValue * 1000;
-    if (oldest !== undefined && current > 0 && now - oldest > delayMs && now - s.lastScaleUpAt >= delayMs && current < useful) {
-      n = current + 1;
-      s.lastScaleUpAt = now;
-    }
-    return clamp(Math.min(n, Math.max(useful, current)));
   }
 
   /** Stops the workers above the minimum (slots from workers.min up) that have been idle longer than idle_timeout. */
