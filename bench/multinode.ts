@@ -1,9 +1,11 @@
 // Platform nodes over one PostgreSQL server (issue #11), each figure beside its baseline from the same run:
-// - `/run` throughput to completion, 10,000 no-op jobs: one node, then three nodes with the clients spread over them
-//   (target where the machine has the cores: three nodes at least 2.5x one node; the cores are printed);
+// - `/run` throughput to completion, 30,000 no-op jobs: one node, then three nodes with the clients spread over them,
+//   each right after the nodes started and again warm (target where the machine has the cores: three nodes at least
+//   2.5x one node; the cores are printed);
 // - a node SIGKILLed while 10,000 accepted jobs are queued or running on three nodes: the time until every job ended,
 //   how many ran again elsewhere, and that each has one row with one result.
-// Every node is a `strato platform serve` process; PostgreSQL is a cluster of the bench's own (test/helpers/postgres.ts).
+// `--throughput-only` skips the fault run. Every node is a `strato platform serve` process; PostgreSQL is a cluster of
+// the bench's own (test/helpers/postgres.ts).
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -64,14 +66,24 @@ function startNode(dataDir: string, database: string): Promise<Node> {
   });
 }
 
-/** CPU seconds used so far by the processes of this machine, by kind (Linux /proc; empty elsewhere). */
-function cpuByKind(nodePids: number[]): Record<string, number> {
-  const out: Record<string, number> = {};
+type Kind = 'nodes' | 'PostgreSQL' | 'workers' | 'clients';
+const KINDS: Kind[] = ['nodes', 'PostgreSQL', 'workers', 'clients'];
+
+/** CPU used so far by the processes of this machine, by kind, and by the threads that may bound the run (Linux /proc; empty elsewhere). */
+interface CpuSnapshot {
+  /** CPU seconds by kind. */
+  kinds: Partial<Record<Kind, number>>;
+  /** CPU ms of each node's main thread and each PostgreSQL process. */
+  threads: Map<string, { kind: Kind; ms: number }>;
+}
+
+function cpuSnapshot(nodePids: number[]): CpuSnapshot {
+  const out: CpuSnapshot = { kinds: {}, threads: new Map() };
   for (const pid of processIds()) {
     const stat = processStat(pid);
     if (!stat) continue;
     const { comm, pgid } = stat;
-    const kind =
+    const kind: Kind | null =
       pid === process.pid
         ? 'clients'
         : comm.startsWith('postgres')
@@ -81,23 +93,48 @@ function cpuByKind(nodePids: number[]): Record<string, number> {
             : nodePids.includes(pid) || (nodePids.includes(pgid) && comm.startsWith('node'))
               ? 'nodes'
               : null;
-    if (kind) out[kind] = (out[kind] ?? 0) + stat.cpuMs / 1000;
+    if (!kind) continue;
+    out.kinds[kind] = (out.kinds[kind] ?? 0) + stat.cpuMs / 1000;
+    if (kind === 'PostgreSQL') out.threads.set(`${pid}`, { kind, ms: stat.cpuMs });
+    if (kind === 'nodes' && nodePids.includes(pid)) out.threads.set(`${pid}`, { kind, ms: processStat(pid, pid)?.cpuMs ?? 0 });
   }
   return out;
 }
 
-function cpuLine(before: Record<string, number>, after: Record<string, number>, seconds: number): string {
-  const kinds = ['nodes', 'PostgreSQL', 'workers', 'clients'];
-  const used = kinds.map((k) => [k, (after[k] ?? 0) - (before[k] ?? 0)] as const);
+/** What each kind of process spent between two snapshots, and how busy the busiest threads of each kind were. */
+function cpuLines(before: CpuSnapshot, after: CpuSnapshot, seconds: number, clientThreads: number[]): string[] {
+  const used = KINDS.map((k) => [k, (after.kinds[k] ?? 0) - (before.kinds[k] ?? 0)] as const);
   const total = used.reduce((s, [, v]) => s + v, 0);
-  return `CPU ${total.toFixed(1)} s in ${seconds.toFixed(1)} s (${(total / seconds).toFixed(2)} cores busy): ${used.map(([k, v]) => `${k} ${v.toFixed(1)} s`).join(', ')}`;
+  const busy = new Map<Kind, number[]>([['clients', clientThreads]]);
+  for (const [key, t] of after.threads) {
+    const share = (t.ms - (before.threads.get(key)?.ms ?? 0)) / 1000 / seconds;
+    if (share >= 0.05) busy.set(t.kind, [...(busy.get(t.kind) ?? []), share]);
+  }
+  const names: Partial<Record<Kind, string>> = {
+    nodes: "nodes' main threads",
+    clients: 'client threads (while sending)',
+    PostgreSQL: 'busiest PostgreSQL processes',
+  };
+  return [
+    `CPU ${total.toFixed(1)} s in ${seconds.toFixed(1)} s (${(total / seconds).toFixed(2)} cores busy): ${used.map(([k, v]) => `${k} ${v.toFixed(1)} s`).join(', ')}`,
+    `share of the time busy: ${[...busy]
+      .map(
+        ([k, v]) =>
+          `${names[k]} ${v
+            .sort((x, y) => y - x)
+            .slice(0, 4)
+            .map((x) => x.toFixed(2))
+            .join(' ')}`,
+      )
+      .join('; ')}`,
+  ];
 }
 
 /**
  * The clients run on threads of their own: at 15,000 jobs/s one thread of HTTP clients is the bound (seen on 16 cores:
- * the client thread at 100% while three nodes had room). One thread per 4 cores, at most 4.
+ * the client thread at 100% while three nodes had room). One thread per 4 cores, at most 4, or STRATO_BENCH_CLIENT_THREADS.
  */
-const CLIENT_THREADS = Math.max(1, Math.min(4, Math.floor(os.cpus().length / 4)));
+const CLIENT_THREADS = Number(process.env.STRATO_BENCH_CLIENT_THREADS) || Math.max(1, Math.min(4, Math.floor(os.cpus().length / 4)));
 
 interface ClientWork {
   urls: string[];
@@ -113,7 +150,9 @@ interface ClientWork {
 }
 
 /** One client thread: `clients` concurrent requests, job i to node i mod nodes. */
-async function clientThread(w: ClientWork): Promise<void> {
+async function clientThread(w: ClientWork): Promise<number> {
+  const cpu0 = threadCpuMs();
+  const t0 = performance.now();
   const pools = w.urls.map((u) => new Pool(u, { connections: w.clients }));
   const headers = { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' };
   let next = w.thread;
@@ -132,9 +171,22 @@ async function clientThread(w: ClientWork): Promise<void> {
   } finally {
     await Promise.all(pools.map((p) => p.close()));
   }
+  return (threadCpuMs() - cpu0) / (performance.now() - t0);
 }
 
-function startClientThread(work: ClientWork): Promise<void> {
+/** CPU ms used so far by the calling thread (Linux; 0 elsewhere). */
+function threadCpuMs(): number {
+  try {
+    const stat = fs.readFileSync('/proc/thread-self/stat', 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(f[11]) + Number(f[12])) * 10;
+  } catch {
+    return 0;
+  }
+}
+
+/** Runs one client thread; resolves with the share of its time it was busy. */
+function startClientThread(work: ClientWork): Promise<number> {
   // From the sources (tsx), the thread registers tsx first, as the engine's own threads do (threads.ts).
   const worker = __filename.endsWith('.ts')
     ? new Worker(`require(${JSON.stringify(require.resolve('tsx/cjs/api'))}).register(); require(${JSON.stringify(__filename)});`, {
@@ -143,21 +195,24 @@ function startClientThread(work: ClientWork): Promise<void> {
       })
     : new Worker(__filename, { workerData: work });
   return new Promise((resolve, reject) => {
-    worker.once('message', () => resolve());
+    worker.once('message', (busy: number) => resolve(busy));
     worker.once('error', reject);
     worker.once('exit', (code) => reject(new Error(`a client thread exited (${code}) before it was done`)));
   });
 }
 
-/** Sends n `/run` jobs from CLIENTS_PER_NODE concurrent clients per node on CLIENT_THREADS threads; ms to accept them all. */
-async function submit(nodes: Node[], endpointId: string, input: string, n: number): Promise<number> {
+/**
+ * Sends n `/run` jobs from CLIENTS_PER_NODE concurrent clients per node on CLIENT_THREADS threads; ms to accept them
+ * all, and the share of that time each client thread was busy.
+ */
+async function submit(nodes: Node[], endpointId: string, input: string, n: number): Promise<{ ms: number; busy: number[] }> {
   const t0 = performance.now();
   const urls = nodes.map((n) => n.url);
   const clients = Math.ceil((CLIENTS_PER_NODE * nodes.length) / CLIENT_THREADS);
-  await Promise.all(
+  const busy = await Promise.all(
     Array.from({ length: CLIENT_THREADS }, (_, thread) => startClientThread({ urls, endpointId, input, n, thread, threads: CLIENT_THREADS, clients })),
   );
-  return performance.now() - t0;
+  return { ms: performance.now() - t0, busy };
 }
 
 /** Waits until every job in the database has ended; returns when (performance.now()). */
@@ -200,24 +255,39 @@ async function cluster(server: Awaited<ReturnType<typeof startPostgres>>, tmp: s
     await Promise.all(pools.map((p) => p.close()));
     for (const n of nodes) killGroup(n.child, 'SIGTERM');
   };
-  return { nodes, pools, db, endpointId: eps.bulk.id, close };
+  /** Jobs ended so far (the rounds' jobs stay in the table for their retention). */
+  return { nodes, pools, db, endpointId: eps.bulk.id, close, ended: 0 };
 }
 
-async function throughput(server: Awaited<ReturnType<typeof startPostgres>>, tmp: string, count: number): Promise<number> {
+/** One round of N_THROUGHPUT jobs through the cluster: jobs/s to completion, printed with the CPU each kind spent. */
+async function round(c: Awaited<ReturnType<typeof cluster>>, label: string): Promise<number> {
+  const pids = c.nodes.map((n) => n.child.pid!);
+  const cpu0 = cpuSnapshot(pids);
+  const t0 = performance.now();
+  const { ms: accept, busy } = await submit(c.nodes, c.endpointId, '{"i":$i}', N_THROUGHPUT);
+  const done = (await allEnded(c.db, c.ended + N_THROUGHPUT, 300_000)) - t0;
+  c.ended += N_THROUGHPUT;
+  const cpu1 = cpuSnapshot(pids);
+  const rate = N_THROUGHPUT / (done / 1000);
+  const nodeUs = (((cpu1.kinds.nodes ?? 0) - (cpu0.kinds.nodes ?? 0)) * 1e6) / N_THROUGHPUT;
+  console.log(
+    `  ${label}: ${Math.round(N_THROUGHPUT / (accept / 1000))} jobs/s accepted, ${Math.round(rate)} jobs/s to completion (${done.toFixed(0)} ms), nodes ${nodeUs.toFixed(0)} CPU-µs per job`,
+  );
+  for (const line of cpuLines(cpu0, cpu1, done / 1000, busy)) console.log(`           ${line}`);
+  return rate;
+}
+
+/**
+ * Throughput of `count` nodes: a first round right after they started (every node's code still being compiled while
+ * it serves: a node of three meets that with a third of the jobs), then a second round, warm, as a service runs.
+ */
+async function throughput(server: Awaited<ReturnType<typeof startPostgres>>, tmp: string, count: number): Promise<{ cold: number; warm: number }> {
   const c = await cluster(server, tmp, count, `tp${count}`);
+  const name = `${count} node${count > 1 ? 's' : ' '}`;
   try {
-    const pids = c.nodes.map((n) => n.child.pid!);
-    const cpu0 = cpuByKind(pids);
-    const t0 = performance.now();
-    const accept = await submit(c.nodes, c.endpointId, '{"i":$i}', N_THROUGHPUT);
-    const done = (await allEnded(c.db, N_THROUGHPUT, 300_000)) - t0;
-    const cpu1 = cpuByKind(pids);
-    const rate = N_THROUGHPUT / (done / 1000);
-    console.log(
-      `  ${count} node${count > 1 ? 's' : ' '}: ${Math.round(N_THROUGHPUT / (accept / 1000))} jobs/s accepted, ${Math.round(rate)} jobs/s to completion (${done.toFixed(0)} ms)`,
-    );
-    console.log(`           ${cpuLine(cpu0, cpu1, done / 1000)}`);
-    return rate;
+    const cold = await round(c, `${name}, just started`);
+    const warm = await round(c, `${name}, warm        `);
+    return { cold, warm };
   } finally {
     await c.close();
   }
@@ -240,8 +310,10 @@ async function main() {
     );
     const one = await throughput(server, tmp, 1);
     const three = await throughput(server, tmp, 3);
-    console.log(`  ratio three/one: ${(three / one).toFixed(2)}x   (target: at least 2.5x where the machine has the cores for it)`);
+    console.log(`  ratio three/one, just started: ${(three.cold / one.cold).toFixed(2)}x`);
+    console.log(`  ratio three/one, warm: ${(three.warm / one.warm).toFixed(2)}x   (target: at least 2.5x where the machine has the cores for it)`);
 
+    if (process.argv.includes('--throughput-only')) return;
     console.log(`\nSIGKILL one of three nodes while ${N.toLocaleString('en')} accepted jobs are queued or running:`);
     // Jobs that take 0.2 s (an async handler, 8 at a time per worker): the nodes hold a backlog when one dies.
     const c = await cluster(server, tmp, 3, 'fault', 'asleep');
@@ -284,5 +356,5 @@ if (isMainThread) {
     process.exitCode = 1;
   });
 } else {
-  void clientThread(workerData as ClientWork).then(() => parentPort!.postMessage('done'));
+  void clientThread(workerData as ClientWork).then((busy) => parentPort!.postMessage(busy));
 }

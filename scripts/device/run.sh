@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs on a lent GPU machine (root, no package registry), in the repository: unpacks .device/payload.tar.xz made by
 # scripts/device/pack.sh, then the GPU check and the platform benches, each bounded, their output also in $OUT.
-#   device run: bash scripts/device/run.sh   (carry: .device)
+#   device run: bash scripts/device/run.sh [gpu] [multinode] [platform-jobs]   (carry: .device; no step named: all three)
+# MULTINODE_ARGS adds arguments to bench/multinode.ts (--throughput-only); STRATO_BENCH_* variables reach the benches.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 out="${OUT:-$(mktemp -d)}"
@@ -24,9 +25,18 @@ ldd /usr/lib/postgresql/*/bin/postgres | grep 'not found' && echo "PostgreSQL la
 nvidia-smi -L
 nvidia-smi | grep -m1 'CUDA Version'
 
-echo; echo "== GPU check"
-timeout "${GPU_CHECK_S:-200}" node scripts/device/gpu-check.mjs 2>&1 | tee "$out/gpu-check.log"
-echo; echo "== bench/multinode.ts (dist/cli.js nodes)"
-timeout "${MULTINODE_S:-200}" node dist/bench-multinode.cjs --bundle 2>&1 | tee "$out/multinode.log"
-echo; echo "== bench/platform-jobs.ts (dist/cli.js platform)"
-timeout "${PLATFORM_JOBS_S:-120}" node dist/bench-platform-jobs.cjs --bundle 2>&1 | tee "$out/platform-jobs.log"
+steps="${*:-gpu multinode platform-jobs}"
+step() { [[ " $steps " == *" $1 "* ]]; }
+if step gpu; then
+  echo; echo "== GPU check"
+  timeout "${GPU_CHECK_S:-200}" node scripts/device/gpu-check.mjs 2>&1 | tee "$out/gpu-check.log"
+fi
+if step multinode; then
+  echo; echo "== bench/multinode.ts (dist/cli.js nodes)"
+  # shellcheck disable=SC2086
+  timeout "${MULTINODE_S:-200}" node dist/bench-multinode.cjs --bundle ${MULTINODE_ARGS:-} 2>&1 | tee "$out/multinode.log"
+fi
+if step platform-jobs; then
+  echo; echo "== bench/platform-jobs.ts (dist/cli.js platform)"
+  timeout "${PLATFORM_JOBS_S:-120}" node dist/bench-platform-jobs.cjs --bundle 2>&1 | tee "$out/platform-jobs.log"
+fi
