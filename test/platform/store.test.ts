@@ -215,6 +215,35 @@ test('a failed commit rejects its waiters and the jobs are written by the next o
   assert.equal(j.storeState, 'stored');
 });
 
+test('a commit that someone waits for starts as soon as the one in flight ends, not after a timer', async () => {
+  const calls: string[][] = [];
+  const ends: Array<() => void> = [];
+  const store = {
+    writeJobs: (b: JobBatch) => {
+      calls.push(b.inserts.map((r) => r.id));
+      return new Promise<void>((r) => ends.push(r));
+    },
+  } as unknown as PlatformStore;
+  const writer = new JobWriter(store, { eagerMs: 1, lazyMs: 50 }, (e) => assert.fail(e));
+  writer.changed(new Job('a', 'ep', 'run', '{}', 1, 1));
+  const first = writer.durable();
+  while (calls.length === 0) await new Promise((r) => setTimeout(r, 1));
+  writer.changed(new Job('b', 'ep', 'run', '{}', 1, 1)); // a /run that arrives during the commit of `a`
+  const second = writer.durable();
+  // The commit of `a` ends in a timer callback; a timer of 0 ms set then fires in the loop's next turn, after the
+  // commit of `b` has started (a commit scheduled with setTimeout(0) would wait for that turn too, and come after it).
+  const seenByTimer = await new Promise<number>((resolve) =>
+    setTimeout(() => {
+      ends[0]();
+      setTimeout(() => resolve(calls.length), 0);
+    }, 1),
+  );
+  assert.equal(seenByTimer, 2, 'the commit of b had started');
+  ends[1]();
+  await Promise.all([first, second]);
+  assert.deepEqual(calls, [['a'], ['b']]);
+});
+
 test('running and answered /runsync jobs are committed together after syncMs; any other change takes them along', async () => {
   const commits: Array<{ at: number; ids: string[] }> = [];
   const recording = {

@@ -42,7 +42,8 @@ export class JobWriter {
   private dirty = new Map<StoredJob, number>();
   private deletes = new Set<string>();
   private waiters: Waiter[] = [];
-  private timer: NodeJS.Timeout | null = null;
+  /** The next commit, when one is scheduled: a timer, or an immediate for one due now (`setTimeout(0)` waits 1 ms). */
+  private timer: { cancel(): void } | null = null;
   private timerDue = 0;
   private inFlight: Promise<void> | null = null;
   private closed = false;
@@ -92,10 +93,7 @@ export class JobWriter {
   /** Writes everything pending now and waits for it (shutdown, tests). */
   async flush(): Promise<void> {
     while (this.inFlight || this.dirty.size > 0 || this.deletes.size > 0 || this.waiters.length > 0) {
-      if (this.timer) {
-        clearTimeout(this.timer);
-        this.timer = null;
-      }
+      this.cancelTimer();
       if (this.inFlight) await this.inFlight.catch(() => undefined);
       else await this.runFlush(true).catch(() => undefined);
       if (this.failing) break;
@@ -129,15 +127,11 @@ export class JobWriter {
       if (this.inFlight) await this.inFlight.catch(() => undefined);
       else if (!gaveWay && this.waiters.length > 0 && !this.failing) {
         gaveWay = true;
-        if (this.timer) clearTimeout(this.timer);
-        this.timer = null;
+        this.cancelTimer();
         void this.runFlush().catch(() => undefined); // in flight from here: the loop waits for it
       } else break;
     }
-    if (this.timer) {
-      clearTimeout(this.timer);
-      this.timer = null;
-    }
+    this.cancelTimer();
     // In flight before `op` starts: a change that `op` itself makes waits for it like any other.
     let done = () => undefined as void;
     this.inFlight = new Promise<void>((r) => (done = r));
@@ -157,15 +151,29 @@ export class JobWriter {
     const due = Date.now() + delay;
     if (this.timer) {
       if (this.timerDue <= due) return;
-      clearTimeout(this.timer);
+      this.cancelTimer();
     }
     this.timerDue = due;
-    this.timer = setTimeout(() => {
+    const fire = () => {
       this.timer = null;
       const wait = this.mayWaitFor();
       if (wait > 0) this.schedule(wait);
       else void this.runFlush().catch(() => undefined);
-    }, delay);
+    };
+    // Due now (someone waits and no commit is in flight): once this turn's I/O is read, so that the requests read
+    // with it go in the same commit; a timer of 0 ms would wait 1 ms, a pause in every cycle of commits under load.
+    if (delay <= 0) {
+      const immediate = setImmediate(fire);
+      this.timer = { cancel: () => clearImmediate(immediate) };
+    } else {
+      const timeout = setTimeout(fire, delay);
+      this.timer = { cancel: () => clearTimeout(timeout) };
+    }
+  }
+
+  private cancelTimer(): void {
+    this.timer?.cancel();
+    this.timer = null;
   }
 
   /**
