@@ -4,8 +4,9 @@
 //   2.5x one node; the cores are printed);
 // - a node SIGKILLed while 10,000 accepted jobs are queued or running on three nodes: the time until every job ended,
 //   how many ran again elsewhere, and that each has one row with one result.
-// `--throughput-only` skips the fault run. Every node is a `strato platform serve` process; PostgreSQL is a cluster of
-// the bench's own (test/helpers/postgres.ts).
+// `--throughput-only` skips the fault run. Diagnostics: STRATO_BENCH_PG_WAITS=1 samples what the nodes' database
+// connections wait on; STRATO_BENCH_BUSY_LOOPS=N runs the lone node once more beside N spinning processes. Every node
+// is a `strato platform serve` process; PostgreSQL is a cluster of the bench's own (test/helpers/postgres.ts).
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -246,7 +247,7 @@ async function cluster(server: Awaited<ReturnType<typeof startPostgres>>, tmp: s
       await new Promise((r) => setTimeout(r, 100));
     }
   }
-  const db = new pg.Client({ connectionString: database });
+  const db = new pg.Client({ connectionString: database, application_name: BENCH_APP });
   await db.connect();
   const { rows } = await db.query<{ n: number }>('select count(*)::int as n from worker_slots group by node_id order by n desc');
   if (count > 1) console.log(`           workers per node: ${rows.map((r) => r.n).join(', ')}`);
@@ -256,12 +257,13 @@ async function cluster(server: Awaited<ReturnType<typeof startPostgres>>, tmp: s
     for (const n of nodes) killGroup(n.child, 'SIGTERM');
   };
   /** Jobs ended so far (the rounds' jobs stay in the table for their retention). */
-  return { nodes, pools, db, endpointId: eps.bulk.id, close, ended: 0 };
+  return { nodes, pools, db, database, endpointId: eps.bulk.id, close, ended: 0 };
 }
 
 /** One round of N_THROUGHPUT jobs through the cluster: jobs/s to completion, printed with the CPU each kind spent. */
 async function round(c: Awaited<ReturnType<typeof cluster>>, label: string): Promise<number> {
   const pids = c.nodes.map((n) => n.child.pid!);
+  const waits = WAIT_SAMPLES ? await sampleWaits(c.database) : undefined;
   const cpu0 = cpuSnapshot(pids);
   const t0 = performance.now();
   const { ms: accept, busy } = await submit(c.nodes, c.endpointId, '{"i":$i}', N_THROUGHPUT);
@@ -274,7 +276,45 @@ async function round(c: Awaited<ReturnType<typeof cluster>>, label: string): Pro
     `  ${label}: ${Math.round(N_THROUGHPUT / (accept / 1000))} jobs/s accepted, ${Math.round(rate)} jobs/s to completion (${done.toFixed(0)} ms), nodes ${nodeUs.toFixed(0)} CPU-µs per job`,
   );
   for (const line of cpuLines(cpu0, cpu1, done / 1000, busy)) console.log(`           ${line}`);
+  if (waits) console.log(`           ${await waits()}`);
   return rate;
+}
+
+/** STRATO_BENCH_BUSY_LOOPS=N: one more round of the lone node beside N processes that spin (its neighbours' load, alone). */
+const BUSY_LOOPS = Number(process.env.STRATO_BENCH_BUSY_LOOPS) || 0;
+
+/** The bench's own database connections, left out of the samples. */
+const BENCH_APP = 'strato-bench';
+
+/** STRATO_BENCH_PG_WAITS=1: what the nodes' PostgreSQL connections were doing, sampled every few ms of each round. */
+const WAIT_SAMPLES = process.env.STRATO_BENCH_PG_WAITS === '1';
+
+/** Samples pg_stat_activity of the nodes' connections until the function it resolves with is called; that prints. */
+async function sampleWaits(database: string): Promise<() => Promise<string>> {
+  const db = new pg.Client({ connectionString: database, application_name: BENCH_APP });
+  await db.connect();
+  const seen = new Map<string, number>();
+  let samples = 0;
+  let stop = false;
+  const loop = (async () => {
+    while (!stop) {
+      const { rows } = await db.query<{ w: string; n: number }>(
+        `select case when state = 'active' then coalesce(wait_event_type || ':' || wait_event, 'on CPU') else state end as w, count(*)::int as n ` +
+          `from pg_stat_activity where datname = current_database() and backend_type = 'client backend' and pid <> pg_backend_pid() ` +
+          `and application_name <> '${BENCH_APP}' and query not like 'listen %' group by 1`,
+      );
+      samples++;
+      for (const r of rows) seen.set(r.w, (seen.get(r.w) ?? 0) + r.n);
+      await new Promise((r) => setTimeout(r, 2));
+    }
+  })();
+  return async () => {
+    stop = true;
+    await loop;
+    await db.end();
+    const top = [...seen].sort((a, b) => b[1] - a[1]).slice(0, 8);
+    return `PostgreSQL connections, mean per sample of ${samples}: ${top.map(([w, n]) => `${w} ${(n / samples).toFixed(2)}`).join(', ')}`;
+  };
 }
 
 /**
@@ -287,6 +327,15 @@ async function throughput(server: Awaited<ReturnType<typeof startPostgres>>, tmp
   try {
     const cold = await round(c, `${name}, just started`);
     const warm = await round(c, `${name}, warm        `);
+    if (count === 1 && BUSY_LOOPS > 0) {
+      // A lone node on a machine as busy as three nodes keep it: what sharing the machine alone costs it per job.
+      const loops = Array.from({ length: BUSY_LOOPS }, () => spawn(process.execPath, ['-e', 'for (;;);'], { stdio: 'ignore' }));
+      try {
+        await round(c, `${name}, warm, beside ${BUSY_LOOPS} busy loops`);
+      } finally {
+        for (const l of loops) l.kill('SIGKILL');
+      }
+    }
     return { cold, warm };
   } finally {
     await c.close();
