@@ -126,7 +126,7 @@ export class Cluster {
 
   /** Another node changed control-plane records or keys: read them again. */
   private changed(): void {
-    this.d.cp.reload().catch((e: Error) => this.d.log(`strato platform: could not read another node's changes (${e.message}); retrying`));
+    this.d.cp.sync.reload().catch((e: Error) => this.d.log(`strato platform: could not read another node's changes (${e.message}); retrying`));
     void this.d.keys.sync();
     this.nodeCache = null;
   }

@@ -14,7 +14,7 @@ import type { HostPool } from './workers/hosts';
 import type { LogWaiters } from './workers/logFile';
 import { WorkSharing } from './workSharing';
 
-/** Another node committed a control-plane or key change: read it now (ControlPlane.afterWrite, KeyRing.afterWrite). */
+/** Another node committed a control-plane or key change: read it now (RecordSync.afterWrite, KeyRing.afterWrite). */
 const NODE_CP_PATH = '/_cluster/control-plane';
 
 export interface ClusterNodeDeps extends ClusterDeps {
@@ -55,11 +55,11 @@ export class ClusterNode {
     serveNodeLogs(cluster, d.logs);
     serveNodeParts(cluster, { engine: d.engine, writer: d.writer });
     cluster.serve(NODE_CP_PATH, async () => {
-      await Promise.all([d.cp.catchUp(), d.keys.syncAgain()]);
+      await Promise.all([d.cp.sync.catchUp(), d.keys.syncAgain()]);
       return {};
     });
     // A node that does not answer in time reads the change when its notification comes, as before.
-    d.cp.afterWrite = d.keys.afterWrite = () =>
+    d.cp.sync.afterWrite = d.keys.afterWrite = () =>
       cluster.callOthers(NODE_CP_PATH, {}).then(
         () => undefined,
         () => undefined,
@@ -79,7 +79,7 @@ export class ClusterNode {
   }
 
   async close(): Promise<void> {
-    this.cp.afterWrite = this.keys.afterWrite = undefined;
+    this.cp.sync.afterWrite = this.keys.afterWrite = undefined;
     this.sharing.close();
     this.queueBound.close();
     this.lbPeers.close();

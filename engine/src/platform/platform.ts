@@ -85,7 +85,7 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
       runsImages: options.workerLauncher?.runsImages ?? false,
       volumes,
     });
-    cp.clustered = Boolean(o.database);
+    cp.sync.clustered = Boolean(o.database);
     cp.log = o.log;
     const keys = await KeyRing.load(apiKey, store, o.clock, o.log);
     const delays = { eagerMs: o.groupCommitMs, lazyMs: o.lazyCommitMs, syncMs: o.syncCommitMs };
@@ -262,7 +262,7 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
           audit: async (q) => (await store.listAudit(q)).map(auditEntry),
         }),
         o.log,
-        () => cp.catchUp(),
+        () => cp.sync.catchUp(),
       ),
       jobs: jobsApi({
         keys,

@@ -7,11 +7,12 @@ import type { Principal } from '../auth';
 import type { Clock } from '../clock';
 import { badRequest, conflict, notFound } from '../errors';
 import { KEPT_BUILDS } from '../options';
-import { MissingBuild, type AppRow, type AuditRow, type BuildRow, type EndpointRow, type EnvironmentRow, type PlatformStore } from '../store/types';
+import { MissingBuild, type AppRow, type AuditRow, type BuildRow, type EnvironmentRow, type PlatformStore } from '../store/types';
 import type { Artifacts } from './artifacts';
 import { auditRow, buildDetail, envChanges, type AuditTarget } from './audit';
 import { capabilityRefusal, resolveConfig, type ResolvedEndpointConfig, type EndpointOverrides } from './endpointConfig';
 import { endpointId, fromRow, parseManifest, toRow } from './records';
+import { RecordSync, type StoredRecords } from './recordSync';
 import type { Volume } from '../../protocol/controlPlane';
 import type { Volumes } from './volumes';
 
@@ -49,19 +50,6 @@ export interface SaveEndpointInput extends EndpointOverrides {
   buildId?: string;
 }
 
-/** The store's methods that change control-plane records. */
-const RECORD_WRITES = new Set<string | symbol>([
-  'insertApp',
-  'deleteApp',
-  'insertEnvironment',
-  'setActiveBuild',
-  'deleteEnvironment',
-  'insertBuild',
-  'pruneBuilds',
-  'saveEndpoint',
-  'deleteEndpoint',
-]);
-
 function checkName(kind: string, name: string): void {
   if (!APP_OR_ENV_NAME.test(name)) throw badRequest(`${kind} name "${name}" is not valid: ${APP_OR_ENV_NAME_RULE}`);
 }
@@ -73,6 +61,8 @@ export class ControlPlane {
   private endpoints = new Map<string, DeployedEndpoint>();
   private listeners: Array<(e: EndpointEvent) => void> = [];
 
+  /** Keeps the records up with the store in a cluster (reload, catchUp); the control plane writes through its store. */
+  readonly sync: RecordSync;
   private readonly store: PlatformStore;
 
   private constructor(
@@ -81,97 +71,29 @@ export class ControlPlane {
     private readonly clock: Clock,
     readonly capabilities: PlatformCapabilities,
   ) {
-    // Every write of records is counted (see reloadOnce): a reload never installs what it read before one committed.
-    this.store = new Proxy(store, {
-      get: (target, prop, receiver) => {
-        const v = Reflect.get(target, prop, receiver) as unknown;
-        if (typeof v !== 'function' || !RECORD_WRITES.has(prop)) return v;
-        return (...args: unknown[]) => this.counted((v as (...a: unknown[]) => Promise<unknown>).apply(target, args));
-      },
-    });
+    this.sync = new RecordSync(store, (records) => this.install(records));
+    this.store = this.sync.store;
   }
 
-  /** Local writes of records in flight, and how many ended. */
-  private writing = 0;
-  private written = 0;
-
-  private async counted<T>(p: Promise<T>): Promise<T> {
-    this.writing++;
-    let done: T;
-    try {
-      done = await p;
-    } finally {
-      this.writing--;
-      this.written++;
-    }
-    await this.afterWrite?.();
-    return done;
-  }
-
-  /** A cluster's other nodes read a committed change before its call answers (clusterNode.ts): read-your-writes on any node. */
-  afterWrite?: () => Promise<void>;
   /** Where what the control plane does by itself is said (the platform's log). */
   log: (line: string) => void = () => undefined;
 
   static async load(store: PlatformStore, artifacts: Artifacts, clock: Clock, capabilities: PlatformCapabilities): Promise<ControlPlane> {
     const cp = new ControlPlane(store, artifacts, clock, capabilities);
-    for (const a of await store.listApps()) cp.apps.set(a.id, a);
-    for (const e of await store.listEnvironments()) cp.envs.set(e.id, e);
-    for (const b of await store.listBuilds()) cp.builds.set(b.id, b);
-    for (const r of await store.listEndpoints()) cp.endpoints.set(r.id, fromRow(r));
+    const [apps, envs, builds, endpoints] = await Promise.all([store.listApps(), store.listEnvironments(), store.listBuilds(), store.listEndpoints()]);
+    cp.install({ apps, envs, builds, endpoints });
     return cp;
   }
 
-  /** Other nodes share the store (a cluster): a record not known here may have been made there a moment ago. */
-  clustered = false;
-  private reloading: Promise<void> | null = null;
-  /** The store's control-plane version the records in memory are at least as new as. */
-  private version = 0;
-  private reloadAgain = false;
-
-  /**
-   * Reads every record again from the store (another node of a cluster changed some), announcing endpoints that
-   * were saved or deleted meanwhile. Calls that arrive during a reload make one more, never several.
-   */
-  reload(): Promise<void> {
-    if (this.reloading) {
-      this.reloadAgain = true;
-      return this.reloading;
-    }
-    this.reloading = (async () => {
-      do {
-        this.reloadAgain = false;
-        await this.reloadOnce();
-      } while (this.reloadAgain);
-    })().finally(() => (this.reloading = null));
-    return this.reloading;
-  }
-
-  private async reloadOnce(): Promise<void> {
-    let apps: AppRow[], envs: EnvironmentRow[], builds: BuildRow[], rows: EndpointRow[];
-    for (;;) {
-      // What was read while a write of this node was in flight may lack it: read again once it committed.
-      const before = this.written;
-      const version = this.clustered ? await this.store.controlPlaneVersion() : 0;
-      [apps, envs, builds, rows] = await Promise.all([
-        this.store.listApps(),
-        this.store.listEnvironments(),
-        this.store.listBuilds(),
-        this.store.listEndpoints(),
-      ]);
-      if (this.writing === 0 && this.written === before) {
-        this.version = Math.max(this.version, version);
-        break;
-      }
-      await new Promise((r) => setTimeout(r, 10));
-    }
-    this.apps = new Map(apps.map((a) => [a.id, a]));
-    this.envs = new Map(envs.map((e) => [e.id, e]));
-    const gone = [...this.builds.keys()].filter((id) => !builds.some((b) => b.id === id));
-    this.builds = new Map(builds.map((b) => [b.id, b]));
+  /** Replaces the records with those a reload read, announcing endpoints saved or deleted meanwhile. */
+  private install(r: StoredRecords): void {
+    this.apps = new Map(r.apps.map((a) => [a.id, a]));
+    this.envs = new Map(r.envs.map((e) => [e.id, e]));
+    const gone = [...this.builds.keys()].filter((id) => !r.builds.some((b) => b.id === id));
+    this.builds = new Map(r.builds.map((b) => [b.id, b]));
     for (const id of gone) this.artifacts.removeBuild(id);
     const before = this.endpoints;
-    this.endpoints = new Map(rows.map((r) => [r.id, fromRow(r)]));
+    this.endpoints = new Map(r.endpoints.map((row) => [row.id, fromRow(row)]));
     for (const [id, ep] of before) if (!this.endpoints.has(id)) for (const l of this.listeners) l({ type: 'deleted', endpoint: ep });
     for (const [id, ep] of this.endpoints) if (before.get(id)?.revision !== ep.revision) for (const l of this.listeners) l({ type: 'saved', endpoint: ep });
   }
@@ -361,17 +283,11 @@ export class ControlPlane {
   endpoint(id: string): DeployedEndpoint | undefined {
     return this.endpoints.get(id);
   }
-  /** In a cluster: reads the records again when another node committed a change this node has not read yet. */
-  async catchUp(): Promise<void> {
-    if (!this.clustered) return;
-    if ((await this.store.controlPlaneVersion()) > this.version) await this.reload();
-  }
-
   /** The endpoint; in a cluster, one not known here is looked for again in the store (saved through another node just now). */
   async endpointFresh(id: string): Promise<DeployedEndpoint | undefined> {
     const ep = this.endpoints.get(id);
-    if (ep || !this.clustered) return ep;
-    await this.reload();
+    if (ep || !this.sync.clustered) return ep;
+    await this.sync.reload();
     return this.endpoints.get(id);
   }
   endpointsOf(environmentId: string): DeployedEndpoint[] {
