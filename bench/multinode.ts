@@ -18,10 +18,10 @@ import { Pool } from 'undici';
 import { ControlPlaneClient } from '../engine/src/api/controlPlane';
 import { buildTestArtifact } from '../test/helpers/artifact';
 import { deploy } from '../test/helpers/platform';
-import { processIds, processStat } from '../test/helpers/procfs';
 import { startPostgres } from '../test/helpers/postgres';
 import { queueSpec, WORKER_PY } from '../test/helpers/testWorkers';
 import { BUNDLE, killGroup, cleanUpOnExit, stratoArgs } from './strato';
+import { BENCH_APP, cpuLines, cpuSnapshot, sampleWaits, threadCpuMs } from './clusterGauges';
 
 const REPO = path.resolve(__dirname, '..');
 const KEY = 'bench-key';
@@ -67,70 +67,6 @@ function startNode(dataDir: string, database: string): Promise<Node> {
   });
 }
 
-type Kind = 'nodes' | 'PostgreSQL' | 'workers' | 'clients';
-const KINDS: Kind[] = ['nodes', 'PostgreSQL', 'workers', 'clients'];
-
-/** CPU used so far by the processes of this machine, by kind, and by the threads that may bound the run (Linux /proc; empty elsewhere). */
-interface CpuSnapshot {
-  /** CPU seconds by kind. */
-  kinds: Partial<Record<Kind, number>>;
-  /** CPU ms of each node's main thread and each PostgreSQL process. */
-  threads: Map<string, { kind: Kind; ms: number }>;
-}
-
-function cpuSnapshot(nodePids: number[]): CpuSnapshot {
-  const out: CpuSnapshot = { kinds: {}, threads: new Map() };
-  for (const pid of processIds()) {
-    const stat = processStat(pid);
-    if (!stat) continue;
-    const { comm, pgid } = stat;
-    const kind: Kind | null =
-      pid === process.pid
-        ? 'clients'
-        : comm.startsWith('postgres')
-          ? 'PostgreSQL'
-          : comm.startsWith('python')
-            ? 'workers'
-            : nodePids.includes(pid) || (nodePids.includes(pgid) && comm.startsWith('node'))
-              ? 'nodes'
-              : null;
-    if (!kind) continue;
-    out.kinds[kind] = (out.kinds[kind] ?? 0) + stat.cpuMs / 1000;
-    if (kind === 'PostgreSQL') out.threads.set(`${pid}`, { kind, ms: stat.cpuMs });
-    if (kind === 'nodes' && nodePids.includes(pid)) out.threads.set(`${pid}`, { kind, ms: processStat(pid, pid)?.cpuMs ?? 0 });
-  }
-  return out;
-}
-
-/** What each kind of process spent between two snapshots, and how busy the busiest threads of each kind were. */
-function cpuLines(before: CpuSnapshot, after: CpuSnapshot, seconds: number, clientThreads: number[]): string[] {
-  const used = KINDS.map((k) => [k, (after.kinds[k] ?? 0) - (before.kinds[k] ?? 0)] as const);
-  const total = used.reduce((s, [, v]) => s + v, 0);
-  const busy = new Map<Kind, number[]>([['clients', clientThreads]]);
-  for (const [key, t] of after.threads) {
-    const share = (t.ms - (before.threads.get(key)?.ms ?? 0)) / 1000 / seconds;
-    if (share >= 0.05) busy.set(t.kind, [...(busy.get(t.kind) ?? []), share]);
-  }
-  const names: Partial<Record<Kind, string>> = {
-    nodes: "nodes' main threads",
-    clients: 'client threads (while sending)',
-    PostgreSQL: 'busiest PostgreSQL processes',
-  };
-  return [
-    `CPU ${total.toFixed(1)} s in ${seconds.toFixed(1)} s (${(total / seconds).toFixed(2)} cores busy): ${used.map(([k, v]) => `${k} ${v.toFixed(1)} s`).join(', ')}`,
-    `share of the time busy: ${[...busy]
-      .map(
-        ([k, v]) =>
-          `${names[k]} ${v
-            .sort((x, y) => y - x)
-            .slice(0, 4)
-            .map((x) => x.toFixed(2))
-            .join(' ')}`,
-      )
-      .join('; ')}`,
-  ];
-}
-
 /**
  * The clients run on threads of their own: at 15,000 jobs/s one thread of HTTP clients is the bound (seen on 16 cores:
  * the client thread at 100% while three nodes had room). One thread per 4 cores, at most 4, or STRATO_BENCH_CLIENT_THREADS.
@@ -173,17 +109,6 @@ async function clientThread(w: ClientWork): Promise<number> {
     await Promise.all(pools.map((p) => p.close()));
   }
   return (threadCpuMs() - cpu0) / (performance.now() - t0);
-}
-
-/** CPU ms used so far by the calling thread (Linux; 0 elsewhere). */
-function threadCpuMs(): number {
-  try {
-    const stat = fs.readFileSync('/proc/thread-self/stat', 'utf8');
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(f[11]) + Number(f[12])) * 10;
-  } catch {
-    return 0;
-  }
 }
 
 /** Runs one client thread; resolves with the share of its time it was busy. */
@@ -283,39 +208,8 @@ async function round(c: Awaited<ReturnType<typeof cluster>>, label: string): Pro
 /** STRATO_BENCH_BUSY_LOOPS=N: one more round of the lone node beside N processes that spin (its neighbours' load, alone). */
 const BUSY_LOOPS = Number(process.env.STRATO_BENCH_BUSY_LOOPS) || 0;
 
-/** The bench's own database connections, left out of the samples. */
-const BENCH_APP = 'strato-bench';
-
 /** STRATO_BENCH_PG_WAITS=1: what the nodes' PostgreSQL connections were doing, sampled every few ms of each round. */
 const WAIT_SAMPLES = process.env.STRATO_BENCH_PG_WAITS === '1';
-
-/** Samples pg_stat_activity of the nodes' connections until the function it resolves with is called; that prints. */
-async function sampleWaits(database: string): Promise<() => Promise<string>> {
-  const db = new pg.Client({ connectionString: database, application_name: BENCH_APP });
-  await db.connect();
-  const seen = new Map<string, number>();
-  let samples = 0;
-  let stop = false;
-  const loop = (async () => {
-    while (!stop) {
-      const { rows } = await db.query<{ w: string; n: number }>(
-        `select case when state = 'active' then coalesce(wait_event_type || ':' || wait_event, 'on CPU') else state end as w, count(*)::int as n ` +
-          `from pg_stat_activity where datname = current_database() and backend_type = 'client backend' and pid <> pg_backend_pid() ` +
-          `and application_name <> '${BENCH_APP}' and query not like 'listen %' group by 1`,
-      );
-      samples++;
-      for (const r of rows) seen.set(r.w, (seen.get(r.w) ?? 0) + r.n);
-      await new Promise((r) => setTimeout(r, 2));
-    }
-  })();
-  return async () => {
-    stop = true;
-    await loop;
-    await db.end();
-    const top = [...seen].sort((a, b) => b[1] - a[1]).slice(0, 8);
-    return `PostgreSQL connections, mean per sample of ${samples}: ${top.map(([w, n]) => `${w} ${(n / samples).toFixed(2)}`).join(', ')}`;
-  };
-}
 
 /**
  * Throughput of `count` nodes: a first round right after they started (every node's code still being compiled while
