@@ -68,15 +68,15 @@ export function cpuLines(before: CpuSnapshot, after: CpuSnapshot, seconds: numbe
   ];
 }
 
-/** CPU ms used so far by the calling thread (Linux; 0 elsewhere). */
+/** CPU ms used so far by the calling thread (Linux, where /proc/thread-self names it; 0 elsewhere). */
 export function threadCpuMs(): number {
+  let tid: number;
   try {
-    const stat = fs.readFileSync('/proc/thread-self/stat', 'utf8');
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(f[11]) + Number(f[12])) * 10;
+    tid = Number(fs.readlinkSync('/proc/thread-self').split('/').pop());
   } catch {
     return 0;
   }
+  return processStat(process.pid, tid)?.cpuMs ?? 0;
 }
 
 /** The bench's own database connections, left out of the samples. */
