@@ -28,6 +28,12 @@ def fail(kind):
         return {"error": "model not loaded"}
     if kind == "set":
         return {1, 2}
+    if kind == "nan":
+        return {"loss": float("nan")}
+    if kind == "cycle":
+        out = {"a": []}
+        out["a"].append(out)
+        return out
     return {"error": "kept", "other": 1}
 
 @Endpoint(name="gen")
@@ -148,12 +154,19 @@ for (const over of ['channel', 'http'] as const)
         { id: 'f2', input: { kind: 'error' } },
         { id: 'f3', input: { kind: 'other' } },
         { id: 'f4', input: { kind: 'set' } },
+        { id: 'f5', input: { kind: 'nan' } },
+        { id: 'f6', input: { kind: 'cycle' } },
+        { id: 'f7', input: { kind: 'other' } },
       );
       assert.equal((await doneOf('f1')).error, 'ValueError: the input was rejected');
       assert.equal((await doneOf('f2')).error, 'model not loaded');
       const f3 = await doneOf('f3');
       assert.deepEqual(f3.output, { error: 'kept', other: 1 });
       assert.match((await doneOf('f4')).error ?? '', /^TypeError: the output is not JSON serializable/);
+      assert.match((await doneOf('f5')).error ?? '', /^TypeError: the output is not JSON serializable: Out of range float values/);
+      assert.equal((await doneOf('f6')).error, "TypeError: the output is not JSON serializable: it contains itself, or nests deeper than Python's recursion limit");
+      // The encoder is made once and shared: a failed encoding leaves nothing behind for the next job.
+      assert.deepEqual((await doneOf('f7')).output, { error: 'kept', other: 1 });
       assert.match(proc!.stderr(), /strato ERROR job f1 failed: ValueError: the input was rejected/);
       assert.match(proc!.stderr(), /strato ERROR +File ".*work\.py", line \d+, in fail/);
     });

@@ -12,10 +12,11 @@ import time
 
 from . import _log as log
 from ._http import HttpError
+from ._invoke import compact_encoder
 
 _HEADER = 4
-# Made once: json.dumps and json.loads with options build a new encoder or decoder on every call.
-_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+# Made once: json.dumps and json.loads build a new encoder or decoder on every call.
+_ENCODE = compact_encoder()
 _ASCII_ENCODER = json.JSONEncoder(separators=(",", ":"))
 _DECODER = json.JSONDecoder()
 
@@ -46,7 +47,7 @@ class Channel:
         return _DECODER.decode(data.decode())
 
     def send(self, message):
-        text = _ENCODER.encode(message)
+        text = _ENCODE(message)
         try:
             data = text.encode()
         except UnicodeEncodeError:  # a lone surrogate (the text of an error): escaped, as the HTTP calls send it

@@ -1,7 +1,6 @@
 # The platform worker of a queue-based endpoint (docs/worker-protocol.md): takes jobs over the job channel
 # (_channel.py), or where the platform offers none by long-polling `take`; runs up to STRATO_MAX_CONCURRENCY jobs at
 # once, posts `stream` and `done` (over HTTP: chaining the next job), stops on SIGTERM.
-import json
 import queue
 import threading
 import time
@@ -9,12 +8,10 @@ import time
 from . import _log as log
 from ._channel import ChannelSlots, Refused, open_channel
 from ._http import HttpError
-from ._invoke import Outcome, Run, execute, json_default, log_failure
+from ._invoke import Outcome, Run, execute, log_failure, output_json
 from ._platform import GRACE_S, Contact, Stopper, post_ready, start_heartbeat
 
 TAKE_WAIT_MS = 20000
-# Made once: json.dumps with any option builds a new encoder on every call.
-_OUTPUT_JSON = json.JSONEncoder(separators=(",", ":"), allow_nan=False, ensure_ascii=False, default=json_default)
 
 
 class QueueWorker:
@@ -204,7 +201,7 @@ class QueueWorker:
                 # The output's own JSON text travels as a string, so that the platform stores and answers exactly
                 # it (12345678901234567890 stays whole, 2.0 stays 2.0, -0.0 stays -0.0); a value JSON cannot
                 # hold (NaN, an infinity, an object) fails the job with the reason.
-                body["outputJson"] = _OUTPUT_JSON.encode(outcome.output)
+                body["outputJson"] = output_json(outcome.output)
             except (TypeError, ValueError) as e:
                 outcome = Outcome(error=f"TypeError: the output is not JSON serializable: {e}")
         if outcome.error is not None:
