@@ -11,7 +11,8 @@ import { presentedKey } from '../../engine/src/platform/auth';
 import { KeyRing } from '../../engine/src/platform/controlPlane/keys';
 import { ManualClock, systemClock } from '../../engine/src/platform/clock';
 import { EndedJobCache } from '../../engine/src/platform/jobs/endedJobCache';
-import { JobEngine, SWEEP_BATCH } from '../../engine/src/platform/jobs/jobEngine';
+import { JobEngine } from '../../engine/src/platform/jobs/jobEngine';
+import { JobExpiry, SWEEP_BATCH } from '../../engine/src/platform/jobs/jobExpiry';
 import { Job } from '../../engine/src/platform/jobs/job';
 import { splitText } from '../../engine/src/platform/jobs/streamChunks';
 import { JobWriter } from '../../engine/src/platform/store/jobWriter';
@@ -144,7 +145,8 @@ test('the expiry sweep deletes in batches, and a commit that someone waits for g
     onDemand: () => undefined,
     onWorkerFreed: () => undefined,
   });
-  assert.equal(await engine.sweepStore(), expired.length);
+  const expiry = new JobExpiry({ engine, writer, store: watched, clock, instanceId: 'u1' });
+  assert.equal(await expiry.sweepStore(), expired.length);
   await waited;
   assert.deepEqual(calls, [`delete ${SWEEP_BATCH}`, 'commit', `delete ${SWEEP_BATCH}`, `delete ${SWEEP_BATCH}`]);
   assert.equal(await store.getJob('x-0'), undefined);

@@ -11,6 +11,7 @@ import { auditEntry } from './controlPlane/audit';
 import { forbidden } from './errors';
 import { sendError } from './http';
 import { startHousekeeping } from './housekeeping';
+import { JobExpiry } from './jobs/jobExpiry';
 import { Guard } from './graphql/guard';
 import { graphqlHandler } from './graphql/handler';
 import type { EndpointHealthView } from './graphql/resolvers';
@@ -346,7 +347,8 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
       }
     }
     sched.start();
-    const stopHousekeeping = startHousekeeping({ engine, store, artifacts, log: o.log });
+    const expiry = new JobExpiry({ engine, writer, store, clock: o.clock, instanceId: nodeId });
+    const stopHousekeeping = startHousekeeping({ expiry, store, artifacts, log: o.log });
     if (o.writeStateFile) {
       writeState(layout.stateFile, {
         pid: process.pid,

@@ -1,6 +1,6 @@
 // The jobs of every queue endpoint, backed by the store through the write-behind writer: submission, the state
-// machine of the spec (queue -> in progress -> ended; cancel, retry, purge, expiry), counts for health, and what
-// `/runsync` and `/stream` wait on. Jobs that have not ended live in memory; an ended job leaves memory once its row
+// machine of the spec (queue -> in progress -> ended; cancel, retry, purge; expiry in jobExpiry.ts), counts for
+// health, and what `/runsync` and `/stream` wait on. Jobs that have not ended live in memory; an ended job leaves memory once its row
 // is durable and is read back from the store (through a bounded cache). Worker-side hand-out lives in dispatch.ts.
 import { storableText } from '../store/storableText';
 import { randomUUID } from 'node:crypto';
@@ -17,19 +17,13 @@ import type { Worker } from '../workers/worker';
 /** Suffix of job ids: the platform instance that owns them (decisions.md); this one is the embedded platform's. */
 export const INSTANCE_ID = 'u1';
 
-/**
- * Expired rows deleted per statement. At 3,600 jobs/s a sweep every 5 s finds 18,000; deleted in one statement they
- * took 451 ms on the embedded database, while no group commit (and so no `/run` answer) could go.
- */
-export const SWEEP_BATCH = 500;
-
 export interface EngineDeps {
   clock: Clock;
   /** This node's instance id (INSTANCE_ID, or a cluster node's own): the suffix and owner of the jobs it accepts. */
   instanceId: string;
   writer: JobWriter;
-  /** Where ended jobs are read back from and expire. */
-  store: Pick<PlatformStore, 'getJob' | 'deleteExpiredJobs'>;
+  /** Where ended jobs are read back from. */
+  store: Pick<PlatformStore, 'getJob'>;
   retention: RetentionWindows;
   /** Bytes that ended, durable jobs may hold in memory (the cache of ended jobs; see Job.memoryBytes). */
   endedJobCacheBytes: number;
@@ -50,7 +44,6 @@ export class JobEngine {
   private readonly endpoints = new Map<string, EndpointJobs>();
   /** Reads from the store in flight, so that two requests for one job get one object. */
   private readonly reading = new Map<string, Promise<Job | undefined>>();
-  private sweepingStore = false;
 
   constructor(readonly deps: EngineDeps) {
     this.ended = new EndedJobCache(deps.endedJobCacheBytes);
@@ -61,6 +54,11 @@ export class JobEngine {
       this.jobs.delete(job.id);
       this.ended.put(job);
     };
+  }
+
+  /** The endpoint's jobs where it has any here, without making an empty entry. */
+  knownEndpoint(endpointId: string): EndpointJobs | undefined {
+    return this.endpoints.get(endpointId);
   }
 
   endpointJobs(endpointId: string): EndpointJobs {
@@ -333,51 +331,6 @@ export class JobEngine {
     this.deps.writer.removed(job);
     job.notify();
     if (worker) this.deps.onWorkerFreed(worker, true);
-  }
-
-  /** Removes expired jobs in memory; run every few seconds with `sweepStore` (lookups also check expiry). */
-  sweep(): number {
-    const now = this.deps.clock.now();
-    let n = 0;
-    for (const job of this.jobs.values())
-      if (job.expired(now)) {
-        this.remove(job);
-        n++;
-      }
-    return n;
-  }
-
-  /**
-   * Deletes the ended jobs whose retention ran out from the store, and counts them out of health. It runs between
-   * group commits, SWEEP_BATCH rows at a time (a group commit that someone waits for goes between two), and leaves
-   * alone every job whose row a commit is about to change, or that memory still holds.
-   */
-  async sweepStore(): Promise<number> {
-    if (this.sweepingStore) return 0;
-    this.sweepingStore = true;
-    let deleted = 0;
-    try {
-      const now = this.deps.clock.now();
-      for (;;) {
-        const gone = await this.deps.writer.exclusive(() => {
-          const keep = new Set(this.deps.writer.pendingIds());
-          for (const job of this.jobs.values()) if (job.ended || job.storeState === 'refused') keep.add(job.id);
-          return this.deps.store.deleteExpiredJobs(now, [...keep], SWEEP_BATCH);
-        });
-        for (const row of gone) {
-          this.ended.delete(row.id);
-          if (row.owner !== this.deps.instanceId) continue; // a lost node's row: not counted here
-          const e = this.endpoints.get(row.endpoint_id);
-          if (!e) continue;
-          e.countEnded(row.status, -1);
-          e.retried -= row.retries;
-        }
-        deleted += gone.length;
-        if (gone.length < SWEEP_BATCH) return deleted;
-      }
-    } finally {
-      this.sweepingStore = false;
-    }
   }
 
   /** What jobs hold in memory: jobs (not ended, or not yet durable), their bytes with the cache's (Job.memoryBytes), jobs cached. */
