@@ -1,12 +1,14 @@
 // Platform nodes over one PostgreSQL server (issue #11), each figure beside its baseline from the same run:
-// - `/run` throughput to completion, 30,000 no-op jobs: one node, then three nodes with the clients spread over them,
-//   each right after the nodes started and again warm (target where the machine has the cores: three nodes at least
-//   2.5x one node; the cores are printed);
+// - `/run` throughput to completion, rounds of 30,000 no-op jobs: one node, and three nodes with the clients spread
+//   over them, each right after the nodes started, then warm rounds of the two in turn, so that both see the machine
+//   as it is that minute (target where the machine has the cores: three nodes at least 2.5x one node, the medians of
+//   the warm rounds; the cores are printed);
 // - a node SIGKILLed while 10,000 accepted jobs are queued or running on three nodes: the time until every job ended,
 //   how many ran again elsewhere, and that each has one row with one result.
-// `--throughput-only` skips the fault run. Diagnostics: STRATO_BENCH_PG_WAITS=1 samples what the nodes' database
-// connections wait on; STRATO_BENCH_BUSY_LOOPS=N runs the lone node once more beside N spinning processes. Every node
-// is a `strato platform serve` process; PostgreSQL is a cluster of the bench's own (test/helpers/postgres.ts).
+// `--throughput-only` skips the fault run; STRATO_BENCH_WARM_ROUNDS sets the warm rounds (3). Diagnostics:
+// STRATO_BENCH_PG_WAITS=1 samples what the nodes' database connections wait on; STRATO_BENCH_BUSY_LOOPS=N runs the
+// lone node once more beside N spinning processes. Every node is a `strato platform serve` process; PostgreSQL is a
+// cluster of the bench's own (test/helpers/postgres.ts).
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -211,28 +213,45 @@ const BUSY_LOOPS = Number(process.env.STRATO_BENCH_BUSY_LOOPS) || 0;
 /** STRATO_BENCH_PG_WAITS=1: what the nodes' PostgreSQL connections were doing, sampled every few ms of each round. */
 const WAIT_SAMPLES = process.env.STRATO_BENCH_PG_WAITS === '1';
 
+/** Warm rounds of each cluster (STRATO_BENCH_WARM_ROUNDS): one round's figure moves with the machine that minute. */
+const WARM_ROUNDS = Math.max(1, Number(process.env.STRATO_BENCH_WARM_ROUNDS) || 3);
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
 /**
- * Throughput of `count` nodes: a first round right after they started (every node's code still being compiled while
- * it serves: a node of three meets that with a third of the jobs), then a second round, warm, as a service runs.
+ * Throughput of one node and of three, each on a database of its own: a first round of each right after its nodes
+ * started (every node's code still being compiled while it serves: a node of three meets that with a third of the
+ * jobs), then warm rounds of the two in turn, as a service runs. The cluster that waits its turn is idle meanwhile.
  */
-async function throughput(server: Awaited<ReturnType<typeof startPostgres>>, tmp: string, count: number): Promise<{ cold: number; warm: number }> {
-  const c = await cluster(server, tmp, count, `tp${count}`);
-  const name = `${count} node${count > 1 ? 's' : ' '}`;
+async function throughput(server: Awaited<ReturnType<typeof startPostgres>>, tmp: string): Promise<void> {
+  const one = await cluster(server, tmp, 1, 'tp1');
+  const three = await cluster(server, tmp, 3, 'tp3');
   try {
-    const cold = await round(c, `${name}, just started`);
-    const warm = await round(c, `${name}, warm        `);
-    if (count === 1 && BUSY_LOOPS > 0) {
+    const cold = [await round(one, '1 node , just started'), await round(three, '3 nodes, just started')];
+    const warm: number[][] = [[], []];
+    for (let i = 1; i <= WARM_ROUNDS; i++) {
+      warm[0].push(await round(one, `1 node , warm ${i}     `));
+      warm[1].push(await round(three, `3 nodes, warm ${i}     `));
+    }
+    if (BUSY_LOOPS > 0) {
       // A lone node on a machine as busy as three nodes keep it: what sharing the machine alone costs it per job.
       const loops = Array.from({ length: BUSY_LOOPS }, () => spawn(process.execPath, ['-e', 'for (;;);'], { stdio: 'ignore' }));
       try {
-        await round(c, `${name}, warm, beside ${BUSY_LOOPS} busy loops`);
+        await round(one, `1 node , warm, beside ${BUSY_LOOPS} busy loops`);
       } finally {
         for (const l of loops) l.kill('SIGKILL');
       }
     }
-    return { cold, warm };
+    const x = (a: number, b: number) => `${(a / b).toFixed(2)}x`;
+    console.log(`  ratio three/one, just started: ${x(cold[1], cold[0])}`);
+    console.log(
+      `  ratio three/one, warm: ${x(median(warm[1]), median(warm[0]))} (medians of ${WARM_ROUNDS} rounds: ${Math.round(median(warm[1]))} / ` +
+        `${Math.round(median(warm[0]))} jobs/s; round by round ${warm[0].map((w, i) => x(warm[1][i], w)).join(', ')})   ` +
+        `(target: at least 2.5x where the machine has the cores for it)`,
+    );
   } finally {
-    await c.close();
+    await one.close();
+    await three.close();
   }
 }
 
@@ -251,10 +270,7 @@ async function main() {
     console.log(
       `\n/run throughput to completion, ${N_THROUGHPUT.toLocaleString('en')} no-op jobs, ${CLIENTS_PER_NODE} clients per node on ${CLIENT_THREADS} client thread${CLIENT_THREADS > 1 ? 's' : ''}, 3 workers x 8 per node:`,
     );
-    const one = await throughput(server, tmp, 1);
-    const three = await throughput(server, tmp, 3);
-    console.log(`  ratio three/one, just started: ${(three.cold / one.cold).toFixed(2)}x`);
-    console.log(`  ratio three/one, warm: ${(three.warm / one.warm).toFixed(2)}x   (target: at least 2.5x where the machine has the cores for it)`);
+    await throughput(server, tmp);
 
     if (process.argv.includes('--throughput-only')) return;
     console.log(`\nSIGKILL one of three nodes while ${N.toLocaleString('en')} accepted jobs are queued or running:`);
