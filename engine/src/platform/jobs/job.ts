@@ -40,8 +40,8 @@ export class Job implements StoredJob {
   streamedCount = 0;
   /** Real time the current attempt was handed to its worker. */
   handedAt: number | null = null;
-  /** Resolved on every state change and new chunk (runsync and stream long-polls). */
-  private listeners = new Set<() => void>();
+  /** Resolved on every state change and new chunk (runsync and stream long-polls); made for the first one. */
+  private listeners: Set<() => void> | null = null;
   /** Heartbeats from the owning worker that did not list this job (lost hand-over detection). */
   missedHeartbeats = 0;
   /** The node that answers for the job (its instance id): the one that accepted it, or adopted it from a lost one. */
@@ -147,15 +147,17 @@ export class Job implements StoredJob {
     return new Promise((resolve) => {
       const done = () => {
         clearTimeout(timer);
-        this.listeners.delete(done);
+        this.listeners?.delete(done);
         resolve();
       };
       const timer = setTimeout(done, ms);
-      this.listeners.add(done);
+      (this.listeners ??= new Set()).add(done);
     });
   }
 
   notify(): void {
+    // Most jobs (`/run`) have nobody waiting: no set, and no copy of one, at each of their changes.
+    if (this.listeners === null || this.listeners.size === 0) return;
     for (const l of [...this.listeners]) l();
   }
 
