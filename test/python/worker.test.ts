@@ -164,7 +164,10 @@ for (const over of ['channel', 'http'] as const)
       assert.deepEqual(f3.output, { error: 'kept', other: 1 });
       assert.match((await doneOf('f4')).error ?? '', /^TypeError: the output is not JSON serializable/);
       assert.match((await doneOf('f5')).error ?? '', /^TypeError: the output is not JSON serializable: Out of range float values/);
-      assert.equal((await doneOf('f6')).error, "TypeError: the output is not JSON serializable: it contains itself, or nests deeper than Python's recursion limit");
+      assert.equal(
+        (await doneOf('f6')).error,
+        "TypeError: the output is not JSON serializable: it contains itself, or nests deeper than Python's recursion limit",
+      );
       // The encoder is made once and shared: a failed encoding leaves nothing behind for the next job.
       assert.deepEqual((await doneOf('f7')).output, { error: 'kept', other: 1 });
       assert.match(proc!.stderr(), /strato ERROR job f1 failed: ValueError: the input was rejected/);
