@@ -17,6 +17,8 @@ def hello(name: str, sleep_ms: int = 0):
     time.sleep(sleep_ms / 1000)
     if name == "boom":
         raise ValueError("boom!")
+    if name == "nan":
+        return {"loss": float("nan")}
     return {"greeting": f"hello {name}", "start": start, "end": time.time()}
 
 @Endpoint(name="count")
@@ -107,6 +109,14 @@ describe('one-shot runs', () => {
     assert.deepEqual([job.status, job.error, job.traceback], ['FAILED', 'ValueError: boom!', undefined]);
     const debug = await runPython(['handler_hello.py', '--rp_debugger', '--test_input', '{"input": {"name": "boom"}}'], { cwd: dir });
     assert.match(JSON.parse(debug.stdout).traceback, /worker\.py", line \d+, in hello/);
+  });
+
+  test('an output JSON cannot hold fails the job with the rule a platform worker applies', async () => {
+    const r = await runPython(['handler_hello.py', '--test_input', '{"input": {"name": "nan"}}'], { cwd: dir });
+    assert.equal(r.code, 1);
+    const job = JSON.parse(r.stdout);
+    assert.equal(job.status, 'FAILED');
+    assert.match(job.error, /^TypeError: the output is not JSON serializable: Out of range float values/);
   });
 
   test('--rp_log_level ERROR keeps info lines out of the log', async () => {

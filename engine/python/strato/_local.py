@@ -12,7 +12,7 @@ from collections import OrderedDict
 
 from . import _log as log
 from . import _server
-from ._invoke import Run, execute, json_default, log_failure
+from ._invoke import Run, execute, json_default, log_failure, output_json
 from ._server import JsonHandler
 
 _KEEP_JOBS = 1000  # finished jobs kept for /status and /stream
@@ -197,7 +197,7 @@ class LocalApi(JsonHandler):
 
 def _check_json(value, what):
     try:
-        json.dumps(value, allow_nan=False, default=json_default)
+        output_json(value)  # what a platform worker sends, by the same rule
     except (TypeError, ValueError) as e:
         raise TypeError(f"{what} is not JSON serializable: {e}") from None
 
