@@ -9,7 +9,8 @@ import { NODE_ID_PATTERN, type Cluster } from './cluster';
 import { NODE_CALL_TIMEOUT_MS } from './clusterForward';
 import { unavailable } from './errors';
 import type { NodeRow } from './store/types';
-import { readLogPart, type LogPart, type LogWaiters } from './workers/logFile';
+import type { Waiters } from '../util/waiters';
+import { readLogPart, type LogPart } from './workers/logFile';
 
 const NODE_LOGS_PATH = '/_cluster/logs';
 const CURSOR_ITEM = new RegExp(`^(${NODE_ID_PATTERN}):(\\d+)$`);
@@ -18,7 +19,7 @@ const SAFE_ID = /^[A-Za-z0-9_-]+$/;
 
 export interface LocalLogs {
   logsDir: string;
-  waiters: LogWaiters;
+  waiters: Waiters;
 }
 
 export interface LogQuery {

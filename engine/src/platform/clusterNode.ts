@@ -11,7 +11,7 @@ import { serveNodeHealth, type HealthDeps } from './serviceHealth';
 import { serveNodeHosts } from './serviceHosts';
 import type { JobWriter } from './store/jobWriter';
 import type { HostPool } from './workers/hosts';
-import type { LogWaiters } from './workers/logFile';
+import type { Waiters } from '../util/waiters';
 import { WorkSharing } from './workSharing';
 
 /** Another node committed a control-plane or key change: read it now (RecordSync.afterWrite, KeyRing.afterWrite). */
@@ -21,7 +21,7 @@ export interface ClusterNodeDeps extends ClusterDeps {
   writer: JobWriter;
   health: HealthDeps;
   hosts: HostPool;
-  logs: { logsDir: string; waiters: LogWaiters };
+  logs: { logsDir: string; waiters: Waiters };
   maxQueuedPerEndpoint: number;
   /** Another node released a worker slot of the endpoint. */
   onSlotFreed(endpointId: string): void;

@@ -8,11 +8,11 @@ import { queryParams, sendError, sendJson } from './http';
 import { LOG_LIMITS } from '../protocol/logs';
 import type { Cluster } from './cluster';
 import { clusterLogs, parseClusterCursor, readLocalLog, type ClusterCursor } from './clusterLogs';
-import type { LogWaiters } from './workers/logFile';
+import type { Waiters } from '../util/waiters';
 
 export interface LogsApiDeps {
   logsDir: string;
-  waiters: LogWaiters;
+  waiters: Waiters;
   /** Nodes sharing the store: every live node's workers' lines are read (clusterLogs.ts). */
   cluster?: Cluster;
 }

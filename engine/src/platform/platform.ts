@@ -39,7 +39,7 @@ import { Supervisor } from './workers/supervisor';
 import { WorkerSlots } from './workers/slots';
 import { GpuAllocator, detectGpus } from './workers/gpus';
 import { Templates } from './workers/templates';
-import { LogWaiters } from './workers/logFile';
+import { Waiters } from '../util/waiters';
 import { HostChecks } from './workers/hostChecks';
 import { Volumes } from './controlPlane/volumes';
 import { HostPool, localHost } from './workers/hosts';
@@ -129,7 +129,7 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
     const hostChecks = new HostChecks(inventory);
     const pool = (hosts = new HostPool(localHost(o.datacenters, inventory, gpus, hostChecks)));
     const templates = o.workerTemplates ? new Templates({ python: o.python, writeLog: (...a) => supervisor.writeLog(...a), log: o.log }) : undefined;
-    const logWaiters = new LogWaiters();
+    const logWaiters = new Waiters();
     const supervisor = new Supervisor({
       onLogLine: (id) => logWaiters.wake(id),
       hosts: pool,

@@ -110,38 +110,3 @@ function countNewlines(buf: Buffer): number {
   for (let i = buf.indexOf(0x0a); i >= 0; i = buf.indexOf(0x0a, i + 1)) n++;
   return n;
 }
-
-/** Requests waiting for an endpoint's next log line (the follow mode's long-poll). */
-export class LogWaiters {
-  private readonly waiting = new Map<string, Set<() => void>>();
-
-  /** Resolves on the endpoint's next line, after `ms`, or when `signal` aborts. */
-  wait(endpointId: string, ms: number, signal?: AbortSignal): Promise<void> {
-    return new Promise((resolve) => {
-      if (signal?.aborted) return resolve();
-      let set = this.waiting.get(endpointId);
-      if (!set) this.waiting.set(endpointId, (set = new Set()));
-      const done = () => {
-        clearTimeout(timer);
-        signal?.removeEventListener('abort', done);
-        set.delete(done);
-        if (set.size === 0 && this.waiting.get(endpointId) === set) this.waiting.delete(endpointId);
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      timer.unref();
-      signal?.addEventListener('abort', done, { once: true });
-      set.add(done);
-    });
-  }
-
-  wake(endpointId: string): void {
-    const set = this.waiting.get(endpointId);
-    if (set) for (const done of [...set]) done();
-  }
-
-  /** Answers every waiting request now (the platform is closing). */
-  wakeAll(): void {
-    for (const id of [...this.waiting.keys()]) this.wake(id);
-  }
-}

@@ -10,6 +10,7 @@ import type { JobEngine } from '../jobs/jobEngine';
 import type { Supervisor } from './supervisor';
 import type { WorkerSlots } from './slots';
 import { wantedWorkers } from './scaling';
+import { Waiters } from '../../util/waiters';
 import { healthBucket, isBusy, type Worker } from './worker';
 
 export interface SchedulerDeps {
@@ -66,7 +67,8 @@ export class Scheduler {
   private pending = new Set<string>();
   private ticker: NodeJS.Timeout | null = null;
   private closing = false;
-  private readyWaiters = new Map<string, Array<() => void>>();
+  /** Requests waiting for a worker of an endpoint to be ready (load-balanced routes, lbRouter.ts). */
+  private readonly readyWaiters = new Waiters();
   private lastSlotSync = 0;
 
   constructor(private readonly d: SchedulerDeps) {}
@@ -126,26 +128,7 @@ export class Scheduler {
 
   /** Resolves when a worker of the endpoint becomes ready (or after `ms`). */
   whenReady(endpointId: string, ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const list = this.readyWaiters.get(endpointId) ?? [];
-      const done = () => {
-        clearTimeout(t);
-        resolve();
-      };
-      const t = setTimeout(() => {
-        const l = this.readyWaiters.get(endpointId);
-        if (l) l.splice(l.indexOf(done) >>> 0, 1);
-        resolve();
-      }, ms);
-      list.push(done);
-      this.readyWaiters.set(endpointId, list);
-    });
-  }
-
-  private wakeWaiters(endpointId: string): void {
-    const waiters = this.readyWaiters.get(endpointId) ?? [];
-    this.readyWaiters.delete(endpointId);
-    for (const f of waiters) f();
+    return this.readyWaiters.wait(endpointId, ms);
   }
 
   /** The worker said it is ready (imports done; load-balanced: listening on `port`). */
@@ -156,7 +139,7 @@ export class Scheduler {
     const s = this.state(w.endpointId);
     s.startFailures = 0;
     s.lastError = null;
-    this.wakeWaiters(w.endpointId);
+    this.readyWaiters.wake(w.endpointId);
     this.demand(w.endpointId);
   }
 
@@ -256,7 +239,7 @@ export class Scheduler {
         if (slot === null) {
           if (fair) s.fairUntil ||= Date.now() + MIN_SPREAD_MS;
           if (below === ep.config.workersMax) {
-            this.wakeWaiters(ep.id); // load-balanced requests waiting here look for another node's worker (lbRouter.ts)
+            this.readyWaiters.wake(ep.id); // load-balanced requests waiting here look for another node's worker (lbRouter.ts)
             return; // every slot is held: nothing more, for the minimum either
           }
           continue; // the minimum is held elsewhere, or this node holds its share; knownFull ends the loop
