@@ -216,7 +216,12 @@ const WAIT_SAMPLES = process.env.STRATO_BENCH_PG_WAITS === '1';
 /** Warm rounds of each cluster (STRATO_BENCH_WARM_ROUNDS): one round's figure moves with the machine that minute. */
 const WARM_ROUNDS = Math.max(1, Number(process.env.STRATO_BENCH_WARM_ROUNDS) || 3);
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+/** The middle value; of an even count, the mean of the two middle ones. */
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+}
 
 /**
  * Throughput of one node and of three, each on a database of its own: a first round of each right after its nodes
