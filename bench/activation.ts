@@ -8,6 +8,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { median } from './report';
 
 const repo = path.resolve(__dirname, '..');
 const dist = path.join(repo, 'dist');
@@ -87,8 +88,6 @@ const ms = (t) => Number(process.hrtime.bigint() - t) / 1e6;
   process.exit(0);
 })().catch((e) => { console.error(e); process.exit(1); });
 `;
-
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 function measure(bundles: string[], o: { workspace?: string; activate?: boolean }): { requireMs: number; activateMs?: number } {
   const req: number[] = [];

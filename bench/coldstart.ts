@@ -10,6 +10,7 @@ import { ControlPlaneClient } from '../engine/src/api/controlPlane';
 import { JobsClient } from '../engine/src/api/jobs';
 import { buildProject } from '../engine/src/build';
 import { startPlatform } from '../engine/src/platform/platform';
+import { median } from './report';
 
 const PYTHON = process.env.STRATO_PYTHON || 'python3';
 /** Shared with the tests: the database template is initialised once per machine. */
@@ -103,8 +104,6 @@ async function measure(templates: boolean, files: string[]): Promise<Record<stri
     fs.rmSync(dir, { recursive: true, force: true });
   }
 }
-
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 async function main() {
   const files = ['noop.py', 'slow.py'];

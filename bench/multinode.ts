@@ -22,6 +22,7 @@ import { buildTestArtifact } from '../test/helpers/artifact';
 import { deploy } from '../test/helpers/platform';
 import { startPostgres } from '../test/helpers/postgres';
 import { queueSpec, WORKER_PY } from '../test/helpers/testWorkers';
+import { median } from './report';
 import { BUNDLE, killGroup, cleanUpOnExit, stratoArgs } from './strato';
 import { BENCH_APP, cpuLines, cpuSnapshot, sampleWaits, threadCpuMs } from './clusterGauges';
 
@@ -215,13 +216,6 @@ const WAIT_SAMPLES = process.env.STRATO_BENCH_PG_WAITS === '1';
 
 /** Warm rounds of each cluster (STRATO_BENCH_WARM_ROUNDS): one round's figure moves with the machine that minute. */
 const WARM_ROUNDS = Math.max(1, Number(process.env.STRATO_BENCH_WARM_ROUNDS) || 3);
-
-/** The middle value; of an even count, the mean of the two middle ones. */
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-}
 
 /**
  * Throughput of one node and of three, each on a database of its own: a first round of each right after its nodes

@@ -24,3 +24,10 @@ export function report(bench: string, figures: readonly Figure[]): void {
 
 /** "met" or "MISSED", for a target column. */
 export const verdict = (met: boolean): string => (met ? 'met' : 'MISSED');
+
+/** The middle value; of an even count, the mean of the two middle ones. */
+export function median(xs: readonly number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+}
