@@ -1,7 +1,8 @@
 // The jobs of every queue endpoint, backed by the store through the write-behind writer: submission, the state
 // machine of the spec (queue -> in progress -> ended; cancel, retry, purge; expiry in jobExpiry.ts), counts for
-// health, and what `/runsync` and `/stream` wait on. Jobs that have not ended live in memory; an ended job leaves memory once its row
-// is durable and is read back from the store (through a bounded cache). Worker-side hand-out lives in dispatch.ts.
+// health, and what `/runsync` and `/stream` wait on. Jobs that have not ended live in memory; an ended job leaves
+// memory once its row is durable and is read back from the store (through a bounded cache). Worker-side hand-out
+// lives in dispatch.ts.
 import { storableText } from '../store/storableText';
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../clock';
