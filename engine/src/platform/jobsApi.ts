@@ -96,7 +96,8 @@ export function jobsApi(d: JobsApiDeps) {
       let job = await d.engine.get(endpointId, jobId);
       if (job?.handingOff && d.cluster) {
         // The job is being handed to another node (workSharing.ts): answer once it is settled, here or there.
-        await job.nextChange(5000);
+        const moving = job;
+        await new Promise<void>((settled) => moving.watch((j) => !j.handingOff, 5000, settled));
         if (!d.engine.jobs.has(jobId) && (await d.cluster.route(jobId, req, res))) return;
         job = await d.engine.get(endpointId, jobId);
       }
@@ -154,7 +155,14 @@ async function submit(d: JobsApiDeps, req: IncomingMessage, res: ServerResponse,
     return sendRaw(res, 200, `{"id":"${job.id}","status":"IN_QUEUE"}`);
   }
   const until = Date.now() + waitMs;
-  await d.engine.waitForEnd(job, waitMs);
+  // A job that ends here is answered inside its end (Job.watch), before the rest of that turn's work.
+  await new Promise<void>((settled) =>
+    d.engine.whenEnded(job, waitMs, () => {
+      if (job.ended && !job.handedTo) sendRaw(res, 200, job.toJson());
+      settled();
+    }),
+  );
+  if (res.headersSent) return;
   if (job.handedTo && d.cluster) return sendRaw(res, 200, await followed(d.cluster, job, until));
   // A finished job's output is in this answer; one that is still waiting must be durable before its id is given.
   if (!job.ended) await d.writer.durable();

@@ -40,7 +40,7 @@ export class Job implements StoredJob {
   streamedCount = 0;
   /** Real time the current attempt was handed to its worker. */
   handedAt: number | null = null;
-  /** Resolved on every state change and new chunk (runsync and stream long-polls); made for the first one. */
+  /** Called at every state change and new chunk (`watch`: runsync and stream long-polls); made for the first one. */
   private listeners: Set<() => void> | null = null;
   /** Heartbeats from the owning worker that did not list this job (lost hand-over detection). */
   missedHeartbeats = 0;
@@ -142,17 +142,24 @@ export class Job implements StoredJob {
     return n;
   }
 
-  /** Waits for the next change (state or chunk), at most `ms`. */
-  nextChange(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        this.listeners?.delete(done);
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      (this.listeners ??= new Set()).add(done);
-    });
+  /**
+   * Calls `done` once: as soon as `settled(job)` holds (now, or at a change of state or chunks), or after `ms`. It runs
+   * inside the change, in the turn the job ends: a `/runsync` answer leaves before that turn's other work (the worker's
+   * next job, scaling), not after it.
+   */
+  watch(settled: (job: Job) => boolean, ms: number, done: () => void): void {
+    if (settled(this) || ms <= 0) return done();
+    const listener = () => {
+      if (!settled(this)) return;
+      clearTimeout(timer);
+      this.listeners?.delete(listener);
+      done();
+    };
+    const timer = setTimeout(() => {
+      this.listeners?.delete(listener);
+      done();
+    }, ms);
+    (this.listeners ??= new Set()).add(listener);
   }
 
   notify(): void {

@@ -37,6 +37,10 @@ export interface EngineDeps {
   onWorkerFreed(worker: Worker, abandoned: boolean): void;
 }
 
+/** The job ended, or left this node: nothing more will happen to it here. */
+const isOver = (job: Job): boolean => job.ended || job.storeState === 'gone';
+const hasChunkOrIsOver = (job: Job): boolean => job.streamCursor < job.chunks.length || isOver(job);
+
 export class JobEngine {
   /** Jobs in memory: every job that has not ended, and ended ones until their latest state is durable. */
   readonly jobs = new Map<string, Job>();
@@ -245,24 +249,19 @@ export class JobEngine {
     return this.endpointJobs(endpointId).counts();
   }
 
-  /** Waits until the job ends or `ms` pass. */
-  async waitForEnd(job: Job, ms: number): Promise<void> {
-    const deadline = Date.now() + ms;
-    while (!job.ended && job.storeState !== 'gone') {
-      const left = deadline - Date.now();
-      if (left <= 0) return;
-      await job.nextChange(left);
-    }
+  /** Calls `done` once the job ends or leaves this node (purged, handed to another), or `ms` pass: in that turn. */
+  whenEnded(job: Job, ms: number, done: () => void): void {
+    job.watch(isOver, ms, done);
+  }
+
+  /** Waits until the job ends or leaves this node, or `ms` pass. */
+  waitForEnd(job: Job, ms: number): Promise<void> {
+    return new Promise((resolve) => this.whenEnded(job, ms, resolve));
   }
 
   /** Chunks not yet delivered by `/stream`, waiting up to `waitMs` for one while the job is not over. */
   async takeChunks(job: Job, waitMs: number): Promise<string[]> {
-    const deadline = Date.now() + waitMs;
-    while (job.streamCursor >= job.chunks.length && !job.ended && job.storeState !== 'gone') {
-      const left = deadline - Date.now();
-      if (left <= 0) break;
-      await job.nextChange(left);
-    }
+    await new Promise<void>((resolve) => job.watch(hasChunkOrIsOver, waitMs, resolve));
     if (job.streamOutput) {
       job.chunks.push(...outputChunks(job.output ?? 'null'));
       job.streamOutput = false;
