@@ -25,6 +25,8 @@ const REPO = path.resolve(__dirname, '..');
 const KEY = 'bench-key';
 const PYTHON = process.env.STRATO_PYTHON || 'python3';
 const children: ChildProcess[] = [];
+/** Calls to each server before the round-trip rounds are measured. */
+const WARM_CALLS = 5_000;
 /** Shared with the tests: the database template is initialised once per machine. */
 const TEMPLATE_DIR = path.join(os.tmpdir(), 'strato-test-pglite-template');
 
@@ -227,21 +229,27 @@ async function main() {
     const floor: number[] = [];
     const relay: number[] = [];
     const rt: number[] = [];
-    await roundTrips(echoPool, '/', 0, 1000);
-    await roundTrips(relayPool, '/', 0, 1000);
-    await roundTrips(pPool, `/v2/${eps.warm.id}/runsync`, 0, 1000);
+    // Warm means the JIT too: after 1,000 calls V8 was still optimizing the platform's request path (its other threads
+    // spent 87-98 µs a call in the rounds below, mostly compiling; 24-38 µs after 8,000 calls). The echo server is warm
+    // sooner, so every server gets the same calls first.
+    for (const [pool, p] of [
+      [echoPool, '/'],
+      [relayPool, '/'],
+      [pPool, `/v2/${eps.warm.id}/runsync`],
+    ] as const)
+      await roundTrips(pool, p, 0, WARM_CALLS);
     const [echoPid, relayPid] = [children[0].pid!, children[1].pid!];
     const [relayPython] = descendants(relayPid);
     const warmWorker = descendants(platformPid).filter((p) => /handler_warm/.test(commandLine(p)));
     const cpuMs = (pid: number, tid?: number) => processStat(pid, tid)?.cpuMs ?? 0;
-    // The embedded database's thread names itself (threads.ts); the platform's other threads are V8's helpers, mostly
-    // the garbage collector, and libuv's pool.
+    // The embedded database's thread names itself (threads.ts); the platform's other threads are V8's helpers (the
+    // garbage collector, the optimizing compiler) and libuv's pool.
     const threads = fs.existsSync(`/proc/${platformPid}/task`) ? fs.readdirSync(`/proc/${platformPid}/task`).map(Number) : [];
     const dbThread = threads.find((t) => processStat(platformPid, t)?.comm === DATABASE_THREAD_NAME) ?? 0;
     const platformParts = {
       'platform main thread': () => cpuMs(platformPid, platformPid),
       'its database thread': () => cpuMs(platformPid, dbThread),
-      'its other threads (GC)': () => cpuMs(platformPid) - cpuMs(platformPid, platformPid) - cpuMs(platformPid, dbThread),
+      'its other threads (V8: GC, compiler)': () => cpuMs(platformPid) - cpuMs(platformPid, platformPid) - cpuMs(platformPid, dbThread),
     };
     const echoCpu = new CpuPerRequest({ 'echo server': () => cpuMs(echoPid) });
     const relayCpu = new CpuPerRequest({ relay: () => cpuMs(relayPid), 'its Python': () => cpuMs(relayPython) });
