@@ -44,7 +44,12 @@ class Channel:
         data = self._reader.read(n)
         if len(data) < n:
             raise EOFError("the platform closed the job channel inside a frame")
-        return _DECODER.decode(data.decode())
+        # raw_decode: what decode() does without its two whitespace scans (a frame has none around its value).
+        text = data.decode()
+        message, end = _DECODER.raw_decode(text)
+        if end != len(text):
+            raise ValueError(f"the job channel frame has extra data after its JSON value at {end}")
+        return message
 
     def send(self, message):
         text = _ENCODE(message)
@@ -105,20 +110,20 @@ class ChannelSlots:
         self.channel = channel
         self.read_lock = threading.Lock()  # the leader holds it while it reads
         self.reopen_lock = threading.Lock()
-        self.readers = 0  # threads not running a job (under worker.cv)
+        self.readers = 0  # threads not running a job (under worker.lock)
         self.backlog = collections.deque()  # jobs read in one frame beyond the first
 
     def start(self):
-        with self.w.cv:
+        with self.w.lock:
             self._spawn()
 
     def slot_freed(self):
         """A job left its slot without its thread (cancelled): make sure someone reads the next one."""
-        with self.w.cv:
+        with self.w.lock:
             if self.readers == 0 and not self.w.stopping:
                 self._spawn()
 
-    def _spawn(self):  # under worker.cv
+    def _spawn(self):  # under worker.lock
         self.readers += 1
         threading.Thread(target=self._slot, name="strato-slot", daemon=True).start()
 
@@ -129,7 +134,7 @@ class ChannelSlots:
                 job = self._next()
             if job is None:
                 return
-            with self.w.cv:
+            with self.w.lock:
                 self.readers -= 1
                 if self.readers == 0 and not self.w.stopping and (self.backlog or len(self.w.runs) < self.w.capacity):
                     self._spawn()  # the next leader: jobs may come while this one runs
@@ -137,7 +142,7 @@ class ChannelSlots:
             body = self.w.result(conn, job, reserve=True)
             if body is not None:
                 self._send(conn, body)
-            with self.w.cv:
+            with self.w.lock:
                 if body is not None:
                     self.w.unreserve()
                 self.readers += 1

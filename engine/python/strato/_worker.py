@@ -25,7 +25,12 @@ class QueueWorker:
         self.make_call = make_call  # job dict -> result of the user's code (value, coroutine, generator...)
         self.any_error_key = any_error_key
         self.capacity = settings.max_concurrency
-        self.cv = threading.Condition(threading.Lock())
+        # The state below is guarded by `lock`; `cv` waits on it. Python's Condition costs a few calls on every `with`
+        # and `notify_all` (with nobody waiting too), paid several times per job: sections take the lock itself, and
+        # `_changed` notifies only when a thread waits (`_wait`).
+        self.lock = threading.Lock()
+        self.cv = threading.Condition(self.lock)
+        self.waiting = 0  # threads in cv.wait
         self.runs = {}  # job id -> Run: jobs holding a slot
         self.reserved = 0  # slots kept while their `done` asks for a next job
         self.idle = 0  # slot threads waiting for a job
@@ -42,15 +47,28 @@ class QueueWorker:
             start_heartbeat(self.settings, self.contact, self._in_progress, self.cancel)
             threading.Thread(target=self._start_transport, name="strato-channel", daemon=True).start()
         graceful = self.stopper.wait()
-        with self.cv:
+        with self.lock:
             self.stopping = True
-            self.cv.notify_all()
+            self._changed()
             if graceful:
                 log.info(f"stopping: finishing {len(self.runs)} running job(s), taking no new ones")
                 deadline = time.monotonic() + GRACE_S
                 while (self.runs or self.reserved) and time.monotonic() < deadline:
-                    self.cv.wait(deadline - time.monotonic())
+                    self._wait(deadline - time.monotonic())
         self.stopper.end_process()
+
+    def _wait(self, timeout=None):
+        """cv.wait, counted (holding self.lock)."""
+        self.waiting += 1
+        try:
+            self.cv.wait(timeout)
+        finally:
+            self.waiting -= 1
+
+    def _changed(self):
+        """Wakes the threads waiting for the slots or jobs to change (holding self.lock)."""
+        if self.waiting:
+            self.cv.notify_all()
 
     def _start_transport(self):
         delay = 0.05
@@ -74,13 +92,13 @@ class QueueWorker:
         log.info(f"worker {self.settings.worker_id} ready: up to {self.capacity} job(s) at once, {how}")
 
     def _in_progress(self):
-        with self.cv:
+        with self.lock:
             return list(self.runs)
 
     def cancel(self, job_id):
-        with self.cv:
+        with self.lock:
             run = self.runs.pop(job_id, None)
-            self.cv.notify_all()  # its slot is free for the poller at once, even if sync code keeps running
+            self._changed()  # its slot is free for the poller at once, even if sync code keeps running
         if run is not None:
             run.cancel()
             log.info(f"job {job_id} cancelled by the platform")
@@ -92,9 +110,9 @@ class QueueWorker:
         conn = self.settings.connect(timeout=TAKE_WAIT_MS / 1000 + 15)
         backoff = 0.05
         while True:
-            with self.cv:
+            with self.lock:
                 while not self.stopping and len(self.runs) + self.reserved >= self.capacity:
-                    self.cv.wait()
+                    self._wait()
                 if self.stopping:
                     return
                 free = self.capacity - len(self.runs) - self.reserved
@@ -123,7 +141,7 @@ class QueueWorker:
         """Counts a job handed out as in progress; False when it cannot run (malformed, the worker is stopping)."""
         if not _well_formed(job):
             return False
-        with self.cv:
+        with self.lock:
             if self.stopping:
                 log.warn(f"job {job.get('id')} not started: the worker is stopping")
                 return False
@@ -133,7 +151,7 @@ class QueueWorker:
     def _accept(self, job):
         if not self.admit(job):
             return
-        with self.cv:
+        with self.lock:
             wake_idle = self.idle > 0
             if wake_idle:
                 self.idle -= 1  # claimed here, so that two jobs never count on the same idle thread
@@ -148,7 +166,7 @@ class QueueWorker:
             job = self.pending.get()
             while job is not None:
                 job = self._run(conn, job)
-            with self.cv:
+            with self.lock:
                 self.idle += 1
 
     def _run(self, conn, job):
@@ -166,7 +184,7 @@ class QueueWorker:
         With `reserve` the slot stays counted (a graceful stop waits for it) until _release or unreserve: while the
         result is sent, and over HTTP while `done` asks for the next job."""
         job_id = job["id"]
-        with self.cv:
+        with self.lock:
             run = self.runs.get(job_id)
         if run is None:  # cancelled before it started
             return None
@@ -184,12 +202,12 @@ class QueueWorker:
             return not (response is not None and (response.data or {}).get("cancelled"))
 
         outcome = execute(lambda: self.make_call(job), run, on_chunk, self.any_error_key)
-        with self.cv:
+        with self.lock:
             owned = self.runs.get(job_id) is run
             if owned:
                 del self.runs[job_id]
                 self.reserved += reserve
-            self.cv.notify_all()
+            self._changed()
         if not owned or outcome.cancelled:
             if owned and reserve:
                 self._release(())
@@ -212,16 +230,16 @@ class QueueWorker:
         return body
 
     def unreserve(self):
-        """The result of a reserved slot left (call it holding self.cv)."""
+        """The result of a reserved slot left (call it holding self.lock)."""
         self.reserved -= 1
-        self.cv.notify_all()
+        self._changed()
 
     def _release(self, jobs):
         """Gives back the slot reserved for `done`; the first chained job runs in this thread, extra ones
         (a platform handing out more than asked) go through the usual hand-off."""
-        with self.cv:
+        with self.lock:
             self.reserved -= 1
-            self.cv.notify_all()
+            self._changed()
             first = None
             if jobs and not self.stopping and _well_formed(jobs[0]):
                 first = jobs[0]
