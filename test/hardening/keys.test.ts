@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { Pool } from 'undici';
 import { ControlPlaneClient, ControlPlaneError, type Endpoint } from '../../engine/src/api/controlPlane';
 import { openPglite } from '../../engine/src/platform/store/pglite';
 import { SqlStore } from '../../engine/src/platform/store/sqlStore';
@@ -196,6 +197,38 @@ describe('key management', () => {
     const again = await tp.cp.createKey('carol', 'invoke', ['shop']);
     assert.notEqual(again.key.id, carol.key.id);
     assert.equal((await call('GET', `${shop.echo.url}/health`, { key: again.secret })).status, 200);
+  });
+});
+
+describe('one connection that carries several keys (a proxy in front of the platform)', () => {
+  test('each request is authenticated by its own key, and a key revoked meanwhile is refused on that connection', async () => {
+    const pool = new Pool(tp.url, { connections: 1 });
+    try {
+      const health = async (key: string, endpointId: string) => {
+        const r = await pool.request({ method: 'GET', path: `/v2/${endpointId}/health`, headers: { authorization: `Bearer ${key}` } });
+        await r.body.text();
+        return r.statusCode;
+      };
+      const dave = await tp.cp.createKey('dave', 'invoke', ['shop']);
+      // The same length as dave's key, one character apart: compared with the key this connection presented before.
+      const forged = dave.secret.slice(0, -1) + (dave.secret.endsWith('A') ? 'B' : 'A');
+      const calls: Array<[string, string, string, number]> = [
+        ['dave on shop', dave.secret, shop.echo.id, 200],
+        ['dave again', dave.secret, shop.echo.id, 200],
+        ['a forged dave', forged, shop.echo.id, 401],
+        ['dave after it', dave.secret, shop.echo.id, 200],
+        ['dave on blog', dave.secret, blog.echo.id, 403],
+        ['the platform key on blog', tp.key, blog.echo.id, 200],
+        ['bob on blog', secrets.bob, blog.echo.id, 403],
+        ['bob on shop', secrets.bob, shop.echo.id, 200],
+        ['dave once more', dave.secret, shop.echo.id, 200],
+      ];
+      for (const [what, key, id, status] of calls) assert.equal(await health(key, id), status, what);
+      await tp.cp.revokeKey(dave.key.id);
+      assert.equal(await health(dave.secret, shop.echo.id), 401, 'dave, revoked after this connection presented it');
+    } finally {
+      await pool.close();
+    }
   });
 });
 

@@ -5,8 +5,9 @@ import type { IncomingMessage } from 'node:http';
 import type { KeyScope } from '../protocol/controlPlane';
 
 /**
- * SHA-256 of a key: what is stored and compared; the key itself is never kept. Every request hashes its key: the
- * one-shot `crypto.hash` (Node 20.12) where there is one, as it costs half of a Hash object.
+ * SHA-256 of a key: what is stored and compared; the key itself is never stored (a connection keeps the key it
+ * presented last in memory, so that its next requests with that key are not hashed again: KeyRing). The one-shot
+ * `crypto.hash` (Node 20.12) where there is one, as it costs half of a Hash object.
  */
 const oneShot = (crypto as { hash?: (algorithm: string, data: string, encoding: 'buffer') => Buffer }).hash;
 export const keyDigest = (key: string): Buffer => (oneShot ? oneShot('sha256', key, 'buffer') : crypto.createHash('sha256').update(key, 'utf8').digest());
