@@ -65,6 +65,27 @@ async function scrolledTo(page: Page, view: string, target: Locator): Promise<Lo
   return target; // the caller's action then fails with the locator's own message
 }
 
+/** Opens the command palette with F1 from the editor (a terminal that just closed may hold the focus otherwise). */
+async function openPalette(page: Page, input: Locator): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    await page.keyboard.press('Escape');
+    await page
+      .locator('.monaco-editor .view-lines')
+      .first()
+      .click({ timeout: 2000 })
+      .catch(() => undefined);
+    await page.keyboard.press('F1');
+    if (
+      await input.waitFor({ timeout: 3000 }).then(
+        () => true,
+        () => attempt >= 2,
+      )
+    )
+      break;
+  }
+  await input.waitFor({ timeout: TIMEOUT });
+}
+
 async function perform(page: Page, r: UiRequest, resultsDir: string): Promise<UiAnswer> {
   switch (r.action) {
     case 'viewTitle': {
@@ -102,34 +123,27 @@ async function perform(page: Page, r: UiRequest, resultsDir: string): Promise<Ui
       await page.locator('.codelens-decoration a', { hasText: r.title }).first().click({ timeout: TIMEOUT });
       return { ok: true };
     case 'palette': {
-      // F1 from the editor (a terminal that just closed may hold the focus otherwise).
-      const input = page.locator('.quick-input-widget input');
-      for (let attempt = 0; ; attempt++) {
-        await page.keyboard.press('Escape');
-        await page
-          .locator('.monaco-editor .view-lines')
-          .first()
-          .click({ timeout: 2000 })
-          .catch(() => undefined);
-        await page.keyboard.press('F1');
-        if (
-          await input.waitFor({ timeout: 3000 }).then(
-            () => true,
-            () => attempt >= 2,
-          )
-        )
-          break;
-      }
-      await input.waitFor({ timeout: TIMEOUT });
-      await input.fill(`>${r.title}`);
       // The row whose label is the title itself (a longer title may match the typed text too).
       const exact = new RegExp(`^${r.title.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`);
-      await page
-        .locator('.quick-input-list .monaco-list-row', { has: page.locator('.label-name', { hasText: exact }) })
-        .first()
-        // The list is filtered as the text is typed: on a loaded machine (a preview building its image) that takes seconds.
-        .click({ timeout: 3 * TIMEOUT });
-      return { ok: true };
+      const row = page.locator('.quick-input-list .monaco-list-row', { has: page.locator('.label-name', { hasText: exact }) }).first();
+      const input = page.locator('.quick-input-widget input');
+      // The list is filtered as the text is typed: on a loaded machine (a preview building its image) that takes seconds.
+      const deadline = Date.now() + 3 * TIMEOUT;
+      // A terminal whose process ends meanwhile (the one `Deploy Preview` opened, say) takes the focus and closes the
+      // palette: it is then opened again, as a person would; while it stays open, the row is waited for.
+      for (let open = false; ;) {
+        if (!open) {
+          await openPalette(page, input);
+          await input.fill(`>${r.title}`);
+        }
+        try {
+          await row.click({ timeout: Math.max(500, Math.min(3000, deadline - Date.now())) });
+          return { ok: true };
+        } catch (e) {
+          if (Date.now() >= deadline) throw e;
+          open = await input.isVisible();
+        }
+      }
     }
     case 'statusBar':
       await page.locator('.statusbar-item', { hasText: r.text }).first().click({ timeout: TIMEOUT });
