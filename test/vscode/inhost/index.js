@@ -346,7 +346,13 @@ test('the dev server from the view title: its port in the status bar, stop in pl
   );
   const viaDev = api.views.jobList.all().find((j) => !before.has(j.id));
   assert.deepStrictEqual([viaDev.environment, viaDev.viaDev, viaDev.status], ['dev server', true, 'COMPLETED'], JSON.stringify(viaDev));
-  const live = await until('the live environment in the Environments view', () => api.views.environments.nodes().find((n) => n.label === 'live'), 30000);
+  // The dev server makes its `live` environment at start and the endpoint at the first call: the view shows the
+  // environment empty until the refresh after that call (a CI run read it in between).
+  const live = await until(
+    'live-cpu-stats in the live environment of the Environments view',
+    () => api.views.environments.nodes().find((n) => n.label === 'live' && n.children?.some((c) => c.label === 'live-cpu-stats')),
+    30000,
+  );
   assert.deepStrictEqual(
     live.children.map((c) => c.label),
     ['live-cpu-stats'],
