@@ -89,22 +89,52 @@ interface ClientWork {
   clients: number;
 }
 
+/**
+ * One `/run` through undici's `dispatch` with a handler of its own: the response's body is never made a stream, and
+ * the headers go as a flat array, so the client spends about a quarter less CPU a request than with `request()`
+ * (alternating rounds against one echo server, 2 cores: 65-75 against 80-110 µs). The bench's clients share the
+ * machine with the nodes, and what they spend is taken from the nodes.
+ */
+function postRun(pool: Pool, runPath: string, headers: string[], body: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let status = 0;
+    const chunks: Buffer[] = [];
+    pool.dispatch(
+      { method: 'POST', path: runPath, headers, body },
+      {
+        onConnect() {},
+        onHeaders(code: number) {
+          status = code;
+          return true;
+        },
+        onData(chunk: Buffer) {
+          chunks.push(chunk);
+          return true;
+        },
+        onComplete() {
+          if (status === 200) resolve();
+          else reject(new Error(`run: ${status} ${Buffer.concat(chunks).toString()}`));
+        },
+        onError: reject,
+      },
+    );
+  });
+}
+
 /** One client thread: `clients` concurrent requests, job i to node i mod nodes. */
 async function clientThread(w: ClientWork): Promise<number> {
   const cpu0 = threadCpuMs();
   const t0 = performance.now();
   const pools = w.urls.map((u) => new Pool(u, { connections: w.clients }));
-  const headers = { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' };
+  const headers = ['authorization', `Bearer ${KEY}`, 'content-type', 'application/json'];
+  const runPath = `/v2/${w.endpointId}/run`;
   let next = w.thread;
   try {
     await Promise.all(
       Array.from({ length: w.clients }, async () => {
         for (let i = next; i < w.n; i = next) {
           next += w.threads;
-          const body = `{"input":${w.input.replaceAll('$i', String(i))}}`;
-          const r = await pools[i % pools.length].request({ method: 'POST', path: `/v2/${w.endpointId}/run`, headers, body });
-          const text = await r.body.text();
-          if (r.statusCode !== 200) throw new Error(`run: ${r.statusCode} ${text}`);
+          await postRun(pools[i % pools.length], runPath, headers, `{"input":${w.input.replaceAll('$i', String(i))}}`);
         }
       }),
     );
