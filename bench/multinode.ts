@@ -7,9 +7,11 @@
 //   how many ran again elsewhere, and that each has one row with one result.
 // `--throughput-only` skips the fault run; STRATO_BENCH_WARM_ROUNDS sets the warm rounds (3). Diagnostics:
 // STRATO_BENCH_PG_WAITS=1 samples what the nodes' database connections wait on; STRATO_BENCH_BUSY_LOOPS=N runs the
-// lone node once more beside N spinning processes. Every node is a `strato platform serve` process; PostgreSQL is a
-// cluster of the bench's own (test/helpers/postgres.ts).
-import { spawn, type ChildProcess } from 'node:child_process';
+// lone node once more beside N spinning processes. STRATO_BENCH_CLIENT_CPUS=12-15 (a CPU list as taskset takes it)
+// runs the client threads on those CPUs and the nodes, their workers and PostgreSQL on the others, so that the nodes
+// have the same cores in both runs and the clients' share of the machine is set apart. Every node is a
+// `strato platform serve` process; PostgreSQL is a cluster of the bench's own (test/helpers/postgres.ts).
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -44,9 +46,45 @@ interface Node {
   child: ChildProcess;
 }
 
+/** The CPUs of `list` ("0-3,8"), or why it is not a list of this machine's CPUs. */
+function cpuList(list: string, cores: number): number[] | string {
+  const cpus = new Set<number>();
+  for (const part of list.split(',')) {
+    const m = /^\s*(\d+)(?:-(\d+))?\s*$/.exec(part);
+    if (!m) return `"${part}" is not a CPU number or range`;
+    const [from, to] = [Number(m[1]), Number(m[2] ?? m[1])];
+    if (to < from || to >= cores) return `${part} is not within this machine's CPUs 0-${cores - 1}`;
+    for (let c = from; c <= to; c++) cpus.add(c);
+  }
+  return cpus.size < cores ? [...cpus].sort((a, b) => a - b) : `it leaves no CPU to the nodes (this machine has ${cores})`;
+}
+
+/** STRATO_BENCH_CLIENT_CPUS: the clients' CPUs and the rest (the nodes', their workers' and PostgreSQL's), or none. */
+const PINNED = ((): { clients: string; nodes: string; count: number } | undefined => {
+  const list = process.env.STRATO_BENCH_CLIENT_CPUS;
+  if (!list) return undefined;
+  const cores = os.cpus().length;
+  const cpus = cpuList(list, cores);
+  if (typeof cpus === 'string') {
+    console.error(`STRATO_BENCH_CLIENT_CPUS=${list}: ${cpus}; give CPUs as taskset takes them, e.g. ${cores >= 8 ? `${cores - 4}-${cores - 1}` : cores - 1}`);
+    process.exit(2);
+  }
+  const rest = Array.from({ length: cores }, (_, c) => c).filter((c) => !cpus.includes(c));
+  return { clients: cpus.join(','), nodes: rest.join(','), count: cpus.length };
+})();
+
+/** Sets the CPUs every thread of this process may run on (threads made later inherit the making thread's). */
+function pinSelf(cpus: string): void {
+  const r = spawnSync('taskset', ['-a', '-p', '-c', cpus, String(process.pid)], { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`taskset failed (${r.error?.message ?? r.stderr}); it is in util-linux`);
+}
+
 function startNode(dataDir: string, database: string): Promise<Node> {
   const args = stratoArgs('platform', 'serve', '--data-dir', dataDir, '--port', '0', '--api-key', KEY, '--python', PYTHON);
-  const child = spawn(process.execPath, [...args, '--database', database, '--node-lost-ms', '3000'], {
+  const command = [process.execPath, ...args, '--database', database, '--node-lost-ms', '3000'];
+  // taskset execs the node in its place: the child's pid is the node's.
+  const [file, ...argv] = PINNED ? ['taskset', '-c', PINNED.nodes, ...command] : command;
+  const child = spawn(file, argv, {
     cwd: REPO,
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
@@ -74,7 +112,7 @@ function startNode(dataDir: string, database: string): Promise<Node> {
  * The clients run on threads of their own: at 15,000 jobs/s one thread of HTTP clients is the bound (seen on 16 cores:
  * the client thread at 100% while three nodes had room). One thread per 4 cores, at most 4, or STRATO_BENCH_CLIENT_THREADS.
  */
-const CLIENT_THREADS = Number(process.env.STRATO_BENCH_CLIENT_THREADS) || Math.max(1, Math.min(4, Math.floor(os.cpus().length / 4)));
+const CLIENT_THREADS = Number(process.env.STRATO_BENCH_CLIENT_THREADS) || Math.max(1, Math.min(4, PINNED ? PINNED.count : Math.floor(os.cpus().length / 4)));
 
 interface ClientWork {
   urls: string[];
@@ -286,7 +324,10 @@ async function throughput(server: Awaited<ReturnType<typeof startPostgres>>, tmp
 
 async function main() {
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'strato-bench-multinode-'));
+  // PostgreSQL's processes take the CPUs of the process that starts them; the nodes are started under taskset.
+  if (PINNED) pinSelf(PINNED.nodes);
   const server = await startPostgres();
+  if (PINNED) pinSelf(PINNED.clients);
   cleanUpOnExit(() => {
     for (const c of children) killGroup(c, 'SIGKILL');
     server.stop();
@@ -296,6 +337,7 @@ async function main() {
     console.log(
       `multinode bench: Node ${process.version}, ${os.cpus().length} cores, PostgreSQL on this machine, workers run ${PYTHON}, nodes run ${BUNDLE ? 'dist/cli.js' : 'the sources (tsx)'}`,
     );
+    if (PINNED) console.log(`clients on CPUs ${PINNED.clients}; the nodes, their workers and PostgreSQL on CPUs ${PINNED.nodes}`);
     console.log(
       `\n/run throughput to completion, ${N_THROUGHPUT.toLocaleString('en')} no-op jobs, ${CLIENTS_PER_NODE} clients per node on ${CLIENT_THREADS} client thread${CLIENT_THREADS > 1 ? 's' : ''}, 3 workers x 8 per node:`,
     );
