@@ -62,6 +62,18 @@ async def waits(ms, marker=None):
         open(marker, "w").write("cancelled")
         raise
 
+@Endpoint(name="afail")
+async def afail(kind, ms=0):
+    start = time.time()
+    await asyncio.sleep(ms / 1000)
+    if kind == "raise":
+        raise ValueError("the async input was rejected")
+    if kind == "self-cancel":
+        raise asyncio.CancelledError()
+    if kind == "error":
+        return {"error": "not ready"}
+    return {"kind": kind, "start": start, "end": time.time()}
+
 @Endpoint(name="model")
 class Model:
     instances = 0
@@ -83,7 +95,7 @@ def noop():
     return None
 `;
 
-const names = ['echo', 'aecho', 'fail', 'gen', 'agen', 'slow', 'waits', 'model', 'noop'];
+const names = ['echo', 'aecho', 'afail', 'fail', 'gen', 'agen', 'slow', 'waits', 'model', 'noop'];
 let dir: string;
 let platform: FakePlatform;
 let proc: Proc | undefined;
@@ -145,6 +157,51 @@ for (const over of ['channel', 'http'] as const)
       await startWorker('aecho');
       platform.enqueue({ id: 'a1', input: { text: 'hi' } });
       assert.deepEqual((await doneOf('a1')).output, { text: 'hi' });
+    });
+
+    // Over the channel, an async def's jobs run as tasks on the event loop, started by the thread that reads them and
+    // answered from the loop (_channel.py); over HTTP, slot threads await them. The same outcomes either way.
+    test('an async function: its exception, its error key, a bad input and a coroutine that cancels itself fail clearly', async () => {
+      await startWorker('afail', { STRATO_MAX_CONCURRENCY: '4' });
+      platform.enqueue(
+        { id: 'e1', input: { kind: 'raise' } },
+        { id: 'e2', input: { kind: 'error' } },
+        { id: 'e3', input: { nope: 1 } },
+        { id: 'e4', input: { kind: 'self-cancel' } },
+        { id: 'e5', input: [1] },
+        { id: 'e6', input: { kind: 'fine' } },
+      );
+      assert.equal((await doneOf('e1')).error, 'ValueError: the async input was rejected');
+      assert.equal((await doneOf('e2')).error, 'not ready');
+      assert.equal((await doneOf('e3')).error, "TypeError: afail() got an unexpected keyword argument 'nope'");
+      assert.equal((await doneOf('e4')).error, 'RuntimeError: the coroutine was cancelled from inside (asyncio.CancelledError)');
+      assert.equal((await doneOf('e5')).error, 'TypeError: input must be a JSON object whose keys are the arguments of afail(), got an array');
+      assert.equal(((await doneOf('e6')).output as { kind: string }).kind, 'fine');
+      assert.match(proc!.stderr(), /strato ERROR +File ".*work\.py", line \d+, in afail/);
+    });
+
+    test('an async function runs STRATO_MAX_CONCURRENCY jobs at once, never more', async () => {
+      await startWorker('afail', { STRATO_MAX_CONCURRENCY: '4' });
+      const ids = ['ac1', 'ac2', 'ac3', 'ac4', 'ac5', 'ac6', 'ac7', 'ac8', 'ac9'];
+      platform.enqueue(...ids.map((id) => ({ id, input: { kind: 'ok', ms: 300 } })));
+      const spans = (await Promise.all(ids.map((id) => doneOf(id, 15000)))).map((r) => r.output as { start: number; end: number });
+      assert.equal(platform.maxInFlight, 4);
+      const maxOverlap = Math.max(...spans.map((s) => spans.filter((o) => o.start <= s.start && s.start < o.end).length));
+      assert.equal(maxOverlap, 4);
+    });
+
+    test('SIGTERM lets a running async job finish and be posted, then the worker exits 0', async () => {
+      // One slot, held by at1: at2 cannot be handed out before the SIGTERM is seen.
+      await startWorker('afail');
+      platform.enqueue({ id: 'at1', input: { kind: 'late', ms: 500 } });
+      await waitFor(() => platform.heartbeats.some((h) => h.jobs.includes('at1')), 'at1 running');
+      proc!.child.kill('SIGTERM');
+      platform.enqueue({ id: 'at2', input: { kind: 'never' } });
+      assert.equal(await withTimeout(proc!.exited, 10000, 'worker exit'), 0);
+      assert.equal((platform.doneOf('at1')?.output as { kind: string } | undefined)?.kind, 'late');
+      assert.equal(platform.doneOf('at2'), undefined);
+      // Its slot was given back once the result left: the worker did not wait out the grace period.
+      assert.doesNotMatch(proc!.stderr(), /not finished within/);
     });
 
     test('an exception fails the job with "Type: message"; a single error key fails it with that text', async () => {
@@ -303,6 +360,7 @@ for (const over of ['channel', 'http'] as const)
       assert.equal(await withTimeout(proc!.exited, 10000, 'worker exit'), 0);
       assert.ok(platform.doneOf('t1')?.output);
       assert.equal(platform.doneOf('t2'), undefined);
+      assert.doesNotMatch(proc!.stderr(), /not finished within/);
     });
 
     test('runtime overhead of a no-op job is around a millisecond', async (t) => {
@@ -332,6 +390,17 @@ describe('the job channel', () => {
     platform.enqueue({ id: 'b2', input: { ms: 1 } });
     assert.ok((await doneOf('b2')).output);
     assert.match(proc!.stderr(), /job channel open again/);
+  });
+
+  test('breaks while an async job runs: its result, sent from the event loop, goes on the next channel', async () => {
+    await startWorker('afail', { STRATO_MAX_CONCURRENCY: '2' });
+    platform.enqueue({ id: 'ab1', input: { kind: 'through', ms: 600 } });
+    await waitFor(() => platform.heartbeats.some((h) => h.jobs.includes('ab1')), 'ab1 running');
+    platform.breakChannel();
+    assert.equal(((await doneOf('ab1')).output as { kind: string }).kind, 'through');
+    assert.equal(platform.channels.length, 2, proc!.stderr());
+    platform.enqueue({ id: 'ab2', input: { kind: 'after' } });
+    assert.equal(((await doneOf('ab2')).output as { kind: string }).kind, 'after');
   });
 
   test('a frame that is not an object is logged and skipped; the next job runs', async () => {

@@ -8,7 +8,8 @@ import sys
 from ._invoke import json_type, user_traceback
 
 MANIFEST = "strato_manifest.json"
-_CO_ASYNC = 0x80 | 0x200  # CO_COROUTINE | CO_ASYNC_GENERATOR
+_CO_COROUTINE = 0x80
+_CO_ASYNC = _CO_COROUTINE | 0x200  # | CO_ASYNC_GENERATOR
 
 
 class SetupError(Exception):
@@ -65,9 +66,14 @@ def import_function(module, name):
     return obj
 
 
-def _is_async(fn):
+def _is_async(fn, flags=_CO_ASYNC):
     fn = getattr(fn, "__func__", fn)
-    return bool(getattr(getattr(fn, "__code__", None), "co_flags", 0) & _CO_ASYNC)
+    return bool(getattr(getattr(fn, "__code__", None), "co_flags", 0) & flags)
+
+
+def returns_coroutines(fn):
+    """fn is an `async def` (not an async generator): every call returns a coroutine and runs none of its body."""
+    return _is_async(fn, _CO_COROUTINE)
 
 
 def public_methods(cls):
@@ -108,6 +114,10 @@ class Target:
     @property
     def is_async(self):
         return any(_is_async(f) for f in ([self.fn] if self.fn else self.methods.values()))
+
+    @property
+    def returns_coroutines(self):
+        return all(returns_coroutines(f) for f in ([self.fn] if self.fn else self.methods.values()))
 
     def __call__(self, job_input):
         if not isinstance(job_input, dict):

@@ -103,7 +103,8 @@ def open_channel(settings, contact):
 
 class ChannelSlots:
     """Runs the jobs of a QueueWorker that come over a channel. Threads: one per job in progress, plus at most one
-    waiting to read (threads start as needed, never more than one idle reader beyond the running jobs)."""
+    waiting to read (threads start as needed, never more than one idle reader beyond the running jobs). A coroutine
+    endpoint's jobs run as tasks on the event loop instead: one thread reads them all, the loop sends each result."""
 
     def __init__(self, worker, channel):
         self.w = worker
@@ -114,11 +115,16 @@ class ChannelSlots:
         self.backlog = collections.deque()  # jobs read in one frame beyond the first
 
     def start(self):
+        if self.w.coroutines:
+            threading.Thread(target=self._read_for_loop, name="strato-reader", daemon=True).start()
+            return
         with self.w.lock:
             self._spawn()
 
     def slot_freed(self):
         """A job left its slot without its thread (cancelled): make sure someone reads the next one."""
+        if self.w.coroutines:  # its one reader never stops reading
+            return
         with self.w.lock:
             if self.readers == 0 and not self.w.stopping:
                 self._spawn()
@@ -146,6 +152,34 @@ class ChannelSlots:
                 if body is not None:
                     self.w.unreserve()
                 self.readers += 1
+
+    def _read_for_loop(self):
+        """A coroutine endpoint's one reader: starts each job on the event loop and reads the next one at once."""
+        while True:
+            job = self._next()
+            if job is None:
+                return
+            self.w.start_coroutine(job, self._deliver)
+
+    def _deliver(self, body):
+        """Sends a coroutine job's result, on the event loop's thread (or the reader's), then frees its slot. A broken
+        channel is left to a thread of its own, which replaces it or posts the result over HTTP: the loop never
+        sleeps."""
+        if body is None:
+            return
+        channel = self.channel
+        try:
+            channel.send({"op": "done", **body})
+        except OSError:
+            threading.Thread(target=self._deliver_slowly, args=(body,), name="strato-deliver", daemon=True).start()
+            return
+        with self.w.lock:
+            self.w.unreserve()
+
+    def _deliver_slowly(self, body):
+        self._send(self.w.settings.connect(), body)
+        with self.w.lock:
+            self.w.unreserve()
 
     def _next(self):
         """The next job to run (None: the worker is ending). Only the leader calls it."""

@@ -140,15 +140,66 @@ def execute(call, run, on_chunk=None, any_error_key=False):
     except Cancelled:
         return Outcome(cancelled=True)
     except (Exception, SystemExit) as exc:  # the user's code failed: the job's result, not the runtime's
-        if run.cancelled:
-            return Outcome(cancelled=True)
-        return Outcome(error=error_text(exc), traceback=user_traceback(exc))
+        return failed(exc, run)
+    return finished(output, run, any_error_key)
+
+
+def failed(exc, run):
+    """The Outcome of user code that raised exc."""
+    if run.cancelled:
+        return Outcome(cancelled=True)
+    return Outcome(error=error_text(exc), traceback=user_traceback(exc))
+
+
+def finished(output, run, any_error_key=False):
+    """The Outcome of user code that returned output (settled)."""
     if run.cancelled:
         return Outcome(cancelled=True)
     if type(output) is dict and "error" in output and (any_error_key or len(output) == 1):
         error = output["error"]
         return Outcome(error=error if isinstance(error, str) else json.dumps(error, default=str))
     return Outcome(output=output)
+
+
+class _TaskCancel:
+    """Run.future for a task on the loop: cancel() may come from any thread."""
+
+    __slots__ = ("loop", "task")
+
+    def __init__(self, loop, task):
+        self.loop = loop
+        self.task = task
+
+    def cancel(self):
+        self.loop.call_soon_threadsafe(self.task.cancel)
+
+
+def start_task(loop, coro, run, done, any_error_key=False):
+    """Runs the coroutine of a call as a task on `loop` (the caller's thread goes on at once) and calls done(outcome)
+    on the loop when it ends, with the Outcome that execute() would give. No thread waits for it: a job of a coroutine
+    endpoint costs one hand-off (to the loop) instead of three (a slot thread, the loop, the slot thread again)."""
+    import asyncio  # already imported by event_loop()
+
+    async def task():
+        try:
+            output = await coro
+        except asyncio.CancelledError:
+            if run.cancelled:
+                return done(Outcome(cancelled=True))
+            # The coroutine cancelled itself (asyncio.CancelledError escaped): a failure, not our cancel.
+            return done(failed(RuntimeError("the coroutine was cancelled from inside (asyncio.CancelledError)"), run))
+        except (Exception, SystemExit) as exc:
+            return done(failed(exc, run))
+        done(finished(output, run, any_error_key))
+
+    def begin():
+        if run.cancelled:  # before its task existed (a task cancelled before its first step never runs its body)
+            coro.close()
+            return done(Outcome(cancelled=True))
+        # A cancel from now on reaches the task after its first step (call_soon keeps the order): inside `try`.
+        run._watch(_TaskCancel(loop, loop.create_task(task())))
+
+    loop.call_soon_threadsafe(begin)
 
 
 # What most calls return: a value that is final as it is (no generator, nothing to await).

@@ -4,11 +4,12 @@
 import queue
 import threading
 import time
+from types import CoroutineType
 
 from . import _log as log
 from ._channel import ChannelSlots, Refused, open_channel
 from ._http import HttpError
-from ._invoke import Outcome, Run, execute, log_failure, output_json
+from ._invoke import Outcome, Run, event_loop, execute, failed, log_failure, output_json, start_task
 from ._platform import GRACE_S, Contact, Stopper, post_ready, start_heartbeat
 
 TAKE_WAIT_MS = 20000
@@ -20,10 +21,14 @@ class QueueWorker:
     one poller holds the only long-poll, and a slot that finishes a job asks `done` for the next one (take: 1), so
     under load jobs flow without long-polls or thread hand-offs."""
 
-    def __init__(self, settings, make_call, any_error_key=False):
+    def __init__(self, settings, make_call, any_error_key=False, coroutines=False):
         self.settings = settings
         self.make_call = make_call  # job dict -> result of the user's code (value, coroutine, generator...)
         self.any_error_key = any_error_key
+        # Every call returns a coroutine (async def): over the channel one thread reads the jobs and each runs as a
+        # task on the event loop, which sends its result (start_coroutine); no slot thread waits for it.
+        self.coroutines = coroutines
+        self.loop = None
         self.capacity = settings.max_concurrency
         # The state below is guarded by `lock`; `cv` waits on it. Python's Condition costs a few calls on every `with`
         # and `notify_all` (with nobody waiting too), paid several times per job: sections take the lock itself, and
@@ -55,6 +60,9 @@ class QueueWorker:
                 deadline = time.monotonic() + GRACE_S
                 while (self.runs or self.reserved) and time.monotonic() < deadline:
                     self._wait(deadline - time.monotonic())
+                if self.runs or self.reserved:
+                    log.warn(f"stopping: {len(self.runs) + self.reserved} job(s) not finished within {GRACE_S} s: "
+                             "exiting without them")
         self.stopper.end_process()
 
     def _wait(self, timeout=None):
@@ -202,6 +210,35 @@ class QueueWorker:
             return not (response is not None and (response.data or {}).get("cancelled"))
 
         outcome = execute(lambda: self.make_call(job), run, on_chunk, self.any_error_key)
+        return self._body(job_id, run, outcome, started, reserve)
+
+    def start_coroutine(self, job, deliver):
+        """A job of a coroutine endpoint over the channel: its coroutine runs as a task on the event loop, which calls
+        deliver(body) when it ends (body None: cancelled, nothing to send); returns at once, so the reading thread
+        goes on reading. The slot stays reserved until deliver has sent it (unreserve)."""
+        job_id = job["id"]
+        with self.lock:
+            run = self.runs.get(job_id)
+        if run is None:  # cancelled before it started
+            return
+        started = time.monotonic()
+
+        def done(outcome):
+            deliver(self._body(job_id, run, outcome, started, True))
+
+        try:
+            result = self.make_call(job)  # an async def: makes the coroutine, runs none of its body
+        except (Exception, SystemExit) as exc:  # the input does not fit its arguments
+            return done(failed(exc, run))
+        if type(result) is CoroutineType:
+            if self.loop is None:
+                self.loop = event_loop()
+            return start_task(self.loop, result, run, done, self.any_error_key)
+        # Declared async, but this call gave something else (a wrapper): settled here, as execute() does.
+        done(execute(lambda: result, run, None, self.any_error_key))
+
+    def _body(self, job_id, run, outcome, started, reserve):
+        """The body of a job's `done` from its outcome; None when it was cancelled (the result is dropped)."""
         with self.lock:
             owned = self.runs.get(job_id) is run
             if owned:

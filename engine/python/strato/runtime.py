@@ -95,7 +95,7 @@ def run_queue_worker(resource, target):
         from ._invoke import event_loop
 
         event_loop()  # before `ready`, so that the first job does not pay for starting it
-    QueueWorker(settings, call_job).run()
+    QueueWorker(settings, call_job, coroutines=target.returns_coroutines).run()
 
 
 def _serve_template(name, resource, routes):

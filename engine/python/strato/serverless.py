@@ -24,7 +24,9 @@ def start(config):
             listen_if_asked()
 
             # A dict holding "error" fails the job, whatever else it holds: the reference SDK's rule.
-            QueueWorker(Settings(os.environ), handler, any_error_key=True).run()
+            from ._app import returns_coroutines
+
+            QueueWorker(Settings(os.environ), handler, any_error_key=True, coroutines=returns_coroutines(handler)).run()
         else:
             from . import _local
 
