@@ -43,12 +43,17 @@ def bulk(i: int = 0) -> dict:
     return {"ok": True}
 
 
+@Endpoint(name="abulk", cpu=CpuInstanceType.CPU3C_1_2, workers=(0, 3), max_concurrency=8)
+async def abulk(i: int = 0) -> dict:
+    return {"ok": True}
+
+
 @Endpoint(name="cold", cpu=CpuInstanceType.CPU3C_1_2, workers=(0, 1), idle_timeout=1)
 def cold(x: int = 0) -> dict:
     return {"ok": True}
 `;
 
-/** Builds the bench project with the real \`strato build\` and deploys its three endpoints. */
+/** Builds the bench project with the real \`strato build\` and deploys its endpoints. */
 async function deployBench(cp: ControlPlaneClient, dir: string): Promise<Record<string, Endpoint>> {
   fs.mkdirSync(dir, { recursive: true });
   fs.writeFileSync(path.join(dir, 'worker.py'), WORKER);
@@ -288,33 +293,35 @@ async function main() {
     await health(pool, eps.bulk.id);
     while ((await health(pool, eps.bulk.id)).workers.idle < 3) await new Promise((r) => setTimeout(r, 100));
     const headers = { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' };
-    const bulkWorkers = descendants(platformPid).filter((p) => /handler_bulk/.test(commandLine(p)));
-    let done = 0;
+    const workersOf = (name: string) => descendants(platformPid).filter((p) => new RegExp(`handler_${name}\\b`).test(commandLine(p)));
+    const bulkWorkers = workersOf('bulk');
+    const completed = new Map<string, number>();
     /** `n` jobs through `/run` from 32 clients, then until all completed: ms to accept them all, ms to completion. */
-    const runJobs = async (n: number, cpu: CpuPerRequest) => {
+    const runJobs = async (n: number, cpu: CpuPerRequest, endpoint = eps.bulk) => {
       let next = 0;
       const t0 = performance.now();
       let accepted = 0;
+      const done = completed.get(endpoint.id) ?? 0;
       await cpu.measure(n, async () => {
         await Promise.all(
           Array.from({ length: 32 }, async () => {
             for (let i = next++; i < n; i = next++) {
-              const r = await pool.request({ method: 'POST', path: `/v2/${eps.bulk.id}/run`, headers, body: `{"input":{"i":${i}}}` });
+              const r = await pool.request({ method: 'POST', path: `/v2/${endpoint.id}/run`, headers, body: `{"input":{"i":${i}}}` });
               await r.body.text();
               if (r.statusCode !== 200) throw new Error(`run: ${r.statusCode}`);
             }
           }),
         );
         accepted = performance.now() - t0;
-        while ((await health(pool, eps.bulk.id)).jobs.completed < done + n) await new Promise((r) => setTimeout(r, 20));
+        while ((await health(pool, endpoint.id)).jobs.completed < done + n) await new Promise((r) => setTimeout(r, 20));
       });
-      done += n;
+      completed.set(endpoint.id, done + n);
       return { accepted, total: performance.now() - t0 };
     };
-    const bulkCpu = () =>
+    const bulkCpu = (workers = bulkWorkers) =>
       new CpuPerRequest({
         ...platformParts,
-        [`its ${bulkWorkers.length} Python processes (workers, template)`]: () => bulkWorkers.reduce((sum, p) => sum + cpuMs(p), 0),
+        [`its ${workers.length} Python processes (workers, template)`]: () => workers.reduce((sum, p) => sum + cpuMs(p), 0),
       });
     // The first jobs after start also pay for compiling: V8 optimises the /run path, and tiers up the embedded
     // database's WebAssembly on its helper threads. Measured apart, then the platform as it runs for hours.
@@ -333,6 +340,15 @@ async function main() {
     );
     // On 2 cores the sum bounds the rate: 2 cores' worth of time over this sum is the most jobs a second can reach.
     if (fs.existsSync('/proc')) console.log(`    CPU per job (user + system): ${steadyCpu.line()}`);
+    // The same load on an `async def` handler: its jobs run as tasks on the worker's event loop, which answers them.
+    const asyncWarm = await runJobs(WARM_JOBS, bulkCpu([]), eps.abulk); // starts its 3 workers
+    const asyncCpu = bulkCpu(workersOf('abulk'));
+    const asyncRun = await runJobs(N, asyncCpu, eps.abulk);
+    console.log(
+      `  the same with an async def handler: ${perSecond(N, asyncRun.total)} jobs/s to completion (${(N / asyncRun.total / (N / total)).toFixed(2)}x the sync one; ` +
+        `the first ${WARM_JOBS.toLocaleString('en')}, its workers starting: ${perSecond(WARM_JOBS, asyncWarm.total)} jobs/s)`,
+    );
+    if (fs.existsSync('/proc')) console.log(`    CPU per job (user + system): ${asyncCpu.line()}`);
     // The same load on the design's floor (the relay to one bare Python loop), for the machine's speed today: jobs/s
     // figures of different days compare through this ratio, not by themselves. It is warmed up the same way.
     const relayLoad = new Pool(relayUrl, { connections: 32 });
