@@ -72,6 +72,8 @@ async def afail(kind, ms=0):
         raise asyncio.CancelledError()
     if kind == "error":
         return {"error": "not ready"}
+    if kind == "large":
+        return {"kind": kind, "text": "x" * 3_000_000}
     return {"kind": kind, "start": start, "end": time.time()}
 
 @Endpoint(name="model")
@@ -161,7 +163,7 @@ for (const over of ['channel', 'http'] as const)
 
     // Over the channel, an async def's jobs run as tasks on the event loop, started by the thread that reads them and
     // answered from the loop (_channel.py); over HTTP, slot threads await them. The same outcomes either way.
-    test('an async function: its exception, its error key, a bad input and a coroutine that cancels itself fail clearly', async () => {
+    test('an async function: its exception, its error key, a bad input and a coroutine that cancels itself fail clearly; a large output arrives whole', async () => {
       await startWorker('afail', { STRATO_MAX_CONCURRENCY: '4' });
       platform.enqueue(
         { id: 'e1', input: { kind: 'raise' } },
@@ -170,6 +172,7 @@ for (const over of ['channel', 'http'] as const)
         { id: 'e4', input: { kind: 'self-cancel' } },
         { id: 'e5', input: [1] },
         { id: 'e6', input: { kind: 'fine' } },
+        { id: 'e7', input: { kind: 'large' } },
       );
       assert.equal((await doneOf('e1')).error, 'ValueError: the async input was rejected');
       assert.equal((await doneOf('e2')).error, 'not ready');
@@ -177,6 +180,8 @@ for (const over of ['channel', 'http'] as const)
       assert.equal((await doneOf('e4')).error, 'RuntimeError: the coroutine was cancelled from inside (asyncio.CancelledError)');
       assert.equal((await doneOf('e5')).error, 'TypeError: input must be a JSON object whose keys are the arguments of afail(), got an array');
       assert.equal(((await doneOf('e6')).output as { kind: string }).kind, 'fine');
+      // A large result leaves from a thread of its own (the loop does not wait for it to be read): whole.
+      assert.equal(((await doneOf('e7')).output as { text: string }).text, 'x'.repeat(3_000_000));
       assert.match(proc!.stderr(), /strato ERROR +File ".*work\.py", line \d+, in afail/);
     });
 

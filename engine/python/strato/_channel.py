@@ -15,6 +15,9 @@ from ._http import HttpError
 from ._invoke import compact_encoder
 
 _HEADER = 4
+# A coroutine job's result up to this size is sent from the event loop's thread (a socket's buffer takes it at once);
+# a larger one from a thread of its own, so that the loop's other tasks never wait for the platform to read it.
+_INLINE_RESULT_CHARS = 65536
 # Made once: json.dumps and json.loads build a new encoder or decoder on every call.
 _ENCODE = compact_encoder()
 _ASCII_ENCODER = json.JSONEncoder(separators=(",", ":"))
@@ -162,10 +165,13 @@ class ChannelSlots:
             self.w.start_coroutine(job, self._deliver)
 
     def _deliver(self, body):
-        """Sends a coroutine job's result, on the event loop's thread (or the reader's), then frees its slot. A broken
-        channel is left to a thread of its own, which replaces it or posts the result over HTTP: the loop never
-        sleeps."""
+        """Sends a coroutine job's result, on the event loop's thread (or the reader's), then frees its slot. A large
+        result, and one whose channel broke (it is replaced, or the result posted over HTTP), is left to a thread of
+        its own: the loop never waits for the network."""
         if body is None:
+            return
+        if len(body.get("outputJson") or "") + len(body.get("error") or "") > _INLINE_RESULT_CHARS:
+            threading.Thread(target=self._deliver_slowly, args=(body,), name="strato-deliver", daemon=True).start()
             return
         channel = self.channel
         try:
