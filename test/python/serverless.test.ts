@@ -26,8 +26,25 @@ if __name__ == "__main__":
     serverless.start({"handler": handler})
 `;
 
+// An async handler, as the reference SDK's users write for I/O-bound work: its jobs run as tasks on the event loop.
+const ASYNC_HANDLER = `
+import asyncio
+from strato import serverless
+
+async def handler(job):
+    await asyncio.sleep(0.01)
+    if job["input"].get("kind") == "error":
+        return {"error": "refused", "detail": "any dict holding error fails the job"}
+    if job["input"].get("kind") == "raise":
+        raise KeyError("missing")
+    return {"id": job["id"], "async": True}
+
+if __name__ == "__main__":
+    serverless.start({"handler": handler})
+`;
+
 const dir = tempDir();
-writeFiles(dir, { 'handler.py': HANDLER });
+writeFiles(dir, { 'handler.py': HANDLER, 'async_handler.py': ASYNC_HANDLER });
 const handler = path.join(dir, 'handler.py');
 
 after(() => {
@@ -73,6 +90,23 @@ describe('serverless.start', () => {
       await waitFor(() => platform.doneOf('h2'), `done of h2\n${proc.stderr()}`);
       assert.deepEqual(platform.doneOf('h1')!.output, { id: 'h1', input: { x: 1 } });
       assert.equal(platform.doneOf('h2')!.error, 'refused');
+      proc.child.kill('SIGTERM');
+      assert.equal(await proc.exited, 0);
+    } finally {
+      await platform.stop();
+    }
+  });
+
+  test("an async handler as a platform worker: outputs, the reference SDK's error rule, exceptions", async () => {
+    const platform = new FakePlatform({ channel: true, slots: 4 });
+    await platform.start();
+    try {
+      const proc = startPython([path.join(dir, 'async_handler.py')], { env: platform.workerEnv({ STRATO_MAX_CONCURRENCY: '4' }) });
+      platform.enqueue({ id: 'a1', input: {} }, { id: 'a2', input: { kind: 'error' } }, { id: 'a3', input: { kind: 'raise' } });
+      await waitFor(() => platform.doneOf('a1') && platform.doneOf('a2') && platform.doneOf('a3'), `done of a1-a3\n${proc.stderr()}`);
+      assert.deepEqual(platform.doneOf('a1')!.output, { id: 'a1', async: true });
+      assert.equal(platform.doneOf('a2')!.error, 'refused');
+      assert.equal(platform.doneOf('a3')!.error, "KeyError: 'missing'");
       proc.child.kill('SIGTERM');
       assert.equal(await proc.exited, 0);
     } finally {
