@@ -1,6 +1,7 @@
-// Stop Deploy Preview: the preview this window started in its terminal (Ctrl+C there), or, from the preview's item in
-// the Environments view, a preview of that project started elsewhere (a terminal of the user's own, another window):
-// it gets SIGINT, on which `strato deploy --preview` removes its containers and network and exits, as after Ctrl+C.
+// Stop Deploy Preview: the preview this window started in its terminal (Ctrl+C there), or a preview started elsewhere
+// (a terminal of the user's own, another window), of the project the preview's item in the Environments view names or,
+// from the palette, of the one project of the window whose preview runs: it gets SIGINT, on which
+// `strato deploy --preview` removes its containers and network and exits, as after Ctrl+C.
 import { readPreviewState } from '../../engine/src/preview/state';
 import { UserError } from '../../engine/src/util';
 import { folderHintOf } from './commandArgs';
@@ -12,7 +13,7 @@ const STOP_WAIT_MS = 30_000;
 /** Resolves true once the preview has stopped (its state file no longer names a running preview). */
 export async function stopPreview(views: StratoViews, terminal: DevTerminal, arg: unknown): Promise<boolean> {
   if (terminal.running) return terminal.stop();
-  const root = folderHintOf(arg);
+  const root = folderHintOf(arg) ?? runningPreviewRoot(views);
   const state = root ? readPreviewState(root) : null;
   if (!root || !state) throw new UserError('no preview of this project is running: start one with "Strato: Deploy Preview".');
   process.kill(state.pid, 'SIGINT');
@@ -21,4 +22,14 @@ export async function stopPreview(views: StratoViews, terminal: DevTerminal, arg
   views.refreshSoon(0);
   if (readPreviewState(root)) throw new UserError(`the preview (pid ${state.pid}) did not stop within ${STOP_WAIT_MS / 1000} s of SIGINT.`);
   return true;
+}
+
+/** The project whose preview runs, when the command names none (the palette); several running: the user picks in the view. */
+function runningPreviewRoot(views: StratoViews): string | undefined {
+  const running = views
+    .state()
+    .map((f) => f.model.root)
+    .filter((root) => readPreviewState(root));
+  if (running.length > 1) throw new UserError(`previews of ${running.length} projects are running: stop one from its item in the Environments view.`);
+  return running[0];
 }
