@@ -8,7 +8,7 @@ import path from 'node:path';
 
 const filters = process.argv.slice(2).filter((a) => !a.startsWith('--'));
 const flags = process.argv.slice(2).filter((a) => a.startsWith('--'));
-const HELPERS = new Set(['report.ts', 'clusterBed.ts', 'clusterGauges.ts', 'strato.ts']);
+const HELPERS = new Set(['report.ts', 'clusterBed.ts', 'clusterGauges.ts', 'floors.ts', 'strato.ts']);
 const files = readdirSync('bench')
   .filter((f) => /\.(ts|mjs)$/.test(f) && !HELPERS.has(f) && (filters.length === 0 || filters.some((x) => f.includes(x))))
   .sort();
