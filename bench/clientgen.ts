@@ -2,25 +2,14 @@
 // platform: the TypeScript module (ts-morph loaded and the module formatted) and the OpenAPI document, each a whole
 // CLI command, beside `strato env get` of the same environment (the same context and control-plane reads) as the
 // baseline measured in the same run.
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { performance } from 'node:perf_hooks';
 import { startPlatform } from '../engine/src/platform/platform';
+import { timeStrato } from './strato';
 
 const repo = path.resolve(__dirname, '..');
-const cli = path.join(repo, 'dist', 'cli.js');
-
-function run(args: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const t = performance.now();
-    const child = spawn(process.execPath, [cli, ...args], { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
-    let err = '';
-    child.stderr.on('data', (d) => (err += d));
-    child.on('exit', (code) => (code === 0 ? resolve(performance.now() - t) : reject(new Error(`strato ${args.join(' ')} failed: ${err}`))));
-  });
-}
 
 async function main() {
   execFileSync(process.execPath, [path.join(repo, 'esbuild.mjs')], { cwd: repo });
@@ -30,10 +19,10 @@ async function main() {
   const platform = await startPlatform({ dataDir: path.join(tmp, 'data'), port: 0, apiKey: 'bench-key', writeStateFile: false, log: () => {} });
   const env = { STRATO_API_URL: platform.url, STRATO_API_KEY: platform.apiKey };
   try {
-    await run(['deploy'], dir, env);
+    await timeStrato(['deploy'], dir, env);
     const times = (args: string[]) => async () => {
       const out: number[] = [];
-      for (let i = 0; i < 5; i++) out.push(await run(args, dir, env));
+      for (let i = 0; i < 5; i++) out.push(await timeStrato(args, dir, env));
       return [...out].sort((a, b) => a - b)[2];
     };
     const envGet = await times(['env', 'get', 'production', '--json'])();

@@ -1,26 +1,15 @@
 // `strato deploy` of the init template to the embedded platform, end to end through the CLI (first deploy and
 // a redeploy after a source change), beside `strato build` of the same project measured in the same run.
 // Target: deploy under 2 s (the reference product takes tens of seconds); bench/startup.ts holds the < 0.5 s one.
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { performance } from 'node:perf_hooks';
 import { startPlatform } from '../engine/src/platform/platform';
+import { timeStrato } from './strato';
 import { report, verdict } from './report';
 
 const repo = path.resolve(__dirname, '..');
-const cli = path.join(repo, 'dist', 'cli.js');
-
-function run(args: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const t = performance.now();
-    const child = spawn(process.execPath, [cli, ...args], { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
-    let err = '';
-    child.stderr.on('data', (d) => (err += d));
-    child.on('exit', (code) => (code === 0 ? resolve(performance.now() - t) : reject(new Error(`strato ${args.join(' ')} failed: ${err}`))));
-  });
-}
 
 async function main() {
   execFileSync(process.execPath, [path.join(repo, 'esbuild.mjs')], { cwd: repo });
@@ -33,13 +22,13 @@ async function main() {
     const redeploy: number[] = [];
     const build: number[] = [];
     for (let i = 0; i < runs; i++) {
-      execFileSync(process.execPath, [cli, 'init', `app${i}`], { cwd: tmp });
+      execFileSync(process.execPath, [path.join(repo, 'dist', 'cli.js'), 'init', `app${i}`], { cwd: tmp });
       const dir = path.join(tmp, `app${i}`);
-      build.push(await run(['build'], dir, env));
-      first.push(await run(['deploy'], dir, env));
+      build.push(await timeStrato(['build'], dir, env));
+      first.push(await timeStrato(['deploy'], dir, env));
       const f = path.join(dir, 'cpu_worker.py');
       writeFileSync(f, readFileSync(f, 'utf8') + '\n# changed\n');
-      redeploy.push(await run(['deploy'], dir, env));
+      redeploy.push(await timeStrato(['deploy'], dir, env));
     }
     const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
     console.log('strato deploy of the init template to the embedded platform (whole CLI command, median of 5)');

@@ -1,7 +1,9 @@
 // How a bench runs the `strato` command in a process of its own: the TypeScript sources through tsx (no build needed),
 // or, with `--bundle`, the bundled dist/cli.js that users run (after `npm run build`; also what a machine without the
 // dev dependencies has: scripts/device/).
-import type { ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
 
 export const BUNDLE = process.argv.includes('--bundle');
 
@@ -46,4 +48,19 @@ export function killGroup(c: ChildProcess, signal: NodeJS.Signals): void {
   } catch {
     /* gone */
   }
+}
+
+/**
+ * Runs the bundled `strato <args>` (dist/cli.js, as users run it) in `cwd` with `env` added to this environment;
+ * resolves with its wall time in ms, rejects with its stderr when it fails. For benches that time whole commands.
+ */
+export function timeStrato(args: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<number> {
+  const cli = path.resolve(__dirname, '..', 'dist', 'cli.js');
+  return new Promise((resolve, reject) => {
+    const t = performance.now();
+    const child = spawn(process.execPath, [cli, ...args], { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
+    let err = '';
+    child.stderr.on('data', (d) => (err += d));
+    child.on('exit', (code) => (code === 0 ? resolve(performance.now() - t) : reject(new Error(`strato ${args.join(' ')} failed: ${err}`))));
+  });
 }
