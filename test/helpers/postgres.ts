@@ -2,10 +2,10 @@
 // 127.0.0.1, run as an unprivileged user when the tests run as root (initdb refuses root), removed afterwards.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
+import { freePort } from './ports';
 
 export interface TestPostgres {
   /** postgres://strato@127.0.0.1:<port>/<database> */
@@ -33,16 +33,6 @@ function binDir(): string | null {
 /** Why a server cannot be started here, or null. */
 export function postgresMissing(): string | null {
   return binDir() ? null : 'PostgreSQL is not installed (apt-get install postgresql)';
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-    s.on('error', reject);
-  });
 }
 
 export async function startPostgres(): Promise<TestPostgres> {

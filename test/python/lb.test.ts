@@ -2,7 +2,6 @@
 // /ping, path/query/body arguments, status tuples, error shapes) and the same server run locally without a platform.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import net from 'node:net';
 import { FakePlatform, killAll, makeArtifact, removeTempDirs, startPython, waitFor, withTimeout, type Proc } from './helpers';
 
 const API = `
@@ -46,6 +45,7 @@ class HTTPError(Exception):
 def teapot():
     raise HTTPError(418, "short and stout")
 `;
+import { freePort } from '../helpers/ports';
 
 const ROUTES = {
   'POST /process': 'process',
@@ -65,15 +65,6 @@ let base: string;
 async function call(method: string, path: string, body?: string, url = base) {
   const res = await fetch(url + path, { method, body, headers: body ? { 'content-type': 'application/json' } : {} });
   return { status: res.status, body: (await res.json()) as any, headers: res.headers };
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const srv = net.createServer().listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as net.AddressInfo).port;
-      srv.close(() => resolve(port));
-    });
-  });
 }
 
 before(async () => {

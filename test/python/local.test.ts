@@ -3,7 +3,6 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { copyFileSync, rmSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import { killAll, makeArtifact, removeTempDirs, runPython, startPython, waitFor, type Proc } from './helpers';
 
@@ -27,6 +26,7 @@ async def count(n: int, delay_ms: int = 0):
         await asyncio.sleep(delay_ms / 1000)
         yield {"i": i}
 `;
+import { freePort } from '../helpers/ports';
 
 let dir: string;
 const servers: Proc[] = [];
@@ -38,15 +38,6 @@ after(() => {
   killAll();
   removeTempDirs();
 });
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const srv = net.createServer().listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as net.AddressInfo).port;
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 async function serveApi(file: string, extra: string[] = []): Promise<string> {
   const port = await freePort();

@@ -4,14 +4,13 @@
 import { CHROMIUM_ARGS, findChromium } from '../helpers/chromium';
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
 import { REPO, runCli } from '../helpers/cli';
 import { startTestPlatform, type TestPlatform } from '../helpers/platform';
+import { dirArgs, installCodeServer, startCodeServer, userDataDir, type CodeServer } from './codeServer';
 import { serveUiRequests } from './workbenchUi';
 
 /** A streaming queue function beside the template's: the Jobs view streams, cancels and retries its jobs. */
@@ -31,36 +30,11 @@ def ticks(n: int = 3, delay: float = 0.2):
 const RESULTS_DIR = path.join(REPO, 'test-results');
 let tmp: string;
 let platform: TestPlatform | undefined;
-let server: ChildProcess | undefined;
+let server: CodeServer | undefined;
 let browser: Browser | undefined;
 let port = 0;
 let ws = '';
-const serverLog: string[] = [];
 const timings: Record<string, number> = {};
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const p = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(p));
-    });
-    s.on('error', reject);
-  });
-}
-
-async function waitHealthy(url: string, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (server?.exitCode !== null && server?.exitCode !== undefined) throw new Error(`code-server exited with ${server.exitCode}:\n${serverLog.join('')}`);
-    const ok = await fetch(url, { signal: AbortSignal.timeout(1000) }).then(
-      (r) => r.ok,
-      () => false,
-    );
-    if (ok) return;
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error(`code-server did not answer ${url} within ${timeoutMs} ms:\n${serverLog.join('')}`);
-}
 
 /** The rendered colour of the first editor token with each text, plus the editor's plain foreground colour. */
 async function colourOfTokens(page: import('playwright-core').Page, texts: string[]): Promise<Record<string, string>> {
@@ -81,9 +55,7 @@ async function colourOfTokens(page: import('playwright-core').Page, texts: strin
 
 before(async () => {
   let t = Date.now();
-  const install = spawnSync('bash', [path.join(REPO, 'scripts', 'install-code-server.sh')], { encoding: 'utf8', timeout: 600_000 });
-  assert.equal(install.status, 0, `install-code-server.sh failed:\n${install.stdout}\n${install.stderr}`);
-  const codeServer = install.stdout.trim().split('\n').pop()!;
+  const codeServer = installCodeServer();
   timings.installMs = Date.now() - t;
 
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'strato-vscode-'));
@@ -93,84 +65,24 @@ before(async () => {
   fs.writeFileSync(path.join(ws, 'ticker_worker.py'), TICKER_PY);
   platform = await startTestPlatform();
 
-  const userData = path.join(tmp, 'user-data');
-  fs.mkdirSync(path.join(userData, 'User'), { recursive: true });
-  fs.writeFileSync(
-    path.join(userData, 'User', 'settings.json'),
-    JSON.stringify({
-      'workbench.startupEditor': 'none',
-      'telemetry.telemetryLevel': 'off',
-      'extensions.autoCheckUpdates': false,
-      'extensions.autoUpdate': false,
-      'chat.disableAIFeatures': true,
-      'workbench.tips.enabled': false,
-      'security.workspace.trust.enabled': false,
-    }),
-  );
-  port = await freePort();
+  const userData = userDataDir(tmp, { 'security.workspace.trust.enabled': false });
   t = Date.now();
-  server = spawn(
-    codeServer,
-    [
-      '--auth',
-      'none',
-      '--disable-telemetry',
-      '--disable-update-check',
-      '--disable-workspace-trust',
-      '--user-data-dir',
-      userData,
-      '--extensions-dir',
-      path.join(tmp, 'extensions'),
-      '--config',
-      path.join(tmp, 'config.yaml'),
-      '--bind-addr',
-      `127.0.0.1:${port}`,
-    ],
-    {
-      detached: true, // its own process group, stopped as a whole in after()
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: {
-        ...process.env,
-        STRATO_API_URL: platform.url,
-        STRATO_API_KEY: platform.key,
-        STRATO_INHOST_RESULTS: path.join(tmp, 'inhost-results.json'),
-        STRATO_INHOST_SCREENSHOT: path.join(tmp, 'screenshot'),
-        STRATO_INHOST_UI: path.join(tmp, 'ui'),
-        STRATO_DATA_DIR: path.join(tmp, 'strato-data'), // never touch the user's own local platform
-        EXTENSIONS_GALLERY: JSON.stringify({
-          serviceUrl: 'http://127.0.0.1:9/gallery',
-          itemUrl: 'http://127.0.0.1:9/item',
-          resourceUrlTemplate: 'http://127.0.0.1:9/res/{publisher}/{name}/{version}/{path}',
-        }),
-      },
-    },
-  );
-  server.stdout!.on('data', (d) => serverLog.push(String(d)));
-  server.stderr!.on('data', (d) => serverLog.push(String(d)));
-  await waitHealthy(`http://127.0.0.1:${port}/healthz`, 30_000);
+  server = await startCodeServer(codeServer, dirArgs(tmp, userData, path.join(tmp, 'extensions')), ['--disable-workspace-trust'], {
+    ...process.env,
+    STRATO_API_URL: platform.url,
+    STRATO_API_KEY: platform.key,
+    STRATO_INHOST_RESULTS: path.join(tmp, 'inhost-results.json'),
+    STRATO_INHOST_SCREENSHOT: path.join(tmp, 'screenshot'),
+    STRATO_INHOST_UI: path.join(tmp, 'ui'),
+    STRATO_DATA_DIR: path.join(tmp, 'strato-data'), // never touch the user's own local platform
+  });
+  port = server.port;
   timings.serverReadyMs = Date.now() - t;
 });
 
 after(async () => {
   await browser?.close().catch(() => undefined);
-  if (server?.pid && server.exitCode === null) {
-    try {
-      process.kill(-server.pid, 'SIGTERM');
-    } catch {
-      // already gone
-    }
-    const exited = await new Promise<boolean>((r) => {
-      const timer = setTimeout(() => r(false), 5000);
-      server!.once('exit', () => (clearTimeout(timer), r(true)));
-    });
-    if (!exited) {
-      try {
-        process.kill(-server.pid, 'SIGKILL');
-      } catch {
-        // already gone
-      }
-    }
-  }
+  await server?.stop();
   await platform?.close();
   if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
   console.log(`vscode timings: ${JSON.stringify(timings)}`);

@@ -6,15 +6,15 @@
 import { CHROMIUM_ARGS, findChromium } from '../helpers/chromium';
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { REPO, runCli } from '../helpers/cli';
 import { debugpyPython } from '../helpers/dap';
 import { startTestPlatform, type TestPlatform } from '../helpers/platform';
+import { dirArgs, installCodeServer, startCodeServer, userDataDir, type CodeServer } from './codeServer';
 
 const RESULTS_DIR = path.join(REPO, 'test-results');
 const CALC_WORKER = `from strato import CpuInstanceType, Endpoint
@@ -34,33 +34,9 @@ let port = 0;
 let ws = '';
 let harness = '';
 let platform: TestPlatform | undefined;
-let server: ChildProcess | undefined;
+let server: CodeServer | undefined;
 let browser: Browser | undefined;
-const serverLog: string[] = [];
 const timings: Record<string, number> = {};
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const p = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(p));
-    });
-    s.on('error', reject);
-  });
-}
-
-async function waitHealthy(url: string, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    const ok = await fetch(url, { signal: AbortSignal.timeout(1000) }).then(
-      (r) => r.ok,
-      () => false,
-    );
-    if (ok) return;
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error(`code-server did not answer ${url} within ${timeoutMs} ms:\n${serverLog.join('')}`);
-}
 
 /** The environment without the test runner's own STRATO_* variables (the stored key must be what deploys). */
 function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
@@ -99,8 +75,7 @@ async function answer(page: Page, req: { kind: string; name?: string; contains?:
 
 before(async () => {
   let t = Date.now();
-  const install = spawnSync('bash', [path.join(REPO, 'scripts', 'install-code-server.sh')], { encoding: 'utf8', timeout: 600_000 });
-  assert.equal(install.status, 0, `install-code-server.sh failed:\n${install.stdout}\n${install.stderr}`);
+  const codeServer = installCodeServer();
   timings.installMs = Date.now() - t;
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'strato-vsix-'));
 
@@ -120,100 +95,44 @@ before(async () => {
   const python = debugpyPython();
   platform = await startTestPlatform({ python }); // dev --debug's workers import debugpy
 
-  const userData = path.join(tmp, 'user-data');
+  const userData = userDataDir(tmp, {
+    'security.workspace.trust.enabled': true,
+    'security.workspace.trust.startupPrompt': 'never',
+    'strato.pythonPath': python,
+  });
   const extensions = path.join(tmp, 'extensions');
-  fs.mkdirSync(path.join(userData, 'User'), { recursive: true });
-  fs.writeFileSync(
-    path.join(userData, 'User', 'settings.json'),
-    JSON.stringify({
-      'workbench.startupEditor': 'none',
-      'telemetry.telemetryLevel': 'off',
-      'extensions.autoCheckUpdates': false,
-      'extensions.autoUpdate': false,
-      'chat.disableAIFeatures': true,
-      'workbench.tips.enabled': false,
-      'security.workspace.trust.enabled': true,
-      'security.workspace.trust.startupPrompt': 'never',
-      'strato.pythonPath': python,
-    }),
-  );
-  const codeServer = install.stdout.trim().split('\n').pop()!;
-  const installed = spawnSync(
-    codeServer,
-    ['--user-data-dir', userData, '--extensions-dir', extensions, '--config', path.join(tmp, 'config.yaml'), '--install-extension', vsix],
-    {
-      encoding: 'utf8',
-      timeout: 120_000,
-      env: cleanEnv({}),
-    },
-  );
+  const dirs = dirArgs(tmp, userData, extensions);
+  const installed = spawnSync(codeServer, [...dirs, '--install-extension', vsix], {
+    encoding: 'utf8',
+    timeout: 120_000,
+    env: cleanEnv({}),
+  });
   assert.equal(installed.status, 0, `code-server --install-extension failed:\n${installed.stdout}\n${installed.stderr}`);
 
-  port = await freePort();
   t = Date.now();
   harness = path.join(tmp, 'harness');
   fs.mkdirSync(harness);
-  server = spawn(
+  server = await startCodeServer(
     codeServer,
-    [
-      '--auth',
-      'none',
-      '--disable-telemetry',
-      '--disable-update-check',
-      '--user-data-dir',
-      userData,
-      '--extensions-dir',
-      extensions,
-      '--config',
-      path.join(tmp, 'config.yaml'),
-      '--bind-addr',
-      `127.0.0.1:${port}`,
-    ],
-    {
-      detached: true,
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: cleanEnv({
-        STRATO_API_URL: platform.url, // no STRATO_API_KEY: the deploy must use the stored one
-        STRATO_TEST_PLATFORM_KEY: platform.key,
-        STRATO_HARNESS_DIR: harness,
-        STRATO_INHOST_RESULTS: path.join(tmp, 'inhost-results.json'),
-        STRATO_EXTENSIONS_DIR: extensions,
-        STRATO_NEW_PROJECT_PARENT: path.join(tmp, 'new-projects'),
-        STRATO_DATA_DIR: path.join(tmp, 'strato-data'),
-        EXTENSIONS_GALLERY: JSON.stringify({
-          serviceUrl: 'http://127.0.0.1:9/gallery',
-          itemUrl: 'http://127.0.0.1:9/item',
-          resourceUrlTemplate: 'http://127.0.0.1:9/res/{publisher}/{name}/{version}/{path}',
-        }),
-      }),
-    },
+    dirs,
+    [],
+    cleanEnv({
+      STRATO_API_URL: platform.url, // no STRATO_API_KEY: the deploy must use the stored one
+      STRATO_TEST_PLATFORM_KEY: platform.key,
+      STRATO_HARNESS_DIR: harness,
+      STRATO_INHOST_RESULTS: path.join(tmp, 'inhost-results.json'),
+      STRATO_EXTENSIONS_DIR: extensions,
+      STRATO_NEW_PROJECT_PARENT: path.join(tmp, 'new-projects'),
+      STRATO_DATA_DIR: path.join(tmp, 'strato-data'),
+    }),
   );
-  server.stdout!.on('data', (d) => serverLog.push(String(d)));
-  server.stderr!.on('data', (d) => serverLog.push(String(d)));
-  await waitHealthy(`http://127.0.0.1:${port}/healthz`, 30_000);
+  port = server.port;
   timings.serverReadyMs = Date.now() - t;
 });
 
 after(async () => {
   await browser?.close().catch(() => undefined);
-  if (server?.pid && server.exitCode === null) {
-    try {
-      process.kill(-server.pid, 'SIGTERM');
-    } catch {
-      // already gone
-    }
-    await new Promise<void>((r) => {
-      const timer = setTimeout(() => {
-        try {
-          process.kill(-server!.pid!, 'SIGKILL');
-        } catch {
-          // already gone
-        }
-        r();
-      }, 5000);
-      server!.once('exit', () => (clearTimeout(timer), r()));
-    });
-  }
+  await server?.stop();
   await platform?.close();
   if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
   console.log(`vsix timings: ${JSON.stringify(timings)}`);
@@ -259,7 +178,7 @@ test(
     const results = read();
     assert.ok(
       results?.finished,
-      `the in-host tests did not finish within the time limit; so far: ${JSON.stringify(results)}\n${serverLog.slice(-30).join('')}`,
+      `the in-host tests did not finish within the time limit; so far: ${JSON.stringify(results)}\n${server?.log.slice(-30).join('')}`,
     );
     console.log(`in-host: ${results.passed.map((p) => `${p.name} (${p.ms} ms)`).join('\n  ')}`);
     const detail = JSON.stringify(results, null, 2);
