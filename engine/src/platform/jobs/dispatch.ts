@@ -155,10 +155,7 @@ export class Dispatcher {
     job.attempts++;
     job.missedHeartbeats = 0;
     job.handedAt = Date.now();
-    job.chunks = [];
-    job.streamOutput = false;
-    job.streamCursor = 0;
-    job.streamedCount = 0;
+    job.resetChunks();
     e.inProgress++;
     w.jobs.add(job);
     w.lastBusy = Date.now();

@@ -132,6 +132,14 @@ export class Job implements StoredJob {
     };
   }
 
+  /** A new attempt (started, or queued again by a retry) has produced no chunks and handed none out. */
+  resetChunks(): void {
+    this.chunks = [];
+    this.streamOutput = false;
+    this.streamCursor = 0;
+    this.streamedCount = 0;
+  }
+
   /**
    * About what keeping this job in memory costs: the object, and the JSON texts it holds (input, output, error,
    * chunks) at a byte a character, as V8 keeps ASCII text (other text takes two).

@@ -217,10 +217,7 @@ export class JobEngine {
     job.attempts = 0;
     job.retries++;
     job.queuedAt = this.deps.clock.now();
-    job.chunks = [];
-    job.streamOutput = false;
-    job.streamCursor = 0;
-    job.streamedCount = 0;
+    job.resetChunks();
     e.retried++;
     e.queue.push(job);
     this.deps.writer.changed(job);
