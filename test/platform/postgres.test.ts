@@ -130,6 +130,10 @@ test('a database that cannot be reached is refused at start with a sentence, its
       (e: Error) => /cannot reach the database at postgres:\/\/u:\*\*\*@127\.0\.0\.1:1\/x/.test(e.message) && !e.message.includes('secretpw'),
     );
     await assert.rejects(startPlatform({ dataDir, port: 0, writeStateFile: false, database: 'mysql://x', log: () => {} }), /must be a PostgreSQL URL/);
+    await assert.rejects(
+      startPlatform({ dataDir, port: 0, writeStateFile: false, database: 'postgres://strato:s3cret@[::1', log: () => {} }),
+      (e: Error) => /must be a PostgreSQL URL .* got one that cannot be parsed/.test(e.message) && !e.message.includes('s3cret'),
+    );
   } finally {
     fs.rmSync(dataDir, { recursive: true, force: true });
   }

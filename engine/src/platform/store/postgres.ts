@@ -25,8 +25,13 @@ const types = {
 };
 
 export async function openPostgres(url: string, log: (line: string) => void = () => {}): Promise<SqlDriver> {
-  if (!/^postgres(ql)?:\/\//.test(url))
-    throw new UserError(`--database must be a PostgreSQL URL such as postgres://user:password@host:5432/strato, got "${redactDatabaseUrl(url)}"`);
+  if (!/^postgres(ql)?:\/\//.test(url) || !URL.canParse(url)) {
+    // The URL itself is never echoed: it may hold a password.
+    const got = URL.canParse(url)
+      ? `"${redactDatabaseUrl(url)}"`
+      : 'one that cannot be parsed (check its brackets, and %-encode reserved characters in the password)';
+    throw new UserError(`--database must be a PostgreSQL URL such as postgres://user:password@host:5432/strato, got ${got}`);
+  }
   const pool = new pg.Pool({ connectionString: url, max: 10, connectionTimeoutMillis: 10_000, idleTimeoutMillis: 30_000, types });
   // A connection that breaks while idle (the server restarted) is dropped from the pool; the next query reconnects.
   pool.on('error', (e) => log(`strato platform: a database connection was lost (${e.message}); reconnecting on the next query`));
