@@ -3,6 +3,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { FakePlatform, killAll, makeArtifact, removeTempDirs, startPython, waitFor, withTimeout, type Proc } from './helpers';
+import { freePort } from '../helpers/ports';
 
 const API = `
 import asyncio
@@ -44,8 +45,11 @@ class HTTPError(Exception):
 @api.get("/teapot")
 def teapot():
     raise HTTPError(418, "short and stout")
+
+@api.get("/surrogate")
+def surrogate():
+    return {"s": "a\\udc80b"}
 `;
-import { freePort } from '../helpers/ports';
 
 const ROUTES = {
   'POST /process': 'process',
@@ -55,6 +59,7 @@ const ROUTES = {
   'POST /boom': 'boom',
   'PUT /things': 'create_thing',
   'GET /teapot': 'teapot',
+  'GET /surrogate': 'surrogate',
 };
 
 let dir: string;
@@ -96,6 +101,20 @@ describe('load-balanced worker', () => {
     const r = await call('POST', '/process', JSON.stringify({ text: 'hi', upper: true }));
     assert.deepEqual([r.status, r.body], [200, { text: 'HI' }]);
     assert.equal(r.headers.get('content-type'), 'application/json');
+  });
+
+  test('answers are compact JSON with non-ASCII text as UTF-8, as FastAPI renders them; a lone surrogate as its escape', async () => {
+    const res = await fetch(`${base}/process`, {
+      method: 'POST',
+      body: JSON.stringify({ text: 'こんにちは 😀' }),
+      headers: { 'content-type': 'application/json' },
+    });
+    assert.equal(await res.text(), '{"text":"こんにちは 😀"}');
+    const lone = await fetch(`${base}/surrogate`);
+    assert.equal(lone.status, 200);
+    const text = await lone.text();
+    assert.equal(text, '{"s":"a\\udc80b"}');
+    assert.deepEqual(JSON.parse(text), { s: 'a\udc80b' });
   });
 
   test('path and query parameters are arguments, converted by annotation', async () => {

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { copyFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { killAll, makeArtifact, removeTempDirs, runPython, startPython, waitFor, type Proc } from './helpers';
+import { freePort } from '../helpers/ports';
 
 const WORKER = `
 import asyncio, time
@@ -26,7 +27,6 @@ async def count(n: int, delay_ms: int = 0):
         await asyncio.sleep(delay_ms / 1000)
         yield {"i": i}
 `;
-import { freePort } from '../helpers/ports';
 
 let dir: string;
 const servers: Proc[] = [];

@@ -1,13 +1,12 @@
 # JSON over http.server: the request-handler base shared by the load-balanced server and the local handler
 # test server (keep-alive, whole-body reads, JSON answers, http.server's own errors as JSON, quiet logs).
-import json
 import socket
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from . import _log as log
-from ._invoke import error_text, json_default
+from ._invoke import error_text, output_json
 
 
 class JsonHandler(BaseHTTPRequestHandler):
@@ -57,10 +56,12 @@ class JsonHandler(BaseHTTPRequestHandler):
 
     def send_json(self, status, payload, headers=None):
         try:
-            data = json.dumps(payload, allow_nan=False, default=json_default).encode()
+            # Compact, non-ASCII text kept (as FastAPI renders, and as queue outputs are): no \uXXXX escapes. A lone
+            # surrogate (only in a string) is written as its JSON escape, as json.dumps writes it.
+            data = output_json(payload).encode("utf-8", "backslashreplace")
         except (TypeError, ValueError) as e:
-            status, data = 500, json.dumps({"error": "response is not JSON serializable",
-                                            "detail": error_text(e)}).encode()
+            status, data = 500, output_json({"error": "response is not JSON serializable",
+                                             "detail": error_text(e)}).encode()
         self.send_response(status)
         for key, value in (headers or {}).items():
             self.send_header(key, value)
