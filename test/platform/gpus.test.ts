@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { buildTestArtifact } from '../helpers/artifact';
 import { call, deploy, startTestPlatform, waitUntil, type TestPlatform } from '../helpers/platform';
 import { queueSpec, WORKER_PY } from '../helpers/testWorkers';
+import { gpuModelNote } from '../../engine/src/catalog';
 
 const GPU_PY = `
 import os
@@ -84,4 +85,14 @@ test('a CPU endpoint never sees a GPU; an endpoint that needs more GPUs than the
   assert.match(note, /asks for 3 GPUs per worker \(gpu_count\) and this machine has 2/);
   assert.equal(total((await call('GET', `${eps.huge.url}/health`)).json as Health), 0);
   assert.deepEqual(eps.huge.notes, ['the endpoint asks for 3 GPUs per worker (gpu_count) and this machine has 2: its workers cannot start here']);
+});
+
+test("a GPU name given for nvidia-smi's (--gpus, STRATO_GPUS) that is no catalog model gets a note saying what to write", () => {
+  assert.equal(gpuModelNote('NVIDIA H100 80GB HBM3'), null);
+  assert.equal(gpuModelNote('nvidia h100 80gb hbm3'), null);
+  const short = gpuModelNote('H100') ?? '';
+  assert.match(short, /GPU "H100" is not a model name as nvidia-smi reports it/);
+  assert.match(short, /write "NVIDIA H100 80GB HBM3" or "NVIDIA H100 PCIe" or "NVIDIA H100 NVL"$/);
+  assert.match(gpuModelNote('NVIDIA H10 80GB HBM3') ?? '', /write "NVIDIA H100 80GB HBM3"$/);
+  assert.match(gpuModelNote('fake-a') ?? '', /it serves endpoints that take any GPU, and others only where no host has a GPU of their type/);
 });

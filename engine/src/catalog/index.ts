@@ -155,6 +155,32 @@ export function gpuNames(): string[] {
 }
 
 /**
+ * Why a GPU name given in place of nvidia-smi's (`--gpus`, STRATO_GPUS) will not count as the type endpoints ask for,
+ * or null for a model the catalog knows. A short name ("H100"), a group id or a near miss names the models to write
+ * instead; another name (a stand-in such as "fake-0") still serves endpoints that take any GPU.
+ */
+export function gpuModelNote(name: string): string | null {
+  const n = name.trim().toLowerCase();
+  if (gpuTypes.some((t) => t.id.toLowerCase() === n)) return null;
+  const meant = findGpusByName(name).map((t) => t.id);
+  const near =
+    meant.length === 0
+      ? didYouMean(
+          name,
+          gpuTypes.map((t) => t.id),
+        )
+      : undefined;
+  const instead = meant.length > 0 ? meant : near ? [near] : [];
+  const why = `GPU "${name}" is not a model name as nvidia-smi reports it, so endpoints that ask for a GPU type do not count it as theirs`;
+  if (instead.length > 0)
+    return `${why}: write ${instead
+      .slice(0, 4)
+      .map((m) => `"${m}"`)
+      .join(' or ')}${instead.length > 4 ? ' (or another of that group)' : ''}`;
+  return `${why} (it serves endpoints that take any GPU, and others only where no host has a GPU of their type)`;
+}
+
+/**
  * Whether a GPU that the driver names `model` (nvidia-smi's name, e.g. "NVIDIA H200") is of a kind the endpoint asks
  * for: `gpuIds` as the manifest writes it, comma-separated groups ("HOPPER_141") and models ("NVIDIA H200"), or "any".
  */

@@ -3,6 +3,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import type { Command } from 'commander';
+import { gpuModelNote } from '../../catalog';
 import { checkDatacenters } from '../../catalog/parameterRules';
 import { userDataRoot } from '../../protocol/layout';
 import type { HostView } from '../../protocol/agents';
@@ -37,6 +38,10 @@ async function agent(f: AgentFlags): Promise<void> {
           .filter(Boolean);
   const { startAgent } = await import('../../platform/agent/agent');
   const out = (s: string) => process.stdout.write(`${s}\n`);
+  for (const name of new Set(gpus)) {
+    const note = gpuModelNote(name);
+    if (note) process.stderr.write(`strato agent: note: ${note}\n`);
+  }
   const running = await startAgent({
     url: f.join,
     key,
