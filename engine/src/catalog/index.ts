@@ -160,24 +160,15 @@ export function gpuNames(): string[] {
  * instead; another name (a stand-in such as "fake-0") still serves endpoints that take any GPU.
  */
 export function gpuModelNote(name: string): string | null {
-  const n = name.trim().toLowerCase();
-  if (gpuTypes.some((t) => t.id.toLowerCase() === n)) return null;
+  const models = gpuTypes.map((t) => t.id);
+  if (models.some((m) => m.toLowerCase() === name.trim().toLowerCase())) return null;
   const meant = findGpusByName(name).map((t) => t.id);
-  const near =
-    meant.length === 0
-      ? didYouMean(
-          name,
-          gpuTypes.map((t) => t.id),
-        )
-      : undefined;
+  const near = meant.length === 0 ? didYouMean(name, models) : undefined;
   const instead = meant.length > 0 ? meant : near ? [near] : [];
   const why = `GPU "${name}" is not a model name as nvidia-smi reports it, so endpoints that ask for a GPU type do not count it as theirs`;
-  if (instead.length > 0)
-    return `${why}: write ${instead
-      .slice(0, 4)
-      .map((m) => `"${m}"`)
-      .join(' or ')}${instead.length > 4 ? ' (or another of that group)' : ''}`;
-  return `${why} (it serves endpoints that take any GPU, and others only where no host has a GPU of their type)`;
+  if (instead.length === 0) return `${why} (it serves endpoints that take any GPU, and others only where no host has a GPU of their type)`;
+  const listed = instead.slice(0, 4).map((m) => `"${m}"`);
+  return `${why}: write ${listed.join(' or ')}${instead.length > 4 ? ' (or another of that group)' : ''}`;
 }
 
 /**
