@@ -90,10 +90,10 @@ test('STRATO_API_URL without STRATO_API_KEY is an error that says what to set', 
   assert.deepEqual(cfg, { baseUrl: 'http://127.0.0.1:9', apiKey: 'k', source: 'STRATO_API_URL' });
 });
 
-test('`platform serve` runs in the foreground from the bundle and stops on SIGINT', async () => {
+test('`platform serve` runs in the foreground from the bundle and stops on SIGINT; GPUs named by STRATO_GPUS are shown', async () => {
   const dir = path.join(tmp, 'fg');
   const child = spawn(process.execPath, [CLI, 'platform', 'serve', '--data-dir', dir, '--port', '0', '--api-key', 'k1'], {
-    env: { ...process.env, ...env },
+    env: { ...process.env, ...env, STRATO_GPUS: 'NVIDIA L4, H100' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
@@ -108,6 +108,10 @@ test('`platform serve` runs in the foreground from the bundle and stops on SIGIN
       body: '{"query":"{ apps { id } }"}',
     });
     assert.deepEqual(await r.json(), { data: { apps: [] } });
+    assert.match(out, /GPUs: NVIDIA L4, H100 \(STRATO_GPUS, in place of nvidia-smi's\)/);
+    // A short name is taken as written, with the models it may mean; a model name gets no note.
+    assert.match(out, /note: GPU "H100" is not a model name as nvidia-smi reports it.*write "NVIDIA H100 80GB HBM3"/);
+    assert.doesNotMatch(out, /note: GPU "NVIDIA L4"/);
     child.kill('SIGINT');
     assert.equal(await exited, 0);
     assert.match(out, /stopped/);

@@ -66,6 +66,12 @@ async function serve(f: ServeFlags): Promise<void> {
   if (base.datacenters?.length) out(`  datacenters: ${base.datacenters.join(', ')}`);
   const database = base.database ?? process.env.STRATO_DATABASE_URL;
   if (database) out(`  database: ${(await import('../../platform/store/postgres')).redactDatabaseUrl(database)} (node ${platform.instanceId})`);
+  if (process.env.STRATO_GPUS !== undefined) {
+    const { gpuList, gpuListNotes } = await import('../../platform/workers/gpus');
+    const names = gpuList(process.env.STRATO_GPUS);
+    out(`  GPUs: ${names.length ? names.join(', ') : 'none'} (STRATO_GPUS, in place of nvidia-smi's)`);
+    for (const note of gpuListNotes(names)) process.stderr.write(`strato platform: note: ${note}\n`);
+  }
   out(base.apiKey ? '  API key: the one given with --api-key' : `  API key: in ${l.keyFile} (clients on this machine read it there)`);
   out(`  queue endpoints: ${platform.url}/v2/<endpoint_id>/runsync   load-balanced: ${platform.url}/lb/<endpoint_id>/<route>`);
   await new Promise<void>((resolve) => {

@@ -3,7 +3,6 @@
 import os from 'node:os';
 import path from 'node:path';
 import type { Command } from 'commander';
-import { gpuModelNote } from '../../catalog';
 import { checkDatacenters } from '../../catalog/parameterRules';
 import { userDataRoot } from '../../protocol/layout';
 import type { HostView } from '../../protocol/agents';
@@ -28,20 +27,12 @@ async function agent(f: AgentFlags): Promise<void> {
     if (!dc.ok) throw new UserError(`--datacenter: ${dc.message}`);
     datacenter = dc.value[0];
   }
-  const gpuList = f.gpus ?? process.env.STRATO_GPUS;
-  const gpus =
-    gpuList === undefined
-      ? undefined
-      : gpuList
-          .split(',')
-          .map((s) => s.trim())
-          .filter(Boolean);
+  const { gpuList, gpuListNotes } = await import('../../platform/workers/gpus');
+  const given = f.gpus ?? process.env.STRATO_GPUS;
+  const gpus = given === undefined ? undefined : gpuList(given);
   const { startAgent } = await import('../../platform/agent/agent');
   const out = (s: string) => process.stdout.write(`${s}\n`);
-  for (const name of new Set(gpus)) {
-    const note = gpuModelNote(name);
-    if (note) process.stderr.write(`strato agent: note: ${note}\n`);
-  }
+  for (const note of gpuListNotes(gpus ?? [])) process.stderr.write(`strato agent: note: ${note}\n`);
   const running = await startAgent({
     url: f.join,
     key,

@@ -2,7 +2,7 @@
 // whether or not there is a GPU; with GPUs, CUDA_VISIBLE_DEVICES gives each worker GPUs of its own, held
 // exclusively; without, the endpoint's health and log say that the requested hardware is absent.
 import { spawnSync } from 'node:child_process';
-import { gpuServes } from '../../catalog';
+import { gpuModelNote, gpuServes } from '../../catalog';
 
 export interface GpuInventory {
   count: number;
@@ -13,13 +13,24 @@ export interface GpuInventory {
 
 let cached: GpuInventory | null = null;
 
+/** GPU names given in place of nvidia-smi's (STRATO_GPUS, `--gpus`): comma-separated, blanks dropped. */
+export function gpuList(names: string): string[] {
+  return names
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+}
+
+/** Notes on those names that endpoints asking for a GPU type will not count as theirs (catalog: gpuModelNote). */
+export function gpuListNotes(names: readonly string[]): string[] {
+  return [...new Set(names)].map(gpuModelNote).filter((n): n is string => n !== null);
+}
+
 /** `nvidia-smi -L`, once per process; no driver or no GPU means none. */
 export function detectGpus(): GpuInventory {
   if (cached) return cached;
   if (process.env.STRATO_GPUS !== undefined) {
-    const names = process.env.STRATO_GPUS.split(',')
-      .map((s) => s.trim())
-      .filter(Boolean);
+    const names = gpuList(process.env.STRATO_GPUS);
     // STRATO_CUDA_VERSION stands in for the driver's CUDA version, as STRATO_GPUS stands in for the GPUs.
     return (cached = { count: names.length, names, cudaVersion: process.env.STRATO_CUDA_VERSION || undefined });
   }
