@@ -5,7 +5,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { REPO, runCli, type CliResult } from '../helpers/cli';
@@ -198,6 +198,21 @@ test('a call past its time-out is a TimeoutError naming the job; a full queue is
   const cancelled = await queued[0].result().catch((e: unknown) => e);
   assert.ok(cancelled instanceof mod.JobFailedError && cancelled.status === 'CANCELLED', String(cancelled));
   await c.slow.job(late.jobId).cancel();
+});
+
+test("strato client --out names the file itself when it ends in the language's extension, and a folder otherwise", async () => {
+  const env = { STRATO_API_URL: p.url, STRATO_API_KEY: p.key };
+  const ts = await runCli(['client', '--out', path.join('src', 'api.ts')], { cwd: dir, env });
+  assert.equal(ts.code, 0, ts.stderr);
+  assert.match(readFileSync(path.join(dir, 'src', 'api.ts'), 'utf8'), /export function createClient/);
+  const doc = await runCli(['client', '--lang', 'openapi', '--out', 'api.json'], { cwd: dir, env });
+  assert.equal(doc.code, 0, doc.stderr);
+  assert.equal(JSON.parse(readFileSync(path.join(dir, 'api.json'), 'utf8')).openapi.startsWith('3'), true);
+  // A folder whose name ends in .ts stays a folder.
+  mkdirSync(path.join(dir, 'odd.ts'));
+  const folder = await runCli(['client', '--out', 'odd.ts'], { cwd: dir, env });
+  assert.equal(folder.code, 0, folder.stderr);
+  assert.ok(existsSync(path.join(dir, 'odd.ts', 'typed-production.ts')));
 });
 
 test('strato client --lang openapi writes the environment document: every jobs API call and route, typed, with the key scheme', async () => {

@@ -1,6 +1,7 @@
-// Writes the client of a deployed environment to a folder: `<app>-<environment>.ts` (TypeScript) or
-// `<app>-<environment>.openapi.json`. What the CLI's `strato client` and the extension's command both call.
-import { mkdirSync, writeFileSync } from 'node:fs';
+// Writes the client of a deployed environment to a folder, as `<app>-<environment>.ts` (TypeScript) or
+// `<app>-<environment>.openapi.json`, or to a file its user names. What the CLI's `strato client` and the extension's
+// command both call.
+import { existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { EnvironmentSummary } from '../deploy/environments';
 import type { ProjectModel } from '../project/model';
@@ -22,6 +23,18 @@ export interface WrittenClient {
 
 export function clientFileName(env: Pick<EnvironmentSummary, 'app' | 'environment'>, lang: ClientLanguage): string {
   return `${env.app}-${env.environment}${lang === 'ts' ? '.ts' : '.openapi.json'}`;
+}
+
+/** What a file of each language's client ends in, when it is named by its user. */
+const EXTENSION: Record<ClientLanguage, string> = { ts: '.ts', openapi: '.json' };
+
+/**
+ * Where `--out` says to write: the file itself when it names one of the language's (`src/api.ts`; `api.json` for
+ * openapi) and is no folder, else the folder the file is written in (named by clientFileName).
+ */
+export function clientOut(out: string, lang: ClientLanguage): { dir: string } | { file: string } {
+  const folder = existsSync(out) && statSync(out).isDirectory();
+  return !folder && out.endsWith(EXTENSION[lang]) ? { file: out } : { dir: out };
 }
 
 /** `out` is a folder (the file is named by clientFileName) or the file itself. */
