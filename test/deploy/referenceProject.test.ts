@@ -97,6 +97,13 @@ test('it builds, deploys and runs: the volume is shared, the manifest records ev
     (JSON.parse(vols.stdout) as Array<{ name: string; datacenter: string; sizeGb: number }>).map((v) => [v.name, v.datacenter, v.sizeGb]),
     [['models', 'EU-RO-1', 20]],
   );
+  // Without --yes and without a terminal: a volume that is there asks for --yes; a name that is not gets the
+  // platform's answer at once rather than a confirmation about nothing.
+  const ask = await runCli(['volume', 'delete', 'models'], { cwd: dir, env });
+  assert.match(ask.stderr, /deleting volume models removes every file on it: pass --yes/);
+  const missing = await runCli(['volume', 'delete', 'nope'], { cwd: dir, env });
+  assert.notEqual(missing.code, 0);
+  assert.match(missing.stderr, /app \S+ has no volume named "nope"/);
   const refused = await runCli(['volume', 'delete', 'models', '--yes'], { cwd: dir, env });
   assert.notEqual(refused.code, 0);
   assert.match(refused.stderr, /volume "models" is mounted by api, embed: undeploy those endpoints/);

@@ -34,9 +34,14 @@ export function register(program: Command): void {
     .option('-y, --yes', 'do not ask for confirmation')
     .action(async (name: string, opts: { datacenter?: string; yes?: boolean }) => {
       const { app, target, environments } = await volumeContext();
-      if (!opts.yes) {
+      // Asked only about a volume that is there: a name that is not gets the platform's answer at once.
+      const found = opts.yes
+        ? []
+        : (await environments.listVolumes(target, app)).filter((v) => v.name === name && (!opts.datacenter || v.datacenter === opts.datacenter));
+      if (found.length > 0) {
         if (!process.stdin.isTTY) throw new UserError(`deleting volume ${name} removes every file on it: pass --yes to confirm without a terminal.`);
-        if (!(await confirm(`Delete volume ${name} of ${app} and every file on it?`, false))) throw new UserError('nothing deleted.');
+        const what = found.length === 1 ? ` (${found[0].datacenter}, ${formatBytes(found[0].usedBytes)} used)` : '';
+        if (!(await confirm(`Delete volume ${name}${what} of ${app} and every file on it?`, false))) throw new UserError('nothing deleted.');
       }
       await environments.deleteVolume(target, app, name, opts.datacenter);
       process.stdout.write(`${green('deleted')} volume ${name} of ${app}\n`);
