@@ -73,6 +73,27 @@ test('a chain of two endpoints: summarize calls cpu-stats through the control pl
   assert.equal(r.stdout.trim(), "{'label': 'x', 'stats': {'count': 2, 'mean': 3.0, 'min': 2, 'max': 4}}");
 });
 
+test('a call its signature refuses raises TypeError at once, before any request (no worker starts to say so)', async () => {
+  // The platform's address is a closed port: an error about reaching it would mean a request was tried.
+  const r = await python(
+    `from cpu_worker import cpu_stats
+for call in (lambda: cpu_stats(), lambda: cpu_stats([1], colour=1), lambda: cpu_stats([1], [2])):
+    try:
+        call()
+    except TypeError as e:
+        print("TypeError:", e)
+`,
+    dir,
+    { STRATO_API_URL: 'http://127.0.0.1:9', STRATO_API_KEY: 'k' },
+  );
+  assert.equal(r.code, 0, r.stderr);
+  assert.deepEqual(r.stdout.trim().split('\n'), [
+    "TypeError: cpu_stats(): missing a required argument: 'numbers'",
+    "TypeError: cpu_stats(): got an unexpected keyword argument 'colour'",
+    'TypeError: cpu_stats(): too many positional arguments',
+  ]);
+});
+
 test("a failed job raises the job's error in the script", async () => {
   const r = await python(
     `from strato._remote import StratoRemoteError

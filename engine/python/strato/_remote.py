@@ -1,5 +1,6 @@
 # Calling a deployed endpoint from a script or from another endpoint: resolve the app context, look the endpoint
 # up by name through the control plane (cached 300 s), send the call, return its result or raise its error.
+import inspect
 import json
 import os
 import re
@@ -232,15 +233,29 @@ def lookup(name):
 
 
 def _arguments(fn, args, kwargs):
-    code = getattr(fn, "__code__", None)
-    names = code.co_varnames[: code.co_argcount] if code else ()
-    if len(args) > len(names):
-        raise TypeError(f"{getattr(fn, '__name__', 'the function')}() takes {len(names)} positional arguments but {len(args)} were given")
-    out = dict(zip(names, args))
-    for k, v in kwargs.items():
-        if k in out:
-            raise TypeError(f"{fn.__name__}() got multiple values for argument '{k}'")
-        out[k] = v
+    """The call's arguments by name, as the endpoint's function receives them (fn(**input)). A call the function's
+    signature refuses raises the TypeError a local call would, here, before any request: a missing or misspelled
+    argument never starts a worker (on a GPU endpoint scaled to zero, a cold start) just to fail."""
+    name = getattr(fn, "__name__", "the function")
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):  # nothing to check against (a callable without a signature): sent as given
+        return {**dict(zip(getattr(getattr(fn, "__code__", None), "co_varnames", ()), args)), **kwargs}
+    try:
+        bound = signature.bind(*args, **kwargs)
+    except TypeError as e:
+        raise TypeError(f"{name}(): {e}") from None
+    out = {}
+    for key, value in bound.arguments.items():
+        kind = signature.parameters[key].kind
+        if kind is inspect.Parameter.VAR_KEYWORD:
+            out.update(value)
+        elif kind is inspect.Parameter.VAR_POSITIONAL or kind is inspect.Parameter.POSITIONAL_ONLY:
+            if kind is inspect.Parameter.POSITIONAL_ONLY or value:
+                raise TypeError(f"{name}() cannot send '{key}' to its endpoint: the endpoint calls it with keyword "
+                                f"arguments only (fn(**input)); make it an ordinary parameter")
+        else:
+            out[key] = value
     return out
 
 
