@@ -250,10 +250,9 @@ def _arguments(fn, args, kwargs):
         kind = signature.parameters[key].kind
         if kind is inspect.Parameter.VAR_KEYWORD:
             out.update(value)
-        elif kind is inspect.Parameter.VAR_POSITIONAL or kind is inspect.Parameter.POSITIONAL_ONLY:
-            if kind is inspect.Parameter.POSITIONAL_ONLY or value:
-                raise TypeError(f"{name}() cannot send '{key}' to its endpoint: the endpoint calls it with keyword "
-                                f"arguments only (fn(**input)); make it an ordinary parameter")
+        elif kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.POSITIONAL_ONLY):  # bound: given a value
+            raise TypeError(f"{name}() cannot send '{key}' to its endpoint: the endpoint calls it with keyword "
+                            f"arguments only (fn(**input)); make it an ordinary parameter")
         else:
             out[key] = value
     return out
