@@ -137,6 +137,28 @@ describe('three nodes on one database', { skip: skip ?? false }, () => {
     }
   });
 
+  test("each node's own platform key works on every node (a load balancer, an agent moving on), until an admin revokes it", async () => {
+    const database = await postgres().createDatabase();
+    const [a, b] = await Promise.all(['key-of-a', 'key-of-b'].map((apiKey) => startTestPlatform({ database, apiKey })));
+    platforms.push(a, b);
+    const asKey = (n: TestPlatform, apiKey: string) => new ControlPlaneClient({ baseUrl: n.url, apiKey });
+    await asKey(b, 'key-of-a').createApp('made-with-a-key-on-b');
+    assert.ok(await asKey(a, 'key-of-b').findApp('made-with-a-key-on-b'), "B's key reads on A");
+    const shared = (await a.cp.listKeys()).filter((k) => k.name.startsWith('platform-'));
+    assert.deepEqual(shared.map((k) => [k.name.replace(/-[0-9a-f]{6}$/, ''), k.scope, k.prefix]).sort(), [
+      [`platform-${a.platform.instanceId}`, 'admin', ''],
+      [`platform-${b.platform.instanceId}`, 'admin', ''],
+    ]);
+    // Revoked through A: every node refuses B's key, B itself included.
+    await asKey(a, 'key-of-a').revokeKey(shared.find((k) => k.name.includes(b.platform.instanceId))!.name);
+    for (const n of [a, b]) {
+      const r = await call('POST', `${n.url}/graphql`, { key: 'key-of-b', body: { query: '{ apps { id } }' } });
+      assert.equal(r.status, 401, `${n.platform.instanceId}: ${r.text}`);
+      assert.match((r.json as { errors: Array<{ message: string }> }).errors[0].message, /^the API key "platform-n\w+-[0-9a-f]{6}" was revoked/);
+    }
+    assert.ok(await asKey(b, 'key-of-a').findApp('made-with-a-key-on-b'), "A's key still works on B");
+  });
+
   test('queued jobs go where workers wait: jobs sent to one node run on the workers of the others too', async () => {
     const database = await postgres().createDatabase();
     const nodes = await Promise.all([0, 1, 2].map(() => startTestPlatform({ database })));

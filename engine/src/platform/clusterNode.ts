@@ -70,6 +70,7 @@ export class ClusterNode {
   async start(): Promise<void> {
     try {
       await this.cluster.start();
+      await this.keys.share(this.cluster.nodeId);
       this.sharing.start();
       this.queueBound.start();
     } catch (e) {

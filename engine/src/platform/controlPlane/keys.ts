@@ -18,6 +18,8 @@ import { auditRow, type AuditTarget } from './audit';
 export const KEY_SYNC_MS = 10_000;
 /** The part of a key shown to recognise it: `strato_` and 5 characters (30 of its 256 random bits). */
 const PREFIX_LENGTH = 12;
+/** A cluster node's platform key as the other nodes know it (KeyRing.share). */
+export const nodeKeyName = (nodeId: string, hash: string): string => `${PLATFORM_KEY_ID}-${nodeId}-${hash.slice(0, 6)}`;
 
 export type Authentication = { principal: Principal } | { refused: string };
 
@@ -51,6 +53,8 @@ export class KeyRing {
   private readonly used = new Set<Entry>();
   private timer: NodeJS.Timeout | undefined;
   private syncing: Promise<void> | null = null;
+  /** In a cluster, this node's platform key as the other nodes know it (share): once revoked, this node refuses it too. */
+  private shared: Entry | undefined;
 
   private constructor(
     platformKey: string,
@@ -77,7 +81,10 @@ export class KeyRing {
     const key = presentedKey(req);
     if (key === null) return { refused: UNAUTHORIZED_MESSAGE };
     const { digest, hex } = this.digestOf(req.socket as Socket | null | undefined, key);
-    if (timingSafeEqual(digest, this.platformDigest)) return { principal: PLATFORM };
+    if (timingSafeEqual(digest, this.platformDigest)) {
+      const revokedAt = this.shared?.row.revoked_at ?? null;
+      return revokedAt === null ? { principal: PLATFORM } : { refused: revokedMessage(this.shared!.row.name, revokedAt) };
+    }
     const e = this.byHash.get(hex);
     if (!e) return { refused: UNAUTHORIZED_MESSAGE };
     if (e.row.revoked_at !== null) return { refused: revokedMessage(e.row.name, e.row.revoked_at) };
@@ -163,6 +170,50 @@ export class KeyRing {
     e.row.revoked_by = by.id;
     await this.afterWrite?.();
     return this.info(e.row);
+  }
+
+  /**
+   * In a cluster every node takes every node's platform key (the key file of the node an operator started first, an
+   * agent moving to another node, a load balancer in front of them): this node's is stored, as its SHA-256 like any
+   * key, as an admin key named `platform-<node id>-<6 hex of the hash>` unless a node stored the same key already. A
+   * key a node no longer uses stays valid until an admin revokes it (`strato keys revoke`); a revoked one is refused by
+   * every node, its own node included (a new key: remove the key file and restart the node, or pass another --api-key).
+   */
+  async share(nodeId: string): Promise<void> {
+    const hash = this.platformDigest.toString('hex');
+    if (!this.byHash.has(hash)) {
+      const at = this.clock.now();
+      const name = nodeKeyName(nodeId, hash);
+      // No prefix: a key given with --api-key may be short enough for one to show all of it.
+      const row: KeyRow = {
+        id: `key_${hash.slice(0, 16)}`,
+        name,
+        hash,
+        prefix: '',
+        scope: 'admin',
+        apps: '[]',
+        created_at: at,
+        created_by: PLATFORM_KEY_ID,
+        last_used_at: null,
+        revoked_at: null,
+        revoked_by: null,
+      };
+      try {
+        await this.store.insertKey(row, auditRow(PLATFORM, 'createKey', target(row), at, { scope: 'admin', apps: [] }));
+        this.merge(row);
+        await this.afterWrite?.();
+      } catch (e) {
+        // A node started with the same key stored it meanwhile.
+        if (!/duplicate key|unique/i.test((e as Error).message)) throw e;
+        await this.syncAgain();
+      }
+    }
+    this.shared = this.byHash.get(hash);
+    if (this.shared?.row.revoked_at != null)
+      this.log(
+        `strato platform: this node's platform key (${this.shared.row.name}) was revoked, and every node refuses it; ` +
+          'remove the key file and restart the node (or pass another --api-key) for a new one',
+      );
   }
 
   /** A cluster's other nodes read a key change before its call answers (clusterNode.ts): a revoked key is refused by every node. */
