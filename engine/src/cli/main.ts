@@ -5,7 +5,20 @@ import { registerCommands } from './commands';
 import { UserError } from '../util/errors';
 import { preferBaselineWasm } from '../util/wasmTier';
 
+/**
+ * A reader that stops early (`strato platform status | head -1`) closes the pipe: the rest of the output goes nowhere
+ * and the command still finishes what it does (a deploy under way is not cut short), with no stack trace.
+ */
+function quietWhenReaderLeaves(stream: NodeJS.WriteStream): void {
+  stream.on('error', (e: NodeJS.ErrnoException) => {
+    if (e.code !== 'EPIPE') throw e;
+    stream.write = (() => true) as typeof stream.write;
+  });
+}
+
 async function main(argv: string[]): Promise<number> {
+  quietWhenReaderLeaves(process.stdout);
+  quietWhenReaderLeaves(process.stderr);
   // A command parses a handful of files: the parser's WebAssembly is not worth optimising (see util/wasmTier.ts).
   preferBaselineWasm();
   const program = new Command('strato')
