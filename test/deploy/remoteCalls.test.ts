@@ -28,6 +28,8 @@ before(async () => {
     path.join(dir, 'chain_worker.py'),
     `from strato import Endpoint
 
+from cpu_worker import cpu_stats as stats_of
+
 
 @Endpoint(name="summarize", cpu="cpu3c-1-2")
 def summarize(numbers: list, label: str = "stats") -> dict:
@@ -35,6 +37,20 @@ def summarize(numbers: list, label: str = "stats") -> dict:
     from cpu_worker import cpu_stats
 
     return {"label": label, "stats": cpu_stats(numbers)}
+
+
+@Endpoint(name="twice", cpu="cpu3c-1-2")
+def twice(numbers: list) -> float:
+    """Calls summarize, defined above, and cpu-stats, imported at the top: deploy sees both calls."""
+    return summarize(numbers)["stats"]["mean"] + stats_of(numbers)["mean"]
+
+
+@Endpoint(name="dynamic", cpu="cpu3c-1-2")
+def dynamic(numbers: list) -> dict:
+    """Calls cpu-stats by a name built at run time: no deploy can see that."""
+    import cpu_worker
+
+    return getattr(cpu_worker, "cpu" + "_stats")(numbers)
 
 
 @Endpoint(name="fails", cpu="cpu3c-1-2")
@@ -71,6 +87,21 @@ test('a chain of two endpoints: summarize calls cpu-stats through the control pl
   const r = await python(`from chain_worker import summarize\nprint(summarize([2, 4], label="x"))\n`, dir, env);
   assert.equal(r.code, 0, r.stderr);
   assert.equal(r.stdout.trim(), "{'label': 'x', 'stats': {'count': 2, 'mean': 3.0, 'min': 2, 'max': 4}}");
+});
+
+test('an endpoint calls one defined in its own file and one imported at the top of it: deploy gave it the key', async () => {
+  const r = await python(`from chain_worker import twice\nprint(twice([2, 4]))\n`, dir, env);
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(r.stdout.trim(), '6.0');
+});
+
+test('a call deploy cannot see (a name built at run time) fails saying how to make it visible, not to set a key in .env', async () => {
+  const r = await python(`from chain_worker import dynamic\ndynamic([1])\n`, dir, env);
+  assert.notEqual(r.code, 0);
+  assert.match(
+    r.stderr,
+    /endpoint 'dynamic' calls endpoint 'cpu-stats' but was deployed without a key to call others: .*import that function inside the calling function/,
+  );
 });
 
 test('a call its signature refuses raises TypeError at once, before any request (no worker starts to say so)', async () => {

@@ -139,6 +139,14 @@ def _target(name, root):
                 key = None
     if not url:
         raise _no_context(name, "no Strato platform is running here and STRATO_API_URL is not set")
+    if not key and os.environ.get("STRATO_WORKER_TOKEN"):
+        # A deployed worker: .env is not deployed; strato deploy gives the key to endpoints it sees calling others.
+        raise StratoContextError(
+            f"endpoint '{os.environ.get('STRATO_ENDPOINT_NAME', '')}' calls endpoint '{name}' but was deployed without "
+            "a key to call others: strato deploy gives one to an endpoint whose code names another endpoint's function "
+            "(defined in its file or imported); for a call made some other way (getattr, a name built at run time), "
+            "import that function inside the calling function, and deploy again"
+        )
     if not key:
         raise StratoContextError(f"calling endpoint '{name}' needs the API key: set STRATO_API_KEY in the environment or in .env")
     return url.rstrip("/"), key

@@ -135,6 +135,7 @@ function readImport(stmt: SyntaxNode, scope: EvalScope, endpointNames: Set<strin
     if (!nameNode || (nameNode.type !== 'dotted_name' && nameNode.type !== 'identifier')) continue;
     const bound = alias ?? nameNode.text;
     info.names.push(bound);
+    (info.imported ??= {})[bound] = nameNode.text;
     if (fromStrato && nameNode.text === 'Endpoint') endpointNames.add(bound);
     if (fromStrato && STRATO_ENUMS.includes(nameNode.text)) scope.enumAliases.set(bound, nameNode.text);
     if (fromStrato && STRATO_VALUES.includes(nameNode.text)) scope.classAliases!.set(bound, nameNode.text);

@@ -166,6 +166,8 @@ export interface FunctionInfo {
   nameRange: Range;
   /** `from m import a, b` statements inside the body: how an endpoint calls another endpoint's function. */
   bodyImports: Array<{ module: string; names: string[] }>;
+  /** The names the body reads: a call of another endpoint's function defined in the same file or imported at its top. */
+  bodyNames: string[];
 }
 
 export type { HttpMethod } from '../protocol/endpointKind';
@@ -236,6 +238,8 @@ export interface ImportInfo {
   module: string;
   /** Names bound by the statement (`c`, or `a` for `import a.b`). */
   names: string[];
+  /** `from m import a as c`: what each bound name is in `m` (`c` -> `a`); absent for `import m`. */
+  imported?: Record<string, string>;
   /** The first segment of the module: what a package install provides. Empty for relative imports. */
   topLevel: string;
   range: Range;

@@ -217,7 +217,7 @@ export function functionInfo(def: SyntaxNode, outer: SyntaxNode = def): Function
     summary: docstring?.split('\n')[0].trim() || undefined,
     range: rangeOf(outer),
     nameRange: rangeOf(nameNode),
-    bodyImports: body && body.text.includes('import') ? bodyImportsOf(body) : [],
+    ...(body ? bodyReferences(body) : { bodyImports: [], bodyNames: [] }),
   };
   if (info.isClass && body) {
     info.methods = [];
@@ -296,18 +296,27 @@ export function typeDeclarationOf(def: SyntaxNode, outer: SyntaxNode, typedDicts
   return { name: nameNode.text, kind: typedDict ? 'TypedDict' : 'dataclass', bases, fields, docstring: docstringOf(body), nameRange: rangeOf(nameNode) };
 }
 
-function bodyImportsOf(body: SyntaxNode): FunctionInfo['bodyImports'] {
-  const out: FunctionInfo['bodyImports'] = [];
+/** The `from m import a` statements inside a body, and the names it reads (not attributes, not keywords): the endpoint functions it may call. */
+function bodyReferences(body: SyntaxNode): Pick<FunctionInfo, 'bodyImports' | 'bodyNames'> {
+  const bodyImports: FunctionInfo['bodyImports'] = [];
+  const names = new Set<string>();
   walk(body, (n) => {
-    if (n.type !== 'import_from_statement') return n.type !== 'string';
+    if (n.type === 'string' || n.type === 'import_statement') return false;
+    if (n.type === 'identifier') {
+      const parent = n.parent;
+      const field = parent?.type === 'attribute' ? 'attribute' : parent?.type === 'keyword_argument' ? 'name' : null;
+      if (!field || parent!.childForFieldName(field)?.id !== n.id) names.add(n.text);
+      return false;
+    }
+    if (n.type !== 'import_from_statement') return true;
     const moduleNode = n.childForFieldName('module_name');
     if (!moduleNode) return false;
-    const names = children(n)
+    const imported = children(n)
       .filter((c) => c.id !== moduleNode.id)
       .map((c) => (c.type === 'aliased_import' ? c.childForFieldName('name')?.text : c.text) ?? '')
       .filter(Boolean);
-    out.push({ module: moduleNode.text, names });
+    bodyImports.push({ module: moduleNode.text, names: imported });
     return false;
   });
-  return out;
+  return { bodyImports, bodyNames: [...names] };
 }
