@@ -103,6 +103,11 @@ test('a database outage answers 503 with a sentence, and the service recovers by
     const down = await call('POST', `${eps.echo.url}/run`, { body: { input: {} }, timeoutMs: 60_000 });
     assert.equal(down.status, 503, down.text);
     assert.match(down.text, /database/i);
+    // While the database is known out of reach, a /runsync is refused at once too, not kept waiting for a job that
+    // cannot be stored (where no worker could take it, the caller waited for the whole `wait`).
+    const sync = await call('POST', `${eps.echo.url}/runsync`, { body: { input: {} }, timeoutMs: 60_000 });
+    assert.equal(sync.status, 503, sync.text);
+    assert.match(sync.text, /the platform's database is unavailable .*try again in a moment/);
     const cp = await call('POST', `${tp.url}/graphql`, { body: { query: 'mutation { createApp(name: "during-outage") { id } }' } });
     assert.match(cp.text, /database/i);
     pgServer.resume();

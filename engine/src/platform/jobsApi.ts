@@ -147,6 +147,8 @@ async function submit(d: JobsApiDeps, req: IncomingMessage, res: ServerResponse,
   const body = await readBody(req, limit, `/${route}`);
   const input = extractInput(body);
   if (typeof input !== 'string') return sendError(res, 400, input.error);
+  const outage = d.writer.outage;
+  if (outage) throw outage;
   const admitted = d.queueBound?.admit(endpointId) ?? true;
   const job = (admitted === true || (admitted !== false && (await admitted))) && d.engine.submit(endpointId, input, route, waitGiven);
   if (!job) return sendError(res, 429, `endpoint ${endpointId} has too many queued jobs; retry later or raise its workers max`);

@@ -6,6 +6,7 @@
 // knows) may wait `syncMs`, so that a run of them is one commit of many rows: the database's work per row falls by
 // half from 30 rows to 150 (bench/platform-jobs.ts: on 2 cores that work is what widened the `/runsync` p90).
 // `onStored` tells the owner when a job's latest state is committed (an ended job may then leave memory).
+import { PlatformError } from '../errors';
 import type { JobBatch, JobRow, JobStateRow, PlatformStore } from './types';
 
 /** `refused`: the database would not take the row; the job lives in memory only and is not written again. */
@@ -145,6 +146,17 @@ export class JobWriter {
   }
 
   private failing = false;
+  private lastFailure: Error | null = null;
+
+  /**
+   * The 503 of a database out of reach while the last commit failed with it (the writer tries again every second),
+   * else null. New jobs are refused with it: a job held in memory only would keep its caller waiting, and one answered
+   * 503 after it was taken could run twice when the caller tries again.
+   */
+  get outage(): PlatformError | null {
+    const e = this.failing ? this.lastFailure : null;
+    return e instanceof PlatformError && e.code === 'UNAVAILABLE' ? e : null;
+  }
 
   private schedule(delay: number): void {
     if (this.inFlight || this.closed) return; // the flush in flight schedules the next one when it ends
@@ -263,6 +275,7 @@ export class JobWriter {
       } catch (err) {
         const e = err instanceof Error ? err : new Error(String(err));
         this.failing = true;
+        this.lastFailure = e;
         this.stats.failures++;
         for (const j of inserted) if (j.storeState === 'flushing') j.storeState = 'new';
         for (const j of jobs) if (j.storeState !== 'gone' && !this.dirty.has(j)) this.dirty.set(j, Date.now());
