@@ -121,8 +121,9 @@ test('deploy returns while minimum workers start; env get and deploy --wait repo
   const text = await runCli(['env', 'get', 'production'], { cwd: dir, env });
   assert.match(text.stdout, /workers cannot start: .*No module named 'not_a_module_that_exists'/);
   const waited = await runCli(['deploy', '--wait'], { cwd: dir, env });
-  assert.equal(waited.code, 0, waited.stderr);
-  assert.match(waited.stderr, /warning: workers of broken cannot start: .*No module named 'not_a_module_that_exists'/);
+  assert.equal(waited.code, 1, 'what --wait waited for failed: a CI job sees it');
+  assert.match(waited.stderr, /error: workers of broken cannot start: .*No module named 'not_a_module_that_exists'/);
+  assert.match(waited.stdout, /Deployed broken to production/);
 });
 
 test('redeploy (--wait): a source-only change is served, ids stay, an endpoint removed from the code is deleted', async () => {

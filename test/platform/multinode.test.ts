@@ -7,10 +7,12 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { ControlPlaneClient } from '../../engine/src/api/controlPlane';
 import { Artifacts } from '../../engine/src/platform/controlPlane/artifacts';
+import { defaultNodeUrl } from '../../engine/src/platform/cluster';
 import { ensureLayout, platformLayout } from '../../engine/src/protocol/layout';
 import { startPlatform } from '../../engine/src/platform/platform';
 import { buildTestArtifact } from '../helpers/artifact';
@@ -339,4 +341,14 @@ describe('a node dies', { skip: skip ?? false }, () => {
     const nodesNow = await cp.platformNodes();
     assert.deepEqual(nodesNow.nodes.map((n) => n.state).sort(), ['alive', 'alive', 'lost']);
   });
+});
+
+test("a node listening on every interface is reached at its machine's first non-loopback address unless --node-url says otherwise", () => {
+  const addr = (address: string, family: 'IPv4' | 'IPv6', internal = false) =>
+    ({ address, family, internal, netmask: '', mac: '', cidr: null }) as os.NetworkInterfaceInfo;
+  const machine = { lo: [addr('127.0.0.1', 'IPv4', true), addr('::1', 'IPv6', true)], eth0: [addr('fe80::1', 'IPv6'), addr('10.0.0.5', 'IPv4')] };
+  assert.equal(defaultNodeUrl('0.0.0.0', 7450, machine), 'http://10.0.0.5:7450');
+  assert.equal(defaultNodeUrl('::', 7450, { lo: machine.lo, eth0: [addr('fe80::1', 'IPv6'), addr('2001:db8::5', 'IPv6')] }), 'http://[2001:db8::5]:7450');
+  assert.equal(defaultNodeUrl('0.0.0.0', 7450, { lo: machine.lo }), 'http://127.0.0.1:7450', 'a machine of loopback only: its nodes are all on it');
+  assert.equal(defaultNodeUrl('10.1.2.3', 7450, machine), 'http://10.1.2.3:7450', 'a listening address is itself');
 });

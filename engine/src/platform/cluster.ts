@@ -7,6 +7,7 @@
 import fs from 'node:fs';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import { randomBytes, timingSafeEqual } from 'node:crypto';
+import os from 'node:os';
 import path from 'node:path';
 import type { ControlPlane } from './controlPlane/service';
 import type { KeyRing } from './controlPlane/keys';
@@ -27,6 +28,23 @@ export type NodeRoute = (body: unknown, signal: AbortSignal) => Promise<unknown>
 
 /** The form of a node's id (`n` and ten base-36 digits): job ids end with it, log cursors name it. */
 export const NODE_ID_PATTERN = 'n[0-9a-z]{10}';
+
+/**
+ * The address other nodes reach this one at when `--node-url` is not given: the listening address, or for a wildcard
+ * one (`0.0.0.0`, `::`) this machine's first address other machines can reach (loopback where it has none, as on a
+ * machine with nodes on several ports of its own).
+ */
+export function defaultNodeUrl(host: string, port: number, interfaces = os.networkInterfaces()): string {
+  let h = host;
+  if (host === '0.0.0.0' || host === '::') {
+    const external = Object.values(interfaces)
+      .flat()
+      .filter((a) => a && !a.internal && (a.family === 'IPv4' || host === '::'));
+    const pick = external.find((a) => a!.family === 'IPv4') ?? external.find((a) => !a!.address.startsWith('fe80:'));
+    h = pick?.address ?? '127.0.0.1';
+  }
+  return `http://${h.includes(':') ? `[${h}]` : h}:${port}`;
+}
 
 /** This node's instance id, kept in its data dir so that a restarted node finds its own jobs again. */
 export function nodeIdOf(dataDir: string): string {

@@ -20,7 +20,7 @@ import { serviceHealth, type HealthDeps, type HealthNotes } from './serviceHealt
 import DataLoader from 'dataloader';
 import { Dispatcher } from './jobs/dispatch';
 import { INSTANCE_ID, JobEngine } from './jobs/jobEngine';
-import { nodeIdOf } from './cluster';
+import { defaultNodeUrl, nodeIdOf } from './cluster';
 import { ClusterNode } from './clusterNode';
 import { serviceHosts } from './serviceHosts';
 import { LbRouter } from './lbRouter';
@@ -55,6 +55,8 @@ export interface RunningPlatform {
   dataDir: string;
   /** This node's instance id: `u1` on the embedded database, a node id of its own on a PostgreSQL server. */
   instanceId: string;
+  /** On a PostgreSQL server: the URL the other nodes reach this node at (`--node-url`, or a default: defaultNodeUrl). */
+  nodeUrl?: string;
   /** Job writer figures (group commits) and what jobs hold in memory, for the bench and tests. */
   stats(): { flushes: number; rows: number; failures: number; jobsInMemory: number; jobMemoryBytes: number; endedJobsCached: number };
   close(): Promise<void>;
@@ -151,6 +153,7 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
     });
     let lb: LbRouter | null = null;
     let node: ClusterNode | undefined; // a cluster's node (PostgreSQL), once the server listens
+    let nodeUrl: string | undefined;
     const slots = new WorkerSlots({ store, released: (id) => void node?.cluster.notify(`slot ${id} ${nodeId}`), log: o.log });
     // Slots this node held before it stopped (a crash) are free again: its workers went with it.
     await slots.sync(() => []);
@@ -315,11 +318,12 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
     const host = o.host === '0.0.0.0' || o.host === '::' ? '127.0.0.1' : o.host;
     baseUrl = (o.publicUrl ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`).replace(/\/+$/, '');
     if (o.database) {
+      nodeUrl = o.nodeUrl ?? defaultNodeUrl(o.host, port);
       node = new ClusterNode({
         nodeId,
         store,
         driver,
-        url: () => o.nodeUrl ?? workerUrl(),
+        url: () => nodeUrl!,
         heartbeatMs: o.nodeHeartbeatMs,
         lostMs: o.nodeLostMs,
         engine,
@@ -368,6 +372,7 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
       apiKey,
       dataDir: layout.root,
       instanceId: nodeId,
+      nodeUrl,
       stats: () => {
         const m = engine.memory();
         return { ...writer.stats, jobsInMemory: m.jobs, jobMemoryBytes: m.memoryBytes, endedJobsCached: m.cachedJobs };

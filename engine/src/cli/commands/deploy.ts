@@ -49,7 +49,7 @@ export function register(program: Command): void {
     .description('build, upload, provision and configure the endpoints (embedded platform unless STRATO_API_URL is set)')
     .option('--env <name>', 'environment to deploy to (created when missing)')
     .option('--exclude <packages>', 'comma-separated packages not to install')
-    .option('--wait', 'return once the minimum workers are ready (or cannot start) instead of while they start in the background')
+    .option('--wait', 'return once the minimum workers are ready instead of while they start in the background; exit 1 when some cannot start')
     .option('--preview', 'run the endpoints in local containers instead (needs a Docker engine); Ctrl+C removes them')
     .option('--cpu-image <image>', 'with --preview: base image of CPU endpoints (default strato/worker-cpu:py<version>)')
     .option('--gpu-image <image>', 'with --preview: base image of GPU endpoints (default strato/worker-gpu:py<version>)')
@@ -94,7 +94,9 @@ export function register(program: Command): void {
               `calls made meanwhile wait for them; strato env get ${r.environment.name} shows when they are ready.`,
           )}\n`,
         );
-      for (const p of r.problems) process.stderr.write(`${red('warning')}: workers of ${p.endpoint} cannot start: ${p.error}\n`);
+      // Only --wait looks: the endpoints are deployed, but what it waited for failed (a CI job must see it).
+      for (const p of r.problems) process.stderr.write(`${red('error')}: workers of ${p.endpoint} cannot start: ${p.error}\n`);
+      if (r.problems.length) process.exitCode = 1;
       for (const e of r.endpoints) for (const n of e.notes) process.stderr.write(`${yellow('note')}: ${e.name}: ${n}\n`);
     });
 

@@ -61,11 +61,15 @@ async function serve(f: ServeFlags): Promise<void> {
   }
   const l = platformLayout(dataDir);
   const out = (s: string) => process.stdout.write(`${s}\n`);
-  out(`Strato platform ${f.daemon ? '(background) ' : ''}listening on ${platform.url}`);
+  const bound = `${f.host.includes(':') ? `[${f.host}]` : f.host}:${platform.port}`;
+  out(`Strato platform ${f.daemon ? '(background) ' : ''}listening on ${platform.url}${base.publicUrl ? ` (bound to ${bound})` : ''}`);
   out(`  data dir: ${platform.dataDir}`);
   if (base.datacenters?.length) out(`  datacenters: ${base.datacenters.join(', ')}`);
   const database = base.database ?? process.env.STRATO_DATABASE_URL;
-  if (database) out(`  database: ${(await import('../../platform/store/postgres')).redactDatabaseUrl(database)} (node ${platform.instanceId})`);
+  if (database) {
+    out(`  database: ${(await import('../../platform/store/postgres')).redactDatabaseUrl(database)} (node ${platform.instanceId})`);
+    out(`  node URL: ${platform.nodeUrl} (where the other nodes reach this one${base.nodeUrl ? '' : '; --node-url to choose another'})`);
+  }
   if (process.env.STRATO_GPUS !== undefined) {
     const { gpuList, gpuListNotes } = await import('../../platform/workers/gpus');
     const names = gpuList(process.env.STRATO_GPUS);
@@ -111,7 +115,10 @@ export function register(program: Command): void {
       'keep all state in this PostgreSQL server (postgres://...; default: the embedded database in the data dir, or $STRATO_DATABASE_URL)',
     )
     .option('--datacenter <ids...>', 'datacenters this platform serves, e.g. EU-RO-1 US-KS-2 (default: it stands in for all of them)')
-    .option('--node-url <url>', 'with --database: the URL the other nodes reach this node at (default: its listening address)')
+    .option(
+      '--node-url <url>',
+      "with --database: the URL the other nodes reach this node at (default: its listening address; for 0.0.0.0, this machine's first non-loopback address)",
+    )
     .option('--node-lost-ms <ms>', 'with --database: a node silent this long is lost and its jobs are adopted (default 10000)')
     .addOption(new Option('--node-heartbeat-ms <ms>').hideHelp())
     .addOption(new Option('--daemon').hideHelp())
