@@ -16,8 +16,16 @@ def noop(**kw):
     return {"ok": True}
 
 
-def fail(message="boom"):
-    raise ValueError(message)
+class Interrupted(BaseException):
+    """Not an Exception: what code that means to stop more than a job raises."""
+
+
+def fail(message="boom", kind="value"):
+    raise {"value": ValueError, "interrupt": KeyboardInterrupt, "base": Interrupted}[kind](message)
+
+
+async def afail(message="boom", kind="value"):
+    fail(message, kind)
 
 
 def fail_dict(message="bad input"):

@@ -7,6 +7,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ManualClock } from '../../engine/src/platform/clock';
+import { jsonDepth } from '../../engine/src/platform/jobsApi';
+import { limits } from '../../engine/src/platform/options';
 import { buildTestArtifact } from '../helpers/artifact';
 import { call, deploy, startTestPlatform, TEST_KEY, waitUntil, type TestPlatform } from '../helpers/platform';
 import { queueSpec, WORKER_PY } from '../helpers/testWorkers';
@@ -20,7 +22,8 @@ before(async () => {
   tp = await startTestPlatform({ clock });
   const art = await buildTestArtifact({ 'worker.py': WORKER_PY }, [
     queueSpec('echo', 'echo', { workers: [0, 2] }),
-    queueSpec('fail', 'fail'),
+    queueSpec('fail', 'fail', { workers: [0, 1] }),
+    queueSpec('afail', 'afail', { isAsync: true, workers: [0, 1] }),
     queueSpec('faildict', 'fail_dict'),
     queueSpec('sleeper', 'sleep', { workers: [0, 1] }),
     queueSpec('asleeper', 'asleep', { isAsync: true, workers: [0, 1] }),
@@ -132,6 +135,31 @@ describe('run and status', () => {
     const d = (await call('POST', `${url.faildict}/runsync`, { body: { input: {} } })).json as Record<string, unknown>;
     assert.equal(d.status, 'FAILED');
     assert.equal(d.error, 'bad input');
+  });
+
+  test('KeyboardInterrupt or another BaseException from a handler fails its job at once; the one worker goes on (sync and async)', async () => {
+    for (const ep of [url.fail, url.afail]) {
+      // One worker of one slot: a slot lost to the exception would keep every later job queued until the timeout.
+      for (const [kind, error] of [
+        ['interrupt', 'KeyboardInterrupt: stop'],
+        ['base', 'Interrupted: stop'],
+        ['value', 'ValueError: stop'],
+      ]) {
+        const r = await call('POST', `${ep}/runsync`, { body: { input: { message: 'stop', kind } }, timeoutMs: 30_000 });
+        const job = r.json as Record<string, unknown>;
+        assert.deepEqual([job.status, job.error], ['FAILED', error], `${ep} ${kind}: ${r.text}`);
+      }
+    }
+  });
+
+  test('a body nested deeper than a worker can decode is 400; one just under the bound runs', async () => {
+    const nested = (depth: number) => `{"input": {"d": ${'['.repeat(depth - 2)}${']'.repeat(depth - 2)}}}`;
+    const deep = await call('POST', `${url.echo}/runsync`, { raw: nested(limits.inputDepthMax + 1) });
+    assert.equal(deep.status, 400, deep.text);
+    assert.match(deep.text, new RegExp(`nests arrays and objects more than ${limits.inputDepthMax} levels deep`));
+    const under = await call('POST', `${url.echo}/runsync`, { raw: nested(limits.inputDepthMax), timeoutMs: 30_000 });
+    assert.equal((under.json as { status: string }).status, 'COMPLETED', under.text.slice(0, 300));
+    assert.equal(jsonDepth(JSON.stringify({ a: '[[[{{{', b: [['\\"]]']] })), 3, 'brackets in strings, escaped quotes too, do not count');
   });
 
   test('malformed bodies are 400 with an error that says what to send', async () => {

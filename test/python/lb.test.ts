@@ -32,6 +32,11 @@ async def delete_item(item_id: int):
 def boom():
     raise RuntimeError("exploded")
 
+@api.post("/exit")
+def exits():
+    import sys
+    sys.exit(3)
+
 @api.put("/things")
 def create_thing(name: str):
     return {"name": name}, 201
@@ -57,6 +62,7 @@ const ROUTES = {
   'GET /items/{item_id}': 'get_item',
   'DELETE /items/{item_id}': 'delete_item',
   'POST /boom': 'boom',
+  'POST /exit': 'exits',
   'PUT /things': 'create_thing',
   'GET /teapot': 'teapot',
   'GET /surrogate': 'surrogate',
@@ -157,6 +163,17 @@ describe('load-balanced worker', () => {
     assert.deepEqual([notInt.status, notInt.body.detail], [400, "item_id must be int, got: 'abc'"]);
     const notObject = await call('POST', '/process', '[1]');
     assert.equal(notObject.status, 400);
+    // Nested deeper than Python's decoder goes: the client's input, not the route's failure.
+    const deep = await call('POST', '/process', `{"text": ${'['.repeat(5000)}${']'.repeat(5000)}}`);
+    assert.deepEqual([deep.status, deep.body.error], [400, 'invalid JSON body']);
+    assert.match(deep.body.detail, /nests arrays and objects deeper than Python's JSON decoder goes/);
+  });
+
+  test("sys.exit in a route is that request's 500, logged; the worker goes on serving", async () => {
+    const r = await call('POST', '/exit');
+    assert.deepEqual([r.status, r.body], [500, { error: 'internal server error', detail: 'SystemExit: 3' }]);
+    await waitFor(() => /POST \/exit failed: SystemExit: 3/.test(worker.stderr()), 'the failure in the worker log');
+    assert.equal((await call('GET', '/health')).status, 200);
   });
 
   test('an exception is a 500 whose detail is the exception text, never a stack trace', async () => {

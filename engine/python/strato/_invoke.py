@@ -4,7 +4,7 @@ import json
 import queue
 import threading
 from json import encoder as _json_encoder
-from types import AsyncGeneratorType, CoroutineType, GeneratorType
+from types import AsyncGeneratorType, GeneratorType
 
 from . import _log as log
 
@@ -139,7 +139,7 @@ def execute(call, run, on_chunk=None, any_error_key=False):
         output = settle(call(), run, on_chunk)
     except Cancelled:
         return Outcome(cancelled=True)
-    except (Exception, SystemExit) as exc:  # the user's code failed: the job's result, not the runtime's
+    except BaseException as exc:  # the user's code failed (KeyboardInterrupt and sys.exit too): the job's result
         return failed(exc, run)
     return finished(output, run, any_error_key)
 
@@ -188,7 +188,7 @@ def start_task(loop, coro, run, done, any_error_key=False):
                 return done(Outcome(cancelled=True))
             # The coroutine cancelled itself (asyncio.CancelledError escaped): a failure, not our cancel.
             return done(failed(RuntimeError("the coroutine was cancelled from inside (asyncio.CancelledError)"), run))
-        except (Exception, SystemExit) as exc:
+        except BaseException as exc:
             return done(failed(exc, run))
         done(finished(output, run, any_error_key))
 
@@ -220,6 +220,30 @@ def settle(result, run=None, on_chunk=None):
     return result
 
 
+class _Escaped(Exception):
+    """KeyboardInterrupt or SystemExit raised by user code on the event loop, carried out of it: asyncio re-raises
+    those two out of the loop itself, which would end the loop's thread and every job on it."""
+
+    def __init__(self, inner):
+        super().__init__()
+        self.inner = inner
+
+
+async def _contained(awaitable):
+    try:
+        return await awaitable
+    except (KeyboardInterrupt, SystemExit) as e:
+        raise _Escaped(e) from None
+
+
+def _result(future):
+    """future.result(), with what _contained carried raised as itself."""
+    try:
+        return future.result()
+    except _Escaped as e:
+        raise e.inner from None
+
+
 def _submit(coro, run):
     import asyncio  # already imported by event_loop()
 
@@ -229,12 +253,9 @@ def _submit(coro, run):
 
 
 def _await(awaitable, run):
-    async def wait():
-        return await awaitable
-
-    future = _submit(awaitable if isinstance(awaitable, CoroutineType) else wait(), run)
+    future = _submit(_contained(awaitable), run)
     try:
-        return future.result()
+        return _result(future)
     except BaseException:
         if run.cancelled:
             raise Cancelled() from None
@@ -268,7 +289,7 @@ def _drain_async(agen, run, on_chunk):
         async for value in agen:
             values_q.put(value)
 
-    future = _submit(pump(), run)
+    future = _submit(_contained(pump()), run)
     future.add_done_callback(lambda _: values_q.put(_END))
     values = []
     while True:
@@ -283,7 +304,7 @@ def _drain_async(agen, run, on_chunk):
         raise Cancelled()
     if future.cancelled():
         raise RuntimeError("the async generator was cancelled from inside (asyncio.CancelledError)")
-    future.result()  # re-raises the generator's exception
+    _result(future)  # re-raises the generator's exception
     return values
 
 

@@ -11,6 +11,7 @@ from ._server import JsonHandler
 
 _CO_VARKEYWORDS = 0x08
 _TRUE, _FALSE = ("true", "1", "yes", "on"), ("false", "0", "no", "off")
+_TOO_DEEP = "the body nests arrays and objects deeper than Python's JSON decoder goes; flatten it"
 
 
 class RouteError(Exception):
@@ -130,6 +131,8 @@ class RouteHandler(JsonHandler):
                     body = json.loads(raw)
                 except ValueError as e:
                     raise RouteError(400, "invalid JSON body", str(e)) from None
+                except RecursionError:
+                    raise RouteError(400, "invalid JSON body", _TOO_DEEP) from None
                 if not isinstance(body, dict):
                     raise RouteError(400, "invalid body", "the body must be a JSON object whose fields are the "
                                                           "function's arguments")
@@ -137,7 +140,7 @@ class RouteHandler(JsonHandler):
             result = settle(fn(**kwargs))
         except RouteError as e:
             return e.status, {"error": e.error, "detail": e.detail}, e.headers
-        except Exception as e:
+        except BaseException as e:  # the route's code failed, sys.exit and KeyboardInterrupt too: a 500, logged
             return self._failure(e)
         status = 200
         if type(result) is tuple and len(result) == 2 and type(result[1]) is int:

@@ -208,6 +208,8 @@ def parse_request(raw):
         body = json.loads(raw) if raw.strip() else None
     except ValueError as e:
         return None, f"the body is not valid JSON ({e}): send {_EXAMPLE}"
+    except RecursionError:
+        return None, f"the body nests arrays and objects deeper than Python's JSON decoder goes: send {_EXAMPLE}"
     if not isinstance(body, dict) or "input" not in body:
         return None, f'the body must be a JSON object with an "input" key, like {_EXAMPLE}'
     return body["input"], None

@@ -228,7 +228,7 @@ class QueueWorker:
 
         try:
             result = self.make_call(job)  # an async def: makes the coroutine, runs none of its body
-        except (Exception, SystemExit) as exc:  # the input does not fit its arguments
+        except BaseException as exc:  # the input does not fit its arguments
             return done(failed(exc, run))
         if type(result) is CoroutineType:
             if self.loop is None:

@@ -184,7 +184,28 @@ function extractInput(body: Buffer): string | { error: string } {
     return { error: 'the body must be a JSON object with an "input" field: {"input": {...}}' };
   const input = (parsed as { input: unknown }).input;
   if (!input || typeof input !== 'object' || Array.isArray(input)) return { error: '"input" must be a JSON object whose fields are the function\'s arguments' };
+  // Python's decoder recurses once per level and stops near 1,000: a deeper input would fail in the worker instead.
+  if (text.length > 2 * limits.inputDepthMax && jsonDepth(text) > limits.inputDepthMax)
+    return {
+      error: `the body nests arrays and objects more than ${limits.inputDepthMax} levels deep, deeper than a worker's JSON decoder goes; flatten the input`,
+    };
   return memberText(text, 'input') ?? JSON.stringify(input);
+}
+
+/** How deep the arrays and objects of a valid JSON text nest (brackets inside strings do not count). */
+export function jsonDepth(text: string): number {
+  let depth = 0;
+  let max = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22) {
+      // A string: to its closing quote, stepping over escapes.
+      for (i++; i < text.length && text.charCodeAt(i) !== 0x22; i++) if (text.charCodeAt(i) === 0x5c) i++;
+    } else if (c === 0x5b || c === 0x7b) {
+      if (++depth > max) max = depth;
+    } else if (c === 0x5d || c === 0x7d) depth--;
+  }
+  return max;
 }
 
 function status(d: JobsApiDeps, req: IncomingMessage, res: ServerResponse, job: Job): void {
