@@ -180,6 +180,21 @@ test('a function that calls another endpoint runs through both live endpoints, t
   await dev.stop();
 });
 
+test('folders made and removed at once in the project (a test run, a build) do not end the dev server; saves still reload', async () => {
+  const dir = await project('churn');
+  const dev = await serve(dir);
+  for (let i = 0; i < 300; i++) {
+    mkdirSync(path.join(dir, `tmp${i}`, 'sub', 'deeper'), { recursive: true });
+    rmSync(path.join(dir, `tmp${i}`), { recursive: true, force: true });
+  }
+  await new Promise((r) => setTimeout(r, 500));
+  assert.equal(dev.child.exitCode, null, `the dev server is up:\n${dev.stderr()}`);
+  const cpuFile = path.join(dir, 'cpu_worker.py');
+  writeFileSync(cpuFile, readFileSync(cpuFile, 'utf8').replace('"count": len(numbers),', '"count": len(numbers),\n        "edited": True,'));
+  assert.equal((await call(dev.port, 'POST', '/cpu_worker/runsync', { input: { numbers: [1] } })).body.output.edited, true);
+  assert.equal(await dev.stop(), 0);
+});
+
 test('a taken port: the next free one is used and said', async () => {
   const dir = await project('porty');
   const blocker = http.createServer();

@@ -35,6 +35,7 @@ export class DevSession {
   errors: Diagnostic[] = [];
   private pending: Promise<void> = Promise.resolve();
   private watcher?: FSWatcher;
+  private closing = false;
   private timer?: NodeJS.Timeout;
   private generation = 0;
   /** Modification times of the Python files the current code was built from. */
@@ -141,6 +142,18 @@ export class DevSession {
         if (this.changedOnDisk() || !this.snapshot.has(rel)) void this.reload();
       }, 25);
     });
+    // A folder made and removed at once (a test run's, an editor's, a build's) can be gone between the listing of its
+    // parent and its own watch: Node reports that as an error of the whole watcher, which would end the dev server.
+    // Watch again instead, and reload if a save came meanwhile.
+    this.watcher.on('error', () => {
+      this.watcher?.close();
+      if (this.closing) return;
+      setTimeout(() => {
+        if (this.closing) return;
+        this.watch();
+        if (this.changedOnDisk()) void this.reload();
+      }, 100);
+    });
   }
 
   reload(): Promise<void> {
@@ -185,6 +198,7 @@ export class DevSession {
   }
 
   async close(): Promise<string[]> {
+    this.closing = true;
     this.watcher?.close();
     clearTimeout(this.timer);
     await this.pending.catch(() => {});
