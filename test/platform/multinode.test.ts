@@ -161,6 +161,23 @@ describe('three nodes on one database', { skip: skip ?? false }, () => {
     assert.ok(await asKey(b, 'key-of-a').findApp('made-with-a-key-on-b'), "A's key still works on B");
   });
 
+  test("a node started with a copy of a live node's node-id is refused, naming the node; the live node is untouched", async () => {
+    const database = await postgres().createDatabase();
+    const a = await startTestPlatform({ database, dataDir: path.join(tmp, 'original') });
+    platforms.push(a);
+    const copy = path.join(tmp, 'copied');
+    fs.mkdirSync(copy, { recursive: true });
+    fs.copyFileSync(path.join(tmp, 'original', 'node-id'), path.join(copy, 'node-id'));
+    await assert.rejects(
+      startTestPlatform({ database, dataDir: copy }),
+      new RegExp(`node id ${a.platform.instanceId} belongs to a live node at http://127\\.0\\.0\\.1:${a.platform.port}: .*remove node-id from this data dir`),
+    );
+    const nodes = await call('POST', `${a.url}/graphql`, { body: { query: '{ platform { nodes { id url state } } }' } });
+    assert.deepEqual((nodes.json as { data: { platform: { nodes: unknown[] } } }).data.platform.nodes, [
+      { id: a.platform.instanceId, url: `http://127.0.0.1:${a.platform.port}`, state: 'alive' },
+    ]);
+  });
+
   test('queued jobs go where workers wait: jobs sent to one node run on the workers of the others too', async () => {
     const database = await postgres().createDatabase();
     const nodes = await Promise.all([0, 1, 2].map(() => startTestPlatform({ database })));

@@ -12,6 +12,7 @@ import path from 'node:path';
 import type { ControlPlane } from './controlPlane/service';
 import type { KeyRing } from './controlPlane/keys';
 import { unavailable } from './errors';
+import { UserError } from '../util/errors';
 import { readBody, sendError } from './http';
 import type { JobEngine } from './jobs/jobEngine';
 import { CHANGES_CHANNEL } from './store/sqlStore';
@@ -127,6 +128,7 @@ export class Cluster {
   async start(): Promise<void> {
     // One secret for every node of the database: calls between nodes are not for clients' keys.
     this.secret = Buffer.from(await this.d.store.metaOnce('cluster_secret', randomBytes(24).toString('hex')));
+    await this.refuseTakenId();
     await this.d.store.registerNode(this.d.url());
     const changed = () => this.changed();
     const heard = (payload: string) => {
@@ -140,6 +142,25 @@ export class Cluster {
     this.timer = setInterval(() => void this.beat(), this.d.heartbeatMs);
     this.timer.unref();
     await this.adopt();
+  }
+
+  /**
+   * Refuses to start with the id of a node alive at another URL: a data dir (or a machine image) copied with its
+   * node-id file. Taking the id over would point the other node's row here and hand its jobs and slots back and forth.
+   * A row alive at another URL may also be this node's own last run, stopped a moment ago on another port: only a
+   * live node heartbeats again, so a row that does not within one and a half periods is taken over.
+   */
+  private async refuseTakenId(): Promise<void> {
+    const row = async () => (await this.d.store.listNodes()).find((n) => n.id === this.d.nodeId);
+    const first = await row();
+    if (!first?.alive || first.url === this.d.url()) return;
+    await new Promise((r) => setTimeout(r, this.d.heartbeatMs * 1.5));
+    const again = await row();
+    if (again?.alive && again.url === first.url && Number(again.heartbeat_at) > Number(first.heartbeat_at))
+      throw new UserError(
+        `node id ${this.d.nodeId} belongs to a live node at ${first.url}: this node's data dir holds a copy of that node's ` +
+          'node-id file (a copied data dir or machine image); remove node-id from this data dir and start again, for an id of its own',
+      );
   }
 
   /** Another node changed control-plane records or keys: read them again. */
