@@ -53,6 +53,13 @@ def dynamic(numbers: list) -> dict:
     return getattr(cpu_worker, "cpu" + "_stats")(numbers)
 
 
+@Endpoint(name="countdown", cpu="cpu3c-1-2")
+async def countdown(n: int):
+    """An async generator: a caller iterates it with async for, deployed or not."""
+    for i in range(n, 0, -1):
+        yield i
+
+
 @Endpoint(name="fails", cpu="cpu3c-1-2")
 def fails(reason: str) -> dict:
     """Always fails."""
@@ -93,6 +100,25 @@ test('an endpoint calls one defined in its own file and one imported at the top 
   const r = await python(`from chain_worker import twice\nprint(twice([2, 4]))\n`, dir, env);
   assert.equal(r.code, 0, r.stderr);
   assert.equal(r.stdout.trim(), '6.0');
+});
+
+test('an async generator endpoint called from a script is an async generator, deployed or run locally', async () => {
+  const script = `import asyncio
+from chain_worker import countdown
+
+
+async def main():
+    gen = countdown(3)
+    print(type(gen).__name__, [x async for x in gen])
+
+
+asyncio.run(main())
+`;
+  for (const extra of [env, { ...env, STRATO_LOCAL: '1' }]) {
+    const r = await python(script, dir, extra);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout.trim(), 'async_generator [3, 2, 1]');
+  }
 });
 
 test('a call deploy cannot see (a name built at run time) fails saying how to make it visible, not to set a key in .env', async () => {

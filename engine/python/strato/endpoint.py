@@ -15,6 +15,7 @@ __all__ = ["Endpoint", "remote"]
 _PATH_PARAM = re.compile(r"\{([^{}]*)\}")
 _CO_COROUTINE = 0x80  # inspect.CO_COROUTINE, read from the code object so that inspect is not imported
 _CO_GENERATOR = 0x20
+_CO_ASYNC_GENERATOR = 0x200
 
 
 class Endpoint:
@@ -217,7 +218,7 @@ class Endpoint:
 
 
 def _dispatching_wrapper(endpoint, fn, route):
-    """A wrapper with fn's kind (coroutine and generator functions stay so) that runs fn here when this process is
+    """A wrapper with fn's kind (coroutine, generator and async generator functions stay so) that runs fn here when this process is
     the endpoint's own worker (or STRATO_LOCAL=1), and otherwise calls the deployed endpoint (scripts, other
     endpoints). `fn.__wrapped__` is always the plain function."""
     from . import _remote
@@ -240,6 +241,16 @@ def _dispatching_wrapper(endpoint, fn, route):
             if _remote.runs_locally(endpoint):
                 return (yield from fn(*args, **kwargs))
             yield from (remote(args, kwargs) or [])
+    elif flags & _CO_ASYNC_GENERATOR:
+        async def wrapper(*args, **kwargs):
+            if _remote.runs_locally(endpoint):
+                async for value in fn(*args, **kwargs):
+                    yield value
+                return
+            import asyncio
+
+            for value in await asyncio.to_thread(remote, args, kwargs) or []:
+                yield value
     else:
         def wrapper(*args, **kwargs):
             if _remote.runs_locally(endpoint):
