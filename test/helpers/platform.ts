@@ -199,7 +199,7 @@ export interface PlatformProcess {
 }
 
 /** `strato platform serve` from the sources, in its own process group, on a free port. */
-export async function spawnPlatformProcess(dataDir: string, extraArgs: string[] = [], port = 0): Promise<PlatformProcess> {
+export async function spawnPlatformProcess(dataDir: string, extraArgs: string[] = [], port = 0, env: NodeJS.ProcessEnv = {}): Promise<PlatformProcess> {
   const args = [
     '--import',
     'tsx',
@@ -222,7 +222,7 @@ export async function spawnPlatformProcess(dataDir: string, extraArgs: string[] 
     cwd: REPO,
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, STRATO_PGLITE_TEMPLATE: TEMPLATE_DIR, STRATO_DATA_DIR: path.join(dataDir, 'user') },
+    env: { ...process.env, STRATO_PGLITE_TEMPLATE: TEMPLATE_DIR, STRATO_DATA_DIR: path.join(dataDir, 'user'), ...env },
   });
   let out = '';
   child.stdout!.on('data', (d) => (out += d));

@@ -106,6 +106,8 @@ export class Cluster {
   onSlotFreed: (endpointId: string) => void = () => undefined;
   /** Another node told its queued jobs per endpoint (`<endpoint id>:<count>,...`; queueBound.ts). */
   onCounts: (from: string, entries: string) => void = () => undefined;
+  /** Another node told which of its hosts have GPUs (gpuOffers.ts). */
+  onGpus: (from: string, offers: string) => void = () => undefined;
 
   private readonly forwarder: Forwarder;
 
@@ -136,6 +138,7 @@ export class Cluster {
       if (what === 'queued' && from !== this.d.nodeId) this.onQueued(subject);
       else if (what === 'slot' && from !== this.d.nodeId) this.onSlotFreed(subject);
       else if (what === 'counts' && from !== this.d.nodeId) this.onCounts(from, subject);
+      else if (what === 'gpus' && from !== this.d.nodeId) this.onGpus(from, subject);
       else if (what === 'cp' && subject !== this.d.nodeId) changed(); // this node's own changes are in its memory already
     };
     this.listener = (await this.d.driver.listen?.(CHANGES_CHANNEL, heard, changed)) ?? null;

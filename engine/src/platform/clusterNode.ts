@@ -3,6 +3,7 @@
 // nodes call for this node's part of health, hosts, logs, purges and handed-off jobs. platform.ts calls it once its
 // HTTP server listens; the embedded database has none of it.
 import { Cluster, type ClusterDeps } from './cluster';
+import { GpuOffers } from './gpuOffers';
 import { serveNodeLogs } from './clusterLogs';
 import { serveNodeParts } from './jobsApi';
 import { LbPeers } from './lbPeers';
@@ -32,6 +33,7 @@ export class ClusterNode {
   readonly sharing: WorkSharing;
   readonly queueBound: QueueBound;
   readonly lbPeers: LbPeers;
+  readonly gpuOffers: GpuOffers;
   private readonly cp: ClusterNodeDeps['cp'];
   private readonly keys: ClusterNodeDeps['keys'];
 
@@ -50,6 +52,8 @@ export class ClusterNode {
       d.onSlotFreed(id);
     };
     cluster.onCounts = (from, entries) => queueBound.heard(from, entries);
+    const gpuOffers = (this.gpuOffers = new GpuOffers({ nodeId, cluster, hosts: d.hosts, queueBound }));
+    cluster.onGpus = (from, offers) => gpuOffers.heard(from, offers);
     serveNodeHealth(cluster, d.health);
     serveNodeHosts(cluster, d.hosts);
     serveNodeLogs(cluster, d.logs);
@@ -73,6 +77,7 @@ export class ClusterNode {
       await this.keys.share(this.cluster.nodeId);
       this.sharing.start();
       this.queueBound.start();
+      this.gpuOffers.start();
     } catch (e) {
       await this.close();
       throw e;
@@ -83,6 +88,7 @@ export class ClusterNode {
     this.cp.sync.afterWrite = this.keys.afterWrite = undefined;
     this.sharing.close();
     this.queueBound.close();
+    this.gpuOffers.close();
     this.lbPeers.close();
     await this.cluster.close();
   }

@@ -166,6 +166,7 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
       heartbeatMs: o.heartbeatMs,
       startTimeoutMs: o.workerStartTimeoutMs,
       lbPending: (id) => lb?.pendingOf(id) ?? 0,
+      backlog: (ep) => node?.gpuOffers.backlog(ep) ?? 0,
       // A build this node did not receive is fetched from the database first (clusters).
       blocked: (ep) => pool.blocked(ep) ?? artifacts.missing(ep.buildId, () => sched.demand(ep.id)),
       clock: o.clock,

@@ -70,6 +70,14 @@ export class QueueBound {
     return this.exact(endpointId);
   }
 
+  /** The queued jobs of the endpoint each other node told of lately. */
+  queuedAt(endpointId: string): Array<[string, number]> {
+    const now = Date.now();
+    const out: Array<[string, number]> = [];
+    for (const [id, h] of this.heardFrom) if (now - h.at <= FORGET_MS) out.push([id, h.counts.get(endpointId) ?? 0]);
+    return out;
+  }
+
   private here(endpointId: string): number {
     return this.d.engine.endpointJobs(endpointId).queue.queued;
   }

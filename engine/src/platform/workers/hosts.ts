@@ -41,8 +41,23 @@ export function localHost(datacenters: readonly string[] | undefined, inventory:
   };
 }
 
-const inDatacenter = (h: WorkerHost, ep: DeployedEndpoint) =>
-  !ep.config.datacenters || !h.datacenters || ep.config.datacenters.some((d) => h.datacenters!.includes(d));
+/** A host with GPUs as the other nodes of a cluster know it (gpuOffers.ts). */
+export interface GpuOffer {
+  /** The node's own machine (else a worker host that joined it). */
+  local: boolean;
+  datacenters: readonly string[] | null;
+}
+
+/**
+ * May the endpoint's workers ever run on the host: in one of its datacenters; with volumes or its own image, the
+ * platform's machine only (volumes live there; agents run local processes); load-balanced ones only there too (the
+ * router reaches workers on loopback).
+ */
+export function mayRunOn(h: GpuOffer, ep: DeployedEndpoint): boolean {
+  const inDatacenter = !ep.config.datacenters || !h.datacenters || ep.config.datacenters.some((d) => h.datacenters!.includes(d));
+  const here = ep.config.volumes.length > 0 || ep.config.kind === 'LOAD_BALANCED' || !!ep.config.image;
+  return inDatacenter && (h.local || !here);
+}
 
 export class HostPool {
   private remote = new Map<string, WorkerHost>();
@@ -73,13 +88,26 @@ export class HostPool {
   }
 
   /**
-   * Hosts that may ever run the endpoint's workers: in one of its datacenters; with volumes or its own image, the
-   * platform's machine only (volumes live there; agents run local processes); load-balanced ones only there too
-   * (the router reaches workers on loopback).
+   * In a cluster: why this node leaves a GPU endpoint's jobs to another node whose hosts have GPUs for it (none of its
+   * own have), or null (gpuOffers.ts).
    */
+  elsewhere?: (ep: DeployedEndpoint) => string | null;
+
+  /** Hosts that may ever run the endpoint's workers (mayRunOn). */
   private eligible(ep: DeployedEndpoint): WorkerHost[] {
-    const here = ep.config.volumes.length > 0 || ep.config.kind === 'LOAD_BALANCED' || !!ep.config.image;
-    return this.all().filter((h) => inDatacenter(h, ep) && (h === this.local || !here));
+    return this.all().filter((h) => mayRunOn({ local: h === this.local, datacenters: h.datacenters }, ep));
+  }
+
+  /** The hosts with GPUs, as the other nodes of a cluster are told. */
+  gpuOffers(): GpuOffer[] {
+    return this.all()
+      .filter((h) => h.gpus.count > 0)
+      .map((h) => ({ local: h === this.local, datacenters: h.datacenters }));
+  }
+
+  /** Whether a host that may run the endpoint's workers has GPUs. */
+  hasGpuFor(ep: DeployedEndpoint): boolean {
+    return this.eligible(ep).some((h) => h.gpus.count > 0);
   }
 
   /** Why no host can run the endpoint's workers at all (a GPU driver below min_cuda_version), or null. */
@@ -120,6 +148,9 @@ export class HostPool {
             : `waiting for a free GPU: all ${held}${kind} GPUs of ${big.length} worker hosts are held; jobs wait until one is free (a GPU belongs to one worker at a time)`;
         }
         fit = free;
+      } else {
+        const there = this.elsewhere?.(ep);
+        if (there) return there;
       }
     }
     if (fit.length === 0) return hosts.map((h) => h.checks.blocked(ep.config)).find(Boolean) ?? 'no worker host can run it';
@@ -133,7 +164,7 @@ export class HostPool {
   gpuNote(ep: DeployedEndpoint): string | null {
     if (ep.config.cpu) return null;
     const withGpus = this.eligible(ep).filter((h) => h.gpus.count > 0);
-    if (withGpus.length === 0) return this.local.gpus.count === 0 ? this.local.gpus.note(ep.config.gpuIds) : null;
+    if (withGpus.length === 0) return this.elsewhere?.(ep) ?? (this.local.gpus.count === 0 ? this.local.gpus.note(ep.config.gpuIds) : null);
     if (withGpus.some((h) => h.gpus.hasKind(ep.config.gpuIds))) return null;
     if (withGpus.length === 1) return withGpus[0].gpus.note(ep.config.gpuIds);
     const names = describeGpus(withGpus.flatMap((h) => h.inventory.names));

@@ -22,6 +22,8 @@ export interface SchedulerDeps {
   startTimeoutMs: number;
   /** Requests waiting for a load-balanced worker. */
   lbPending(endpointId: string): number;
+  /** Jobs queued on other nodes that this node's workers are to take (a cluster's GPU backlog: gpuOffers.ts). */
+  backlog?(ep: DeployedEndpoint): number;
   /** Why the endpoint's workers cannot start on this machine (a GPU driver below min_cuda_version), or null. */
   blocked(ep: DeployedEndpoint): string | null;
   /** The platform's clock: queue delay is measured on it, as job times are. */
@@ -186,7 +188,7 @@ export class Scheduler {
     let work: number;
     if (cfg.kind === 'QUEUE') {
       const c = this.d.engine.counts(endpointId);
-      work = c.inQueue + c.inProgress;
+      work = c.inQueue + c.inProgress + (this.d.backlog?.(ep) ?? 0);
     } else work = this.d.lbPending(endpointId) + inFlight;
     const now = this.d.clock.now();
     const { wanted, scaledUp } = wantedWorkers(cfg, {

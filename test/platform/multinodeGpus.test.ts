@@ -1,0 +1,60 @@
+// GPUs across a cluster (gpuOffers.ts): a node whose machine and hosts have no GPU leaves a GPU endpoint's queued jobs
+// to the node that has one, which starts a worker on its GPU and takes them, instead of running them on its own CPU;
+// the first node's health says where they go. Two `strato platform serve` processes over one real PostgreSQL, one
+// with a GPU (STRATO_GPUS) and one without, real Python workers.
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { ControlPlaneClient } from '../../engine/src/api/controlPlane';
+import { buildTestArtifact } from '../helpers/artifact';
+import { clusterBed, on } from '../helpers/clusterBed';
+import { call, deploy, spawnPlatformProcess, TEST_KEY, waitUntil } from '../helpers/platform';
+import { queueSpec } from '../helpers/testWorkers';
+
+const { skip, tmp, processes, postgres } = clusterBed('strato-multinode-gpus-');
+
+const GPU_PY = `
+import os
+
+
+def where(**kw):
+    return {"cuda": os.environ.get("CUDA_VISIBLE_DEVICES"), "pid": os.getpid()}
+`;
+
+describe('GPUs of one node of two', { skip: skip ?? false }, () => {
+  test("a GPU endpoint's jobs sent to the node without a GPU run on the other node's GPU, not on its CPU", async () => {
+    const database = await postgres().createDatabase();
+    const start = async (name: string, gpus: string) => {
+      const p = await spawnPlatformProcess(path.join(tmp, name), ['--database', database, '--node-lost-ms', '3000'], 0, {
+        STRATO_GPUS: gpus,
+        STRATO_WORKER_TEMPLATES: '0',
+      });
+      processes.push(p);
+      return { ...p, id: /\(node (n[0-9a-z]{10})\)/.exec(p.output())![1] };
+    };
+    const withGpu = await start('with-gpu', 'NVIDIA L4');
+    const without = await start('without', '');
+    const cp = new ControlPlaneClient({ baseUrl: withGpu.url, apiKey: TEST_KEY });
+    const art = await buildTestArtifact({ 'gpu.py': GPU_PY }, [queueSpec('gpu', 'where', { file: 'gpu.py', gpu: 'any', workers: [0, 1] })]);
+    const eps = await deploy(cp, art);
+
+    // The node without a GPU hears of the other's within its telling period, and says where the jobs go.
+    const far = new ControlPlaneClient({ baseUrl: without.url, apiKey: TEST_KEY });
+    const note = await waitUntil(
+      'the node without a GPU to name the node with one',
+      async () => {
+        const n = (await far.endpointHealth(eps.gpu.id))?.hardwareNote ?? '';
+        return n.includes(`its jobs go to node ${withGpu.id}`) ? n : null;
+      },
+      20_000,
+      200,
+    );
+    assert.doesNotMatch(note, /run on the CPU/);
+    for (let i = 0; i < 3; i++) {
+      const r = await call('POST', `${on(without, eps.gpu.url)}/runsync`, { body: { input: { i } }, timeoutMs: 60_000 });
+      const job = r.json as { status: string; output?: { cuda: string | null } };
+      assert.equal(job.status, 'COMPLETED', r.text);
+      assert.equal(job.output?.cuda, '0', `ran on the GPU of node ${withGpu.id}, not on the CPU of ${without.id}: ${r.text}`);
+    }
+  });
+});
