@@ -130,6 +130,29 @@ test('a call deploy cannot see (a name built at run time) fails saying how to ma
   );
 });
 
+test("arguments over the platform's body limit are refused before they are sent, saying so (the platform's 413 came as a broken pipe)", async () => {
+  const r = await python(
+    `from cpu_worker import cpu_stats
+from lb_worker import process
+for call in (lambda: cpu_stats([1.5] * 5_000_000), lambda: process("a" * 25_000_000)):
+    try:
+        call()
+    except Exception as e:
+        print(type(e).__name__, e, getattr(e, "status", None))
+`,
+    dir,
+    env,
+  );
+  assert.equal(r.code, 0, r.stderr);
+  const lines = r.stdout.trim().split('\n');
+  assert.equal(lines.length, 2, r.stdout);
+  for (const line of lines)
+    assert.match(
+      line,
+      /^StratoRemoteError the call's arguments are 2\d\.\d MB as JSON, over the 20 MB the platform takes for a call \(HTTP 413\): pass large data by reference .* 413$/,
+    );
+});
+
 test('a call its signature refuses raises TypeError at once, before any request (no worker starts to say so)', async () => {
   // The platform's address is a closed port: an error about reaching it would mean a request was tried.
   const r = await python(

@@ -8,7 +8,7 @@ import sys
 import threading
 import time
 
-from .catalog import DEFAULT_CLIENT_TIMEOUT_MS, PEER_CACHE_SECONDS
+from .catalog import DEFAULT_CLIENT_TIMEOUT_MS, PEER_CACHE_SECONDS, RUN_BODY_BYTES, RUNSYNC_BODY_BYTES
 
 _MARKERS = (".strato", "pyproject.toml", "requirements.txt", ".env")
 _cache = {}
@@ -161,9 +161,22 @@ def _no_context(name, why):
 
 def _request(method, url, key, body=None, timeout=60.0):
     import urllib.error
+    import urllib.parse
     import urllib.request
 
     data = None if body is None else json.dumps(body).encode("utf-8")
+    if data is not None:
+        # The platform answers 413 to a larger body, but closes the connection while it is still being sent, and
+        # the sender sees only a broken pipe: said here, before anything is sent.
+        path = urllib.parse.urlsplit(url).path
+        limit = RUN_BODY_BYTES if path.endswith("/run") else RUNSYNC_BODY_BYTES
+        if len(data) > limit:
+            raise StratoRemoteError(
+                f"the call's arguments are {len(data) / 1048576:.1f} MB as JSON, over the {limit // 1048576} MB the "
+                f"platform takes for {'a /run' if limit == RUN_BODY_BYTES else 'a call'} (HTTP 413): pass large data "
+                "by reference (a URL, or a file on a network volume)",
+                status=413,
+            )
     req = urllib.request.Request(url, data=data, method=method)
     req.add_header("Authorization", f"Bearer {key}")
     if data is not None:

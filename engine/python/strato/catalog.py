@@ -153,6 +153,9 @@ ENDPOINT_NAME_PATTERN = "^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$"
 # Limits the Python package applies on the client side (calls to deployed endpoints).
 PEER_CACHE_SECONDS = 300
 DEFAULT_CLIENT_TIMEOUT_MS = 60000
+# The largest request bodies the platform takes (HTTP 413 above): /run, and /runsync and load-balanced routes.
+RUN_BODY_BYTES = 10485760
+RUNSYNC_BODY_BYTES = 20971520
 # Rule messages, the same words as the analysis and the platform; filled with str.format.
 MESSAGES = {
     "id-and-image": "id and image are mutually exclusive: id connects to an endpoint that exists, image declares how a new one runs.",
