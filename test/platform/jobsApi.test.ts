@@ -152,6 +152,12 @@ describe('run and status', () => {
     }
   });
 
+  test('an output with a lone surrogate comes back as its JSON escape, not as U+FFFD; other text as UTF-8', async () => {
+    const r = await call('POST', `${url.echo}/runsync`, { raw: '{"input": {"s": "a\\ud800b", "t": "日本"}}' });
+    assert.equal(r.status, 200, r.text);
+    assert.match(r.text, /"output":\{"echo":\{"s":"a\\ud800b","t":"日本"\}\}/);
+  });
+
   test('a body nested deeper than a worker can decode is 400; one just under the bound runs', async () => {
     const nested = (depth: number) => `{"input": {"d": ${'['.repeat(depth - 2)}${']'.repeat(depth - 2)}}}`;
     const deep = await call('POST', `${url.echo}/runsync`, { raw: nested(limits.inputDepthMax + 1) });

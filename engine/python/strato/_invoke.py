@@ -122,8 +122,20 @@ def compact_encoder(default=None, allow_nan=True):
     return text
 
 
-# A job's output: what JSON cannot hold (NaN, an infinity, an object) raises TypeError or ValueError.
-output_json = compact_encoder(default=json_default, allow_nan=False)
+_output_text = compact_encoder(default=json_default, allow_nan=False)
+
+
+def output_json(value):
+    """A job's output (or a route's answer) as compact JSON text, non-ASCII kept; what JSON cannot hold (NaN, an
+    infinity, an object) raises TypeError or ValueError. A lone surrogate (only in a string) is written as its JSON
+    escape, as json.dumps writes it: the text is valid UTF-8, so it reaches the caller as the escape, not as U+FFFD."""
+    text = _output_text(value)
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            text = text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
 
 
 def json_type(value):

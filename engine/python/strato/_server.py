@@ -56,9 +56,9 @@ class JsonHandler(BaseHTTPRequestHandler):
 
     def send_json(self, status, payload, headers=None):
         try:
-            # Compact, non-ASCII text kept (as FastAPI renders, and as queue outputs are): no \uXXXX escapes. A lone
-            # surrogate (only in a string) is written as its JSON escape, as json.dumps writes it.
-            data = output_json(payload).encode("utf-8", "backslashreplace")
+            # Compact, non-ASCII text kept (as FastAPI renders, and as queue outputs are): no \uXXXX escapes, but for
+            # a lone surrogate (output_json).
+            data = output_json(payload).encode()
         except (TypeError, ValueError) as e:
             status, data = 500, output_json({"error": "response is not JSON serializable",
                                              "detail": error_text(e)}).encode()
