@@ -296,4 +296,18 @@ test('startup errors: no worker file, a remote platform without a key', async ()
   assert.equal(noKey.code, 1);
   assert.match(noKey.stderr, /STRATO_API_KEY/);
   assert.match(noKey.stderr, /\.env/);
+  // A --host that is no address of this machine: said as such, for dev and the platform alike (no "report a bug").
+  const dir = await project('badhost');
+  for (const [args, cwd] of [
+    [['dev', '--host', '256.1.1.1', '--port', '0', '--no-reload'], dir],
+    [['platform', 'serve', '--host', '256.1.1.1', '--port', '0', '--data-dir', path.join(tmp, 'badhost-platform')], tmp],
+  ] as const) {
+    const r = await runCli([...args], { cwd, env });
+    assert.equal(r.code, 1, r.stderr);
+    assert.match(r.stderr, /^error: --host 256\.1\.1\.1 is not an address of this machine \(\w+\); use 127\.0\.0\.1/m);
+    assert.doesNotMatch(r.stderr, /report this as a bug/);
+  }
+  const anyPort = await startServing(['--host', '127.0.0.1', '--port', '0', '--no-reload'], { cwd: dir, env });
+  running.push(anyPort);
+  assert.doesNotMatch(anyPort.stderr(), /is taken/, '--port 0 asks for any free port');
 });

@@ -9,6 +9,7 @@ import { devOpenApiDocument } from '../clientgen/openapi';
 import { checkOrigin } from './origin';
 import { matchRoute, type DevRoute } from './routes';
 import type { DevSession } from './session';
+import { listenError } from '../util/errors';
 import { swaggerAsset, swaggerHtml } from './swagger';
 
 const MAX_BODY = 20 * 1024 * 1024;
@@ -138,7 +139,7 @@ export async function listen(server: http.Server, host: string, port: number, tr
       const onError = (e: NodeJS.ErrnoException) => {
         server.off('listening', onListening);
         if (e.code === 'EADDRINUSE') resolve(false);
-        else reject(e);
+        else reject(listenError(e, host, port + i));
       };
       const onListening = () => {
         server.off('error', onError);

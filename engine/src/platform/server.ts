@@ -7,6 +7,7 @@ import type { Duplex } from 'node:stream';
 import type { Principal } from './auth';
 import type { KeyRing } from './controlPlane/keys';
 import { PlatformError } from './errors';
+import { listenError } from '../util/errors';
 import { pathOf, sendError, sendJson } from './http';
 import { AGENT_PREFIX } from '../protocol/agents';
 
@@ -81,7 +82,7 @@ async function route(r: Routes, req: IncomingMessage, res: ServerResponse): Prom
 
 export function listen(server: http.Server, host: string, port: number): Promise<AddressInfo> {
   return new Promise((resolve, reject) => {
-    const onError = (e: Error) => reject(e);
+    const onError = (e: NodeJS.ErrnoException) => reject(listenError(e, host, port));
     server.once('error', onError);
     server.listen(port, host, () => {
       server.off('error', onError);

@@ -12,3 +12,13 @@ export class UserError extends Error {
     this.name = 'UserError';
   }
 }
+
+/** What a failed listen means to the user: a --host that is not an address of this machine, a port it may not take. */
+export function listenError(e: NodeJS.ErrnoException, host: string, port: number): Error {
+  if (['ENOTFOUND', 'EAI_AGAIN', 'EADDRNOTAVAIL', 'EINVAL'].includes(e.code ?? ''))
+    return new UserError(
+      `--host ${host} is not an address of this machine (${e.code}); use 127.0.0.1 (this machine only), 0.0.0.0 (every interface) or one of its own addresses`,
+    );
+  if (e.code === 'EACCES') return new UserError(`port ${port} on ${host} needs privileges this user lacks; pick one above 1023 with --port`);
+  return e;
+}

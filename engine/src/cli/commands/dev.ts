@@ -71,7 +71,7 @@ async function runDev(opts: DevOptions): Promise<void> {
 
   const server = createDevServer(session, opts.host);
   const used = await listen(server, opts.host, port);
-  if (used !== port) process.stderr.write(`${yellow(`port ${port} is taken`)}: using ${used}\n`);
+  if (port !== 0 && used !== port) process.stderr.write(`${yellow(`port ${port} is taken`)}: using ${used}\n`);
   if (opts.reload) session.watch();
 
   const base = `http://${opts.host.includes(':') ? `[${opts.host}]` : opts.host}:${used}`;
