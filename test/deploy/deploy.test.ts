@@ -197,6 +197,15 @@ test('failures name what failed and what to do: wrong key, unreachable platform,
   const wrong = await runCli(['deploy'], { cwd: dir, env: { ...env, STRATO_API_KEY: 'nope' } });
   assert.equal(wrong.code, 1);
   assert.match(wrong.stderr, /refused the API key \(401\); check STRATO_API_KEY/);
+  // A key no header can carry is the key's fault, not the platform's being out of reach.
+  for (const [key, what] of [
+    [`${p.key}\n`, 'a line break at character \\d+'],
+    ['ключ', '"к" \\(not ASCII\\) at character 1'],
+  ]) {
+    const r = await runCli(['env', 'list'], { cwd: dir, env: { ...env, STRATO_API_KEY: key } });
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, new RegExp(`^error: STRATO_API_KEY holds ${what}, which an API key never has: copy the key again`, 'm'));
+  }
   const down = await runCli(['env', 'list'], { cwd: dir, env: { ...env, STRATO_API_URL: 'http://127.0.0.1:9' } });
   assert.equal(down.code, 1);
   assert.match(down.stderr, /could not reach the Strato platform at http:\/\/127\.0\.0\.1:9/);

@@ -43,6 +43,19 @@ export function readDotEnv(file: string): Record<string, string> {
 }
 
 /**
+ * Why a key cannot go in an HTTP header (a newline or another control character, a letter outside ASCII: a key pasted
+ * with its line end, or the wrong text), or null. Said as such: Node refuses the header before any request.
+ */
+function unsendableKey(key: string, where: string): string | null {
+  const at = [...key].findIndex((c) => c.charCodeAt(0) < 0x21 || c.charCodeAt(0) > 0x7e);
+  if (at < 0) return null;
+  const c = [...key][at];
+  const what =
+    c === '\n' || c === '\r' ? 'a line break' : c === ' ' || c === '\t' ? 'a space' : c.charCodeAt(0) < 0x20 ? 'a control character' : `"${c}" (not ASCII)`;
+  return `${where} holds ${what} at character ${at + 1}, which an API key never has: copy the key again (strato keys create prints one)`;
+}
+
+/**
  * Base URL and key: STRATO_API_URL (environment, else the project's .env), else the local platform; the key from
  * STRATO_API_KEY (environment, else .env), else the local platform's key file. With `start: false` (the extension's
  * views, which must never start anything) the local platform is only read, and the answer is undefined when it is
@@ -55,6 +68,12 @@ export async function resolveApiConfig(o: ResolveOptions & { start?: boolean } =
   const dotEnv = readDotEnv(path.join(o.projectDir ?? process.cwd(), '.env'));
   const explicitKey = env.STRATO_API_KEY || dotEnv.STRATO_API_KEY || undefined;
   const keySource: SettingSource = env.STRATO_API_KEY ? 'user' : 'project';
+  const keyProblem =
+    explicitKey === undefined ? null : unsendableKey(explicitKey, keySource === 'user' ? 'STRATO_API_KEY' : "STRATO_API_KEY in the project's .env");
+  if (keyProblem) {
+    if (o.start === false) return undefined;
+    throw new UserError(keyProblem);
+  }
   const urlSource: SettingSource = o.projectUrl || !env.STRATO_API_URL ? 'project' : 'user';
   const remote = (o.projectUrl || env.STRATO_API_URL || dotEnv.STRATO_API_URL || '').trim().replace(/\/+$/, '');
   if (remote) {
