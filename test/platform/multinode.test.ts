@@ -147,10 +147,13 @@ describe('three nodes on one database', { skip: skip ?? false }, () => {
     await asKey(b, 'key-of-a').createApp('made-with-a-key-on-b');
     assert.ok(await asKey(a, 'key-of-b').findApp('made-with-a-key-on-b'), "B's key reads on A");
     const shared = (await a.cp.listKeys()).filter((k) => k.name.startsWith('platform-'));
-    assert.deepEqual(shared.map((k) => [k.name.replace(/-[0-9a-f]{6}$/, ''), k.scope, k.prefix]).sort(), [
-      [`platform-${a.platform.instanceId}`, 'admin', ''],
-      [`platform-${b.platform.instanceId}`, 'admin', ''],
-    ]);
+    assert.deepEqual(
+      shared.map((k) => [k.name.replace(/-[0-9a-f]{6}$/, ''), k.scope, k.prefix]).sort(),
+      [
+        [`platform-${a.platform.instanceId}`, 'admin', ''],
+        [`platform-${b.platform.instanceId}`, 'admin', ''],
+      ].sort(),
+    );
     // Revoked through A: every node refuses B's key, B itself included.
     await asKey(a, 'key-of-a').revokeKey(shared.find((k) => k.name.includes(b.platform.instanceId))!.name);
     for (const n of [a, b]) {
