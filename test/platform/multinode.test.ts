@@ -110,6 +110,17 @@ describe('three nodes on one database', { skip: skip ?? false }, () => {
     assert.match(status.stdout, /nodes: 3 \(3 alive, 0 lost\)/);
     for (const id of ids) assert.match(status.stdout, new RegExp(`${id}\\s+alive`));
     assert.match(status.stdout, new RegExp(`${c.platform.instanceId}.*answered this`));
+    // --json holds what the text shows, the worker hosts too; a key that may not list hosts is told why, in its words.
+    const json = await runCli(['platform', 'status', '--json'], { cwd: tmp, env: { STRATO_API_URL: c.url, STRATO_API_KEY: TEST_KEY } });
+    const j = JSON.parse(json.stdout) as { nodes: unknown[]; hosts: Array<{ local: boolean }> };
+    assert.equal(j.nodes.length, 3);
+    assert.ok(
+      j.hosts.some((h) => h.local),
+      json.stdout,
+    );
+    const deployKey = await a.cp.createKey('deployer', 'deploy', ['multi']);
+    const limited = await runCli(['platform', 'status'], { cwd: tmp, env: { STRATO_API_URL: c.url, STRATO_API_KEY: deployKey.secret } });
+    assert.match(limited.stdout, /worker hosts: not listed \(.*listing the worker hosts needs an admin key; the key "deployer" \(deploy: multi\) is not one\)/);
   });
 
   test('one URL in front of three nodes, each request to the next node: deploy, upload, run and read as from one service', async () => {

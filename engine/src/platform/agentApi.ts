@@ -48,11 +48,12 @@ export class AgentApi {
       req.resume();
       return sendError(res, 401, auth.refused);
     }
+    const parts = pathOf(req.url ?? '/').split('/'); // ['', '_agent', a, b]
     if (auth.principal.scope !== 'admin') {
       req.resume();
-      return sendError(res, 403, refusal.admin(auth.principal, 'joining as a worker host (strato platform agent)'));
+      const what = req.method === 'GET' && parts[2] === 'hosts' ? 'listing the worker hosts' : 'joining as a worker host (strato platform agent)';
+      return sendError(res, 403, refusal.admin(auth.principal, what));
     }
-    const parts = pathOf(req.url ?? '/').split('/'); // ['', '_agent', a, b]
     const [a, b] = [decodeURIComponent(parts[2] ?? ''), parts[3]];
     try {
       if (req.method === 'GET' && a === 'hosts' && b === undefined) return sendJson(res, 200, { hosts: await this.d.listHosts() });

@@ -1,5 +1,6 @@
 // `strato platform serve|start|stop|status` (and `agent`: platformAgent.ts): the embedded serverless platform in the foreground, or as the
 // background process clients use when STRATO_API_URL is unset. Argument parsing and terminal output only.
+import fs from 'node:fs';
 import { Command, Option } from 'commander';
 import { UserError } from '../../util/errors';
 import { DEFAULT_PORT, defaultPlatformDir, platformLayout } from '../../protocol/layout';
@@ -163,12 +164,15 @@ export function register(program: Command): void {
       const s = await daemonStatus();
       const nodes = s.running ? await platformNodes().catch(() => undefined) : undefined;
       if (f.json) {
-        process.stdout.write(`${JSON.stringify({ ...s, nodes: nodes?.nodes }, null, 2)}\n`);
+        const hosts = s.running && s.state ? await hostsJson(s.state.url, readKeyFile(s.keyFile) ?? process.env.STRATO_API_KEY) : undefined;
+        process.stdout.write(`${JSON.stringify({ ...s, nodes: nodes?.nodes, ...hosts }, null, 2)}\n`);
       } else if (s.running && s.state) {
         const up = Math.round((Date.now() - s.state.startedAt) / 1000);
         process.stdout.write(
           `running: ${s.state.url} (pid ${s.state.pid}, up ${up} s, version ${s.state.version})\n` +
-            `  data dir: ${s.dataDir}\n  key file: ${s.keyFile}\n  log: ${s.logFile}\n` +
+            `  data dir: ${s.dataDir}\n  key file: ${s.keyFile}\n` +
+            // A platform run in the foreground (`platform serve`) writes its log to its terminal.
+            `  log: ${fs.existsSync(s.logFile) ? s.logFile : 'in the terminal of its strato platform serve'}\n` +
             (nodes ? nodeLines(nodes.nodes, nodes.instanceId) : ''),
         );
         await printHosts(s.state.url, readKeyFile(s.keyFile) ?? process.env.STRATO_API_KEY);
@@ -199,12 +203,22 @@ function nodeLines(nodes: NodesAnswer['nodes'], answering: string): string {
 /** The platform STRATO_API_URL names: its nodes, as the node that answers sees them. */
 async function remoteStatus(f: { json?: boolean }): Promise<void> {
   const p = await platformNodes();
+  const { resolveApiConfig } = await import('../../api/config');
+  const c = await resolveApiConfig({ projectDir: process.cwd() });
   if (f.json) {
-    process.stdout.write(`${JSON.stringify({ url: process.env.STRATO_API_URL, ...p }, null, 2)}\n`);
+    process.stdout.write(`${JSON.stringify({ url: process.env.STRATO_API_URL, ...p, ...(await hostsJson(c.baseUrl, c.apiKey)) }, null, 2)}\n`);
     return;
   }
   process.stdout.write(`platform: ${process.env.STRATO_API_URL}\n${nodeLines(p.nodes, p.instanceId)}`);
-  const { resolveApiConfig } = await import('../../api/config');
-  const c = await resolveApiConfig({ projectDir: process.cwd() });
   await printHosts(c.baseUrl, c.apiKey);
+}
+
+/** `{hosts}` for --json, or `{hostsError}` saying why they are not listed (a key that is not an admin's). */
+async function hostsJson(baseUrl: string, apiKey: string | undefined): Promise<{ hosts: unknown } | { hostsError: string }> {
+  const { listHosts } = await import('../../api/hosts');
+  try {
+    return { hosts: await listHosts({ baseUrl, apiKey: apiKey ?? '' }) };
+  } catch (e) {
+    return { hostsError: (e as Error).message };
+  }
 }
