@@ -12,6 +12,8 @@ export interface TestPostgres {
   url(database?: string): string;
   /** A new empty database; its URL. */
   createDatabase(): Promise<string>;
+  /** The folder of the server's Unix socket, and its port (the socket's name: .s.PGSQL.<port>). */
+  socket: { dir: string; port: number };
   /** Stops the server (fast: the data is thrown away) and removes its directory. */
   stop(): void;
   /** pg_ctl stop / start, the data kept (an outage). */
@@ -66,6 +68,7 @@ export async function startPostgres(): Promise<TestPostgres> {
   let running = true;
   return {
     url,
+    socket: { dir, port },
     async createDatabase() {
       const name = `strato_${process.pid}_${++n}_${Math.random().toString(36).slice(2, 8)}`;
       const c = new pg.Client({ connectionString: url() });

@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Job } from '../../engine/src/platform/jobs/job';
 import { startPlatform } from '../../engine/src/platform/platform';
-import { openPostgres } from '../../engine/src/platform/store/postgres';
+import { openPostgres, redactDatabaseUrl } from '../../engine/src/platform/store/postgres';
 import { SqlStore } from '../../engine/src/platform/store/sqlStore';
 import { inlined } from '../../engine/src/platform/store/namedStatements';
 import { buildTestArtifact } from '../helpers/artifact';
@@ -127,6 +127,19 @@ test('a database outage answers 503 with a sentence, and the service recovers by
   }
 });
 
+test('a Unix-socket URL, as pg reads it (postgres://user@/db?host=/dir), is taken', { skip: skip ?? false }, async () => {
+  const db = new URL(await pgServer.createDatabase()).pathname.slice(1);
+  const { dir, port } = pgServer.socket;
+  const tp = await startTestPlatform({ database: `postgres://strato:secretpw@/${db}?host=${dir}&port=${port}` });
+  try {
+    assert.match(tp.platform.instanceId, /^n[0-9a-z]{10}$/, 'a node of a PostgreSQL server');
+    assert.ok(await tp.cp.createApp('over-a-socket'));
+    assert.equal(redactDatabaseUrl(`postgres://strato:secretpw@/${db}?host=${dir}`), `postgres://strato:***@/${db}?host=${dir}`);
+  } finally {
+    await tp.close();
+  }
+});
+
 test('a database that cannot be reached is refused at start with a sentence, its password hidden', { skip: skip ?? false }, async () => {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'strato-pg-bad-'));
   try {
@@ -134,7 +147,20 @@ test('a database that cannot be reached is refused at start with a sentence, its
       startPlatform({ dataDir, port: 0, writeStateFile: false, database: 'postgres://u:secretpw@127.0.0.1:1/x', log: () => {} }),
       (e: Error) => /cannot reach the database at postgres:\/\/u:\*\*\*@127\.0\.0\.1:1\/x/.test(e.message) && !e.message.includes('secretpw'),
     );
-    await assert.rejects(startPlatform({ dataDir, port: 0, writeStateFile: false, database: 'mysql://x', log: () => {} }), /must be a PostgreSQL URL/);
+    await assert.rejects(
+      startPlatform({ dataDir, port: 0, writeStateFile: false, database: 'mysql://x', log: () => {} }),
+      /UserError: --database must be a PostgreSQL URL/,
+    );
+    // Given in the environment, the error names the variable, not a flag that was not used.
+    process.env.STRATO_DATABASE_URL = 'mysql://x';
+    try {
+      await assert.rejects(
+        startPlatform({ dataDir, port: 0, writeStateFile: false, log: () => {} }),
+        /UserError: STRATO_DATABASE_URL must be a PostgreSQL URL/,
+      );
+    } finally {
+      delete process.env.STRATO_DATABASE_URL;
+    }
     await assert.rejects(
       startPlatform({ dataDir, port: 0, writeStateFile: false, database: 'postgres://strato:s3cret@[::1', log: () => {} }),
       (e: Error) => /must be a PostgreSQL URL .* got one that cannot be parsed/.test(e.message) && !e.message.includes('s3cret'),

@@ -96,6 +96,8 @@ export interface ResolvedOptions {
   workerTemplates: boolean;
   datacenters?: string[];
   database?: string;
+  /** Where the database URL came from, as errors name it: `--database`, or `STRATO_DATABASE_URL`. */
+  databaseFrom: string;
   hostLostMs: number;
   nodeUrl?: string;
   nodeHeartbeatMs: number;
@@ -175,6 +177,7 @@ export function resolveOptions(o: PlatformOptions): ResolvedOptions {
     workerTemplates: o.workerTemplates ?? process.env.STRATO_WORKER_TEMPLATES !== '0',
     datacenters: o.datacenters?.length ? servedDatacenters(o.datacenters) : undefined,
     database,
+    databaseFrom: o.database !== undefined ? '--database' : 'STRATO_DATABASE_URL',
     nodeUrl: o.nodeUrl?.replace(/\/+$/, ''),
     nodeHeartbeatMs,
     nodeLostMs,

@@ -72,7 +72,7 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
     const apiKey = o.apiKey ?? loadOrCreateKey(layout.keyFile);
     // A PostgreSQL server when one is given (several nodes can share it), else the embedded PGlite in the data dir.
     const driver = o.database
-      ? await openPostgres(o.database, o.log)
+      ? await openPostgres(o.database, o.log, o.databaseFrom)
       : await openPglite(layout.db, { templateDir: options.pgliteTemplateDir ?? defaultTemplateDir(userDataRoot()), log: o.log });
     // On a server other nodes may share, this node has an id of its own (kept in its data dir) and owns the jobs it accepts.
     const nodeId = o.database ? nodeIdOf(layout.root) : INSTANCE_ID;

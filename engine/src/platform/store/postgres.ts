@@ -2,6 +2,7 @@
 // `pg` driver (pure JavaScript), behind the same SqlDriver as the embedded PGlite: the store's SQL runs unchanged on
 // both. Several platform nodes can share one server.
 import pg from 'pg';
+import { parse as parseConnectionString } from 'pg-connection-string';
 import { UserError } from '../../util/errors';
 import { unavailable } from '../errors';
 import type { SqlDriver } from './types';
@@ -14,7 +15,18 @@ export function redactDatabaseUrl(url: string): string {
     if (u.password) u.password = '***';
     return u.toString();
   } catch {
-    return '(a database URL that cannot be parsed)';
+    // pg takes some URLs the WHATWG parser does not (a Unix socket: postgres://user:pw@/db?host=/run/postgresql).
+    return parses(url) ? url.replace(/^(postgres(?:ql)?:\/\/[^:/@]*:)[^@]*@/, '$1***@') : '(a database URL that cannot be parsed)';
+  }
+}
+
+/** Whether pg can read the URL: its own parser decides, as it is the one that will read it. */
+function parses(url: string): boolean {
+  try {
+    parseConnectionString(url);
+    return true;
+  } catch {
+    return false;
   }
 }
 
@@ -24,13 +36,14 @@ const types = {
     oid === pg.types.builtins.INT8 ? (v: string) => Number(v) : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
 };
 
-export async function openPostgres(url: string, log: (line: string) => void = () => {}): Promise<SqlDriver> {
-  if (!/^postgres(ql)?:\/\//.test(url) || !URL.canParse(url)) {
+/** `from`: where the URL was given (`--database`, or `STRATO_DATABASE_URL`), as errors name it. */
+export async function openPostgres(url: string, log: (line: string) => void = () => {}, from = '--database'): Promise<SqlDriver> {
+  if (!/^postgres(ql)?:\/\//.test(url) || !parses(url)) {
     // The URL itself is never echoed: it may hold a password.
-    const got = URL.canParse(url)
+    const got = parses(url)
       ? `"${redactDatabaseUrl(url)}"`
       : 'one that cannot be parsed (check its brackets, and %-encode reserved characters in the password)';
-    throw new UserError(`--database must be a PostgreSQL URL such as postgres://user:password@host:5432/strato, got ${got}`);
+    throw new UserError(`${from} must be a PostgreSQL URL such as postgres://user:password@host:5432/strato, got ${got}`);
   }
   const pool = new pg.Pool({ connectionString: url, max: 10, connectionTimeoutMillis: 10_000, idleTimeoutMillis: 30_000, types });
   // A connection that breaks while idle (the server restarted) is dropped from the pool; the next query reconnects.
