@@ -109,7 +109,10 @@ test('it builds, deploys and runs: the volume is shared, the manifest records ev
   assert.match(refused.stderr, /volume "models" is mounted by api, embed: undeploy those endpoints/);
   assert.doesNotMatch(refused.stderr, /\n\s+at /, 'a sentence, not a stack trace');
   assert.equal((await runCli(['undeploy', '--yes'], { cwd: dir, env })).code, 0);
-  const deleted = await runCli(['volume', 'delete', 'models', '--yes'], { cwd: dir, env });
+  const unknownDc = await runCli(['volume', 'delete', 'models', '--datacenter', 'mars', '--yes'], { cwd: dir, env });
+  assert.match(unknownDc.stderr, /--datacenter "mars" is not a datacenter: use one of [A-Z0-9, -]*EU-RO-1/);
+  // --datacenter in the forms Endpoint(datacenter=...) takes: any case, '_' for '-'.
+  const deleted = await runCli(['volume', 'delete', 'models', '--datacenter', 'eu_ro_1', '--yes'], { cwd: dir, env });
   assert.equal(deleted.code, 0, deleted.stderr);
   assert.match(deleted.stdout, /deleted volume models/);
 });

@@ -141,7 +141,8 @@ test(
       /refused this host: joining as a worker host \(strato platform agent\) needs an admin key; the key "ci" \(deploy: shop\) is not one/,
     );
     assert.equal(await badDc.ended, 1);
-    assert.match(badDc.out.join(''), /--datacenter: .*MARS-1/);
+    assert.match(badDc.out.join(''), /--datacenter "MARS-1" is not a datacenter: use one of [A-Z0-9, -]*EU-RO-1/);
+    assert.doesNotMatch(badDc.out.join(''), /DataCenter\./, "the flag's words, not the Python package's");
   },
 );
 

@@ -133,6 +133,15 @@ export function findDatacenter(id: string): Datacenter | undefined {
   return datacenters.find((d) => d.id.toLowerCase() === wanted);
 }
 
+/**
+ * A `--datacenter` flag's value as its canonical id (findDatacenter's forms), or the sentence of a value that is none:
+ * the flag's own words, not the Python package's `DataCenter.X` of the analysis message.
+ */
+export function datacenterFlag(value: string): { id: string } | { error: string } {
+  const dc = findDatacenter(value);
+  return dc ? { id: dc.id } : { error: `--datacenter ${JSON.stringify(value)} is not a datacenter: use one of ${datacenters.map((d) => d.id).join(', ')}` };
+}
+
 /** Short GPU names as YAML tools write them ("H100", "RTX A6000"): the model name without the vendor prefix. */
 function shortNames(t: GpuType): string[] {
   const short = t.id.replace(/^NVIDIA\s+/, '').replace(/^GeForce\s+/, '');

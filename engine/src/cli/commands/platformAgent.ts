@@ -3,7 +3,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import type { Command } from 'commander';
-import { checkDatacenters } from '../../catalog/parameterRules';
+import { datacenterFlag } from '../../catalog';
 import { userDataRoot } from '../../protocol/layout';
 import type { HostView } from '../../protocol/agents';
 import { UserError } from '../../util/errors';
@@ -23,9 +23,9 @@ async function agent(f: AgentFlags): Promise<void> {
   if (!key) throw new UserError('no key: pass an admin key of the platform with --key, or set STRATO_API_KEY (strato keys create --scope admin makes one)');
   let datacenter: string | undefined;
   if (f.datacenter) {
-    const dc = checkDatacenters(f.datacenter);
-    if (!dc.ok) throw new UserError(`--datacenter: ${dc.message}`);
-    datacenter = dc.value[0];
+    const dc = datacenterFlag(f.datacenter);
+    if ('error' in dc) throw new UserError(dc.error);
+    datacenter = dc.id;
   }
   const { gpuList, gpuListNotes } = await import('../../platform/workers/gpus');
   const given = f.gpus ?? process.env.STRATO_GPUS;

@@ -33,6 +33,12 @@ export function register(program: Command): void {
     .option('--datacenter <id>', 'its datacenter, when the app has volumes of this name in several')
     .option('-y, --yes', 'do not ask for confirmation')
     .action(async (name: string, opts: { datacenter?: string; yes?: boolean }) => {
+      if (opts.datacenter !== undefined) {
+        // The forms Endpoint(datacenter=...) takes: any case, '_' for '-'.
+        const dc = (await import('../../catalog')).datacenterFlag(opts.datacenter);
+        if ('error' in dc) throw new UserError(dc.error);
+        opts.datacenter = dc.id;
+      }
       const { app, target, environments } = await volumeContext();
       // Asked only about a volume that is there: a name that is not gets the platform's answer at once.
       const found = opts.yes
