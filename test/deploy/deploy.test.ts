@@ -223,3 +223,19 @@ test('failures name what failed and what to do: wrong key, unreachable platform,
   assert.equal(noKey.code, 1);
   assert.match(noKey.stderr, /STRATO_API_KEY/);
 });
+
+test('a command outside any project is refused rather than act on the app its folder is named after; a subfolder acts on its project', async () => {
+  const dir = await initProject('shelf');
+  assert.equal((await runCli(['deploy'], { cwd: dir, env })).code, 0);
+  const stranger = path.join(tmp, 'elsewhere', 'shelf'); // the app's name, in no project
+  mkdirSync(stranger, { recursive: true });
+  const r = await runCli(['undeploy', '--yes'], { cwd: stranger, env });
+  assert.equal(r.code, 1);
+  assert.match(r.stderr, /elsewhere\/shelf is not in a Strato project \(none of pyproject\.toml, requirements\.txt, \.strato\/ is here or in a folder above\)/);
+  assert.ok((await envGet(dir, 'production')).endpoints.length > 0, 'nothing was removed');
+  const sub = path.join(dir, 'notebooks');
+  mkdirSync(sub);
+  const listed = await runCli(['env', 'get', 'production', '--json'], { cwd: sub, env });
+  assert.equal(listed.code, 0, listed.stderr);
+  assert.equal((JSON.parse(listed.stdout) as EnvJson).app, 'shelf', 'the project of the subfolder');
+});

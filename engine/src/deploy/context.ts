@@ -4,6 +4,7 @@ import path from 'node:path';
 import { resolveApiConfig, type ApiConfig } from '../api/config';
 import type { App, Environment } from '../api/controlPlane';
 import { APP_OR_ENV_NAME, APP_OR_ENV_NAME_RULE, suggestName } from '../protocol/names';
+import { hasProjectMarker, PROJECT_MARKERS } from '../project/ignore';
 import { UserError } from '../util/errors';
 
 export const DEFAULT_ENVIRONMENT = 'production';
@@ -35,6 +36,29 @@ export interface ProjectContext {
 export async function resolveProjectContext(root: string, env: NodeJS.ProcessEnv = process.env, projectUrl?: string): Promise<ProjectContext> {
   const target = await resolveApiConfig({ projectDir: root, env, projectUrl });
   return { root: path.resolve(root), app: appNameFor(root, env), target };
+}
+
+/**
+ * The context of a CLI command run in `cwd`: its project is the nearest folder at or above it with a project marker
+ * (as the Python package finds it), so a subfolder acts on its project's app. Outside any project a command that
+ * names its app by folder would act on whichever app has that folder's name (an undeploy in the wrong folder):
+ * refused, unless STRATO_APP names the app.
+ */
+export async function commandContext(cwd: string, env: NodeJS.ProcessEnv = process.env): Promise<ProjectContext> {
+  let root: string | undefined;
+  for (let d = path.resolve(cwd); ; d = path.dirname(d)) {
+    if (hasProjectMarker(d)) {
+      root = d;
+      break;
+    }
+    if (path.dirname(d) === d) break;
+  }
+  if (!root && !(env.STRATO_APP || '').trim())
+    throw new UserError(
+      `${path.resolve(cwd)} is not in a Strato project (none of ${PROJECT_MARKERS.join(', ')} is here or in a folder above): ` +
+        'run this in the project folder (strato init NAME makes one), or set STRATO_APP to the app to act on',
+    );
+  return resolveProjectContext(root ?? cwd, env);
 }
 
 /** Checks the names before any work is done, so that a deploy does not build only to be refused at upload. */

@@ -14,14 +14,14 @@ export function register(program: Command): void {
     .option('--out <path>', 'folder to write to, or the file itself when it ends in .ts (openapi: .json)', '.')
     .action(async (opts: { lang: ClientLanguage; env?: string; out: string }) => {
       // ts-morph (the TypeScript compiler) loads here, and only for this command.
-      const [{ resolveProjectContext }, { getEnvironment }, { loadProject }, { clientOut, writeClient }, { dim, green, yellow }] = await Promise.all([
+      const [{ commandContext }, { getEnvironment }, { loadProject }, { clientOut, writeClient }, { dim, green, yellow }] = await Promise.all([
         import('../../deploy/context'),
         import('../../deploy/environments'),
         import('../../project'),
         import('../../clientgen/write'),
         import('../output'),
       ]);
-      const { root, app, target } = await resolveProjectContext(process.cwd());
+      const { root, app, target } = await commandContext(process.cwd());
       const environment = await getEnvironment(target, app, opts.env);
       const model = await loadProject(root);
       const r = await writeClient(model, environment, opts.lang, clientOut(opts.out, opts.lang));

@@ -39,8 +39,8 @@ export function formatBytes(n: number): string {
 
 /** What undeploy and env get/list need: the project context and the environments module, nothing of the build. */
 async function environmentCommand() {
-  const [{ resolveProjectContext }, environments] = await Promise.all([import('../../deploy/context'), import('../../deploy/environments')]);
-  return { ...(await resolveProjectContext(process.cwd())), environments };
+  const [{ commandContext }, environments] = await Promise.all([import('../../deploy/context'), import('../../deploy/environments')]);
+  return { ...(await commandContext(process.cwd())), environments };
 }
 
 export function register(program: Command): void {
@@ -55,12 +55,12 @@ export function register(program: Command): void {
     .option('--gpu-image <image>', 'with --preview: base image of GPU endpoints (default strato/worker-gpu:py<version>)')
     .action(async (opts: { env?: string; exclude?: string; wait?: boolean; preview?: boolean; cpuImage?: string; gpuImage?: string }) => {
       if (opts.preview) return (await import('./preview')).runPreview(opts);
-      const [{ resolveProjectContext }, { deployProject, sampleCall, READY_TIMEOUT_MS }, { formatDiagnostic }] = await Promise.all([
+      const [{ commandContext }, { deployProject, sampleCall, READY_TIMEOUT_MS }, { formatDiagnostic }] = await Promise.all([
         import('../../deploy/context'),
         import('../../deploy'),
         import('../../project'),
       ]);
-      const { root, target } = await resolveProjectContext(process.cwd());
+      const { root, target } = await commandContext(process.cwd());
       const progress = new Progress();
       const r = await deployProject(root, {
         target,

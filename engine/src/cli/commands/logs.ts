@@ -21,7 +21,7 @@ export function register(program: Command): void {
     .option('-f, --follow', 'keep printing new lines until Ctrl+C')
     .option('--json', 'one JSON object a line: time, worker, stream, level, text')
     .action(async (name: string, o: LogsOptions) => {
-      const [{ LOG_LIMITS }, { resolveProjectContext }, { findDeployedEndpoint }, { LogsClient, missingNodesNote }, out] = await Promise.all([
+      const [{ LOG_LIMITS }, { commandContext }, { findDeployedEndpoint }, { LogsClient, missingNodesNote }, out] = await Promise.all([
         import('../../protocol/logs'),
         import('../../deploy/context'),
         import('../../deploy/environments'),
@@ -33,7 +33,7 @@ export function register(program: Command): void {
         tail = /^\d+$/.test(o.tail) ? Number(o.tail) : NaN;
         if (!(tail <= LOG_LIMITS.maxTail)) throw new UserError(`--tail must be a whole number from 0 to ${LOG_LIMITS.maxTail}, got "${o.tail}"`);
       }
-      const { app, target } = await resolveProjectContext(process.cwd());
+      const { app, target } = await commandContext(process.cwd());
       const ep = await findDeployedEndpoint(target, app, o.env, name);
       const paint: Record<WorkerLogLine['level'], (s: string) => string> = { debug: out.dim, info: (s) => s, warn: out.yellow, error: out.red };
       const print = (l: WorkerLogLine) =>

@@ -5,8 +5,8 @@ import { bold, confirm, dim, green } from '../output';
 import { formatBytes } from './deploy';
 
 async function volumeContext() {
-  const [{ resolveProjectContext }, environments] = await Promise.all([import('../../deploy/context'), import('../../deploy/environments')]);
-  return { ...(await resolveProjectContext(process.cwd())), environments };
+  const [{ commandContext }, environments] = await Promise.all([import('../../deploy/context'), import('../../deploy/environments')]);
+  return { ...(await commandContext(process.cwd())), environments };
 }
 
 export function register(program: Command): void {
