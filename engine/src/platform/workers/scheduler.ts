@@ -326,7 +326,14 @@ export class Scheduler {
           this.d.supervisor.kill(w);
         } else if ((w.phase === 'ready' || w.phase === 'draining') && now - w.lastSeen > hungAfter) {
           this.d.log(`strato platform: worker ${w.id} sent no heartbeat for ${now - w.lastSeen} ms; replacing it`);
-          this.d.dispatch.workerGone(w, 'requeue', `worker ${w.id} stopped responding (no heartbeat)`);
+          // Python's threads stop together: a handler holding the GIL in one long call of C code (a huge regex, some
+          // extension) stops the heartbeat's thread too, which is the likelier cause than a stopped process.
+          this.d.dispatch.workerGone(
+            w,
+            'requeue',
+            `worker ${w.id} stopped responding (no heartbeat for ${Math.round(hungAfter / 1000)} s: a handler holding Python's GIL in one ` +
+              'long call of C code stops every thread of its worker, the heartbeat too; release it, e.g. split the call, or run it in a subprocess)',
+          );
           w.phase = 'stopping';
           this.d.supervisor.kill(w);
         }
