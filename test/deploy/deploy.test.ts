@@ -217,6 +217,9 @@ test('failures name what failed and what to do: wrong key, unreachable platform,
   assert.equal(badEnv.code, 1);
   assert.match(badEnv.stderr, /--env "bad name!" is not a valid environment name/);
   assert.doesNotMatch(badEnv.stderr, /build/, 'refused before building');
+  const live = await runCli(['deploy', '--env', 'live'], { cwd: dir, env });
+  assert.equal(live.code, 1);
+  assert.match(live.stderr, /--env live is strato dev's environment/);
   const badApp = await runCli(['deploy'], { cwd: dir, env: { ...env, STRATO_APP: 'my app' } });
   assert.match(badApp.stderr, /"my app" cannot be an app name .* set STRATO_APP to .* e\.g\. STRATO_APP=my-app/);
   const noKey = await runCli(['env', 'list'], { cwd: dir, env: { STRATO_API_URL: p.url, STRATO_API_KEY: '' } });

@@ -72,6 +72,8 @@ export function checkNames(app: string, environment: string | undefined): void {
   if (environment !== undefined && !APP_OR_ENV_NAME.test(environment)) {
     throw new UserError(`--env "${environment}" is not a valid environment name: ${APP_OR_ENV_NAME_RULE}, e.g. staging.`);
   }
+  if (environment === DEV_ENVIRONMENT)
+    throw new UserError(`--env ${DEV_ENVIRONMENT} is strato dev's environment (its live- endpoints, removed when it stops): deploy to another, e.g. staging.`);
 }
 
 export type EnvironmentChoice = { existing: Environment } | { create: string };
