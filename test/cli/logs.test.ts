@@ -72,6 +72,11 @@ test('--json prints one record a line; --tail 1 only the last one', async () => 
       .map((l) => JSON.parse(l)),
     lines.slice(-1),
   );
+  // --tail 0 asks for no past line: nothing printed, and no claim that the log is empty.
+  const none = await runCli(['logs', 'talker', '--tail', '0'], { cwd: dir, env });
+  assert.equal(none.code, 0, none.stderr);
+  assert.equal(none.stdout, '');
+  assert.doesNotMatch(none.stderr, /no log lines yet/);
 });
 
 test('--follow prints new lines as the workers write them, until Ctrl+C', async () => {

@@ -49,8 +49,13 @@ export function register(program: Command): void {
       if (!o.follow) {
         const page = await client.read(ep.id, { tail });
         warn(page);
-        if (!page.lines.length && !o.json) process.stderr.write(`${ep.name} has no log lines yet: its workers write them when they start.\n`);
+        if (!page.lines.length && !o.json && tail !== 0) process.stderr.write(`${ep.name} has no log lines yet: its workers write them when they start.\n`);
         page.lines.forEach(print);
+        // Fewer lines than asked and older ones left out: the answer's byte bound, said rather than passed off as the whole tail.
+        if (page.truncated && !o.json && tail !== undefined && page.lines.length < tail)
+          process.stderr.write(
+            `${out.dim(`(${page.lines.length} lines: one answer holds at most ${LOG_LIMITS.pageBytes / 1048576} MB of log; older lines left out)`)}\n`,
+          );
         return;
       }
       process.stderr.write(out.dim(`following ${ep.name} (${ep.id}); Ctrl+C stops\n`));
