@@ -1,7 +1,10 @@
 // Every validation rule: a case that triggers it (code, message, position) and one that must not.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
 import { analyzeFiles, analyzeSource, codes, HEADER } from '../helpers/analysis';
+import { REPO } from '../helpers/cli';
 
 const queue = (args: string, body = '    return {}') => `${HEADER}\n@Endpoint(${args})\ndef fn(x: int = 1):\n${body}\n`;
 
@@ -326,6 +329,37 @@ test('syntax errors are reported and never stop the analysis of the rest', async
   for (const junk of ['\u0000\u0001\u0002', '@Endpoint(', 'from strato import Endpoint\n@Endpoint(name=', 'x'.repeat(100000), '"""']) {
     await analyzeSource(junk); // must not throw
   }
+});
+
+test('a top-level file named like a module the worker runtime imports is an error on that file; other names are fine', async () => {
+  const src = queue('name="a"');
+  for (const [file, hidden] of [
+    ['json.py', "Python's json module, which the Strato runtime imports"],
+    ['strato.py', 'the strato package itself'],
+    ['socket/__init__.py', "Python's socket module"],
+  ]) {
+    const d = (await analyzeSource(src, file)).diagnostics;
+    assert.deepEqual(codes(d), ['shadowed-module'], file);
+    assert.equal(d[0].severity, 'error');
+    assert.ok(d[0].message.startsWith(`${file} has the name of ${hidden}`), d[0].message);
+    assert.match(d[0].message, /workers would fail to start; rename it/);
+  }
+  // A helper without endpoints hides the module as much as a worker file does.
+  assert.deepEqual(codes((await analyzeSource('x = 1\n', 'json.py')).diagnostics), ['shadowed-module']);
+  for (const file of ['jsonish.py', 'lib/json.py', 'code.py', 'worker.py']) assert.deepEqual(codes((await analyzeSource(src, file)).diagnostics), [], file);
+  // The catalog names every module the runtime imports: a new import in engine/python/strato is caught here.
+  const dir = path.join(REPO, 'engine/python/strato');
+  const runtime = fs
+    .readdirSync(dir)
+    .filter((f) => f.endsWith('.py'))
+    .map((f) => fs.readFileSync(path.join(dir, f), 'utf8'))
+    .join('\n');
+  const imported = new Set<string>();
+  for (const m of runtime.matchAll(/^\s*(?:import ([\w., ]+)|from (\w+)[\w.]* import)/gm))
+    for (const name of (m[1] ?? m[2]).split(',')) imported.add(name.trim().split(/[. ]/)[0]);
+  const { runtimeModules } = await import('../../engine/src/catalog');
+  const { STDLIB_MODULES } = await import('../../engine/src/project/stdlib');
+  for (const name of imported) if (STDLIB_MODULES.has(name)) assert.ok(runtimeModules.includes(name), `catalog.json runtimeModules lacks ${name}`);
 });
 
 test('a keyword argument given twice is an error (Python refuses it at import)', async () => {

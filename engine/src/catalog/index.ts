@@ -51,6 +51,8 @@ export const datacenters: readonly Datacenter[] = data.datacenters;
 export const cpuDatacenters: readonly string[] = data.cpuDatacenters;
 /** CUDA versions `min_cuda_version` accepts, oldest first. */
 export const cudaVersions: readonly string[] = data.cudaVersions;
+/** The modules the worker runtime imports (engine/python/strato, and strato itself): a project file of such a name hides them. */
+export const runtimeModules: readonly string[] = data.runtimeModules;
 export const scalerTypes: ReadonlyArray<{ id: string; doc: string }> = data.scalerTypes;
 export const serverlessTypes: ReadonlyArray<{ id: string; doc: string }> = data.serverlessTypes;
 /** NetworkVolume defaults and bounds, and where a container finds its volume. */

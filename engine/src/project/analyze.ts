@@ -17,7 +17,7 @@ import { evaluate, type EvalScope } from './values';
 import { children, functionInfo, rangeOf, typeDeclarationOf, walk } from './syntax';
 import { parameterMessage } from '../catalog/parameterRules';
 import { DiagnosticSink, ENDPOINT_NAME, isKnownParameter, validateEndpointArgs, type EndpointArgs } from './rules';
-import { checkTopLevelImports } from './imports';
+import { checkShadowedModule, checkTopLevelImports } from './imports';
 import { checkRoutes, readRoute, type RouteTarget } from './routes';
 
 export interface AnalyzeOptions {
@@ -67,6 +67,7 @@ export function analyzeTree(file: string, tree: ModuleTree, text: string, option
   // Every way of importing Endpoint names the module, so a file without the word needs no further look.
   const mentionsStrato = text.includes('strato');
   if (tree.hasError) reportSyntaxErrors(tree.errorRoots(), sink);
+  checkShadowedModule(file, sink);
   // Types a function's hints name may live in a module of their own, which need not mention strato.
   if (text.includes('TypedDict') || text.includes('dataclass')) model.types = typeDeclarations(tree.statements());
   if (!mentionsStrato) return model;

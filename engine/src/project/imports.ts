@@ -1,5 +1,6 @@
 // The "third-party package imported at the top of a worker file" rule and its fix: such imports belong inside
 // the function bodies, because the file is also imported where only the endpoint's workers have the package.
+import { runtimeModules } from '../catalog';
 import type { SyntaxNode } from './parser';
 import type { ModuleTree, Statement } from './segments';
 import type { FileModel, ImportInfo, Position } from './model';
@@ -130,3 +131,23 @@ function targetsIn(stmt: SyntaxNode, names: string[], statement: string): Target
 }
 
 export { rangeOf };
+
+/**
+ * A file at the top of the project named like a module the worker runtime imports (`json.py`, `strato.py`, a `socket/`
+ * package): Python finds the project's file first, so every worker of the project would fail to start. Said on the
+ * file itself, as an error: the build would package workers that cannot start.
+ */
+export function checkShadowedModule(file: string, sink: DiagnosticSink): void {
+  const parts = file.split('/');
+  const top = parts.length === 1 ? parts[0].replace(/\.py$/, '') : parts.length === 2 && parts[1] === '__init__.py' ? parts[0] : null;
+  if (top === null || !runtimeModules.includes(top)) return;
+  const what =
+    top === 'strato'
+      ? 'the strato package itself (from strato import Endpoint would import this file)'
+      : `Python's ${top} module, which the Strato runtime imports`;
+  sink.add(
+    'shadowed-module',
+    `${file} has the name of ${what}: Python finds the project's file first, so the endpoints' workers would fail to start; rename it, e.g. ${top}_utils${parts.length === 1 ? '.py' : '/'}`,
+    { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } },
+  );
+}

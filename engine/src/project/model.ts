@@ -34,6 +34,7 @@ export type RuleCode =
   | 'lb-no-routes'
   | 'duplicate-queue-function'
   | 'top-level-import'
+  | 'shadowed-module'
   | 'invalid-endpoint-name'
   | 'unknown-parameter'
   | 'duplicate-argument'
