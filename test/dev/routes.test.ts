@@ -37,6 +37,21 @@ test('queue functions are served at /<module path>/runsync, or /<module path>/<f
   assert.deepEqual(matchRoute(routes, 'GET', '/nope'), { pathMatched: false });
 });
 
+test('files with spaces or non-ASCII letters in their path are reached by the %-encoded path a client sends', async () => {
+  const api =
+    'from strato import Endpoint\napi = Endpoint(name="apí", cpu="cpu3c-1-2")\n\n@api.get("/items/{item_id}")\ndef item(item_id: str):\n    return {}\n';
+  const routes = devRoutes(await analyzeFiles({ 'my worker.py': SRC['workers/gpu_infer.py'], 'wörker/api.py': api }));
+  assert.deepEqual(
+    routes.map((r) => `${r.method} ${r.path}`),
+    ['POST /my worker/runsync', 'GET /wörker/api/items/{item_id}'],
+  );
+  assert.equal(matchRoute(routes, 'POST', '/my%20worker/runsync').route?.function.name, 'infer');
+  const lb = matchRoute(routes, 'GET', `/${encodeURIComponent('wörker')}/api/items/a%2Fb`);
+  assert.equal(lb.route?.function.name, 'item');
+  assert.equal(lb.endpointPath, '/items/a%2Fb', 'the route path is passed on as the client wrote it');
+  assert.deepEqual(matchRoute(routes, 'POST', '/my%zz/runsync'), { pathMatched: false }, 'a malformed escape matches nothing');
+});
+
 test('the OpenAPI document carries summaries, input wrappers, bodies, query and path parameters from type hints', async () => {
   const model = await analyzeFiles(SRC);
   const doc = devOpenApiDocument('demo', model, devRoutes(model)) as any;

@@ -67,10 +67,21 @@ export function matchRoute(routes: readonly DevRoute[], method: string, pathname
     pathMatched = true;
     if (r.method !== method) continue;
     const prefixLength = r.path.length - (r.routePath && r.routePath !== '/' ? r.routePath.length : 0);
-    const endpointPath = r.kind === 'LOAD_BALANCED' ? pathname.slice(prefixLength) || '/' : undefined;
+    // By segments: the request's are %-encoded, the route's (a file's path: spaces, non-ASCII letters) are not.
+    const prefixSegments = r.path.slice(0, prefixLength).split('/').length;
+    const endpointPath = r.kind === 'LOAD_BALANCED' ? `/${pathname.replace(/\/+$/, '').split('/').slice(prefixSegments).join('/')}` : undefined;
     return { route: r, pathMatched, endpointPath };
   }
   return { pathMatched };
+}
+
+/** A path segment %-decoded, or null when its escapes are malformed. */
+function decoded(segment: string): string | null {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return null;
+  }
 }
 
 function matchPath(pattern: string, pathname: string): Record<string, string> | undefined {
@@ -82,8 +93,10 @@ function matchPath(pattern: string, pathname: string): Record<string, string> | 
     const m = /^\{([^}]+)\}$/.exec(a[i]);
     if (m) {
       if (!b[i]) return undefined;
-      params[m[1]] = decodeURIComponent(b[i]);
-    } else if (a[i] !== b[i]) return undefined;
+      const value = decoded(b[i]);
+      if (value === null) return undefined;
+      params[m[1]] = value;
+    } else if (a[i] !== b[i] && a[i] !== decoded(b[i])) return undefined;
   }
   return params;
 }
