@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { analyzeFiles } from '../helpers/analysis';
-import { devRoutes, matchRoute } from '../../engine/src/dev/routes';
+import { devRoutes, matchRoute, routeCollisions } from '../../engine/src/dev/routes';
 import { devOpenApiDocument } from '../../engine/src/clientgen/openapi';
 
 const SRC = {
@@ -73,4 +73,19 @@ test('the OpenAPI document carries summaries, input wrappers, bodies, query and 
   const second = doc.paths['/multi/second/runsync'].post.requestBody.content['application/json'].schema.properties.input;
   assert.deepEqual(second.properties.items, { type: 'array', items: { type: 'integer' } });
   assert.deepEqual(doc.paths['/workers/gpu_infer/runsync'].post.responses['200'].content['application/json'].schema.properties.output, { type: 'object' });
+});
+
+test('two routes on one path (w.py with a function x, and w/x.py) are named: only the first is reached', async () => {
+  const two = 'from strato import Endpoint\n\n@Endpoint(name="f")\ndef f():\n    return 1\n\n@Endpoint(name="x")\ndef x():\n    return 2\n';
+  const one = 'from strato import Endpoint\n\n@Endpoint(name="g")\ndef g():\n    return 3\n';
+  const routes = devRoutes(await analyzeFiles({ 'w.py': two, 'w/x.py': one }));
+  const said = routeCollisions(routes);
+  assert.equal(said.length, 1);
+  const served = matchRoute(routes, 'POST', '/w/x/runsync').route!;
+  const hidden = served.function.name === 'x' ? 'w/x.py (g)' : 'w.py (x)';
+  assert.equal(
+    said[0],
+    `POST /w/x/runsync is served by ${served.endpoint.file} (${served.function.name}); ${hidden} has the same path and cannot be reached: rename one of the files or functions`,
+  );
+  assert.deepEqual(routeCollisions(devRoutes(await analyzeFiles(SRC))), []);
 });

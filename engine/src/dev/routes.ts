@@ -58,6 +58,23 @@ export function devRoutes(model: ProjectModel): DevRoute[] {
   return routes.sort((a, b) => a.path.localeCompare(b.path) || a.method.localeCompare(b.method));
 }
 
+/**
+ * Routes that share a method and path with one before them: a request reaches only the first (a file `w.py` with a
+ * function `x` beside a file `w/x.py` both serve /w/x/runsync). One sentence each, naming both.
+ */
+export function routeCollisions(routes: readonly DevRoute[]): string[] {
+  const first = new Map<string, DevRoute>();
+  const out: string[] = [];
+  const where = (r: DevRoute) => `${r.endpoint.file} (${r.function.name})`;
+  for (const r of routes) {
+    const key = `${r.method} ${r.path}`;
+    const served = first.get(key);
+    if (!served) first.set(key, r);
+    else out.push(`${key} is served by ${where(served)}; ${where(r)} has the same path and cannot be reached: rename one of the files or functions`);
+  }
+  return out;
+}
+
 /** Matches a request against the table; returns the route and the path on the endpoint (parameters filled in). */
 export function matchRoute(routes: readonly DevRoute[], method: string, pathname: string): { route?: DevRoute; pathMatched: boolean; endpointPath?: string } {
   let pathMatched = false;

@@ -9,7 +9,7 @@ import { appNameFor, checkNames } from '../deploy/context';
 import { DEBUG_ANNOUNCE_DIR, DEBUG_DIR_ENV, isLoopbackUrl } from '../protocol/debug';
 import { UserError } from '../util/errors';
 import { LiveEndpoints } from './liveEndpoints';
-import { devRoutes, type DevRoute } from './routes';
+import { devRoutes, routeCollisions, type DevRoute } from './routes';
 
 export interface SessionOptions {
   /** Workers listen for a debugger and announce it in <root>/.strato/debug (docs/debugging.md). */
@@ -80,13 +80,13 @@ export class DevSession {
     const errors = model.diagnostics.filter((d) => d.severity === 'error');
     if (errors.length) {
       // Serve what can be served; the broken routes say why.
-      this.routes = devRoutes(model);
+      this.setRoutes(model);
       this.model = model;
       this.errors = errors;
       return;
     }
     this.build = await buildProject(this.root, { model });
-    this.routes = devRoutes(model);
+    this.setRoutes(model);
     this.model = model;
     await this.live.setBuild(this.build);
   }
@@ -121,6 +121,11 @@ export class DevSession {
       }
     }
     return false;
+  }
+
+  private setRoutes(model: ProjectModel): void {
+    this.routes = devRoutes(model);
+    for (const c of routeCollisions(this.routes)) this.events.log?.(`warning: ${c}`);
   }
 
   /** Errors that make `route` unusable right now (its file, or the project when nothing was ever built). */
@@ -185,7 +190,7 @@ export class DevSession {
         const build = await buildProject(this.root, { model });
         await this.live.setBuild(build);
         this.build = build;
-        this.routes = devRoutes(model);
+        this.setRoutes(model);
         this.model = model;
         this.errors = [];
         this.events.reloaded?.([], Date.now() - started);
