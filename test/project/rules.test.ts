@@ -362,6 +362,35 @@ test('a top-level file named like a module the worker runtime imports is an erro
   for (const name of imported) if (STDLIB_MODULES.has(name)) assert.ok(runtimeModules.includes(name), `catalog.json runtimeModules lacks ${name}`);
 });
 
+test('@Endpoint on a method or a nested function, and a route inside a function, are errors: they would not be served', async () => {
+  const src =
+    `${HEADER}\napi = Endpoint(name="api", cpu="cpu3c-1-2")\n\n\nclass Holder:\n    @Endpoint(name="method")\n    def m(self, x: int):\n        return x\n\n\n` +
+    `def outer():\n    @Endpoint(name="nested")\n    def inner(x: int):\n        return x\n\n    @api.post("/later")\n    def later():\n        return 1\n\n    return inner\n\n\n` +
+    `@api.get("/ok")\ndef ok():\n    return 1\n`;
+  const m = await analyzeSource(src);
+  const nested = m.diagnostics.filter((d) => d.code === 'nested-endpoint');
+  assert.deepEqual(
+    nested.map((d) => [d.range.start.line + 1, d.severity, d.message.split(':')[0]]),
+    [
+      [7, 'error', 'm is a method'],
+      [13, 'error', 'inner is a nested function'],
+      [17, 'error', 'later is a nested function'],
+    ],
+  );
+  assert.match(nested[0].message, /Strato serves only module-level functions and classes, so this endpoint would not exist; move m to the top level/);
+  assert.match(nested[2].message, /so this route would not exist/);
+  assert.deepEqual(
+    m.endpoints.map((e) => e.name),
+    ['api'],
+    'the module-level ones are still found',
+  );
+  // A decorator of another library on a method is no business of Strato's.
+  assert.deepEqual(
+    codes((await analyzeSource(`${HEADER}\nimport functools\n\n\nclass C:\n    @functools.cache\n    def m(self):\n        return 1\n`)).diagnostics),
+    [],
+  );
+});
+
 test('a keyword argument given twice is an error (Python refuses it at import)', async () => {
   const d = await diagnose(queue('name="a", workers=(0, 1), workers=(0, 2)'));
   assert.deepEqual(codes(d), ['duplicate-argument']);

@@ -158,9 +158,53 @@ export function analyzeTree(file: string, tree: ModuleTree, text: string, option
   }
 
   for (const [variable, ep] of lbByVar) checkRoutes(ep, routeAttempts.has(variable), sink);
+  checkNestedEndpoints(statements, isEndpointCallee, lbByVar, sink);
   if (model.endpoints.length) checkTopLevelImports(model, tree, options.localModules, sink);
   sink.items.sort(byPosition);
   return model;
+}
+
+/**
+ * `@Endpoint(...)` or `@api.post(...)` on a method or a function inside another: only module-level functions and
+ * classes are served (the build, the dev server and the workers look there), so one found deeper is an error rather
+ * than an endpoint that silently is not there.
+ */
+function checkNestedEndpoints(
+  statements: Iterable<Statement<StatementFacts>>,
+  isEndpointCallee: (fn: SyntaxNode | null) => boolean,
+  lbVars: ReadonlyMap<string, EndpointSpec>,
+  sink: DiagnosticSink,
+): void {
+  for (const ref of statements) {
+    const t = ref.facts.type;
+    if (t !== 'class_definition' && t !== 'function_definition' && t !== 'decorated_definition') continue;
+    const top = ref.node();
+    const body = (t === 'decorated_definition' ? top.childForFieldName('definition') : top)?.childForFieldName('body');
+    if (!body || !body.text.includes('@')) continue;
+    walk(body, (n) => {
+      if (n.type === 'string') return false;
+      if (n.type !== 'decorated_definition') return true;
+      const def = n.childForFieldName('definition');
+      for (const d of children(n)) {
+        if (d.type !== 'decorator') continue;
+        const expr = d.namedChildren.find((c) => c && c.type !== 'comment') ?? null;
+        const fn = expr?.type === 'call' ? expr.childForFieldName('function') : expr;
+        const route = fn?.type === 'attribute' && lbVars.has(fn.childForFieldName('object')?.text ?? '');
+        if (!isEndpointCallee(fn) && !route) continue;
+        const name = def?.childForFieldName('name')?.text ?? 'this definition';
+        const where =
+          top.type === 'class_definition' || (t === 'decorated_definition' && top.childForFieldName('definition')?.type === 'class_definition')
+            ? 'a method'
+            : 'a nested function';
+        sink.add(
+          'nested-endpoint',
+          `${name} is ${where}: Strato serves only module-level functions and classes, so this ${route ? 'route' : 'endpoint'} would not exist; move ${name} to the top level of the file`,
+          rangeOf(d),
+        );
+      }
+      return true;
+    });
+  }
 }
 
 /** What one decorated definition declares: queue endpoints, routes (and route attempts) of endpoint variables. */

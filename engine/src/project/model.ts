@@ -35,6 +35,7 @@ export type RuleCode =
   | 'duplicate-queue-function'
   | 'top-level-import'
   | 'shadowed-module'
+  | 'nested-endpoint'
   | 'invalid-endpoint-name'
   | 'unknown-parameter'
   | 'duplicate-argument'
