@@ -158,7 +158,8 @@ export function analyzeTree(file: string, tree: ModuleTree, text: string, option
   }
 
   for (const [variable, ep] of lbByVar) checkRoutes(ep, routeAttempts.has(variable), sink);
-  checkNestedEndpoints(statements, isEndpointCallee, lbByVar, sink);
+  // A nested decorator is an indented line that starts with @: a file without one needs no walk (most files).
+  if (/^[ \t]+@/m.test(text)) checkNestedEndpoints(statements, isEndpointCallee, lbByVar, sink);
   if (model.endpoints.length) checkTopLevelImports(model, tree, options.localModules, sink);
   sink.items.sort(byPosition);
   return model;
@@ -180,7 +181,7 @@ function checkNestedEndpoints(
     if (t !== 'class_definition' && t !== 'function_definition' && t !== 'decorated_definition') continue;
     const top = ref.node();
     const body = (t === 'decorated_definition' ? top.childForFieldName('definition') : top)?.childForFieldName('body');
-    if (!body || !body.text.includes('@')) continue;
+    if (!body) continue;
     walk(body, (n) => {
       if (n.type === 'string') return false;
       if (n.type !== 'decorated_definition') return true;

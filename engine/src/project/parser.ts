@@ -5,7 +5,7 @@ import path from 'node:path';
 import { Language, Parser } from 'web-tree-sitter';
 import { applyWasmTier } from '../util/wasmTier';
 
-export type { Edit, Node as SyntaxNode, Point, Tree } from 'web-tree-sitter';
+export type { Edit, Node as SyntaxNode, Point, Tree, TreeCursor } from 'web-tree-sitter';
 export { Parser };
 
 let loading: Promise<Language> | undefined;

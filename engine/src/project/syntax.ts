@@ -1,5 +1,5 @@
 // Small helpers over tree-sitter nodes: ranges, function signatures, docstrings, and bounded walks.
-import type { SyntaxNode } from './parser';
+import type { SyntaxNode, TreeCursor } from './parser';
 import type { FunctionInfo, ParamInfo, Range, TypeDeclaration, TypeExpr, TypeField } from './model';
 
 export function rangeOf(node: SyntaxNode): Range {
@@ -29,6 +29,36 @@ export function walk(node: SyntaxNode, visit: (n: SyntaxNode) => boolean | void)
         if (depth === 0) return;
         if (cursor.gotoNextSibling()) {
           descend = visit(cursor.currentNode) !== false;
+          break;
+        }
+        cursor.gotoParent();
+        depth--;
+      }
+    }
+  } finally {
+    cursor.delete();
+  }
+}
+
+/**
+ * `walk`, with the cursor itself given to `visit` (its nodeType, currentFieldName, nodeText): no node object is made
+ * for a node `visit` does not ask for (`cursor.currentNode`), which is most of the cost of a walk.
+ */
+export function walkCursor(node: SyntaxNode, visit: (c: TreeCursor) => boolean | void): void {
+  const cursor = node.walk();
+  try {
+    let depth = 0;
+    let descend = visit(cursor) !== false;
+    for (;;) {
+      if (descend && cursor.gotoFirstChild()) {
+        depth++;
+        descend = visit(cursor) !== false;
+        continue;
+      }
+      for (;;) {
+        if (depth === 0) return;
+        if (cursor.gotoNextSibling()) {
+          descend = visit(cursor) !== false;
           break;
         }
         cursor.gotoParent();
@@ -300,20 +330,22 @@ export function typeDeclarationOf(def: SyntaxNode, outer: SyntaxNode, typedDicts
 function bodyReferences(body: SyntaxNode): Pick<FunctionInfo, 'bodyImports' | 'bodyNames'> {
   const bodyImports: FunctionInfo['bodyImports'] = [];
   const names = new Set<string>();
-  walk(body, (n) => {
-    if (n.type === 'string' || n.type === 'import_statement') return false;
-    if (n.type === 'identifier') {
-      const parent = n.parent;
-      const field = parent?.type === 'attribute' ? 'attribute' : parent?.type === 'keyword_argument' ? 'name' : null;
-      if (!field || parent!.childForFieldName(field)?.id !== n.id) names.add(n.text);
+  walkCursor(body, (c) => {
+    const type = c.nodeType;
+    if (type === 'identifier') {
+      // Not `x.name` (an attribute) nor `name=` (a keyword, or a definition's own name): reads only.
+      const field = c.currentFieldName;
+      if (field !== 'attribute' && field !== 'name') names.add(c.nodeText);
       return false;
     }
-    if (n.type !== 'import_from_statement') return true;
+    if (type === 'string' || type === 'import_statement') return false;
+    if (type !== 'import_from_statement') return true;
+    const n = c.currentNode;
     const moduleNode = n.childForFieldName('module_name');
     if (!moduleNode) return false;
     const imported = children(n)
-      .filter((c) => c.id !== moduleNode.id)
-      .map((c) => (c.type === 'aliased_import' ? c.childForFieldName('name')?.text : c.text) ?? '')
+      .filter((x) => x.id !== moduleNode.id)
+      .map((x) => (x.type === 'aliased_import' ? x.childForFieldName('name')?.text : x.text) ?? '')
       .filter(Boolean);
     bodyImports.push({ module: moduleNode.text, names: imported });
     return false;
