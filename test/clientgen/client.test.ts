@@ -213,6 +213,11 @@ test("strato client --out names the file itself when it ends in the language's e
   const folder = await runCli(['client', '--out', 'odd.ts'], { cwd: dir, env });
   assert.equal(folder.code, 0, folder.stderr);
   assert.ok(existsSync(path.join(dir, 'odd.ts', 'typed-production.ts')));
+  // The other language's extension is a mix-up, said before anything is written (it made a folder named c.json).
+  const mixed = await runCli(['client', '--out', 'c.json'], { cwd: dir, env });
+  assert.equal(mixed.code, 1);
+  assert.match(mixed.stderr, /--out c\.json names a \.json file, and the TypeScript client is a \.ts one: write it to c\.ts, or pass --lang openapi/);
+  assert.equal(existsSync(path.join(dir, 'c.json')), false);
 });
 
 test('strato client --lang openapi writes the environment document: every jobs API call and route, typed, with the key scheme', async () => {

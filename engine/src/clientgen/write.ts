@@ -34,7 +34,15 @@ const EXTENSION: Record<ClientLanguage, string> = { ts: '.ts', openapi: '.json' 
  */
 export function clientOut(out: string, lang: ClientLanguage): { dir: string } | { file: string } {
   const folder = existsSync(out) && statSync(out).isDirectory();
-  return !folder && out.endsWith(EXTENSION[lang]) ? { file: out } : { dir: out };
+  if (!folder && out.endsWith(EXTENSION[lang])) return { file: out };
+  // A file of the other language's kind (`--out api.json` for the TypeScript client) is a mix-up, not a folder's name.
+  const other = (Object.keys(EXTENSION) as ClientLanguage[]).find((l) => l !== lang && out.endsWith(EXTENSION[l]));
+  if (!folder && other)
+    throw new UserError(
+      `--out ${out} names a ${EXTENSION[other]} file, and the ${lang === 'ts' ? 'TypeScript client' : 'OpenAPI document'} is a ${EXTENSION[lang]} one: ` +
+        `write it to ${out.slice(0, -EXTENSION[other].length)}${EXTENSION[lang]}, or pass --lang ${other}`,
+    );
+  return { dir: out };
 }
 
 /** `out` is a folder (the file is named by clientFileName) or the file itself. */
