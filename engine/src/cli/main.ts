@@ -35,6 +35,24 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
+/**
+ * A file system refusal on a path of the user's (a file where a folder is needed, no permission, a full disk): a
+ * problem of that path, said with it, not a bug of Strato's.
+ */
+function fileSystemProblem(e: NodeJS.ErrnoException): string | null {
+  if (typeof e?.path !== 'string' || typeof e.code !== 'string') return null;
+  const why: Record<string, string> = {
+    ENOTDIR: 'a part of it is a file where a folder is needed; move or remove that file',
+    EISDIR: 'it is a folder where a file is needed; move or remove it',
+    EEXIST: 'something is already there where a folder or file is to be made; move or remove it',
+    EACCES: 'permission denied; check the owner and mode of the path (ls -ld)',
+    EPERM: 'the operation is not permitted on it; check the owner and mode of the path (ls -ld)',
+    ENOSPC: 'no space is left on its device',
+    EROFS: 'it is on a read-only file system',
+  };
+  return why[e.code] ? `cannot ${e.syscall ?? 'use'} ${e.path}: ${why[e.code]} (${e.code})` : null;
+}
+
 function reportError(err: unknown): number {
   const e = err as { code?: string; exitCode?: number; message?: string };
   if (typeof e.code === 'string' && e.code.startsWith('commander.')) {
@@ -44,6 +62,11 @@ function reportError(err: unknown): number {
   if (err instanceof UserError) {
     process.stderr.write(err.preformatted ? `${err.message}\n` : `error: ${err.message}\n`);
     return err.exitCode;
+  }
+  const fsProblem = fileSystemProblem(err as NodeJS.ErrnoException);
+  if (fsProblem) {
+    process.stderr.write(`error: ${fsProblem}\n`);
+    return 1;
   }
   process.stderr.write(`error: ${e.message ?? String(err)}\n`);
   if (process.env.STRATO_DEBUG) process.stderr.write(`${(err as Error).stack ?? ''}\n`);
