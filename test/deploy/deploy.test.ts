@@ -183,6 +183,11 @@ test('environments: --env staging beside production, env list, ambiguity without
   const missing = await runCli(['env', 'get', 'staging'], { cwd: dir, env });
   assert.equal(missing.code, 1);
   assert.match(missing.stderr, /app "multi" has no environment "staging" \(it has production\)/);
+  // Every environment undeployed: env list says so rather than print nothing.
+  assert.equal((await runCli(['undeploy', '--env', 'production', '--yes'], { cwd: dir, env })).code, 0);
+  const none = await runCli(['env', 'list'], { cwd: dir, env });
+  assert.equal(none.code, 0, none.stderr);
+  assert.equal(none.stdout, 'app multi has no environments (all were undeployed): strato deploy makes production\n');
 });
 
 test('STRATO_APP overrides the app name taken from the directory', async () => {
@@ -217,6 +222,9 @@ test('failures name what failed and what to do: wrong key, unreachable platform,
   assert.equal(badEnv.code, 1);
   assert.match(badEnv.stderr, /--env "bad name!" is not a valid environment name/);
   assert.doesNotMatch(badEnv.stderr, /build/, 'refused before building');
+  const image = await runCli(['deploy', '--cpu-image', 'python:3.12-slim'], { cwd: dir, env });
+  assert.equal(image.code, 1);
+  assert.match(image.stderr, /--cpu-image is for --preview \(the base images of its containers\): add --preview, or leave it out/);
   const live = await runCli(['deploy', '--env', 'live'], { cwd: dir, env });
   assert.equal(live.code, 1);
   assert.match(live.stderr, /--env live is strato dev's environment/);

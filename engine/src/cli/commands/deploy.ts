@@ -55,6 +55,11 @@ export function register(program: Command): void {
     .option('--gpu-image <image>', 'with --preview: base image of GPU endpoints (default strato/worker-gpu:py<version>)')
     .action(async (opts: { env?: string; exclude?: string; wait?: boolean; preview?: boolean; cpuImage?: string; gpuImage?: string }) => {
       if (opts.preview) return (await import('./preview')).runPreview(opts);
+      const previewOnly = [opts.cpuImage !== undefined && '--cpu-image', opts.gpuImage !== undefined && '--gpu-image'].filter(Boolean);
+      if (previewOnly.length)
+        throw new UserError(
+          `${previewOnly.join(' and ')} ${previewOnly.length > 1 ? 'are' : 'is'} for --preview (the base images of its containers): add --preview, or leave ${previewOnly.length > 1 ? 'them' : 'it'} out`,
+        );
       const [{ commandContext }, { deployProject, sampleCall, READY_TIMEOUT_MS }, { formatDiagnostic }] = await Promise.all([
         import('../../deploy/context'),
         import('../../deploy'),
@@ -148,6 +153,10 @@ export function register(program: Command): void {
       const { app, target, environments } = await environmentCommand();
       const list = await environments.listEnvironments(target, app);
       if (opts.json) process.stdout.write(JSON.stringify(list, null, 2) + '\n');
+      else if (list.length === 0)
+        process.stdout.write(
+          `app ${app} has no environments (all were undeployed): strato deploy makes ${(await import('../../deploy/context')).DEFAULT_ENVIRONMENT}\n`,
+        );
       else
         for (const e of list)
           process.stdout.write(`${e.environment.padEnd(20)} ${String(e.endpoints).padStart(3)} endpoint(s)${e.buildId ? `  build ${e.buildId}` : ''}\n`);
