@@ -250,6 +250,16 @@ test('warnings do not stop the build and are printed with file:line', async () =
   const r = await runCli(['build'], { cwd: dir });
   assert.equal(r.code, 0, r.stderr);
   assert.match(r.stderr, /cpu_worker\.py:1:1: warning: 'requests' is a third-party package/);
+  assert.doesNotMatch(r.stderr, /pyproject\.toml/, "the template's empty list says nothing");
+  // pyproject.toml's dependencies are not what the build installs: said, with where they go.
+  const pyproject = path.join(dir, 'pyproject.toml');
+  writeFileSync(pyproject, readFileSync(pyproject, 'utf8').replace('dependencies = []', 'dependencies = [\n  "requests>=2",  # HTTP\n  "pillow",\n]'));
+  const listed = await runCli(['build'], { cwd: dir });
+  assert.equal(listed.code, 0, listed.stderr);
+  assert.match(
+    listed.stderr,
+    /pyproject\.toml:\d+:1: warning: pyproject\.toml lists dependencies \(requests>=2, pillow\), which the build does not install: put those every endpoint needs in requirements\.txt/,
+  );
 });
 
 test('the deployment size limit is 1500 MB and its error suggests --exclude', () => {

@@ -81,6 +81,7 @@ name = "${projectName.replace(/[^A-Za-z0-9._-]/g, '-').toLowerCase() || 'strato-
 version = "0.1.0"
 description = "Serverless endpoints built with Strato"
 requires-python = ">=3.10"
+# Strato installs requirements.txt and each endpoint's dependencies=[...], not this list.
 dependencies = []
 `,
     'requirements.txt': `# Packages every endpoint needs, installed at build time and bundled with the artifact.

@@ -36,6 +36,7 @@ export type RuleCode =
   | 'top-level-import'
   | 'shadowed-module'
   | 'nested-endpoint'
+  | 'pyproject-dependencies'
   | 'invalid-endpoint-name'
   | 'unknown-parameter'
   | 'duplicate-argument'
