@@ -123,7 +123,9 @@ async function callRoute(
   contentType: string | undefined,
 ): Promise<Reply> {
   const ep = await session.live.ensureWithPeers(route.endpoint.name);
-  const timeoutMs = route.endpoint.config.executionTimeoutMs ?? limits.defaultClientTimeoutMs;
+  // The platform answers a route that runs too long itself (504, at the endpoint's execution timeout, 600 s unless it
+  // sets one), after a cold start of up to 2 minutes: this side waits that long, as a client of the deployed one does.
+  const timeoutMs = (route.endpoint.config.executionTimeoutMs ?? limits.defaultExecutionLimitMs) + 120_000;
   const r = await send(session.target, method, `/lb/${encodeURIComponent(ep.id)}${endpointPath}${search}`, {
     raw: body.length ? body : undefined,
     headers: body.length ? { 'content-type': contentType ?? 'application/json' } : {},
