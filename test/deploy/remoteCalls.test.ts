@@ -60,6 +60,15 @@ async def countdown(n: int):
         yield i
 
 
+@Endpoint(name="ticks", cpu="cpu3c-1-2")
+def ticks(n: int, fail_at: int = -1, big: int = 0):
+    """A generator: its values reach a caller as they are yielded."""
+    for i in range(n):
+        if i == fail_at:
+            raise ValueError(f"stopped at {i}")
+        yield "x" * big if big else i
+
+
 @Endpoint(name="fails", cpu="cpu3c-1-2")
 def fails(reason: str) -> dict:
     """Always fails."""
@@ -100,6 +109,24 @@ test('an endpoint calls one defined in its own file and one imported at the top 
   const r = await python(`from chain_worker import twice\nprint(twice([2, 4]))\n`, dir, env);
   assert.equal(r.code, 0, r.stderr);
   assert.equal(r.stdout.trim(), '6.0');
+});
+
+test('a generator endpoint called from a script streams: the values before a failure arrive, then the error; split values come whole', async () => {
+  const r = await python(
+    `from chain_worker import ticks
+got = []
+try:
+    for v in ticks(4, fail_at=2):
+        got.append(v)
+except Exception as e:
+    print(type(e).__name__, got, "ValueError: stopped at 2" in str(e))
+print([len(v) for v in ticks(2, big=1_500_000)])
+`,
+    dir,
+    env,
+  );
+  assert.equal(r.code, 0, r.stderr);
+  assert.deepEqual(r.stdout.trim().split('\n'), ['StratoRemoteError [0, 1] True', '[1500000, 1500000]']);
 });
 
 test('an async generator endpoint called from a script is an async generator, deployed or run locally', async () => {

@@ -305,6 +305,62 @@ def call_queue(endpoint, fn, args, kwargs):
     return job.get("output")
 
 
+_ENDED = ("COMPLETED", "FAILED", "CANCELLED", "TIMED_OUT")
+
+
+def stream_queue(endpoint, fn, args, kwargs):
+    """Runs a generator function on its queue-based endpoint (/run) and yields each value as the handler yields it
+    (/stream), the pieces of a value the platform split (over 1 MB) put together again. A failure is raised after
+    the values that came before it, as iterating the function locally would."""
+    import urllib.parse
+
+    payload = _arguments(fn, args, kwargs)
+    ep = lookup(endpoint.name)
+    status, job = _request("POST", f"{ep['url']}/run", ep["key"], {"input": payload})
+    if status != 200 or not isinstance(job, dict) or not job.get("id"):
+        raise StratoRemoteError(f"endpoint '{endpoint.name}' refused the call (HTTP {status}): {_error_text(job)}", status=status)
+    job_id = job["id"]
+    stream_url = f"{ep['url']}/stream/{urllib.parse.quote(job_id, safe='')}"
+    status_url = f"{ep['url']}/status/{urllib.parse.quote(job_id, safe='')}"
+    timeout_ms = endpoint.execution_timeout_ms or ep["timeout_ms"] or DEFAULT_CLIENT_TIMEOUT_MS
+    deadline = time.monotonic() + timeout_ms / 1000
+    pieces = []
+    ended = False
+    while True:
+        status, chunks = _request("GET", stream_url, ep["key"], timeout=330)
+        if status != 200 or not isinstance(chunks, list):
+            raise StratoRemoteError(f"stream of job {job_id} on '{endpoint.name}' failed (HTTP {status}): {_error_text(chunks)}",
+                                    status=status, job_id=job_id)
+        for chunk in chunks:
+            value = chunk.get("output") if isinstance(chunk, dict) else chunk
+            metrics = (chunk.get("metrics") if isinstance(chunk, dict) else None) or {}
+            if "parts" not in metrics:
+                yield value
+                continue
+            pieces.append(value)
+            if metrics.get("part") == metrics["parts"] - 1:
+                text, pieces = "".join(pieces), []
+                yield json.loads(text) if metrics.get("json") else text
+        if chunks:
+            continue
+        if ended:  # every chunk of an ended job delivered
+            break
+        status, job = _request("GET", status_url, ep["key"])
+        if status != 200 or not isinstance(job, dict):
+            raise StratoRemoteError(f"status of job {job_id} on '{endpoint.name}' failed (HTTP {status}): {_error_text(job)}",
+                                    status=status, job_id=job_id)
+        # Ended: one more read takes what came between the empty answer and this one.
+        ended = job.get("status") in _ENDED
+        if not ended and time.monotonic() >= deadline:
+            raise StratoRemoteError(
+                f"endpoint '{endpoint.name}' did not finish job {job_id} within {timeout_ms} ms "
+                "(set execution_timeout_ms for longer jobs)", status=job.get("status"), job_id=job_id)
+    if job.get("status") != "COMPLETED":
+        raise StratoRemoteError(
+            f"endpoint '{endpoint.name}' job {job_id} {job.get('status')}: {job.get('error') or 'no error text'}",
+            status=job.get("status"), job_id=job_id)
+
+
 def call_route(endpoint, method, path, fn, args, kwargs):
     """Calls a load-balanced route: path parameters filled in, the rest as the JSON body (or query for GET/DELETE)."""
     import urllib.parse

@@ -240,7 +240,10 @@ def _dispatching_wrapper(endpoint, fn, route):
         def wrapper(*args, **kwargs):
             if _remote.runs_locally(endpoint):
                 return (yield from fn(*args, **kwargs))
-            yield from (remote(args, kwargs) or [])
+            if route is None:  # each value as the handler yields it
+                yield from _remote.stream_queue(endpoint, fn, args, kwargs)
+            else:
+                yield from (remote(args, kwargs) or [])
     elif flags & _CO_ASYNC_GENERATOR:
         async def wrapper(*args, **kwargs):
             if _remote.runs_locally(endpoint):
@@ -249,7 +252,14 @@ def _dispatching_wrapper(endpoint, fn, route):
                 return
             import asyncio
 
-            for value in await asyncio.to_thread(remote, args, kwargs) or []:
+            if route is not None:
+                for value in await asyncio.to_thread(remote, args, kwargs) or []:
+                    yield value
+                return
+            # Each value as the handler yields it; the event loop goes on while a read waits.
+            values = _remote.stream_queue(endpoint, fn, args, kwargs)
+            end = object()
+            while (value := await asyncio.to_thread(next, values, end)) is not end:
                 yield value
     else:
         def wrapper(*args, **kwargs):
