@@ -8,7 +8,7 @@ from .catalog import DEFAULT_CLIENT_TIMEOUT_MS
 
 __all__ = ["EndpointJob"]
 
-_ENDED = ("COMPLETED", "FAILED", "CANCELLED", "TIMED_OUT")
+_ENDED = _remote.ENDED
 
 
 def _base(endpoint_id):
@@ -75,14 +75,14 @@ class EndpointJob:
         return self._status
 
     def stream(self):
-        """Yields the job's stream chunks (the outputs a generator handler yields) as they arrive."""
+        """Yields the job's stream values (what a generator handler yields) as they arrive, split ones whole."""
+        pieces = []
         while True:
             url, key = self._url("stream")
             status, body = _remote._request("GET", url, key, timeout=330)
             if status >= 400 or not isinstance(body, list):
                 _checked(status, body, f"stream of job {self.id}")
-            for chunk in body:
-                yield chunk.get("output") if isinstance(chunk, dict) else chunk
+            yield from _remote.stream_values(body, pieces)
             if not body and self.status() in _ENDED:
                 return
 

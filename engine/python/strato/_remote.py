@@ -305,7 +305,23 @@ def call_queue(endpoint, fn, args, kwargs):
     return job.get("output")
 
 
-_ENDED = ("COMPLETED", "FAILED", "CANCELLED", "TIMED_OUT")
+ENDED = ("COMPLETED", "FAILED", "CANCELLED", "TIMED_OUT")  # the job states that are final
+
+
+def stream_values(chunks, pieces):
+    """The handler's values in a /stream answer: a value the platform split (over 1 MB: metrics part, parts and, for
+    JSON text, json) is put together from its pieces; `pieces` holds those of one not complete yet, across answers."""
+    for chunk in chunks:
+        value = chunk.get("output") if isinstance(chunk, dict) else chunk
+        metrics = (chunk.get("metrics") if isinstance(chunk, dict) else None) or {}
+        if "parts" not in metrics:
+            yield value
+            continue
+        pieces.append(value)
+        if metrics.get("part") == metrics["parts"] - 1:
+            text = "".join(pieces)
+            pieces.clear()
+            yield json.loads(text) if metrics.get("json") else text
 
 
 def stream_queue(endpoint, fn, args, kwargs):
@@ -331,16 +347,7 @@ def stream_queue(endpoint, fn, args, kwargs):
         if status != 200 or not isinstance(chunks, list):
             raise StratoRemoteError(f"stream of job {job_id} on '{endpoint.name}' failed (HTTP {status}): {_error_text(chunks)}",
                                     status=status, job_id=job_id)
-        for chunk in chunks:
-            value = chunk.get("output") if isinstance(chunk, dict) else chunk
-            metrics = (chunk.get("metrics") if isinstance(chunk, dict) else None) or {}
-            if "parts" not in metrics:
-                yield value
-                continue
-            pieces.append(value)
-            if metrics.get("part") == metrics["parts"] - 1:
-                text, pieces = "".join(pieces), []
-                yield json.loads(text) if metrics.get("json") else text
+        yield from stream_values(chunks, pieces)
         if chunks:
             continue
         if ended:  # every chunk of an ended job delivered
@@ -350,7 +357,7 @@ def stream_queue(endpoint, fn, args, kwargs):
             raise StratoRemoteError(f"status of job {job_id} on '{endpoint.name}' failed (HTTP {status}): {_error_text(job)}",
                                     status=status, job_id=job_id)
         # Ended: one more read takes what came between the empty answer and this one.
-        ended = job.get("status") in _ENDED
+        ended = job.get("status") in ENDED
         if not ended and time.monotonic() >= deadline:
             raise StratoRemoteError(
                 f"endpoint '{endpoint.name}' did not finish job {job_id} within {timeout_ms} ms "
