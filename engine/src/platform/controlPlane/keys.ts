@@ -19,7 +19,7 @@ export const KEY_SYNC_MS = 10_000;
 /** The part of a key shown to recognise it: `strato_` and 5 characters (30 of its 256 random bits). */
 const PREFIX_LENGTH = 12;
 /** A cluster node's platform key as the other nodes know it (KeyRing.share). */
-export const nodeKeyName = (nodeId: string, hash: string): string => `${PLATFORM_KEY_ID}-${nodeId}-${hash.slice(0, 6)}`;
+const nodeKeyName = (nodeId: string, hash: string): string => `${PLATFORM_KEY_ID}-${nodeId}-${hash.slice(0, 6)}`;
 
 export type Authentication = { principal: Principal } | { refused: string };
 
@@ -186,7 +186,7 @@ export class KeyRing {
       const name = nodeKeyName(nodeId, hash);
       // No prefix: a key given with --api-key may be short enough for one to show all of it.
       const row: KeyRow = {
-        id: `key_${hash.slice(0, 16)}`,
+        id: `key_${randomBytes(8).toString('hex')}`,
         name,
         hash,
         prefix: '',
