@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ManualClock } from '../../engine/src/platform/clock';
-import { jsonDepth } from '../../engine/src/platform/jobsApi';
+import { jsonDepth } from '../../engine/src/util/jsonText';
 import { limits } from '../../engine/src/platform/options';
 import { buildTestArtifact } from '../helpers/artifact';
 import { call, deploy, startTestPlatform, TEST_KEY, waitUntil, type TestPlatform } from '../helpers/platform';

@@ -13,6 +13,7 @@ import type { ControlPlane } from './controlPlane/service';
 import type { KeyRing } from './controlPlane/keys';
 import { unavailable } from './errors';
 import { UserError } from '../util/errors';
+import { hostPort, isWildcardHost } from '../util/hostUrl';
 import { readBody, sendError } from './http';
 import type { JobEngine } from './jobs/jobEngine';
 import { CHANGES_CHANNEL } from './store/sqlStore';
@@ -37,14 +38,14 @@ export const NODE_ID_PATTERN = 'n[0-9a-z]{10}';
  */
 export function defaultNodeUrl(host: string, port: number, interfaces = os.networkInterfaces()): string {
   let h = host;
-  if (host === '0.0.0.0' || host === '::') {
+  if (isWildcardHost(host)) {
     const external = Object.values(interfaces)
       .flat()
       .filter((a) => a && !a.internal && (a.family === 'IPv4' || host === '::'));
     const pick = external.find((a) => a!.family === 'IPv4') ?? external.find((a) => !a!.address.startsWith('fe80:'));
     h = pick?.address ?? '127.0.0.1';
   }
-  return `http://${h.includes(':') ? `[${h}]` : h}:${port}`;
+  return `http://${hostPort(h, port)}`;
 }
 
 /** This node's instance id, kept in its data dir so that a restarted node finds its own jobs again. */

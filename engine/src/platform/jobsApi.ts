@@ -4,7 +4,7 @@
 // cluster, `/health` (serviceHealth.ts) and `/purge-queue` answer for the whole service (every live node adds its own
 // part), the queue bound is the service's (queueBound.ts), and a `/runsync` job handed to another node's workers is
 // waited for there.
-import { memberText } from '../util/jsonText';
+import { jsonDepth, memberText } from '../util/jsonText';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { mayInvoke, refusal } from './auth';
 import type { KeyRing } from './controlPlane/keys';
@@ -190,22 +190,6 @@ function extractInput(body: Buffer): string | { error: string } {
       error: `the body nests arrays and objects more than ${limits.inputDepthMax} levels deep, deeper than a worker's JSON decoder goes; flatten the input`,
     };
   return memberText(text, 'input') ?? JSON.stringify(input);
-}
-
-/** How deep the arrays and objects of a valid JSON text nest (brackets inside strings do not count). */
-export function jsonDepth(text: string): number {
-  let depth = 0;
-  let max = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c === 0x22) {
-      // A string: to its closing quote, stepping over escapes.
-      for (i++; i < text.length && text.charCodeAt(i) !== 0x22; i++) if (text.charCodeAt(i) === 0x5c) i++;
-    } else if (c === 0x5b || c === 0x7b) {
-      if (++depth > max) max = depth;
-    } else if (c === 0x5d || c === 0x7d) depth--;
-  }
-  return max;
 }
 
 function status(d: JobsApiDeps, req: IncomingMessage, res: ServerResponse, job: Job): void {

@@ -21,6 +21,7 @@ import DataLoader from 'dataloader';
 import { Dispatcher } from './jobs/dispatch';
 import { INSTANCE_ID, JobEngine } from './jobs/jobEngine';
 import { defaultNodeUrl, nodeIdOf } from './cluster';
+import { localUrl } from '../util/hostUrl';
 import { ClusterNode } from './clusterNode';
 import { serviceHosts } from './serviceHosts';
 import { LbRouter } from './lbRouter';
@@ -94,10 +95,7 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
     const delays = { eagerMs: o.groupCommitMs, lazyMs: o.lazyCommitMs, syncMs: o.syncCommitMs };
     const writer = new JobWriter(store, delays, (e) => o.log(`strato platform: the job store could not commit (${e.message}); retrying`));
     let port = o.port;
-    const workerUrl = () => {
-      const h = o.host === '0.0.0.0' || o.host === '::' ? '127.0.0.1' : o.host;
-      return `http://${h.includes(':') ? `[${h}]` : h}:${port}`;
-    };
+    const workerUrl = () => localUrl(o.host, port);
 
     // The parts reference each other through these late-bound hooks.
     let scheduler: Scheduler | null = null;
@@ -316,8 +314,7 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
     const addr = await listen(server, o.host, o.port);
     port = addr.port;
     // A wildcard address is not one clients can call: local clients use loopback, remote ones --public-url.
-    const host = o.host === '0.0.0.0' || o.host === '::' ? '127.0.0.1' : o.host;
-    baseUrl = (o.publicUrl ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`).replace(/\/+$/, '');
+    baseUrl = (o.publicUrl ?? localUrl(o.host, port)).replace(/\/+$/, '');
     if (o.database) {
       nodeUrl = o.nodeUrl ?? defaultNodeUrl(o.host, port);
       node = new ClusterNode({

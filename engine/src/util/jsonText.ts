@@ -24,6 +24,19 @@ export function memberText(text: string, key: string): string | undefined {
   }
 }
 
+/** How deep the arrays and objects of a valid JSON text nest (brackets inside strings do not count). */
+export function jsonDepth(text: string): number {
+  let depth = 0;
+  let max = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (c === '"') i = stringEnd(text, i) - 1;
+    else if (c === '[' || c === '{') max = Math.max(max, ++depth);
+    else if (c === ']' || c === '}') depth--;
+  }
+  return max;
+}
+
 function skipSpace(text: string, i: number): number {
   while (i < text.length && (text[i] === ' ' || text[i] === '\n' || text[i] === '\r' || text[i] === '\t')) i++;
   return i;

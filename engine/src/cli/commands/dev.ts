@@ -4,6 +4,7 @@ import { kindLabel } from '../../protocol/endpointKind';
 import { Command } from 'commander';
 import path from 'node:path';
 import { UserError } from '../../util/errors';
+import { hostPort } from '../../util/hostUrl';
 import { bold, confirm, dim, green, red, yellow } from '../output';
 
 interface DevOptions {
@@ -74,7 +75,7 @@ async function runDev(opts: DevOptions): Promise<void> {
   if (port !== 0 && used !== port) process.stderr.write(`${yellow(`port ${port} is taken`)}: using ${used}\n`);
   if (opts.reload) session.watch();
 
-  const base = `http://${opts.host.includes(':') ? `[${opts.host}]` : opts.host}:${used}`;
+  const base = `http://${hostPort(opts.host, used)}`;
   // .strato/dev.json says that this server runs, where, and which live- endpoints it made (the extension reads it).
   const writeState = () =>
     devState.writeDevState(root, {

@@ -3,6 +3,7 @@
 import fs from 'node:fs';
 import { Command, Option } from 'commander';
 import { UserError } from '../../util/errors';
+import { hostPort } from '../../util/hostUrl';
 import { DEFAULT_PORT, defaultPlatformDir, platformLayout } from '../../protocol/layout';
 import type { RunningPlatform } from '../../platform/platform';
 import { printHosts, registerAgent } from './platformAgent';
@@ -62,7 +63,7 @@ async function serve(f: ServeFlags): Promise<void> {
   }
   const l = platformLayout(dataDir);
   const out = (s: string) => process.stdout.write(`${s}\n`);
-  const bound = `${f.host.includes(':') ? `[${f.host}]` : f.host}:${platform.port}`;
+  const bound = hostPort(f.host, platform.port);
   out(`Strato platform ${f.daemon ? '(background) ' : ''}listening on ${platform.url}${base.publicUrl ? ` (bound to ${bound})` : ''}`);
   out(`  data dir: ${platform.dataDir}`);
   if (base.datacenters?.length) out(`  datacenters: ${base.datacenters.join(', ')}`);
