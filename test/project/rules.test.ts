@@ -61,6 +61,13 @@ test('an unknown GPU string gets a did-you-mean and a replace fix; known groups 
   assert.deepEqual(codes(await diagnose(queue('name="a", gpu=["NVIDIA H200", GpuType.NVIDIA_L4, "any"]'))), []);
 });
 
+test('GPU and CPU names are matched regardless of case, as the Python package accepts them; the config keeps the catalog spelling', async () => {
+  const gpu = await analyzeSource(queue('name="a", gpu=["ada_24", "nvidia h200"]'));
+  assert.deepEqual([gpu.diagnostics, gpu.endpoints[0].config.gpu], [[], ['ADA_24', 'NVIDIA H200']]);
+  const cpu = await analyzeSource(queue('name="a", cpu="CPU3C-2-4"'));
+  assert.deepEqual([cpu.diagnostics, cpu.endpoints[0].config.cpu], [[], 'cpu3c-2-4']);
+});
+
 test('an unknown enum member is reported with the closest member', async () => {
   const d = await diagnose(queue('name="a", gpu=GpuGroup.AMPERE_8'));
   assert.deepEqual(codes(d), ['unknown-gpu']);

@@ -80,16 +80,20 @@ export type ValueClass = (typeof valueClasses)[number];
 /** Module-level constants the Python package exports (CPU_DATACENTERS), as the analysis evaluates them. */
 export const catalogConstants: Record<string, unknown> = { CPU_DATACENTERS: [...data.cpuDatacenters] };
 
+// Hardware names are matched regardless of case, as the Python package accepts them (gpu="ada_24" is ADA_24); the
+// catalog's spelling is the one a manifest records.
+const sameName = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
+
 export function findGpu(value: string): { group?: GpuGroup; type?: GpuType } | undefined {
-  const group = gpuGroups.find((g) => g.id === value);
+  const group = gpuGroups.find((g) => sameName(g.id, value));
   if (group) return { group };
-  const type = gpuTypes.find((t) => t.id === value);
+  const type = gpuTypes.find((t) => sameName(t.id, value));
   if (type) return { type, group: gpuGroups.find((g) => g.id === type.group) };
   return undefined;
 }
 
 export function findCpu(value: string): CpuShape | undefined {
-  return cpuShapes.find((c) => c.id === value);
+  return cpuShapes.find((c) => sameName(c.id, value));
 }
 
 export function parameterDoc(name: string): ParameterDoc | undefined {

@@ -208,10 +208,13 @@ function checkGpu(gpu: ConfigValue, sink: DiagnosticSink): string[] | undefined 
     return undefined;
   }
   const all = [...gpuGroups.map((g) => g.id), ...gpuTypes.map((t) => t.id)];
-  let ok = true;
+  const canonical: string[] = [];
   for (const value of values) {
-    if (findGpu(value)) continue;
-    ok = false;
+    const found = findGpu(value);
+    if (found) {
+      canonical.push((found.type ?? found.group)!.id);
+      continue;
+    }
     const guess = didYouMean(value, all);
     const fix: FixData | undefined =
       guess && typeof gpu.value === 'string' && gpu.source === 'literal'
@@ -224,7 +227,7 @@ function checkGpu(gpu: ConfigValue, sink: DiagnosticSink): string[] | undefined 
       { fix },
     );
   }
-  return ok ? values : undefined;
+  return canonical.length === values.length ? canonical : undefined;
 }
 
 function checkCpu(cpu: ConfigValue, sink: DiagnosticSink): string | undefined {
@@ -232,7 +235,8 @@ function checkCpu(cpu: ConfigValue, sink: DiagnosticSink): string | undefined {
     sink.add('invalid-type', 'cpu must be a CPU instance shape such as CpuInstanceType.CPU3C_2_4 or "cpu3c-2-4".', cpu.valueRange);
     return undefined;
   }
-  if (findCpu(cpu.value)) return cpu.value;
+  const shape = findCpu(cpu.value);
+  if (shape) return shape.id;
   const guess = didYouMean(
     cpu.value,
     cpuShapes.map((c) => c.id),
