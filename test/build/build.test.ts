@@ -3,7 +3,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync, mkdirSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { runCli } from '../helpers/cli';
@@ -259,6 +259,35 @@ test('warnings do not stop the build and are printed with file:line', async () =
   assert.match(
     listed.stderr,
     /pyproject\.toml:\d+:1: warning: pyproject\.toml lists dependencies \(requests>=2, pillow\), which the build does not install: put those every endpoint needs in requirements\.txt/,
+  );
+});
+
+test('linked files and folders are packaged as what they point to, a link back to a parent is not followed, and a worker file too large to read is named', async () => {
+  const dir = await initProject('linked');
+  const shared = path.join(tmp, 'shared-libs');
+  mkdirSync(path.join(shared, 'common'), { recursive: true });
+  writeFileSync(path.join(shared, 'helpers.py'), 'def twice(v):\n    return v * 2\n');
+  writeFileSync(path.join(shared, 'common', 'units.py'), 'KB = 1024\n');
+  symlinkSync(path.join(shared, 'helpers.py'), path.join(dir, 'helpers.py'));
+  symlinkSync(path.join(shared, 'common'), path.join(dir, 'common'));
+  symlinkSync(dir, path.join(shared, 'common', 'back')); // a loop: common/back is the project itself
+  symlinkSync(path.join(tmp, 'nowhere.py'), path.join(dir, 'broken.py'));
+  // Over 2 MiB: packaged as a module, but not read for endpoints; the one it declares would be lost without a word.
+  writeFileSync(
+    path.join(dir, 'big.py'),
+    `from strato import Endpoint\n\n@Endpoint(name="lost", cpu="cpu3c-1-2")\ndef lost():\n    return DATA\n\nDATA = "${'x'.repeat(2.5 * 1024 * 1024)}"\n`,
+  );
+  const r = await runCli(['build'], { cwd: dir });
+  assert.equal(r.code, 0, r.stderr);
+  const entries = listTar(path.join(dir, '.strato/artifact.tar.gz'));
+  for (const f of ['helpers.py', 'common/units.py', 'big.py']) assert.ok(entries.includes(f), `${f} is packaged: ${entries.join(' ')}`);
+  assert.ok(!entries.some((e) => e.startsWith('common/back')), entries.join(' '));
+  assert.ok(!entries.includes('broken.py'));
+  const out = execFileSync('tar', ['xzOf', path.join(dir, '.strato/artifact.tar.gz'), 'helpers.py'], { encoding: 'utf8' });
+  assert.match(out, /def twice/, 'the file, not the link, is packaged');
+  assert.match(
+    r.stderr,
+    /big\.py:1:1: warning: big\.py is not read for endpoints: it is 2\.5 MiB, over the 2 MiB a worker file may have\. Any @Endpoint in it is not deployed/,
   );
 });
 

@@ -1,6 +1,6 @@
 // Which project files are packaged and analysed: `.gitignore` (root and nested) plus the built-in patterns.
 // Secrets (.env, keys, cloud credentials) are left out whatever the .gitignore says, unless .stratoinclude names them.
-import { readdirSync, readFileSync, statSync, type Dirent } from 'node:fs';
+import { readdirSync, readFileSync, realpathSync, statSync, type Dirent } from 'node:fs';
 import path from 'node:path';
 import ignore, { type Ignore } from 'ignore';
 
@@ -137,29 +137,51 @@ export function ignoreReasons(root: string): (rel: string, isDir: boolean) => Ig
   };
 }
 
+/** What a folder entry is, a symbolic link judged by what it points to (undefined: neither, or a broken link). */
+function kindOf(root: string, rel: string, e: Dirent): 'file' | 'dir' | undefined {
+  if (e.isSymbolicLink()) {
+    try {
+      const st = statSync(path.join(root, rel));
+      return st.isDirectory() ? 'dir' : st.isFile() ? 'file' : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+  return e.isDirectory() ? 'dir' : e.isFile() ? 'file' : undefined;
+}
+
+/**
+ * The project's files, ignore rules applied. Symbolic links count as what they point to (a shared module linked in
+ * from elsewhere is packaged like any file); a link to a folder that encloses it (a loop) is not entered.
+ */
 export function listProjectFiles(root: string): ProjectFiles {
   const why = ignoreReasons(root);
   const files: string[] = [];
   const secretsLeftOut: string[] = [];
-  const visit = (dir: string) => {
+  const visit = (dir: string, enclosing: readonly string[]) => {
     let entries: Dirent[];
+    let real: string;
     try {
+      real = realpathSync(path.join(root, dir));
+      if (enclosing.includes(real)) return;
       entries = readdirSync(path.join(root, dir), { withFileTypes: true });
     } catch {
       return;
     }
+    const inside = [...enclosing, real];
     for (const e of entries) {
       const rel = dir ? `${dir}/${e.name}` : e.name;
-      if (!e.isDirectory() && !e.isFile()) continue;
-      const reason = why(rel, e.isDirectory());
-      if (reason === 'secret') secretsLeftOut.push(e.isDirectory() ? `${rel}/` : rel);
+      const kind = kindOf(root, rel, e);
+      if (!kind) continue;
+      const reason = why(rel, kind === 'dir');
+      if (reason === 'secret') secretsLeftOut.push(kind === 'dir' ? `${rel}/` : rel);
       else if (reason === false) {
-        if (e.isDirectory()) visit(rel);
+        if (kind === 'dir') visit(rel, inside);
         else files.push(rel);
       }
     }
   };
-  visit('');
+  visit('', []);
   files.sort();
   secretsLeftOut.sort();
   return { files, pythonFiles: files.filter((f) => f.endsWith('.py')), secretsLeftOut };

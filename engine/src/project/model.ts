@@ -37,6 +37,7 @@ export type RuleCode =
   | 'shadowed-module'
   | 'nested-endpoint'
   | 'pyproject-dependencies'
+  | 'unread-file'
   | 'invalid-endpoint-name'
   | 'unknown-parameter'
   | 'duplicate-argument'

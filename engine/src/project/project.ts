@@ -1,6 +1,6 @@
 // The project model: every worker file analysed, plus the rules that span files (duplicate endpoint names).
 // Used by the build (files on disk) and the language server (open documents override disk).
-import { readWorkerFile } from './workerFile';
+import { readWorkerFile, unreadFileWarning } from './workerFile';
 import path from 'node:path';
 import type { Diagnostic, EndpointSpec, FileModel, ProjectModel } from './model';
 import { analyzeText } from './analyze';
@@ -69,12 +69,19 @@ export async function loadProject(root: string, options: LoadOptions = {}): Prom
     const { files, pythonFiles } = options.files ?? listProjectFiles(root);
     const localModules = localModulesOf(files);
     const models: FileModel[] = [];
+    const unread: Diagnostic[] = [];
     for (const rel of pythonFiles) {
-      const text = options.overrides?.get(rel) ?? readWorkerFile(path.join(root, rel));
-      if (text === undefined) continue;
-      models.push(analyzeText(parser, rel, text, { localModules }));
+      const file = path.join(root, rel);
+      const text = options.overrides?.get(rel) ?? readWorkerFile(file);
+      if (text !== undefined) models.push(analyzeText(parser, rel, text, { localModules }));
+      else {
+        const warning = unreadFileWarning(rel, file);
+        if (warning) unread.push(warning);
+      }
     }
-    return combine(root, models);
+    const project = combine(root, models);
+    project.diagnostics.push(...unread);
+    return project;
   } finally {
     parser.delete();
   }

@@ -1,6 +1,7 @@
 // What can be a worker file: text of at most 2 MiB with no NUL byte. Larger or binary files are generated code or
 // data; the build, the dev server and the language server skip them by this one rule.
 import { readFileSync } from 'node:fs';
+import type { Diagnostic } from './model';
 
 export const MAX_WORKER_FILE_BYTES = 2 * 1024 * 1024;
 
@@ -19,4 +20,30 @@ export function readWorkerFile(file: string): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * A warning for a Python file the analysis does not read (over the limit, or binary) that mentions Endpoint: the
+ * functions it declares would otherwise be left out of the deploy without a word. Undefined for other files.
+ */
+export function unreadFileWarning(rel: string, file: string): Diagnostic | undefined {
+  let buf: Buffer;
+  try {
+    buf = readFileSync(file);
+  } catch {
+    return undefined;
+  }
+  if (!buf.includes('Endpoint')) return undefined;
+  const why = buf.includes(0)
+    ? 'it holds a NUL byte, so it is read as binary'
+    : `it is ${(buf.length / 1024 / 1024).toFixed(1)} MiB, over the ${MAX_WORKER_FILE_BYTES / 1024 / 1024} MiB a worker file may have`;
+  return {
+    code: 'unread-file',
+    severity: 'warning',
+    message:
+      `${rel} is not read for endpoints: ${why}. Any @Endpoint in it is not deployed (the file is still packaged); keep the ` +
+      'endpoints in a file of their own and move the data or generated code into a module they import.',
+    file: rel,
+    range: { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } },
+  };
 }
