@@ -118,6 +118,8 @@ function generate(catalog) {
     '# The largest request bodies the platform takes (HTTP 413 above): /run, and /runsync and load-balanced routes.',
     `RUN_BODY_BYTES = ${catalog.limits.runBodyBytes}`,
     `RUNSYNC_BODY_BYTES = ${catalog.limits.runsyncBodyBytes}`,
+    "# What marks a project's folder (a name ending in / is a folder), as the CLI finds it.",
+    `PROJECT_MARKERS = (${catalog.projectMarkers.map(py).join(', ')})`,
     '# Rule messages, the same words as the analysis and the platform; filled with str.format.',
     'MESSAGES = {',
     ...Object.entries(catalog.messages).map(([k, v]) => `    ${py(k)}: ${py(v)},`),

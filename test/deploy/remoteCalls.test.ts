@@ -217,6 +217,26 @@ except StratoRemoteError as e:
   assert.match(r.stdout, /raised: FAILED endpoint 'fails' job sync-\S+ FAILED: ValueError: bad input/);
 });
 
+test("a script in a project's subfolder finds the project (its name is the app) and the key in the project's .env", async () => {
+  const scripts = path.join(dir, 'scripts');
+  mkdirSync(scripts, { recursive: true });
+  writeFileSync(path.join(dir, '.env'), `STRATO_API_KEY=${p.key}\n`);
+  try {
+    const r = await python(
+      `import sys\nsys.path.insert(0, ${JSON.stringify(dir)})\nfrom cpu_worker import cpu_stats\nprint(cpu_stats([4, 6])["mean"])\n`,
+      scripts,
+      {
+        STRATO_API_URL: p.url,
+        STRATO_API_KEY: '',
+      },
+    );
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout.trim(), '5.0');
+  } finally {
+    rmSync(path.join(dir, '.env'));
+  }
+});
+
 test('STRATO_APP and STRATO_ENV let a script that moved elsewhere find the app', async () => {
   const elsewhere = path.join(tmp, 'elsewhere');
   mkdirSync(elsewhere, { recursive: true });

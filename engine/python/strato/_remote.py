@@ -8,9 +8,8 @@ import sys
 import threading
 import time
 
-from .catalog import DEFAULT_CLIENT_TIMEOUT_MS, PEER_CACHE_SECONDS, RUN_BODY_BYTES, RUNSYNC_BODY_BYTES
+from .catalog import DEFAULT_CLIENT_TIMEOUT_MS, PEER_CACHE_SECONDS, PROJECT_MARKERS, RUN_BODY_BYTES, RUNSYNC_BODY_BYTES
 
-_MARKERS = (".strato", "pyproject.toml", "requirements.txt", ".env")
 _cache = {}
 _cache_lock = threading.Lock()
 
@@ -45,7 +44,7 @@ def _project_root():
     start = os.path.dirname(os.path.abspath(main)) if main else os.getcwd()
     d = start
     while True:
-        if any(os.path.exists(os.path.join(d, m)) for m in _MARKERS):
+        if any((os.path.isdir if m.endswith("/") else os.path.isfile)(os.path.join(d, m.rstrip("/"))) for m in PROJECT_MARKERS):
             return d
         parent = os.path.dirname(d)
         if parent == d:

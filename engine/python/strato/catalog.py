@@ -156,6 +156,8 @@ DEFAULT_CLIENT_TIMEOUT_MS = 60000
 # The largest request bodies the platform takes (HTTP 413 above): /run, and /runsync and load-balanced routes.
 RUN_BODY_BYTES = 10485760
 RUNSYNC_BODY_BYTES = 20971520
+# What marks a project's folder (a name ending in / is a folder), as the CLI finds it.
+PROJECT_MARKERS = ("pyproject.toml", "requirements.txt", ".strato/")
 # Rule messages, the same words as the analysis and the platform; filled with str.format.
 MESSAGES = {
     "id-and-image": "id and image are mutually exclusive: id connects to an endpoint that exists, image declares how a new one runs.",

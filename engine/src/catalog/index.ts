@@ -53,6 +53,8 @@ export const cpuDatacenters: readonly string[] = data.cpuDatacenters;
 export const cudaVersions: readonly string[] = data.cudaVersions;
 /** The modules the worker runtime imports (engine/python/strato, and strato itself): a project file of such a name hides them. */
 export const runtimeModules: readonly string[] = data.runtimeModules;
+/** Files or folders (ending in /) whose presence says "this folder is a Strato project": the CLI and the Python package look for them. */
+export const projectMarkers: readonly string[] = data.projectMarkers;
 export const scalerTypes: ReadonlyArray<{ id: string; doc: string }> = data.scalerTypes;
 export const serverlessTypes: ReadonlyArray<{ id: string; doc: string }> = data.serverlessTypes;
 /** NetworkVolume defaults and bounds, and where a container finds its volume. */

@@ -3,6 +3,7 @@
 import { readdirSync, readFileSync, realpathSync, statSync, type Dirent } from 'node:fs';
 import path from 'node:path';
 import ignore, { type Ignore } from 'ignore';
+import { projectMarkers } from '../catalog';
 
 export const BUILTIN_IGNORES = [
   '.git/',
@@ -199,7 +200,7 @@ export function localModulesOf(files: readonly string[]): Set<string> {
 }
 
 /** Files or folders whose presence says "this folder is a Strato project" (the template writes the first two). */
-export const PROJECT_MARKERS = ['pyproject.toml', 'requirements.txt', '.strato/'];
+export const PROJECT_MARKERS = projectMarkers;
 
 export function hasProjectMarker(root: string): boolean {
   return PROJECT_MARKERS.some((m) => {
