@@ -4,6 +4,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { UserError } from '../util/errors';
+import { parseServerUrl } from '../util/hostUrl';
 import { daemonStatus, ensureLocalPlatform } from './localPlatform';
 import { defaultPlatformDir, readKeyFile } from '../protocol/layout';
 import type { ApiTarget } from './http';
@@ -77,11 +78,13 @@ export async function resolveApiConfig(o: ResolveOptions & { start?: boolean } =
   const urlSource: SettingSource = o.projectUrl || !env.STRATO_API_URL ? 'project' : 'user';
   const remote = (o.projectUrl || env.STRATO_API_URL || dotEnv.STRATO_API_URL || '').trim().replace(/\/+$/, '');
   if (remote) {
-    let problem = !/^https?:\/\//.test(remote)
-      ? `STRATO_API_URL must start with http:// or https://, got "${remote}"`
-      : !explicitKey
-        ? `STRATO_API_URL is set (${remote}) but STRATO_API_KEY is not; set it in the environment or in .env (in VS Code: Strato: Set API Key)`
-        : null;
+    const parsed = parseServerUrl(remote, 'STRATO_API_URL', 'http://127.0.0.1:7450');
+    let problem =
+      'problem' in parsed
+        ? parsed.problem
+        : !explicitKey
+          ? `STRATO_API_URL is set (${remote}) but STRATO_API_KEY is not; set it in the environment or in .env (in VS Code: Strato: Set API Key)`
+          : null;
     if (!problem) {
       try {
         checkKeyDestination(remote, urlSource, keySource, env);

@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { userDataRoot } from '../protocol/layout';
 import { UserError } from '../util/errors';
+import { parseServerUrl } from '../util/hostUrl';
 
 /** Where a setting came from: the user (shell, user settings) or the project (its .env, workspace settings). */
 export type SettingSource = 'user' | 'project';
@@ -15,11 +16,9 @@ export function trustFile(env: NodeJS.ProcessEnv = process.env): string {
 
 /** scheme://host[:port] of a URL, the unit of trust (a path cannot make another server trusted). */
 export function originOf(url: string): string {
-  try {
-    return new URL(url).origin.toLowerCase();
-  } catch {
-    throw new UserError(`"${url}" is not a URL: use https://host[:port].`);
-  }
+  const parsed = parseServerUrl(url, 'the URL', 'https://host[:port]');
+  if ('problem' in parsed) throw new UserError(parsed.problem);
+  return parsed.origin.toLowerCase();
 }
 
 export function trustedOrigins(env: NodeJS.ProcessEnv = process.env): Set<string> {

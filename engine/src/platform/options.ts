@@ -6,6 +6,8 @@ import { DEFAULT_PORT } from '../protocol/layout';
 import type { WorkerLauncher } from './workers/launcher';
 import { checkDatacenters } from '../catalog/parameterRules';
 import { UserError } from '../util/errors';
+import { pythonExecutable } from '../util/paths';
+import { parseServerUrl } from '../util/hostUrl';
 
 export interface RetentionWindows {
   /** `/run` jobs: kept this long after they end. */
@@ -149,14 +151,19 @@ export function resolveOptions(o: PlatformOptions): ResolvedOptions {
     throw new UserError(
       `--node-lost-ms (${nodeLostMs}) must be at least twice --node-heartbeat-ms (${nodeHeartbeatMs}), or live nodes would be taken for lost`,
     );
-  if (o.nodeUrl !== undefined && !/^https?:\/\/[^/]+/.test(o.nodeUrl))
-    throw new UserError(`--node-url must be an http:// or https:// URL other nodes reach this node at, got "${o.nodeUrl}"`);
+  for (const [value, flag, example] of [
+    [o.nodeUrl, '--node-url', 'the address other nodes reach this node at, http://10.0.0.5:7450'],
+    [o.publicUrl, '--public-url', 'the address clients reach the platform at, https://strato.example.com'],
+  ] as const) {
+    const parsed = value === undefined ? undefined : parseServerUrl(value, flag, example);
+    if (parsed && 'problem' in parsed) throw new UserError(parsed.problem);
+  }
   return {
     host: o.host ?? '127.0.0.1',
     port: o.port ?? DEFAULT_PORT,
     dataDir: o.dataDir,
     apiKey: o.apiKey,
-    python: o.python ?? process.env.STRATO_PYTHON ?? 'python3',
+    python: pythonExecutable(o.python),
     publicUrl: o.publicUrl,
     clock: o.clock ?? systemClock,
     retention: {

@@ -9,3 +9,19 @@ export const hostPort = (host: string, port: number): string => `${host.includes
 
 /** The http URL a client on this machine calls a server listening on `host` at (loopback for a wildcard). */
 export const localUrl = (host: string, port: number): string => `http://${hostPort(isWildcardHost(host) ? '127.0.0.1' : host, port)}`;
+
+/**
+ * An http(s) URL of a server, parsed; or the sentence saying what is wrong with `value`, given as `what` (a flag, a
+ * variable) and what it is for (`example`: a URL of the right kind, shown in the sentence).
+ */
+export function parseServerUrl(value: string, what: string, example: string): URL | { problem: string } {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return { problem: `${what} ${JSON.stringify(value)} is not a URL; give an address such as ${example}` };
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    return { problem: `${what} must be an http:// or https:// URL such as ${example}, got ${JSON.stringify(value)}` };
+  return url;
+}

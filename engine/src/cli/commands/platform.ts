@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import { Command, Option } from 'commander';
 import { UserError } from '../../util/errors';
 import { hostPort } from '../../util/hostUrl';
+import { checkedPythonExecutable } from '../../util/paths';
 import { DEFAULT_PORT, defaultPlatformDir, platformLayout } from '../../protocol/layout';
 import type { RunningPlatform } from '../../platform/platform';
 import { printHosts, registerAgent } from './platformAgent';
@@ -41,7 +42,7 @@ async function serve(f: ServeFlags): Promise<void> {
     host: f.host,
     dataDir,
     apiKey: f.apiKey ?? process.env.STRATO_PLATFORM_API_KEY ?? undefined,
-    python: f.python,
+    python: checkedPythonExecutable(f.python),
     publicUrl: f.publicUrl,
     heartbeatMs: intFlag('--heartbeat-ms', f.heartbeatMs, 10),
     groupCommitMs: intFlag('--group-commit-ms', f.groupCommitMs),
@@ -138,6 +139,7 @@ export function register(program: Command): void {
     .action(async (f: { host?: string; port?: string; apiKey?: string; python?: string }) => {
       const { daemonStatus, startDaemon } = await import('../../api/localPlatform');
       const before = await daemonStatus();
+      if (!before.running) checkedPythonExecutable(f.python);
       const s = before.running ? before : await startDaemon({ host: f.host, port: intFlag('--port', f.port), apiKey: f.apiKey, python: f.python });
       process.stdout.write(
         `${before.running ? 'already running' : 'started'}: ${s.state?.url} (pid ${s.state?.pid})\n` + `  key file: ${s.keyFile}\n  log: ${s.logFile}\n`,

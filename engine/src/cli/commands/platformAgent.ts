@@ -7,6 +7,7 @@ import { datacenterFlag } from '../../catalog';
 import { userDataRoot } from '../../protocol/layout';
 import type { HostView } from '../../protocol/agents';
 import { UserError } from '../../util/errors';
+import { checkedPythonExecutable } from '../../util/paths';
 
 interface AgentFlags {
   join: string;
@@ -40,7 +41,7 @@ async function agent(f: AgentFlags): Promise<void> {
     datacenter,
     gpus,
     dataDir: path.resolve(f.dataDir ?? path.join(userDataRoot(), 'agent')),
-    python: f.python ?? process.env.STRATO_PYTHON ?? 'python3',
+    python: checkedPythonExecutable(f.python),
     log: (l) => out(`strato agent: ${l}`),
   });
   await new Promise<void>((resolve) => {

@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { AgentCommand, AgentEvent, HostRegistered, HostRegistration } from '../../protocol/agents';
 import { UserError } from '../../util/errors';
+import { parseServerUrl } from '../../util/hostUrl';
 import { inheritedWorkerEnv } from '../workers/environment';
 import { detectGpus } from '../workers/gpus';
 import { BuildCache } from './buildCache';
@@ -60,13 +61,8 @@ export async function startAgent(o: AgentOptions): Promise<RunningAgent> {
     .map((u) => u.trim())
     .filter(Boolean)
     .map((u) => {
-      let base: URL;
-      try {
-        base = new URL(u);
-      } catch {
-        throw new UserError(`--join ${JSON.stringify(u)} is not a URL; give the platform's address, e.g. http://10.0.0.5:7450`);
-      }
-      if (base.protocol !== 'http:' && base.protocol !== 'https:') throw new UserError(`--join ${u} must be an http:// or https:// URL`);
+      const base = parseServerUrl(u, '--join', "the platform's address, http://10.0.0.5:7450");
+      if ('problem' in base) throw new UserError(base.problem);
       return base;
     });
   if (urls.length === 0) throw new UserError("--join needs the platform's address, e.g. http://10.0.0.5:7450 (several nodes: comma-separated)");

@@ -1,0 +1,57 @@
+// Addresses and the worker interpreter given to a command are judged when it starts, in one sentence naming the
+// flag or variable: before, `--public-url notaurl` and a missing `--python` started a platform whose every worker
+// or link then failed, and `strato trust file:///x` listed the origin "null".
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { ensureBuilt, runCli } from '../helpers/cli';
+
+let dir: string;
+let env: NodeJS.ProcessEnv;
+before(() => {
+  ensureBuilt();
+  dir = mkdtempSync(path.join(os.tmpdir(), 'strato-flags-'));
+  env = { STRATO_DATA_DIR: path.join(dir, 'data'), STRATO_API_URL: '', STRATO_API_KEY: '', STRATO_PYTHON: '' };
+});
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+const serve = (...flags: string[]) => ['platform', 'serve', '--port', '0', '--data-dir', path.join(dir, 'platform'), ...flags];
+
+test('platform serve refuses a --public-url or --node-url that is no http(s) URL, and an interpreter that is not there', async () => {
+  const cases: Array<[string[], NodeJS.ProcessEnv, RegExp]> = [
+    [serve('--public-url', 'notaurl'), {}, /^error: --public-url "notaurl" is not a URL; give an address such as the address clients reach/m],
+    [serve('--public-url', 'ftp://proxy'), {}, /^error: --public-url must be an http:\/\/ or https:\/\/ URL such as .*, got "ftp:\/\/proxy"$/m],
+    [serve('--python', path.join(dir, 'nope', 'python3')), {}, /^error: --python \S+nope\/python3 is not an executable file: give a Python 3 interpreter/m],
+    [serve(), { STRATO_PYTHON: 'python3.nope' }, /^error: STRATO_PYTHON python3\.nope is not found in any folder of PATH/m],
+    [['platform', 'start', '--port', '0', '--python', '/nope/python3'], {}, /^error: --python \/nope\/python3 is not an executable file/m],
+    [['platform', 'agent', '--join', 'ftp://x', '--key', 'k', '--python', 'python3'], {}, /^error: --join must be an http:\/\/ or https:\/\/ URL such as/m],
+    [
+      ['platform', 'agent', '--join', 'http://127.0.0.1:9', '--key', 'k', '--python', '/nope/python3'],
+      {},
+      /^error: --python \/nope\/python3 is not an executable/m,
+    ],
+  ];
+  for (const [args, extra, expected] of cases) {
+    const r = await runCli(args, { cwd: dir, env: { ...env, ...extra }, timeoutMs: 30_000 });
+    assert.equal(r.code, 1, `${args.join(' ')}: ${r.stdout}${r.stderr}`);
+    assert.match(r.stderr, expected);
+    assert.doesNotMatch(r.stdout, /listening on/);
+  }
+  assert.ok(!existsSync(path.join(dir, 'data', 'platform', 'state.json')), 'no background platform was started');
+});
+
+test('trust takes only an http(s) URL; STRATO_API_URL that is not one is named', async () => {
+  for (const url of ['file:///etc/passwd', 'ftp://x', 'notaurl']) {
+    const r = await runCli(['trust', url], { cwd: dir, env });
+    assert.equal(r.code, 1, r.stdout);
+    assert.match(r.stderr, /^error: the URL (must be an http:\/\/ or https:\/\/ URL|"notaurl" is not a URL)/m);
+  }
+  const ok = await runCli(['trust', 'https://strato.example.com/some/path'], { cwd: dir, env });
+  assert.equal(ok.code, 0, ok.stderr);
+  assert.match(ok.stdout, /trusted https:\/\/strato\.example\.com: /);
+  const r = await runCli(['env', 'list'], { cwd: dir, env: { ...env, STRATO_API_URL: 'http://a b', STRATO_API_KEY: 'k', STRATO_APP: 'a' } });
+  assert.equal(r.code, 1);
+  assert.match(r.stderr, /^error: STRATO_API_URL "http:\/\/a b" is not a URL; give an address such as http:\/\/127\.0\.0\.1:7450/m);
+});
