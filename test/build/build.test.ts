@@ -260,6 +260,10 @@ test('warnings do not stop the build and are printed with file:line', async () =
     listed.stderr,
     /pyproject\.toml:\d+:1: warning: pyproject\.toml lists dependencies \(requests>=2, pillow\), which the build does not install: put those every endpoint needs in requirements\.txt/,
   );
+  // check runs the same rules as the build: a project's CI sees the warning too.
+  const checked = await runCli(['check'], { cwd: dir });
+  assert.equal(checked.code, 0, checked.stderr);
+  assert.match(checked.stdout, /pyproject\.toml:\d+:1: warning: pyproject\.toml lists dependencies \(requests>=2, pillow\)/);
 });
 
 test('linked files and folders are packaged as what they point to, a link back to a parent is not followed, and a worker file too large to read is named', async () => {

@@ -3,9 +3,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import { parse as parseToml } from 'smol-toml';
 import { excludedPackages } from '../catalog';
-import type { Diagnostic } from '../project/model';
 import { UserError } from '../util/errors';
 
 export const PLATFORMS = ['manylinux_2_28_x86_64', 'manylinux_2_17_x86_64', 'manylinux2014_x86_64'];
@@ -26,36 +24,6 @@ export interface MergedRequirements {
   /** Names that were dropped because the base image has them or --exclude named them. */
   excluded: string[];
   excludeSet: Set<string>;
-}
-
-/**
- * pyproject.toml's `[project] dependencies`, which Strato does not install (requirements.txt and dependencies=[...]
- * are what the build installs, as in the reference product): a warning naming them and where they go, else null.
- */
-export function pyprojectDependenciesWarning(root: string): Diagnostic | null {
-  const file = path.join(root, 'pyproject.toml');
-  if (!existsSync(file)) return null;
-  const text = readFileSync(file, 'utf8');
-  let deps: unknown;
-  try {
-    deps = (parseToml(text) as { project?: { dependencies?: unknown } }).project?.dependencies;
-  } catch {
-    return null; // not ours to judge: pip or the user's tools say what is wrong with it
-  }
-  if (!Array.isArray(deps) || deps.length === 0) return null;
-  const line = Math.max(
-    0,
-    text.split(/\r?\n/).findIndex((l) => /^\s*dependencies\s*=/.test(l)),
-  );
-  return {
-    code: 'pyproject-dependencies',
-    severity: 'warning',
-    message:
-      `pyproject.toml lists dependencies (${deps.join(', ')}), which the build does not install: put those every endpoint needs in ` +
-      "requirements.txt, and an endpoint's own in its dependencies=[...]",
-    file: 'pyproject.toml',
-    range: { start: { line, character: 0 }, end: { line, character: 0 } },
-  };
 }
 
 /** Reads requirements.txt lines (comments and pip options dropped; `-r` files are not followed). */

@@ -16,7 +16,7 @@ import {
 import { UserError } from '../util/errors';
 import { pythonExecutable, pythonPackageRoot } from '../util/paths';
 import { checkArtifactSize, packArtifact } from './artifact';
-import { mergeRequirements, pipInstall, pyprojectDependenciesWarning, readRequirementsFile, removeExcludedPackages } from './dependencies';
+import { mergeRequirements, pipInstall, readRequirementsFile, removeExcludedPackages } from './dependencies';
 import { sourceFingerprint } from './fingerprint';
 import { generateHandlers } from './handlers';
 import { createManifest, DEFAULT_PYTHON_VERSION, type Manifest } from './manifest';
@@ -109,8 +109,6 @@ export async function buildProject(root: string, options: BuildOptions = {}): Pr
   const model = options.model ?? (await loadProject(projectRoot, { files: listing }));
   const errors = model.diagnostics.filter((d) => d.severity === 'error');
   for (const w of model.diagnostics.filter((d) => d.severity === 'warning')) options.onWarning?.(w);
-  const pyproject = pyprojectDependenciesWarning(projectRoot);
-  if (pyproject) options.onWarning?.(pyproject);
   if (errors.length) throw new BuildRefused(errors);
   if (model.endpoints.length === 0) {
     throw new UserError(

@@ -1,6 +1,7 @@
 // The project model: every worker file analysed, plus the rules that span files (duplicate endpoint names).
 // Used by the build (files on disk) and the language server (open documents override disk).
 import { readWorkerFile, unreadFileWarning } from './workerFile';
+import { pyprojectDependenciesWarning } from './pyproject';
 import path from 'node:path';
 import type { Diagnostic, EndpointSpec, FileModel, ProjectModel } from './model';
 import { analyzeText } from './analyze';
@@ -81,6 +82,8 @@ export async function loadProject(root: string, options: LoadOptions = {}): Prom
     }
     const project = combine(root, models);
     project.diagnostics.push(...unread);
+    const pyproject = pyprojectDependenciesWarning(root);
+    if (pyproject) project.diagnostics.push(pyproject);
     return project;
   } finally {
     parser.delete();
