@@ -270,6 +270,31 @@ describe('three nodes on one database', { skip: skip ?? false }, () => {
     for (const n of nodes) assert.ok(!n.logs.some((l) => /adopted \d+ jobs/.test(l)), `${n.platform.instanceId} adopted nothing: ${n.logs.join('\n')}`);
   });
 
+  test('a node silent for the forget bound leaves the node list, where nodes of elastic groups piled up as lost', async () => {
+    const database = await postgres().createDatabase();
+    const options = { database, nodeLostMs: 1000, nodeForgetMs: 3000 };
+    const a = await startTestPlatform(options);
+    platforms.push(a);
+    const b = await startTestPlatform(options);
+    const bId = b.platform.instanceId;
+    try {
+      await waitUntil('A to list B', async () => (await a.cp.platformNodes()).nodes.some((n) => n.id === bId), 10_000);
+    } finally {
+      await b.close();
+    }
+    const lost = await waitUntil('A to see B lost', async () => (await a.cp.platformNodes()).nodes.find((n) => n.id === bId && n.state === 'lost'), 10_000);
+    assert.ok(lost, 'listed as lost first');
+    await waitUntil('B to be forgotten', async () => !(await a.cp.platformNodes()).nodes.some((n) => n.id === bId), 15_000);
+    assert.ok(
+      a.logs.some((l) => l.includes(`forgot node ${bId}: no heartbeat for 3 s`)),
+      a.logs.join('\n'),
+    );
+    assert.deepEqual(
+      (await a.cp.platformNodes()).nodes.map((n) => [n.id, n.state]),
+      [[a.platform.instanceId, 'alive']],
+    );
+  });
+
   test('an archive received here and finalized through another node is deleted here once its location long expired', async () => {
     const layout = platformLayout(path.join(tmp, 'sweep'));
     ensureLayout(layout);

@@ -72,6 +72,8 @@ export interface ClusterDeps {
   heartbeatMs: number;
   /** A node whose heartbeat is older than this is lost. */
   lostMs: number;
+  /** A node silent this long leaves the node list (its row is deleted). */
+  forgetMs: number;
   engine: JobEngine;
   cp: ControlPlane;
   keys: KeyRing;
@@ -101,6 +103,7 @@ export class Cluster {
    * again: they were cut off too, and are not lost for that.
    */
   private adoptAfter = 0;
+  private forgetAfter = 0;
   /** Another node has jobs of this endpoint queued that its workers do not take (workSharing.ts). */
   onQueued: (endpointId: string) => void = () => undefined;
   /** A worker slot of the endpoint was freed (by another node, or here from a lost node): a claim may find it. */
@@ -181,6 +184,7 @@ export class Cluster {
         if (Date.now() >= this.adoptAfter) {
           await this.adopt();
           await this.freeLostSlots();
+          await this.forgetGone();
         }
       } catch (e) {
         this.adoptAfter = Date.now() + this.d.lostMs + 2 * this.d.heartbeatMs;
@@ -220,6 +224,19 @@ export class Cluster {
       this.onSlotFreed(id);
       await this.notify(`slot ${id} ${this.d.nodeId}`);
     }
+  }
+
+  /**
+   * Deletes the rows of nodes silent for forgetMs, at most once a minute: `platform status` listed every node that ever
+   * ran, and nodes of an elastic group (a new id each start) piled up there as lost for good.
+   */
+  private async forgetGone(): Promise<void> {
+    if (Date.now() < this.forgetAfter) return;
+    this.forgetAfter = Date.now() + Math.min(60_000, this.d.forgetMs);
+    const gone = await this.d.store.forgetNodes(this.d.forgetMs);
+    if (gone.length === 0) return;
+    this.nodeCache = null;
+    this.d.log(`strato platform: forgot node${gone.length === 1 ? '' : 's'} ${gone.join(', ')}: no heartbeat for ${silence(this.d.forgetMs)}`);
   }
 
   /** Sends a payload to every node listening on the channel; a failure is not reported (it is a hint). */
@@ -368,3 +385,6 @@ export class Cluster {
     this.agent.destroy();
   }
 }
+
+/** A silence for the log: `24 h`, `90 s`. */
+const silence = (ms: number): string => (ms >= 3_600_000 && ms % 3_600_000 === 0 ? `${ms / 3_600_000} h` : `${Math.round(ms / 1000)} s`);

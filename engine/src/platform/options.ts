@@ -74,6 +74,8 @@ export interface PlatformOptions {
   nodeHeartbeatMs?: number;
   /** Cluster only: a node whose heartbeat is older than this is lost, and live nodes adopt its jobs. */
   nodeLostMs?: number;
+  /** Cluster only: a node silent this long leaves the node list (default `limits.nodeForgetMs`, a day). */
+  nodeForgetMs?: number;
 }
 
 export interface ResolvedOptions {
@@ -104,6 +106,7 @@ export interface ResolvedOptions {
   nodeUrl?: string;
   nodeHeartbeatMs: number;
   nodeLostMs: number;
+  nodeForgetMs: number;
   log: (line: string) => void;
 }
 
@@ -188,6 +191,7 @@ export function resolveOptions(o: PlatformOptions): ResolvedOptions {
     nodeUrl: o.nodeUrl?.replace(/\/+$/, ''),
     nodeHeartbeatMs,
     nodeLostMs,
+    nodeForgetMs: Math.max(o.nodeForgetMs ?? limits.nodeForgetMs, nodeLostMs),
     hostLostMs: o.hostLostMs ?? limits.hostLostMs,
     log: o.log ?? ((line) => process.stderr.write(`${line}\n`)),
   };

@@ -324,6 +324,7 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
         url: () => nodeUrl!,
         heartbeatMs: o.nodeHeartbeatMs,
         lostMs: o.nodeLostMs,
+        forgetMs: o.nodeForgetMs,
         engine,
         cp,
         keys,

@@ -30,6 +30,7 @@ type NodePart = Pick<
   | 'releaseSlots'
   | 'syncSlots'
   | 'freeLostSlots'
+  | 'forgetNodes'
   | 'slotHolders'
 >;
 
@@ -121,6 +122,13 @@ export class NodeStatements implements NodePart {
       [this.identity.nodeId, this.identity.lostMs],
     );
     return [...new Set(rows.map((r) => r.endpoint_id))];
+  }
+  async forgetNodes(silentMs: number): Promise<string[]> {
+    const rows = await this.db.query<{ id: string }>(`delete from nodes where id <> $1 and heartbeat_at < ${DB_NOW} - $2 returning id`, [
+      this.identity.nodeId,
+      silentMs,
+    ]);
+    return rows.map((r) => r.id);
   }
   slotHolders(endpointId: string): Promise<SlotHolder[]> {
     // The primary key (endpoint_id, slot) finds the endpoint's few rows; lost nodes' slots are about to be freed.

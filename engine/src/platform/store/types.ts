@@ -268,6 +268,12 @@ export interface PlatformStore {
   syncSlots(keep: string[]): Promise<string[]>;
   /** Frees the slots of nodes that are not alive; the endpoints whose slots were freed. */
   freeLostSlots(): Promise<string[]>;
+  /**
+   * Deletes the rows of other nodes silent for `silentMs` (a node of an elastic group never comes back under its id);
+   * the ids deleted. Everything that reads nodes takes a missing row for a lost node, and a node that does come back
+   * registers again.
+   */
+  forgetNodes(silentMs: number): Promise<string[]>;
   /** The live nodes other than this one that hold slots of the endpoint (load-balanced requests go to their workers). */
   slotHolders(endpointId: string): Promise<SlotHolder[]>;
   /** The value of a meta key, set to `value` first when it has none (the first of several nodes wins). */
