@@ -12,6 +12,9 @@ import { spawn } from 'node:child_process';
 import { startDev, startServing, type DevProcess } from '../helpers/devServer';
 import { startTestPlatform, type TestPlatform } from '../helpers/platform';
 import { devStateFile, readDevState } from '../../engine/src/dev/state';
+import { callTimeoutMs } from '../../engine/src/dev/server';
+import type { DevRoute } from '../../engine/src/dev/routes';
+import { limits } from '../../engine/src/platform/options';
 
 let tmp: string;
 let p: TestPlatform;
@@ -178,6 +181,25 @@ test('a function that calls another endpoint runs through both live endpoints, t
   assert.deepEqual(r.body.output, { stats: { count: 2, mean: 2, min: 1, max: 3 } });
   assert.deepEqual(await liveEndpoints('chained'), ['live-cpu-stats', 'live-summarize']);
   await dev.stop();
+});
+
+test("a queue call waits for the platform's own answer: TIMED_OUT at the endpoint's execution timeout, 600 s and a cold start when none is declared", async () => {
+  const dir = await project('slowcall');
+  writeFileSync(
+    path.join(dir, 'slow_worker.py'),
+    'from strato import Endpoint\n\n\n@Endpoint(name="slow", cpu="cpu3c-1-2", execution_timeout_ms=1500)\ndef slow(seconds: float = 30) -> dict:\n' +
+      '    """Sleeps."""\n    import time\n\n    time.sleep(seconds)\n    return {"slept": seconds}\n',
+  );
+  const dev = await serve(dir, ['--no-reload']);
+  const started = Date.now();
+  const r = await call(dev.port, 'POST', '/slow_worker/runsync', { input: { seconds: 30 } });
+  assert.equal(r.status, 200, JSON.stringify(r.body));
+  assert.equal(r.body.status, 'TIMED_OUT');
+  assert.ok(Date.now() - started < 25_000, 'ended by the execution timeout, not the sleep');
+  await dev.stop();
+  // Undeclared: the platform's default limit and a cold start (a 60 s wait answered a job id still IN_PROGRESS).
+  const route = { endpoint: { config: {} } } as unknown as DevRoute;
+  assert.equal(callTimeoutMs(route), limits.defaultExecutionLimitMs + 120_000);
 });
 
 test('folders made and removed at once in the project (a test run, a build) do not end the dev server; saves still reload', async () => {

@@ -99,18 +99,33 @@ async function callQueue(session: DevSession, route: DevRoute, body: Buffer): Pr
     return json(400, { error: 'queue-based functions take {"input": {...}} with the function\'s arguments inside "input"' });
   }
   const ep = await session.live.ensureWithPeers(route.endpoint.name);
-  const timeoutMs = route.endpoint.config.executionTimeoutMs ?? limits.defaultClientTimeoutMs;
+  const timeoutMs = callTimeoutMs(route);
   const wait = Math.max(1000, Math.min(timeoutMs, 300_000));
   const first = await send(session.target, 'POST', `/v2/${encodeURIComponent(ep.id)}/runsync?wait=${wait}`, { body: { input }, timeoutMs: wait + 10_000 });
   let job = first.body as { id?: string; status?: string };
   const deadline = Date.now() + timeoutMs;
-  while (first.status === 200 && job?.id && (job.status === 'IN_QUEUE' || job.status === 'IN_PROGRESS') && Date.now() < deadline) {
+  const live = () => job?.status === 'IN_QUEUE' || job?.status === 'IN_PROGRESS';
+  while (first.status === 200 && job?.id && live() && Date.now() < deadline) {
     await new Promise((r) => setTimeout(r, 250));
     const s = await send(session.target, 'GET', `/v2/${encodeURIComponent(ep.id)}/status/${encodeURIComponent(job.id)}`);
     if (s.status !== 200) return { status: s.status, body: s.body };
     job = s.body as typeof job;
   }
+  if (first.status === 200 && live())
+    return json(504, {
+      error: `${route.endpoint.name} has not ended after ${Math.round(timeoutMs / 1000)} s (job ${job.id}, ${job.status}); the dev server stopped waiting`,
+    });
   return { status: first.status, body: job };
+}
+
+/**
+ * How long the dev server waits for a call: the platform ends a job or a route at the endpoint's execution timeout
+ * (600 s unless it declares one), after a cold start of up to 2 minutes, so the call always gets the platform's
+ * answer (a result, TIMED_OUT, a 504), as a client of the deployed endpoint does. A queue call waited 60 s before and
+ * then answered a job id still IN_PROGRESS, which nothing on the dev server could read.
+ */
+export function callTimeoutMs(route: DevRoute): number {
+  return (route.endpoint.config.executionTimeoutMs ?? limits.defaultExecutionLimitMs) + 120_000;
 }
 
 async function callRoute(
@@ -123,13 +138,10 @@ async function callRoute(
   contentType: string | undefined,
 ): Promise<Reply> {
   const ep = await session.live.ensureWithPeers(route.endpoint.name);
-  // The platform answers a route that runs too long itself (504, at the endpoint's execution timeout, 600 s unless it
-  // sets one), after a cold start of up to 2 minutes: this side waits that long, as a client of the deployed one does.
-  const timeoutMs = (route.endpoint.config.executionTimeoutMs ?? limits.defaultExecutionLimitMs) + 120_000;
   const r = await send(session.target, method, `/lb/${encodeURIComponent(ep.id)}${endpointPath}${search}`, {
     raw: body.length ? body : undefined,
     headers: body.length ? { 'content-type': contentType ?? 'application/json' } : {},
-    timeoutMs,
+    timeoutMs: callTimeoutMs(route),
   });
   return { status: r.status, body: r.body };
 }
