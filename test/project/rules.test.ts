@@ -68,6 +68,22 @@ test('GPU and CPU names are matched regardless of case, as the Python package ac
   assert.deepEqual([cpu.diagnostics, cpu.endpoints[0].config.cpu], [[], 'cpu3c-2-4']);
 });
 
+test('a backslash line continuation inside a call is no argument: no false duplicate, positional or not-literal error', async () => {
+  const src =
+    `${HEADER}from strato import NetworkVolume\n\n@Endpoint(name="lf", \\\n          workers=(0, 2), \\\n          volume=NetworkVolume(name="m", \\\n              size=50), env={"K": "a" \\\n "b"})\n` +
+    'def fn(x: int = 1):\n    return {}\n\napi = Endpoint(name="lb", \\\n    cpu="cpu3c-1-2")\n\n@api.post( \\\n    "/go")\ndef go(x: int = 1):\n    return {}\n';
+  const m = await analyzeSource(src);
+  assert.deepEqual(m.diagnostics, []);
+  assert.deepEqual(
+    m.endpoints.map((e) => [e.name, e.config.workersMax, e.config.env]),
+    [
+      ['lb', 1, {}],
+      ['lf', 2, { K: 'ab' }],
+    ],
+  );
+  assert.deepEqual(m.endpoints.find((e) => e.name === 'lb')!.routes.map((r) => [r.method, r.path]), [['POST', '/go']]);
+});
+
 test('an unknown enum member is reported with the closest member', async () => {
   const d = await diagnose(queue('name="a", gpu=GpuGroup.AMPERE_8'));
   assert.deepEqual(codes(d), ['unknown-gpu']);

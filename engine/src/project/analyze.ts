@@ -14,7 +14,7 @@ import {
 } from './model';
 import { assignedValue, calleeOf, keywordArg, statementFacts, type Callee, type StatementFacts } from './facts';
 import { evaluate, type EvalScope } from './values';
-import { children, functionInfo, rangeOf, typeDeclarationOf, walk } from './syntax';
+import { children, functionInfo, isExtra, rangeOf, typeDeclarationOf, walk } from './syntax';
 import { parameterMessage } from '../catalog/parameterRules';
 import { DiagnosticSink, ENDPOINT_NAME, isKnownParameter, validateEndpointArgs, type EndpointArgs } from './rules';
 import { checkShadowedModule, checkTopLevelImports } from './imports';
@@ -188,7 +188,7 @@ function checkNestedEndpoints(
       const def = n.childForFieldName('definition');
       for (const d of children(n)) {
         if (d.type !== 'decorator') continue;
-        const expr = d.namedChildren.find((c) => c && c.type !== 'comment') ?? null;
+        const expr = d.namedChildren.find((c) => c && !isExtra(c)) ?? null;
         const fn = expr?.type === 'call' ? expr.childForFieldName('function') : expr;
         const route = fn?.type === 'attribute' && lbVars.has(fn.childForFieldName('object')?.text ?? '');
         if (!isEndpointCallee(fn) && !route) continue;
@@ -229,7 +229,7 @@ function readDecorated(stmt: SyntaxNode, at: DeclarationScope): Declared {
   const def = stmt.childForFieldName('definition');
   if (!def) return out;
   for (const dec of children(stmt).filter((c) => c.type === 'decorator')) {
-    const expr = dec.namedChildren.find((c) => c && c.type !== 'comment');
+    const expr = dec.namedChildren.find((c) => c && !isExtra(c));
     if (!expr) continue;
     if (expr.type === 'call' && at.isEndpointCallee(expr.childForFieldName('function'))) {
       const idArg = keywordArg(expr, 'id');
@@ -282,7 +282,7 @@ function endpointFromCall(
   let positional = 0;
   const seenKeys = new Set<string>();
   for (const arg of argList ? children(argList) : []) {
-    if (arg.type === 'comment') continue;
+    if (isExtra(arg)) continue;
     let key: string;
     let valueNode: SyntaxNode | null;
     if (arg.type === 'keyword_argument') {

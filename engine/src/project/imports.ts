@@ -6,7 +6,7 @@ import type { ModuleTree, Statement } from './segments';
 import type { FileModel, ImportInfo, Position } from './model';
 import type { DiagnosticSink } from './rules';
 import { STDLIB_MODULES } from './stdlib';
-import { children, rangeOf } from './syntax';
+import { children, isExtra, rangeOf } from './syntax';
 
 const ALWAYS_FINE = new Set(['strato', '__future__', 'typing_extensions']);
 
@@ -114,7 +114,7 @@ function targetsIn(stmt: SyntaxNode, names: string[], statement: string): Target
       }
       return;
     }
-    const stmts = children(body).filter((c) => c.type !== 'comment');
+    const stmts = children(body).filter((c) => !isExtra(c));
     const first = stmts[0];
     if (!first) return;
     const isDoc = first.type === 'expression_statement' && first.namedChildren[0]?.type === 'string';

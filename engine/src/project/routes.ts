@@ -3,7 +3,7 @@
 import type { EndpointSpec, HttpMethod, RouteInfo } from './model';
 import type { SyntaxNode } from './parser';
 import type { DiagnosticSink } from './rules';
-import { children, functionInfo, rangeOf } from './syntax';
+import { children, functionInfo, isExtra, rangeOf } from './syntax';
 import { evaluate } from './values';
 import { didYouMean, HTTP_METHODS } from '../catalog';
 
@@ -32,7 +32,7 @@ export function readRoute(
   const method = attr.text.toUpperCase();
   const args = call.childForFieldName('arguments');
   const pathNode = args
-    ? (children(args).find((c) => c.type !== 'comment' && c.type !== 'keyword_argument') ??
+    ? (children(args).find((c) => !isExtra(c) && c.type !== 'keyword_argument') ??
       children(args)
         .find((c) => c.type === 'keyword_argument' && c.childForFieldName('name')?.text === 'path')
         ?.childForFieldName('value') ??

@@ -9,8 +9,14 @@ export function rangeOf(node: SyntaxNode): Range {
   };
 }
 
+/** A node the grammar allows between any two tokens that means nothing to the analysis: a comment, a backslash line continuation. */
+export function isExtra(node: SyntaxNode | null): boolean {
+  return node?.type === 'comment' || node?.type === 'line_continuation';
+}
+
+/** The named children, without backslash line continuations (`@Endpoint(name="a", \` read as an argument otherwise). */
 export function children(node: SyntaxNode): SyntaxNode[] {
-  return node.namedChildren.filter((c): c is SyntaxNode => c !== null);
+  return node.namedChildren.filter((c): c is SyntaxNode => c !== null && c.type !== 'line_continuation');
 }
 
 /** Visits the subtree depth-first (named and anonymous nodes); `visit` returns false to skip a node's children. */
@@ -85,7 +91,7 @@ export function isGeneratorBody(body: SyntaxNode): boolean {
 }
 
 export function docstringOf(body: SyntaxNode | null): string | undefined {
-  const first = body?.namedChildren.find((c) => c && c.type !== 'comment');
+  const first = body?.namedChildren.find((c) => c && !isExtra(c));
   if (!first || first.type !== 'expression_statement') return undefined;
   const str = first.namedChildren[0];
   if (!str || str.type !== 'string') return undefined;
@@ -113,7 +119,7 @@ const MAX_TYPE_DEPTH = 32;
 export function typeExprOf(node: SyntaxNode, depth = 0): TypeExpr {
   const text = () => node.text.replace(/\s+/g, ' ');
   if (depth > MAX_TYPE_DEPTH) return { kind: 'other', text: text() };
-  const named = children(node).filter((c) => c.type !== 'comment');
+  const named = children(node).filter((c) => !isExtra(c));
   switch (node.type) {
     case 'type':
     case 'parenthesized_expression':
@@ -300,7 +306,7 @@ export function typeDeclarationOf(def: SyntaxNode, outer: SyntaxNode, typedDicts
   }
   const decorators = outer === def ? [] : children(outer).filter((c) => c.type === 'decorator');
   const isDataclass = decorators.some((d) => {
-    const expr = d.namedChildren.find((c) => c && c.type !== 'comment');
+    const expr = d.namedChildren.find((c) => c && !isExtra(c));
     const callee = expr?.type === 'call' ? expr.childForFieldName('function') : expr;
     return !!callee && (callee.type === 'identifier' || callee.type === 'attribute') && lastSegment(callee.text) === 'dataclass';
   });

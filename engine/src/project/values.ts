@@ -2,6 +2,7 @@
 // constants bound to literals. Anything else is "dynamic" and reported where the build needs the value.
 import type { SyntaxNode } from './parser';
 import type { ConfigSource } from './model';
+import { isExtra } from './syntax';
 import { catalogConstants, enumClasses, valueClasses } from '../catalog';
 
 export interface EvalScope {
@@ -41,6 +42,7 @@ function evaluateNode(node: SyntaxNode, scope: EvalScope, seen: Set<string>): Ev
     case 'concatenated_string': {
       let out = '';
       for (const part of node.namedChildren) {
+        if (isExtra(part)) continue; // "a" \ (newline) "b", or a comment between the parts
         const r = part ? evalString(part) : undefined;
         if (!r || !r.ok) return dynamic(node);
         out += r.value as string;
@@ -63,7 +65,7 @@ function evaluateNode(node: SyntaxNode, scope: EvalScope, seen: Set<string>): Ev
     case 'none':
       return { ok: true, value: null, source: 'literal' };
     case 'parenthesized_expression': {
-      const inner = node.namedChildren.find((c) => c && c.type !== 'comment');
+      const inner = node.namedChildren.find((c) => c && !isExtra(c));
       return inner ? evaluate(inner, scope, seen) : dynamic(node);
     }
     case 'unary_operator': {
@@ -149,7 +151,7 @@ function evalSequence(node: SyntaxNode, scope: EvalScope, seen: Set<string>): Ev
   const out: unknown[] = [];
   let source: ConfigSource = 'literal';
   for (const child of node.namedChildren) {
-    if (!child || child.type === 'comment') continue;
+    if (!child || isExtra(child)) continue;
     const r = evaluate(child, scope, seen);
     if (!r.ok) return r.reason === 'unknown-enum' ? r : dynamic(node);
     if (r.source !== 'literal') source = r.source;
@@ -162,7 +164,7 @@ function evalDict(node: SyntaxNode, scope: EvalScope, seen: Set<string>): EvalRe
   const out: Record<string, unknown> = {};
   let source: ConfigSource = 'literal';
   for (const pair of node.namedChildren) {
-    if (!pair || pair.type === 'comment') continue;
+    if (!pair || isExtra(pair)) continue;
     if (pair.type !== 'pair') return dynamic(node);
     const k = pair.childForFieldName('key');
     const v = pair.childForFieldName('value');
@@ -208,7 +210,7 @@ function evalClassCall(node: SyntaxNode, scope: EvalScope, seen: Set<string>): E
   let source: ConfigSource = 'literal';
   let positional = 0;
   for (const arg of args.namedChildren) {
-    if (!arg || arg.type === 'comment') continue;
+    if (!arg || isExtra(arg)) continue;
     let key: string;
     let value: SyntaxNode | null;
     if (arg.type === 'keyword_argument') {
