@@ -81,7 +81,10 @@ test('a backslash line continuation inside a call is no argument: no false dupli
       ['lf', 2, { K: 'ab' }],
     ],
   );
-  assert.deepEqual(m.endpoints.find((e) => e.name === 'lb')!.routes.map((r) => [r.method, r.path]), [['POST', '/go']]);
+  assert.deepEqual(
+    m.endpoints.find((e) => e.name === 'lb')!.routes.map((r) => [r.method, r.path]),
+    [['POST', '/go']],
+  );
 });
 
 test('an unknown enum member is reported with the closest member', async () => {
