@@ -95,6 +95,20 @@ test('an unknown enum member is reported with the closest member', async () => {
   assert.deepEqual(codes(c), ['unknown-cpu']);
 });
 
+test("an unknown enum member's fix keeps the file's own spelling: an alias or the module prefix", async () => {
+  const src =
+    'import strato\nfrom strato import Endpoint as E, GpuGroup as G\n\n@E(name="a", gpu=G.ADA_2)\ndef a(x: int = 1):\n    return x\n\n' +
+    '@strato.Endpoint(name="b", gpu=strato.GpuGroup.AMPERE_4)\ndef b(x: int = 1):\n    return x\n';
+  const d = await diagnose(src);
+  assert.deepEqual(
+    d.map((x) => [x.code, x.message, x.fix && 'replacement' in x.fix ? x.fix.replacement : undefined]),
+    [
+      ['unknown-gpu', 'G.ADA_2 (GpuGroup.ADA_2) does not exist: did you mean G.ADA_24?', 'G.ADA_24'],
+      ['unknown-gpu', 'strato.GpuGroup.AMPERE_4 (GpuGroup.AMPERE_4) does not exist: did you mean strato.GpuGroup.AMPERE_48?', 'strato.GpuGroup.AMPERE_48'],
+    ],
+  );
+});
+
 test('an unknown CPU shape gets a suggestion; every catalog shape passes', async () => {
   const d = await diagnose(queue('name="a", cpu="cpu3c-2-5"'));
   assert.deepEqual(codes(d), ['unknown-cpu']);

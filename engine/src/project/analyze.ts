@@ -317,7 +317,7 @@ function endpointFromCall(
     if (r.ok) {
       a.args[key] = { value: r.value, argRange: rangeOf(arg), valueRange: rangeOf(valueNode), source: r.source, text: valueNode.text } satisfies ConfigValue;
     } else if (r.reason === 'unknown-enum') {
-      a.unknownEnums.push({ param: key, range: rangeOf(r.node), enumClass: r.enumClass!, member: r.member! });
+      a.unknownEnums.push({ param: key, range: rangeOf(r.node), enumClass: r.enumClass!, member: r.member!, written: r.node!.text.replace(/\s+/g, '') });
     } else {
       a.dynamicArgs[key] = { argRange: rangeOf(arg), valueRange: rangeOf(valueNode), text: valueNode.text } satisfies DynamicValue;
     }

@@ -27,7 +27,8 @@ export interface EndpointArgs {
   args: Record<string, ConfigValue>;
   dynamicArgs: Record<string, DynamicValue>;
   /** Enum members that do not exist (`GpuGroup.ADA_2`), by parameter name. */
-  unknownEnums: Array<{ param: string; range: Range; enumClass: string; member: string }>;
+  /** `written`: the member as the file spells it (`G.ADA_2`, `strato.GpuGroup.ADA_2`): fixes keep its prefix. */
+  unknownEnums: Array<{ param: string; range: Range; enumClass: string; member: string; written: string }>;
   /** Keyword names that are not parameters of Endpoint. */
   unknownParams: Array<{ name: string; range: Range }>;
 }
@@ -88,8 +89,10 @@ export function validateEndpointArgs(a: EndpointArgs, sink: DiagnosticSink): End
   for (const u of a.unknownEnums) {
     const guess = didYouMean(u.member, Object.keys(enumClasses[u.enumClass]));
     const code: RuleCode = ENUM_CODES[u.enumClass] ?? 'invalid-type';
-    sink.add(code, `${u.enumClass}.${u.member} does not exist${guess ? `: did you mean ${u.enumClass}.${guess}?` : '.'}`, u.range, {
-      fix: guess ? { kind: 'replace-value', range: u.range, replacement: `${u.enumClass}.${guess}` } : undefined,
+    const suggestion = guess && `${u.written.slice(0, u.written.lastIndexOf('.') + 1)}${guess}`;
+    const what = u.written === `${u.enumClass}.${u.member}` ? u.written : `${u.written} (${u.enumClass}.${u.member})`;
+    sink.add(code, `${what} does not exist${suggestion ? `: did you mean ${suggestion}?` : '.'}`, u.range, {
+      fix: suggestion ? { kind: 'replace-value', range: u.range, replacement: suggestion } : undefined,
     });
   }
 
