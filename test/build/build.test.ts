@@ -304,4 +304,7 @@ test('requirements merge keeps first-seen order, drops duplicates, comments and 
   const m = mergeRequirements(['a==1', 'Torch', 'b'], ['b', 'c>=2', 'numpy==1.26', 'Triton'], ['C']);
   assert.deepEqual(m.install, ['a==1', 'b']);
   assert.deepEqual(m.excluded, ['torch', 'c', 'numpy', 'triton']);
+  // A URL requirement has no name before its URL: `--exclude git` or `https` does not drop it.
+  const urls = mergeRequirements(['git+https://github.com/org/repo.git'], ['https://host/pkg.whl'], ['git', 'https']);
+  assert.deepEqual([urls.install, urls.excluded], [['git+https://github.com/org/repo.git', 'https://host/pkg.whl'], []]);
 });

@@ -139,6 +139,12 @@ test('dependencies must be a list of valid requirement strings', async () => {
     codes(await diagnose(queue('name="a", dependencies=["transformers>=4.40,<5", "torch; python_version>\'3.9\'", "pkg @ https://x/y.whl"]'))),
     [],
   );
+  // Requirements pip installs from a URL, as the Python package accepts them.
+  assert.deepEqual(
+    codes(await diagnose(queue('name="a", dependencies=["git+https://github.com/org/repo.git@v1#egg=repo", "https://host/pkg-1.0-py3-none-any.whl"]'))),
+    [],
+  );
+  assert.deepEqual(codes(await diagnose(queue('name="a", dependencies=["git+https://has space"]'))), ['invalid-dependencies']);
 });
 
 test('numeric parameters out of range or of the wrong type', async () => {

@@ -10,6 +10,7 @@ export const PLATFORMS = ['manylinux_2_28_x86_64', 'manylinux_2_17_x86_64', 'man
 
 /** PEP 503 normalised project name of a requirement line, or undefined for options, URLs without names and blanks. */
 export function requirementName(line: string): string | undefined {
+  if (/^\s*[a-z][a-z0-9+.-]*:\/\//i.test(line)) return undefined; // git+https://..., https://.../pkg.whl: no name before the URL
   const m = /^\s*([A-Za-z0-9][A-Za-z0-9._-]*)/.exec(line);
   return m ? normalizeName(m[1]) : undefined;
 }

@@ -22,6 +22,8 @@ import type { ConfigValue, Diagnostic, DynamicValue, EndpointConfig, FixData, Ra
 export { ENDPOINT_NAME } from '../catalog/parameterRules';
 const REQUIREMENT =
   /^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?(?:\s*\[\s*[A-Za-z0-9._-]+(?:\s*,\s*[A-Za-z0-9._-]+)*\s*\])?\s*(?:(?:(?:===|==|!=|~=|>=|<=|<|>)\s*[A-Za-z0-9.*+!_-]+)(?:\s*,\s*(?:===|==|!=|~=|>=|<=|<|>)\s*[A-Za-z0-9.*+!_-]+)*|@\s*\S+)?\s*(?:;.*)?$/;
+/** A requirement pip installs from a URL: `git+https://github.com/org/repo@v1#egg=name`, `https://host/pkg.whl`. */
+const URL_REQUIREMENT = /^(?:[a-z]+\+)?[a-z][a-z0-9+.-]*:\/\/\S+$/i;
 
 export interface EndpointArgs {
   args: Record<string, ConfigValue>;
@@ -119,7 +121,7 @@ export function validateEndpointArgs(a: EndpointArgs, sink: DiagnosticSink): End
     if (!isStringList(deps.value)) {
       sink.add('invalid-dependencies', 'dependencies must be a list of requirement strings, e.g. ["requests>=2.31", "pillow"].', deps.valueRange);
     } else {
-      const bad = deps.value.filter((r) => !REQUIREMENT.test(r.trim()));
+      const bad = deps.value.filter((r) => !REQUIREMENT.test(r.trim()) && !URL_REQUIREMENT.test(r.trim()));
       if (bad.length)
         sink.add(
           'invalid-dependencies',
