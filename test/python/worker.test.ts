@@ -27,7 +27,9 @@ def fail(kind):
     if kind == "error":
         return {"error": "model not loaded"}
     if kind == "set":
-        return {1, 2}
+        return {"tags": {"b", "a"}, "ids": frozenset([2, 1]), "mixed": {1}}
+    if kind == "object":
+        return {"handle": object()}
     if kind == "nan":
         return {"loss": float("nan")}
     if kind == "cycle":
@@ -215,7 +217,8 @@ for (const over of ['channel', 'http'] as const)
         { id: 'f1', input: { kind: 'raise' } },
         { id: 'f2', input: { kind: 'error' } },
         { id: 'f3', input: { kind: 'other' } },
-        { id: 'f4', input: { kind: 'set' } },
+        { id: 'f4', input: { kind: 'object' } },
+        { id: 'f8', input: { kind: 'set' } },
         { id: 'f5', input: { kind: 'nan' } },
         { id: 'f6', input: { kind: 'cycle' } },
         { id: 'f7', input: { kind: 'other' } },
@@ -224,7 +227,9 @@ for (const over of ['channel', 'http'] as const)
       assert.equal((await doneOf('f2')).error, 'model not loaded');
       const f3 = await doneOf('f3');
       assert.deepEqual(f3.output, { error: 'kept', other: 1 });
-      assert.match((await doneOf('f4')).error ?? '', /^TypeError: the output is not JSON serializable/);
+      assert.match((await doneOf('f4')).error ?? '', /^TypeError: the output is not JSON serializable: Object of type object/);
+      // A set is a list, sorted (set[T] is T[] to a typed client).
+      assert.deepEqual((await doneOf('f8')).output, { tags: ['a', 'b'], ids: [1, 2], mixed: [1] });
       assert.match((await doneOf('f5')).error ?? '', /^TypeError: the output is not JSON serializable: Out of range float values/);
       assert.equal(
         (await doneOf('f6')).error,

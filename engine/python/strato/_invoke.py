@@ -94,11 +94,17 @@ def user_traceback(exc):
 
 def json_default(value):
     """json.dumps(default=...) of every output: a dataclass instance is the object of its fields (the encoder goes on
-    into them); anything else JSON cannot hold is refused as json refuses it."""
+    into them), a set a list (sorted when its items compare, as a typed client reads set[T]: docs/clients.md);
+    anything else JSON cannot hold is refused as json refuses it."""
     if hasattr(type(value), "__dataclass_fields__"):
         import dataclasses  # already loaded: the value's class is a dataclass
 
         return {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
+    if isinstance(value, (set, frozenset)):
+        try:
+            return sorted(value)
+        except TypeError:  # items of kinds that do not compare
+            return list(value)
     raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 
 
