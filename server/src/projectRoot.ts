@@ -1,7 +1,7 @@
 // A project of the index: a workspace folder (its files chosen by the build's ignore rules) or a single document
 // outside every folder. It owns its files' cross-file diagnostics, computed with the engine's `combine`.
 import path from 'node:path';
-import { combine, createIgnore, localModulesOf, readWorkerFile, type Diagnostic, type FileModel } from '../../engine/src/project';
+import { combine, createIgnore, localModulesOf, readWorkerFile, unreadFileWarning, type Diagnostic, type FileModel } from '../../engine/src/project';
 import type { OpenDocument } from './sourceFile';
 
 export interface ProjectRoot {
@@ -57,6 +57,11 @@ export function isIgnoredPath(root: ProjectRoot, rel: string): boolean {
 /** The file's text, or undefined when it cannot be a worker file (the engine's rule, as in the build). */
 export function readRootFile(root: ProjectRoot, rel: string): string | undefined {
   return root.path ? readWorkerFile(path.join(root.path, rel)) : undefined;
+}
+
+/** For a file readRootFile gave nothing for: the warning that its endpoints go unread (binary, too large), if any. */
+export function unreadRootFile(root: ProjectRoot, rel: string): Diagnostic | undefined {
+  return root.path ? unreadFileWarning(rel, path.join(root.path, rel)) : undefined;
 }
 
 /** Diagnostics of every project file of the root (single-file and cross-file rules), by project-relative path. */

@@ -1,13 +1,46 @@
 // One Python file's analysis: closed files are parsed once and dropped; an open document keeps its trees (one per
 // top-level statement, engine ModuleTree), and an edit re-parses only the statements it touches.
 import { TextDocument, type TextDocumentContentChangeEvent } from 'vscode-languageserver-textdocument';
-import { analyzeTree, emptyBindings, isWorkerText, ModuleTree, moduleNameOf, type AnalyzeOptions, type FileModel, type Parser } from '../../engine/src/project';
+import {
+  analyzeTree,
+  emptyBindings,
+  isWorkerText,
+  ModuleTree,
+  moduleNameOf,
+  unreadTextWarning,
+  type AnalyzeOptions,
+  type Diagnostic,
+  type FileModel,
+  type Parser,
+} from '../../engine/src/project';
 
 /** A parse that takes longer is abandoned: the file then gets no analysis rather than a frozen editor. */
 const PARSE_BUDGET_MS = 750;
 
 export function emptyModel(file: string): FileModel {
   return { file, module: moduleNameOf(file), endpoints: [], types: [], imports: [], diagnostics: [], usesStrato: false, strato: emptyBindings() };
+}
+
+/**
+ * The model of a file left unanalysed, saying so when it mentions Endpoint: binary or over the size limit (the build
+ * skips it too), or parsed past the budget (only the editor gives up; strato check reads it whole). The editor showed
+ * nothing while check reported its problems.
+ */
+function unanalysed(file: string, text: string): FileModel {
+  const model = emptyModel(file);
+  const notice: Diagnostic | undefined = !isWorkerText(text)
+    ? unreadTextWarning(file, text)
+    : text.includes('Endpoint')
+      ? {
+          code: 'unread-file',
+          severity: 'information',
+          message: `${file} is not checked in the editor: parsing it took over ${PARSE_BUDGET_MS} ms; strato check and the build check it in full.`,
+          file,
+          range: { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } },
+        }
+      : undefined;
+  if (notice) model.diagnostics.push(notice);
+  return model;
 }
 
 /** Parses with a time budget; null when the budget ran out. */
@@ -17,9 +50,9 @@ export function parseBounded(parser: Parser, text: string, editable = false): Mo
 
 /** Analyses text that is not kept open: parse, analyse, free the tree. */
 export function analyzeSource(parser: Parser, file: string, text: string, options: AnalyzeOptions): FileModel {
-  if (!isWorkerText(text)) return emptyModel(file);
+  if (!isWorkerText(text)) return unanalysed(file, text);
   const tree = parseBounded(parser, text);
-  if (!tree) return emptyModel(file);
+  if (!tree) return unanalysed(file, text);
   try {
     return analyzeTree(file, tree, text, options);
   } finally {
@@ -105,7 +138,7 @@ export class OpenDocument {
 
   analyze(file: string, options: AnalyzeOptions): FileModel {
     const tree = this.syntaxTree();
-    return tree ? analyzeTree(file, tree, this.text, options) : emptyModel(file);
+    return tree ? analyzeTree(file, tree, this.text, options) : unanalysed(file, this.text);
   }
 
   dispose(): void {

@@ -6,7 +6,17 @@ import { combine, createIgnore, listProjectFiles, type Diagnostic, type FileMode
 import type { TextDocumentContentChangeEvent } from 'vscode-languageserver-textdocument';
 import { analyzeSource, emptyModel, OpenDocument } from './sourceFile';
 import { childUri, keyOf, looseName, pathOf, relativeTo } from './paths';
-import { folderRoot, isIgnoredPath, looseRoot, readRootFile, rootDiagnostics, updateLocalModules, type IndexedFile, type ProjectRoot } from './projectRoot';
+import {
+  folderRoot,
+  isIgnoredPath,
+  looseRoot,
+  readRootFile,
+  rootDiagnostics,
+  unreadRootFile,
+  updateLocalModules,
+  type IndexedFile,
+  type ProjectRoot,
+} from './projectRoot';
 
 export type { IndexedFile, ProjectRoot };
 
@@ -176,7 +186,12 @@ export class WorkspaceIndex {
     if (f.open) f.model = f.open.analyze(f.rel, options);
     else {
       const text = readRootFile(f.root, f.rel);
-      f.model = text === undefined ? emptyModel(f.rel) : analyzeSource(this.parser, f.rel, text, options);
+      if (text !== undefined) f.model = analyzeSource(this.parser, f.rel, text, options);
+      else {
+        f.model = emptyModel(f.rel);
+        const unread = unreadRootFile(f.root, f.rel);
+        if (unread) f.model.diagnostics.push(unread);
+      }
     }
     return f.model;
   }

@@ -177,4 +177,23 @@ describe('diagnostics', () => {
     const published = await c.until(() => c.published.get(uri('workers/broken.py')), 'the closed file published');
     assert.deepEqual(codes(published.diagnostics), ['unknown-gpu']);
   });
+
+  it('a worker file the analysis cannot read (binary) is named as such, closed or open, as strato check names it', async () => {
+    const text = 'from strato import Endpoint\n\n\n@Endpoint(name="nul", workers=(3, 1))\ndef nul(x):\n    return "\u0000"\n';
+    ws.write('workers/nul.py', text);
+    await c.initialize({ folders: [ws.root], pull: false });
+    const closed = await c.until(() => c.published.get(uri('workers/nul.py')), 'the closed file published');
+    assert.deepEqual(
+      closed.diagnostics.map((d) => [d.code, d.severity, d.message.split(':')[0]]),
+      [['unread-file', DiagnosticSeverity.Warning, 'workers/nul.py is not read for endpoints']],
+    );
+    assert.match(closed.diagnostics[0].message, /it holds a NUL byte, so it is read as binary\. Any @Endpoint in it is not deployed/);
+    const other = uri('workers/nul2.py');
+    await c.open(other, text);
+    const opened = await c.until(() => c.published.get(other), 'the open document published');
+    assert.deepEqual(
+      opened.diagnostics.map((d) => d.code),
+      ['unread-file'],
+    );
+  });
 });

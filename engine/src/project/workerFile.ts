@@ -37,6 +37,21 @@ export function unreadFileWarning(rel: string, file: string): Diagnostic | undef
   const why = buf.includes(0)
     ? 'it holds a NUL byte, so it is read as binary'
     : `it is ${(buf.length / 1024 / 1024).toFixed(1)} MiB, over the ${MAX_WORKER_FILE_BYTES / 1024 / 1024} MiB a worker file may have`;
+  return unreadWarning(rel, why);
+}
+
+/** The same warning for an editor buffer that is no worker text (isWorkerText false). */
+export function unreadTextWarning(rel: string, text: string): Diagnostic | undefined {
+  if (!text.includes('Endpoint')) return undefined;
+  return unreadWarning(
+    rel,
+    text.includes('\u0000')
+      ? 'it holds a NUL byte, so it is read as binary'
+      : `it is over the ${MAX_WORKER_FILE_BYTES / 1024 / 1024} MiB a worker file may have`,
+  );
+}
+
+function unreadWarning(rel: string, why: string): Diagnostic {
   return {
     code: 'unread-file',
     severity: 'warning',
