@@ -142,6 +142,26 @@ describe('quick fixes', () => {
     assert.deepEqual(r.diagnostics, []);
   });
 
+  it('moving an import keeps a tab-indented body valid; none is offered for a body on the def line or an import sharing its line', async () => {
+    const tabs = 'import numpy as np\nfrom strato import Endpoint\n\n\n@Endpoint(name="tabs")\ndef tabs(x):\n\ty = x + 1\n\treturn np.zeros(y)\n';
+    const r = await fix(tabs, 'top-level-import', /^Move 'import numpy as np'/);
+    assert.equal(r.text, 'from strato import Endpoint\n\n\n@Endpoint(name="tabs")\ndef tabs(x):\n\timport numpy as np\n\ty = x + 1\n\treturn np.zeros(y)\n');
+    assert.deepEqual(r.diagnostics, []);
+    const actionsFor = async (text: string) => {
+      const u = uriOf(ws.file(`workers/nofix_${n++}.py`));
+      await c.open(u, text);
+      const d = (await c.diagnostics(u)).find((x) => x.code === 'top-level-import');
+      assert.ok(d, 'the warning stays');
+      return (await c.codeActions(u, d.range, [d])).map((a) => a.title);
+    };
+    const oneLine = await actionsFor('import numpy as np\nfrom strato import Endpoint\n\n\n@Endpoint(name="one")\ndef one(x): return np.zeros(x)\n');
+    assert.ok(!oneLine.some((t) => t.startsWith('Move')), oneLine.join(' | '));
+    const shared = await actionsFor(
+      'import numpy as np; import os\nfrom strato import Endpoint\n\nBASE = os.getcwd()\n\n\n@Endpoint(name="shared")\ndef shared(x):\n    return np.zeros(x)\n',
+    );
+    assert.ok(!shared.some((t) => t.startsWith('Move')), shared.join(' | '));
+  });
+
   it('a duplicate name is renamed to a free one, which clears both diagnostics', async () => {
     const src = `${HEADER}@Endpoint(name="job")\ndef a(v):\n    return v\n\n\n@Endpoint(name='job')\ndef b(v):\n    return v\n`;
     const r = await fix(src, 'duplicate-queue-function', /Rename the endpoint to "job-2"/);

@@ -34,6 +34,8 @@ export function checkTopLevelImports(model: FileModel, tree: ModuleTree, localMo
     const packages = [imp.topLevel];
     const targets = names.length ? insertionTargets(definitions, names, imp) : [];
     const usedElsewhere = names.some((n) => usedAtModuleLevel(definitions, n, imp));
+    // The fix removes the import's whole lines: not when another statement shares them (`import numpy as np; import os`).
+    const sharesLines = definitions.filter(({ facts: t }) => t.row >= imp.range.start.line && t.row <= imp.range.end.line).length > 1;
     sink.add(
       'top-level-import',
       `'${imp.topLevel}' is a third-party package imported at the top of a worker file: import it inside the function that uses it, since only the ` +
@@ -41,7 +43,10 @@ export function checkTopLevelImports(model: FileModel, tree: ModuleTree, localMo
       imp.range,
       {
         severity: 'warning',
-        fix: targets.length && !usedElsewhere ? { kind: 'move-import', importRange: lineRange(imp), statement: imp.text, packages, targets } : undefined,
+        fix:
+          targets.length && !usedElsewhere && !sharesLines
+            ? { kind: 'move-import', importRange: lineRange(imp), statement: imp.text, packages, targets }
+            : undefined,
       },
     );
   }
@@ -118,7 +123,12 @@ function targetsIn(stmt: SyntaxNode, names: string[], statement: string): Target
     const first = stmts[0];
     if (!first) return;
     const isDoc = first.type === 'expression_statement' && first.namedChildren[0]?.type === 'string';
-    const indent = ' '.repeat(first.startPosition.column);
+    // The body's own indentation, tabs included; none when the body sits on the `def` line (`def f(x): return x`),
+    // where an inserted line would not parse.
+    const defText = def.text;
+    const at = first.startIndex - def.startIndex;
+    const indent = defText.slice(defText.lastIndexOf('\n', at - 1) + 1, at);
+    if (!/^[ \t]*$/.test(indent) || !defText.slice(0, at).includes('\n')) return;
     if (isDoc && stmts[1])
       out.push({ position: { line: stmts[1].startPosition.row, character: stmts[1].startPosition.column }, text: `${statement}\n${indent}` });
     else if (isDoc) out.push({ position: { line: first.endPosition.row, character: first.endPosition.column }, text: `\n${indent}${statement}` });
