@@ -7,6 +7,7 @@ import { freePort } from '../helpers/ports';
 
 const API = `
 import asyncio
+from typing import Optional
 from strato import Endpoint, CpuInstanceType
 
 api = Endpoint(name="api", cpu=CpuInstanceType.CPU3C_2_4, workers=(1, 3))
@@ -22,6 +23,10 @@ def health():
 @api.get("/items/{item_id}")
 def get_item(item_id: int, q: str = "", flag: bool = False):
     return {"item_id": item_id, "q": q, "flag": flag}
+
+@api.get("/search")
+def search(limit: Optional[int] = None, ratio: "float | None" = None, exact: bool | None = None, tag: Optional[str] = None):
+    return {"limit": limit, "ratio": ratio, "exact": exact, "tag": tag}
 
 @api.delete("/items/{item_id}")
 async def delete_item(item_id: int):
@@ -60,6 +65,7 @@ const ROUTES = {
   'POST /process': 'process',
   'GET /health': 'health',
   'GET /items/{item_id}': 'get_item',
+  'GET /search': 'search',
   'DELETE /items/{item_id}': 'delete_item',
   'POST /boom': 'boom',
   'POST /exit': 'exits',
@@ -127,6 +133,10 @@ describe('load-balanced worker', () => {
     const r = await call('GET', '/items/7?q=abc&flag=true');
     assert.deepEqual(r.body, { item_id: 7, q: 'abc', flag: true });
     assert.deepEqual((await call('GET', '/health')).body, { ok: true });
+    // An Optional of int, float or bool is converted too, however it is spelled; an Optional[str] stays text.
+    const s = await call('GET', '/search?limit=3&ratio=0.5&exact=false&tag=7');
+    assert.deepEqual(s.body, { limit: 3, ratio: 0.5, exact: false, tag: '7' });
+    assert.equal((await call('GET', '/search?limit=three')).status, 400);
   });
 
   test('an async route runs to completion; None answers null', async () => {

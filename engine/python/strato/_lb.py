@@ -64,10 +64,28 @@ class Router:
         return fn, params
 
 
+_SCALARS = {int: "int", float: "float", bool: "bool"}
+_OPTIONAL_TEXT = re.compile(r"(?:(?:typing\.)?Optional\[(\w+)\]|(\w+)\|None|None\|(\w+)|(\w+))")
+
+
+def _scalar_kind(annotation):
+    """'int', 'float' or 'bool' when the annotation is that type, optional or not (Optional[int], int | None, and
+    their text under `from __future__ import annotations`); None for any other annotation."""
+    if isinstance(annotation, str):
+        m = _OPTIONAL_TEXT.fullmatch(annotation.replace(" ", ""))
+        kind = next((g for g in m.groups() if g), None) if m else None
+        return kind if kind in ("int", "float", "bool") else None
+    args = getattr(annotation, "__args__", None)
+    if args is not None and type(None) in args:  # Optional[X], X | None
+        rest = [a for a in args if a is not type(None)]
+        return _scalar_kind(rest[0]) if len(rest) == 1 else None
+    return _SCALARS.get(annotation)
+
+
 def _convert(fn, name, value):
-    """Path and query values are strings: convert them when the parameter is annotated int, float or bool."""
-    kind = getattr(fn, "__annotations__", {}).get(name)
-    kind = getattr(kind, "__name__", kind)
+    """Path and query values are strings: convert them when the parameter is annotated int, float or bool (or an
+    Optional of one: `limit: Optional[int] = None` given as ?limit=3 is 3, not "3")."""
+    kind = _scalar_kind(getattr(fn, "__annotations__", {}).get(name))
     try:
         if kind == "int":
             return int(value)
