@@ -278,6 +278,20 @@ test('Endpoint is recognised under any alias and through the module; other Endpo
   assert.equal(c.endpoints.length, 0);
 });
 
+test('a class endpoint lists the methods a job can call: properties are attributes, not methods', async () => {
+  const m = await analyzeSource(
+    `${HEADER}import functools\n\n@Endpoint(name="cls")\nclass Model:\n    @property\n    def size(self):\n        return 1\n\n    @size.setter\n    def size(self, v):\n        pass\n\n` +
+      '    @functools.cached_property\n    def weights(self):\n        return []\n\n    @staticmethod\n    def version(tag: str):\n        return tag\n\n    def predict(self, text: str):\n        return text\n',
+  );
+  assert.deepEqual(
+    m.endpoints[0].functions[0].methods?.map((x) => [x.name, x.params.map((p) => p.name)]),
+    [
+      ['version', ['tag']],
+      ['predict', ['text']],
+    ],
+  );
+});
+
 test('functions: parameters, defaults, annotations, docstring summary, generators', async () => {
   const m = await analyzeSource(
     `${HEADER}@Endpoint(name="g")\ndef gen(prompt: str, n: int = 3, *args, k=None, **kw):\n    """Stream tokens.\n\n    Longer text."""\n    for i in ` +

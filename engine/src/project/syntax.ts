@@ -262,7 +262,10 @@ export function functionInfo(def: SyntaxNode, outer: SyntaxNode = def): Function
       if (fn?.type !== 'function_definition') continue;
       const m = functionInfo(fn, stmt);
       if (m.name.startsWith('_')) continue;
-      const isStatic = stmt.type === 'decorated_definition' && /@staticmethod\b/.test(stmt.text.split('\n')[0]);
+      const decorators = stmt.type === 'decorated_definition' ? children(stmt).filter((c) => c.type === 'decorator') : [];
+      // A property is an attribute, not a method a job can call (the runtime lists callables only).
+      if (decorators.some((d) => /^@\s*(?:[\w.]+\.)?(?:property|cached_property|setter|getter|deleter)\s*$/.test(d.text))) continue;
+      const isStatic = decorators.some((d) => /^@\s*staticmethod\s*$/.test(d.text));
       if (!isStatic && m.params.length && m.params[0].kind === 'positional') m.params = m.params.slice(1);
       info.methods.push(m);
     }
