@@ -214,7 +214,10 @@ export function startServer(connection: Connection): void {
   );
   connection.onDidChangeWatchedFiles(
     mutate('watched files', (p, s) => {
-      if (p.changes.some((c) => YamlWorkspace.handles(c.uri))) {
+      // The YAML analysis keeps the folder's listing between keystrokes: a YAML file changed, a file or folder came
+      // or went, or an ignore file changed (what is listed) make it list again.
+      const relists = (c: (typeof p.changes)[number]) => YamlWorkspace.handles(c.uri) || c.type !== FileChangeType.Changed || c.uri.endsWith('/.gitignore');
+      if (p.changes.some(relists)) {
         s.yaml.invalidate();
         settleYaml(s);
       }

@@ -158,3 +158,60 @@ test("regions that exclude the volume's region, and volumes in two regions, are 
     p.done();
   }
 });
+
+test('aliases are read as the values they name, and problems inside them are reported at the alias', () => {
+  assert.deepEqual(codes(diagnose('type: task\nname: &n trainer\ncommands: [echo hi]\nworking_dir: *n\n')), []);
+  // The root-level reads go through aliases too: the type, and the name the model keeps.
+  const r = analyzeDstack('a.dstack.yml', 'type: &t volume\nname: &n data\nbackend: strato\nregion: EU-RO-1\nvolume_id: *n\n');
+  assert.deepEqual(codes(r.sink.items), []);
+  assert.equal(r.model.kind, 'volume');
+  const d = diagnose('type: task\nname: &n trainer\nresources:\n  cpu: 2\nnodes: *n\n');
+  assert.deepEqual(codes(d), ['invalid-type']);
+  assert.match(d[0].message, /nodes must be an integer/);
+  assert.deepEqual(d[0].range, { start: { line: 4, character: 7 }, end: { line: 4, character: 9 } });
+  // The parser accepts an alias with no anchor; the tool does not.
+  const missing = diagnose('type: task\nworking_dir: *nope\n');
+  assert.deepEqual(codes(missing), ['syntax-error']);
+  assert.match(missing[0].message, /alias \*nope has no anchor/);
+  // An alias cycle ends.
+  assert.deepEqual(codes(diagnose('type: task\nretry: &x\n  <<: *x\nresources: *x\n')), []);
+});
+
+test('merge keys are accepted, and the merged keys are checked where the merge is written', () => {
+  const ok = 'type: task\nenv: &common\n  gpu: H100:1\n  cpu: 2\nresources:\n  <<: *common\n  gpu: H100:2\n';
+  assert.deepEqual(codes(diagnose(ok)), []);
+  assert.deepEqual(codes(diagnose('type: task\nenv: &a {gpu: H100}\nresources:\n  <<: [*a, {memory: 16GB}]\n')), []);
+  const bad = diagnose('type: task\nenv: &common\n  gpu: H1000:1\n  gpus: 2\nresources:\n  <<: *common\n');
+  assert.deepEqual(codes(bad).sort(), ['unknown-gpu', 'unknown-key']);
+  for (const x of bad) assert.deepEqual(x.range, { start: { line: 5, character: 6 }, end: { line: 5, character: 13 } }, x.message);
+  // Renaming the alias would not rename a key written elsewhere: no quick fix there.
+  assert.equal(bad.find((x) => x.code === 'unknown-key')?.fix, undefined);
+  // A key written next to the merge wins over the merged one, and a merged required key counts.
+  assert.deepEqual(codes(diagnose('type: task\nenv: &c {cpu: two}\nresources:\n  <<: *c\n  cpu: 2\n')), []);
+  assert.deepEqual(codes(diagnose('type: volume\n<<: {name: data, backend: aws, region: us-east-1}\n')), []);
+  assert.deepEqual(codes(diagnose('type: task\nresources:\n  <<: 3\n')), ['invalid-type']);
+});
+
+test('the cross-file rules read volume names and regions through aliases and merge keys', () => {
+  const p = project({
+    'a.dstack.yml': 'type: task\nname: &vol data\nvolumes:\n  - name: *vol\n    path: /data\nregions: [US-KS-2]\n',
+    'v.dstack.yml': 'type: volume\n<<: {name: data, backend: strato}\nregion: &r EU-RO-1\nvolume_id: *r\n',
+  });
+  try {
+    const d = loadOrchestration(p.root).diagnostics;
+    assert.deepEqual(codes(d), ['region-conflict']);
+    assert.match(d[0].message, /volume "data" is in region EU-RO-1/);
+    assert.deepEqual(d[0].related?.[0].range.start, { line: 2, character: 11 });
+  } finally {
+    p.done();
+  }
+});
+
+test('a did-you-mean for a key is a typo of it, not another key that shares a word (idle_duration is not max_duration)', () => {
+  const d = diagnose('type: task\nidle_duration: 5m\n');
+  assert.doesNotMatch(d[0].message, /did you mean/);
+  assert.equal(d[0].fix, undefined);
+  assert.match(diagnose('type: task\nmax_durration: 5m\n')[0].message, /did you mean 'max_duration'\?/);
+  assert.match(diagnose('type: task\nresources:\n  shmsize: 8GB\n')[0].message, /did you mean 'shm_size'\?/);
+  assert.match(diagnose('type: task\nworkingdir: /w\n')[0].message, /did you mean 'working_dir'\?/);
+});

@@ -100,6 +100,18 @@ describe('orchestration YAML in the language server', () => {
     assert.match(await hoverText('EU-RO-1', 1), /datacenter in Romania/);
   });
 
+  it('a quoted or commented volume type gets the volume keys in completion and hover, as the validator reads it', async () => {
+    for (const type of ['"volume"', "'volume'", 'volume  # the data', '&t volume']) {
+      const u = uriOf(file('infra/typed.dstack.yml'));
+      await c.open(u, `type: ${type}\nname: data\nsize: 100GB\n\n`);
+      const labels = (await c.completion(u, { line: 3, character: 0 })).map((i) => i.label);
+      assert.ok(labels.includes('backend') && !labels.includes('commands'), `${type}: ${labels.join(', ')}`);
+      const h = await c.hover(u, c.position(u, 'size', 1));
+      assert.match(h && typeof h.contents === 'object' && 'value' in h.contents ? h.contents.value : '', /Size of a new volume/, type);
+      await c.close(u);
+    }
+  });
+
   it('lists document symbols', async () => {
     const u = uriOf(file('.dstack.yml'));
     await c.open(u, readFileSync(file('.dstack.yml'), 'utf8'));

@@ -1,6 +1,6 @@
 // One orchestration YAML file -> its model (kind, name, region, mounts) and its diagnostics, with positions
 // taken from the `yaml` package's own node ranges. Cross-file rules live in workspace.ts.
-import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Node } from 'yaml';
+import { isAlias, isMap, isScalar, isSeq, LineCounter, parseDocument, visit, type Document, type Node, type YAMLMap } from 'yaml';
 import { didYouMean } from '../catalog';
 import { DiagnosticSink } from '../project/rules';
 import type { Range } from '../project/model';
@@ -33,10 +33,109 @@ export function dstackKindOf(file: string): 'config' | 'server' | undefined {
   return undefined;
 }
 
+/** The `yaml` package's reading of a file as the tool reads it: merge keys (`<<: *common`) are YAML to it too. */
+export function parseDstack(text: string, lineCounter?: LineCounter): Document.Parsed {
+  return parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true, merge: true });
+}
+
+/** What a written node stands for: an alias's anchored node, any other node itself. */
+function deref(doc: Document, node: unknown): Node | null {
+  if (isAlias(node)) return node.resolve(doc) ?? null;
+  return (node as Node | null | undefined) ?? null;
+}
+
+/** A key of a mapping as it applies, written there or merged in. */
+interface Entry {
+  key: string;
+  keyNode: Node;
+  /** The value as written (an alias stays an alias: its own position is where the user wrote it). */
+  value: Node | null;
+  /** For a merged key: the alias of the merge that brought it in, where its problems are reported. */
+  via?: Node;
+}
+
+const isMergeKey = (n: unknown): boolean => isScalar(n) && typeof n.value === 'symbol' && n.value.description === '<<';
+
+/**
+ * The keys of a mapping once its merge keys apply, as the YAML merge type defines them: its own pairs, then each
+ * merge source's pairs that are not there yet (an earlier source wins). Merge values that are not mappings go to
+ * `bad`; a source already being merged (an alias cycle) adds nothing.
+ */
+function entriesOf(doc: Document, map: YAMLMap, bad: Node[] = [], via?: Node, merging = new Set<YAMLMap>()): Entry[] {
+  merging.add(map);
+  const own: Entry[] = [];
+  const merged: Entry[] = [];
+  for (const pair of map.items) {
+    if (!isMergeKey(pair.key)) {
+      const k = deref(doc, pair.key);
+      own.push({ key: isScalar(k) ? String(k.value) : '', keyNode: pair.key as Node, value: pair.value as Node | null, via });
+      continue;
+    }
+    const written = pair.value as Node | null;
+    const value = deref(doc, written);
+    const sources = isSeq(value)
+      ? value.items.map((item) => ({ item: item as Node, at: isAlias(written) ? written : (item as Node) }))
+      : [{ item: written, at: written }];
+    for (const { item, at } of sources) {
+      const source = deref(doc, item);
+      if (!isMap(source)) {
+        if (at) bad.push(via ?? at);
+        continue;
+      }
+      if (merging.has(source)) continue;
+      merged.push(...entriesOf(doc, source, bad, via ?? (isAlias(at) ? at : undefined), merging));
+    }
+  }
+  const have = new Set(own.map((e) => e.key));
+  const out = [...own];
+  for (const e of merged) {
+    if (have.has(e.key)) continue;
+    have.add(e.key);
+    out.push(e);
+  }
+  merging.delete(map);
+  return out;
+}
+
+/** The value a mapping's key has (aliases resolved, merge keys applied), with the entry it comes from. */
+function lookup(doc: Document, map: unknown, key: string): { entry: Entry; value: Node | null } | undefined {
+  if (!isMap(map)) return undefined;
+  const entry = entriesOf(doc, map).find((e) => e.key === key);
+  return entry && { entry, value: deref(doc, entry.value) };
+}
+
+/** The `type` a configuration declares (undefined when it has none): one reading for the validator and the editor. */
+export function configTypeOf(doc: Document): unknown {
+  const t = lookup(doc, doc.contents, 'type');
+  if (!t) return undefined;
+  return isScalar(t.value) ? t.value.value : t.value;
+}
+
+/** A file's kind and the key table that checks it: the server configuration by its path, the others by their `type`. */
+export function dstackTableOf(file: string, doc: Document): { kind: DstackKind; type: unknown; table?: Record<string, KeySpec> } {
+  if (dstackKindOf(file) === 'server') return { kind: 'server', type: undefined, table: SERVER };
+  const type = configTypeOf(doc);
+  if (type === 'task') return { kind: 'task', type, table: TASK };
+  if (type === 'volume') return { kind: 'volume', type, table: VOLUME };
+  return { kind: 'other', type };
+}
+
+/**
+ * A did-you-mean for a key: a typo of a key, not another key that shares a word with it (`idle_duration` is no
+ * typo of `max_duration`: the quick fix would change the meaning). Each word typed must be a word of the guess,
+ * a typo of one, or the guess written without its underscores (`shmsize`).
+ */
+function keyGuess(key: string, keys: readonly string[]): string | undefined {
+  const guess = didYouMean(key, keys);
+  if (!guess) return undefined;
+  const words = [...guess.split(/[_-]/), guess.replace(/[_-]/g, '')];
+  return key.split(/[_-]/).every((w) => words.includes(w) || didYouMean(w, words)) ? guess : undefined;
+}
+
 export function analyzeDstack(file: string, text: string): { model: DstackFile; sink: DiagnosticSink } {
   const sink = new DiagnosticSink(file);
   const lc = new LineCounter();
-  const doc = parseDocument(text, { lineCounter: lc, prettyErrors: false, uniqueKeys: true });
+  const doc = parseDstack(text, lc);
   const pos = (offset: number) => {
     const p = lc.linePos(Math.min(offset, text.length));
     return { line: p.line - 1, character: p.col - 1 };
@@ -52,7 +151,14 @@ export function analyzeDstack(file: string, text: string): { model: DstackFile; 
       end: pos(e.pos[1]),
     });
   }
-  if (doc.errors.length) return { model, sink };
+  // The parser accepts an alias with no anchor; the tool fails to read the file.
+  visit(doc, {
+    Alias(_, n) {
+      if (!n.resolve(doc))
+        sink.add('syntax-error', `YAML alias *${n.source} has no anchor before it: set &${n.source} on a value above, or write the value here.`, rangeOf(n));
+    },
+  });
+  if (sink.items.length) return { model, sink };
   const root = doc.contents as Node | null;
   if (root === null) return { model, sink };
   if (!isMap(root)) {
@@ -60,30 +166,34 @@ export function analyzeDstack(file: string, text: string): { model: DstackFile; 
     return { model, sink };
   }
 
-  let table: Record<string, KeySpec> | undefined;
-  if (dstackKindOf(file) === 'server') {
-    model.kind = 'server';
-    table = SERVER;
-  } else {
-    const t = root.get('type');
-    model.kind = t === 'task' ? 'task' : t === 'volume' ? 'volume' : 'other';
-    table = t === 'task' ? TASK : t === 'volume' ? VOLUME : undefined;
+  const { kind, type: t, table } = dstackTableOf(file, doc);
+  model.kind = kind;
+  if (kind !== 'server') {
     if (t === undefined) sink.add('missing-key', "the configuration has no 'type': add type: task or type: volume.", rangeOf(root.items[0]?.key as Node));
     else if (!table && !['service', 'dev-environment', 'fleet', 'gateway'].includes(String(t))) {
       const guess = didYouMean(String(t), ['task', 'volume']);
+      const written = lookup(doc, root, 'type')?.entry;
       sink.add(
         'invalid-value',
         `type "${String(t)}" is not a configuration type${guess ? `: did you mean "${guess}"?` : '; use task or volume.'}`,
-        rangeOf(root.get('type', true) as Node),
+        rangeOf(written?.via ?? written?.value),
       );
     }
   }
   if (!table) return { model, sink };
 
-  const walk = (node: Node | null, spec: KeySpec, where: string): void => {
+  // Each node is checked once against each spec: an anchor used again reports nothing twice, and alias cycles end.
+  const checked = new Map<Node, Set<KeySpec>>();
+  /** `at`: where to report what is found inside a value that is not written here (an alias's or a merge's position). */
+  const walk = (written: Node | null, spec: KeySpec, where: string, at?: Range): void => {
+    const node = deref(doc, written);
+    if (isAlias(written)) at ??= rangeOf(written);
     if (node === null || (isScalar(node) && node.value === null)) return;
+    const specs = checked.get(node) ?? new Set<KeySpec>();
+    if (specs.has(spec)) return;
+    checked.set(node, specs.add(spec));
     const v = isScalar(node) ? node.value : undefined;
-    const r = rangeOf(node);
+    const r = at ?? rangeOf(node);
     const typeError = (expected: string) => sink.add('invalid-type', `${where} must be ${expected}.`, r);
     switch (spec.type) {
       case 'string':
@@ -113,7 +223,8 @@ export function analyzeDstack(file: string, text: string): { model: DstackFile; 
           `${where} "${String(v)}" is not allowed${guess ? `: did you mean "${guess}"?` : `; use one of ${spec.values.join(', ')}.`}`,
           r,
           {
-            fix: guess ? { kind: 'replace-value', range: r, replacement: guess } : undefined,
+            // Replacing an alias would not fix its anchor.
+            fix: guess && !at ? { kind: 'replace-value', range: r, replacement: guess } : undefined,
           },
         );
       } else if (spec.check) {
@@ -121,36 +232,47 @@ export function analyzeDstack(file: string, text: string): { model: DstackFile; 
         if (p) sink.add(p.code, p.message, r);
       }
     } else if (isSeq(node) && spec.item) {
-      node.items.forEach((item, i) => walk(item as Node, spec.item as KeySpec, `${where}[${i}]`));
+      node.items.forEach((item, i) => walk(item as Node, spec.item as KeySpec, `${where}[${i}]`, at));
     } else if (isMap(node) && (spec.keys || spec.anyKey)) {
       const keys = spec.keys ?? {};
-      const open = spec.open && node.get('type') !== 'strato';
+      const bad: Node[] = [];
+      const entries = entriesOf(doc, node, bad);
+      for (const b of bad) sink.add('invalid-type', `a merge key ('<<') in ${where} must take a mapping or a list of mappings.`, at ?? rangeOf(b));
+      const valueOf = (key: string) => {
+        const e = entries.find((x) => x.key === key);
+        return e && deref(doc, e.value);
+      };
+      const type = valueOf('type');
+      const open = spec.open && !(isScalar(type) && type.value === 'strato');
       if (open) return;
-      for (const pair of node.items) {
-        const k = isScalar(pair.key) ? String(pair.key.value) : '';
-        const sub = keys[k] ?? spec.anyKey;
+      for (const e of entries) {
+        const sub = keys[e.key] ?? spec.anyKey;
+        const here = at ?? (e.via ? rangeOf(e.via) : undefined);
         if (!sub) {
-          const guess = didYouMean(k, Object.keys(keys));
-          const kr = rangeOf(pair.key as Node);
+          const guess = keyGuess(e.key, Object.keys(keys));
+          const kr = here ?? rangeOf(e.keyNode);
           sink.add(
             'unknown-key',
-            `'${k}' is not a key of ${where}${guess ? `: did you mean '${guess}'?` : `; use one of ${Object.keys(keys).join(', ')}.`}`,
+            `'${e.key}' is not a key of ${where}${guess ? `: did you mean '${guess}'?` : `; use one of ${Object.keys(keys).join(', ')}.`}`,
             kr,
             {
-              fix: guess ? { kind: 'replace-value', range: kr, replacement: guess } : undefined,
+              // A merged key is written elsewhere: renaming the alias would not rename it.
+              fix: guess && !here ? { kind: 'replace-value', range: kr, replacement: guess } : undefined,
             },
           );
           continue;
         }
-        walk(pair.value as Node, sub, k);
+        walk(e.value, sub, e.key, here);
       }
+      const has = new Set(entries.map((e) => e.key));
       for (const [k, sub] of Object.entries(keys)) {
-        if (sub.required && !node.has(k)) sink.add('missing-key', `${where} has no '${k}': add ${k}: ...`, rangeOf(node.items[0]?.key as Node));
+        if (sub.required && !has.has(k)) sink.add('missing-key', `${where} has no '${k}': add ${k}: ...`, at ?? rangeOf(node.items[0]?.key as Node));
       }
       // A strato backend's key in clear text: move it to an environment reference the tool substitutes.
-      const key = node.get('api_key', true) as Node | undefined;
-      if (key && isScalar(key) && typeof key.value === 'string' && !ENV_REFERENCE.test(key.value)) {
-        const kr = rangeOf(key);
+      const apiKey = entries.find((e) => e.key === 'api_key');
+      const key = apiKey && deref(doc, apiKey.value);
+      if (apiKey && key && isScalar(key) && typeof key.value === 'string' && !ENV_REFERENCE.test(key.value)) {
+        const kr = at ?? rangeOf(apiKey.via ?? apiKey.value);
         sink.add(
           'clear-text-key',
           `the API key is written in clear text: reference an environment variable instead, e.g. \${{ env.${DEFAULT_KEY_VARIABLE} }}, and set it ` +
@@ -166,10 +288,11 @@ export function analyzeDstack(file: string, text: string): { model: DstackFile; 
   };
   walk(root, { doc: '', type: 'map', keys: table }, model.kind === 'server' ? 'the server configuration' : `a ${model.kind}`);
 
-  // The model the cross-file rules need.
+  // The model the cross-file rules need, read through aliases and merge keys like the walk.
   const located = (key: string): Located<string> | undefined => {
-    const n = root.get(key, true) as Node | undefined;
-    return n && isScalar(n) && typeof n.value === 'string' ? { value: n.value, range: rangeOf(n) } : undefined;
+    const l = lookup(doc, root, key);
+    const n = l?.value;
+    return l && n && isScalar(n) && typeof n.value === 'string' ? { value: n.value, range: rangeOf(l.entry.via ?? l.entry.value) } : undefined;
   };
   model.name = located('name');
   if (model.kind === 'volume') {
@@ -181,18 +304,31 @@ export function analyzeDstack(file: string, text: string): { model: DstackFile; 
     }
   }
   if (model.kind === 'task') {
-    const regions = root.get('regions', true) as Node | undefined;
-    if (regions && isSeq(regions)) model.regions = { value: regions.items.map((i) => String(isScalar(i) ? i.value : '')), range: rangeOf(regions) };
-    const vols = root.get('volumes', true) as Node | undefined;
-    if (vols && isSeq(vols)) {
-      model.volumesRange = rangeOf(vols);
-      for (const item of vols.items) {
+    const regions = lookup(doc, root, 'regions');
+    if (regions && isSeq(regions.value)) {
+      const values = regions.value.items.map((i) => deref(doc, i));
+      model.regions = { value: values.map((i) => String(isScalar(i) ? i.value : '')), range: rangeOf(regions.entry.via ?? regions.entry.value) };
+    }
+    const vols = lookup(doc, root, 'volumes');
+    if (vols && isSeq(vols.value)) {
+      // Inside an aliased list every mount is reported at the alias.
+      const outer = vols.entry.via ?? (isAlias(vols.entry.value) ? vols.entry.value : undefined);
+      model.volumesRange = rangeOf(outer ?? vols.entry.value);
+      for (const written of vols.value.items as Node[]) {
+        const item = deref(doc, written);
+        const at = outer ?? (isAlias(written) ? written : undefined);
         if (isScalar(item) && typeof item.value === 'string') {
           const m = /^([^:]+):(.+)$/.exec(item.value);
-          if (!m) sink.add('invalid-value', `volume mount "${item.value}" must be name:/path, e.g. my-volume:/data.`, rangeOf(item));
-          else if (!m[1].startsWith('/') && !m[1].startsWith('~')) model.mounts.push({ name: m[1], path: m[2], range: rangeOf(item) });
-        } else if (isMap(item) && typeof item.get('name') === 'string') {
-          model.mounts.push({ name: String(item.get('name')), path: String(item.get('path') ?? ''), range: rangeOf(item.get('name', true) as Node) });
+          const range = rangeOf(at ?? item);
+          if (!m) sink.add('invalid-value', `volume mount "${item.value}" must be name:/path, e.g. my-volume:/data.`, range);
+          else if (!m[1].startsWith('/') && !m[1].startsWith('~')) model.mounts.push({ name: m[1], path: m[2], range });
+        } else if (isMap(item)) {
+          const name = lookup(doc, item, 'name');
+          const path = lookup(doc, item, 'path')?.value;
+          if (name && isScalar(name.value) && typeof name.value.value === 'string') {
+            const range = rangeOf(at ?? name.entry.via ?? name.entry.value);
+            model.mounts.push({ name: name.value.value, path: String((isScalar(path) ? path.value : undefined) ?? ''), range });
+          }
         }
       }
     }

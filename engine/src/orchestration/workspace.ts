@@ -66,26 +66,50 @@ export interface OrchestrationResult {
   diagnostics: Diagnostic[];
 }
 
-/** Every orchestration YAML file of the project (ignore rules applied), analysed, plus the cross-file rules. */
-export function loadOrchestration(root: string, overrides?: ReadonlyMap<string, string>): OrchestrationResult {
-  const { files } = listProjectFiles(root);
-  const models: DstackFile[] = [];
-  const diagnostics: Diagnostic[] = [];
-  const all = new Set([...files, ...(overrides?.keys() ?? [])]);
-  for (const rel of [...all].sort()) {
-    if (!dstackKindOf(rel)) continue;
-    let text = overrides?.get(rel);
-    if (text === undefined) {
-      try {
-        text = readFileSync(path.join(root, rel), 'utf8');
-      } catch {
-        continue;
-      }
+/** One file's own analysis: its model and the diagnostics that need no other file. */
+export interface FileAnalysis {
+  model: DstackFile;
+  diagnostics: Diagnostic[];
+}
+
+/**
+ * What a caller (the language server) keeps between loads of one project: the listing, which only file
+ * creations, deletions and renames change (walking the tree is the cost of a load), and each file's own analysis
+ * (null: unreadable), which only a change of that file's text changes. Drop an entry when that happens.
+ */
+export interface OrchestrationCache {
+  listed?: readonly string[];
+  files?: Map<string, FileAnalysis | null>;
+}
+
+/** The project's orchestration YAML files (ignore rules applied), by project-relative path. */
+export function listOrchestrationFiles(root: string): string[] {
+  return listProjectFiles(root).files.filter((f) => dstackKindOf(f) !== undefined);
+}
+
+function analyzeFile(root: string, rel: string, text: string | undefined): FileAnalysis | null {
+  if (text === undefined) {
+    try {
+      text = readFileSync(path.join(root, rel), 'utf8');
+    } catch {
+      return null;
     }
-    const { model, sink } = analyzeDstack(rel, text);
-    models.push(model);
-    diagnostics.push(...sink.items);
   }
-  diagnostics.push(...checkWorkspace(models));
-  return { files: models, diagnostics };
+  const { model, sink } = analyzeDstack(rel, text);
+  return { model, diagnostics: sink.items };
+}
+
+/** Every orchestration YAML file of the project (open buffers in `overrides` replace the disk), analysed, plus the cross-file rules. */
+export function loadOrchestration(root: string, overrides?: ReadonlyMap<string, string>, cache: OrchestrationCache = {}): OrchestrationResult {
+  const listed = (cache.listed ??= listOrchestrationFiles(root));
+  const files = (cache.files ??= new Map());
+  const analyses: FileAnalysis[] = [];
+  for (const rel of [...new Set([...listed, ...(overrides?.keys() ?? [])])].sort()) {
+    if (!dstackKindOf(rel)) continue;
+    if (!files.has(rel)) files.set(rel, analyzeFile(root, rel, overrides?.get(rel)));
+    const a = files.get(rel);
+    if (a) analyses.push(a);
+  }
+  const models = analyses.map((a) => a.model);
+  return { files: models, diagnostics: [...analyses.flatMap((a) => a.diagnostics), ...checkWorkspace(models)] };
 }

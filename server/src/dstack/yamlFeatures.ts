@@ -16,16 +16,15 @@ import {
 import type { TextDocument } from 'vscode-languageserver-textdocument';
 import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Node } from 'yaml';
 import { datacenters, findDatacenter, findGpusByName, gpuNames, gpuTypes } from '../../../engine/src/catalog';
-import { BACKEND_TYPES, SERVER, STRATO_BACKEND, TASK, VOLUME, dstackKindOf, type KeySpec } from '../../../engine/src/orchestration';
+import { BACKEND_TYPES, STRATO_BACKEND, TASK, dstackTableOf, parseDstack, type KeySpec } from '../../../engine/src/orchestration';
 import { DIAGNOSTIC_SOURCE } from '../../../engine/src/protocol/lsp';
 import { pathOf } from '../paths';
 import type { YamlWorkspace } from './yamlWorkspace';
 
-/** The key table of the document's top level. */
+/** The key table of the document's top level: the validator's own choice (a quoted or commented `type` included), task keys while the type is unknown. */
 function tableOf(doc: TextDocument): Record<string, KeySpec> {
-  const p = pathOf(doc.uri) ?? doc.uri;
-  if (dstackKindOf(p.replace(/\\/g, '/')) === 'server') return SERVER;
-  return /^type:\s*volume\s*$/m.test(doc.getText()) ? VOLUME : TASK;
+  const p = (pathOf(doc.uri) ?? doc.uri).replace(/\\/g, '/');
+  return dstackTableOf(p, parseDstack(doc.getText())).table ?? TASK;
 }
 
 /** The keys that enclose a line, by indentation (`resources` > `gpu`), and the key written on the line itself. */

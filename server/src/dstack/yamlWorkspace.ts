@@ -1,8 +1,10 @@
 // The orchestration tool's YAML files in the language server: open documents override the disk, each workspace
-// folder is checked as a whole (volume files fix the region of tasks), loose server configs alone.
+// folder is checked as a whole (volume files fix the region of tasks), loose server configs alone. An edit redoes
+// only its own file's analysis and the cross-file rules: the folder's listing and the other files' analyses are
+// kept until a file event on disk (walking a large tree on every keystroke cost ~150 ms).
 import path from 'node:path';
 import { TextDocument, type TextDocumentContentChangeEvent } from 'vscode-languageserver-textdocument';
-import { analyzeDstack, dstackKindOf, loadOrchestration } from '../../../engine/src/orchestration';
+import { analyzeDstack, dstackKindOf, listOrchestrationFiles, loadOrchestration, type OrchestrationCache } from '../../../engine/src/orchestration';
 import type { Diagnostic } from '../../../engine/src/project';
 import { childUri, keyOf, pathOf, relativeTo } from '../paths';
 
@@ -14,10 +16,19 @@ interface Folder {
 /** One folder's result: diagnostics by project-relative path. */
 type FolderResult = Map<string, Diagnostic[]>;
 
+/** What is kept of one folder: the engine's cache (listing, each file's analysis) and the combined result. */
+interface FolderCache {
+  kept: OrchestrationCache;
+  result?: FolderResult;
+}
+
 export class YamlWorkspace {
   private readonly folders: Folder[] = [];
   private readonly docs = new Map<string, TextDocument>();
-  private cache = new Map<string, FolderResult>();
+  private cache = new Map<string, FolderCache>();
+
+  /** `list`: how a folder's orchestration files are listed (a walk of its tree). */
+  constructor(private readonly list: (root: string) => readonly string[] = listOrchestrationFiles) {}
 
   /** Whether the server treats this document as an orchestration YAML file. */
   static handles(uri: string): boolean {
@@ -41,26 +52,38 @@ export class YamlWorkspace {
 
   open(uri: string, text: string, version: number): void {
     this.docs.set(keyOf(uri), TextDocument.create(uri, 'yaml', version, text));
-    this.invalidate();
+    this.edited(uri);
   }
 
   change(uri: string, changes: readonly TextDocumentContentChangeEvent[], version: number): boolean {
     const doc = this.docs.get(keyOf(uri));
     if (!doc) return false;
     this.docs.set(keyOf(uri), TextDocument.update(doc, [...changes], version));
-    this.invalidate();
+    this.edited(uri);
     return true;
   }
 
   close(uri: string): boolean {
     const had = this.docs.delete(keyOf(uri));
-    this.invalidate();
+    this.edited(uri); // back to the disk's text
     return had;
   }
 
-  /** A watched YAML file changed on disk. */
+  /** A watched YAML file was created, changed or deleted on disk: list and analyse every folder again. */
   invalidate(): void {
     this.cache = new Map();
+  }
+
+  /** A document's text changed: only its own analysis is redone, in each folder that holds it. */
+  private edited(uri: string): void {
+    const p = pathOf(uri);
+    if (p === undefined) return;
+    for (const [folder, c] of this.cache) {
+      const rel = relativeTo(folder, p);
+      if (rel === undefined) continue;
+      c.kept.files?.delete(rel);
+      c.result = undefined;
+    }
   }
 
   document(uri: string): TextDocument | undefined {
@@ -115,8 +138,10 @@ export class YamlWorkspace {
   }
 
   private folderResult(folder: Folder): FolderResult {
-    const cached = this.cache.get(folder.path);
-    if (cached) return cached;
+    const c = this.cache.get(folder.path) ?? { kept: {} };
+    this.cache.set(folder.path, c);
+    if (c.result) return c.result;
+    c.kept.listed ??= this.list(folder.path);
     const overrides = new Map<string, string>();
     for (const doc of this.docs.values()) {
       const p = pathOf(doc.uri);
@@ -124,14 +149,14 @@ export class YamlWorkspace {
       if (rel !== undefined) overrides.set(rel, doc.getText());
     }
     const result: FolderResult = new Map();
-    const r = loadOrchestration(folder.path, overrides);
+    const r = loadOrchestration(folder.path, overrides, c.kept);
     for (const f of r.files) result.set(f.file, []);
     for (const d of r.diagnostics) {
       const list = result.get(d.file);
       if (list) list.push(d);
       else result.set(d.file, [d]);
     }
-    this.cache.set(folder.path, result);
+    c.result = result;
     return result;
   }
 }
