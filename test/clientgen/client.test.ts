@@ -183,6 +183,13 @@ test('a failed job is a JobFailedError with its error and status; a wrong key is
   }
 });
 
+test('a call whose signal is already aborted is an AbortError, a StratoError (test/clientgen/runtime.test.ts: it sends nothing)', async () => {
+  const c = mod.createClient({ apiKey: p.key });
+  const e = await c.calc({ method: 'add', a: 1, b: 2 }, { signal: AbortSignal.abort() }).catch((x: unknown) => x);
+  assert.ok(e instanceof mod.AbortError && e instanceof mod.StratoError, String(e));
+  assert.equal(e.name, 'AbortError');
+});
+
 test('a call past its time-out is a TimeoutError naming the job; a full queue is a RateLimitError; cancel ends queued jobs', async () => {
   const c = mod.createClient({ apiKey: p.key, pollIntervalMs: 100 });
   const late = await c.slow({ seconds: 30 }, { timeoutMs: 1500 }).catch((e: unknown) => e);

@@ -3,14 +3,16 @@
 // and hints with no JSON form (unknown, a comment, a warning with file:line). Plus the joining of split stream chunks.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import Ajv from 'ajv';
 import { analyzeFiles } from '../helpers/analysis';
-import { jsonSchema } from '../../engine/src/clientgen/openapi';
+import { defaultValue, jsonSchema } from '../../engine/src/clientgen/openapi';
 import { queueSignature } from '../../engine/src/clientgen/signatures';
 import { Names, TypeMapper, type JsonType } from '../../engine/src/clientgen/types';
 import { tsType } from '../../engine/src/clientgen/typescript';
 import { ChunkJoiner } from '../../engine/src/clientgen/runtime';
 import { normaliseChunks } from '../../engine/src/platform/jobs/streamChunks';
 import type { ProjectModel } from '../../engine/src/project';
+import type { ParamInfo } from '../../engine/src/project/model';
 
 const HEAD = 'from strato import Endpoint\nimport typing\nfrom typing import *\n\n';
 
@@ -102,8 +104,7 @@ test('TypedDicts and dataclasses become named shapes: optional keys, inheritance
   assert.equal(mapper.shapes[0].doc, 'An item.');
   assert.deepEqual(mapper.shapes[1].python, { name: 'Box', kind: 'dataclass', file: 'models.py' });
   assert.deepEqual(jsonSchema({ kind: 'union', options: [{ kind: 'ref', name: 'Box' }, { kind: 'null' }] }), {
-    allOf: [{ $ref: '#/components/schemas/Box' }],
-    nullable: true,
+    anyOf: [{ $ref: '#/components/schemas/Box' }, { type: 'object', nullable: true, enum: [null] }],
   });
 });
 
@@ -205,4 +206,85 @@ test('a streamed value the platform split over several chunks is joined back, st
       ['before', value, 'after'],
     );
   }
+});
+
+test('a nullable union is a schema OpenAPI 3.0 validators accept: nullable beside a type, else null as one more anyOf member', async () => {
+  const { sig } = await mapParams(
+    'a: Union[int, str, None], b: Optional[Box], c: Union[Box, Size, None], d: None, e: Literal["x", None], f: Optional[str], g: Literal["x", 1, None]',
+    { 'm.py': 'from typing import TypedDict\n\nclass Box(TypedDict):\n    w: int\n\nclass Size(TypedDict):\n    h: int\n' },
+  );
+  const fields = (sig.input as Extract<JsonType, { kind: 'object' }>).fields;
+  const shapes = {
+    Box: { type: 'object', required: ['w'], properties: { w: { type: 'integer' } } },
+    Size: { type: 'object', required: ['h'], properties: { h: { type: 'integer' } } },
+  };
+  // Ajv reads `nullable` as OpenAPI 3.0 does, and refuses it where there is no type.
+  const ajv = new Ajv({ strict: false });
+  const accepts = (name: string, value: unknown) => {
+    const schema = jsonSchema(fields.find((f) => f.name === name)!.type);
+    return ajv.validate({ ...schema, components: { schemas: shapes } }, value);
+  };
+  const cases: Array<[string, unknown[], unknown[]]> = [
+    ['a', [1, 'x', null], [true, 1.5]],
+    ['b', [{ w: 1 }, null], [3, {}]],
+    ['c', [{ w: 1 }, { h: 2 }, null], ['x']],
+    ['d', [null], [{}, 'x', 0]],
+    ['e', ['x', null], ['y']],
+    ['f', ['x', null], [1]],
+    ['g', ['x', 1, null], [2, 'y']],
+  ];
+  for (const [name, good, bad] of cases) {
+    for (const v of good) assert.equal(accepts(name, v), true, `${name} accepts ${JSON.stringify(v)}: ${JSON.stringify(ajv.errors)}`);
+    for (const v of bad) assert.equal(accepts(name, v), false, `${name} refuses ${JSON.stringify(v)}`);
+  }
+  assert.deepEqual(jsonSchema(fields[0].type), { anyOf: [{ type: 'integer' }, { type: 'string' }, { type: 'object', nullable: true, enum: [null] }] });
+});
+
+test('a string default is the value Python reads: escapes decoded, a raw string kept, what is not one literal left out', () => {
+  assert.equal(defaultValue('"a\\\\b"'), 'a\\b');
+  assert.equal(defaultValue("'tab\\there'"), 'tab\there');
+  assert.equal(defaultValue('r"C:\\new"'), 'C:\\new');
+  assert.equal(defaultValue('"\\u00e9\\x41\\101\\q"'), '\u00e9AA\\q');
+  assert.equal(defaultValue('"""say "hi\\""""'), 'say "hi"');
+  assert.equal(defaultValue('"x" "y"'), undefined);
+  assert.equal(defaultValue('f"{x}"'), undefined);
+  assert.equal(defaultValue('b"x"'), undefined);
+});
+
+test('Literal strings are the values Python reads, in TypeScript and in the schema', async () => {
+  const { types, sig } = await mapParams('a: Literal["a\\\\b", "tab\\there"]');
+  assert.equal(types.a, "'a\\\\b' | 'tab\\there'");
+  assert.deepEqual((jsonSchema(sig.input).properties as Record<string, { enum: unknown[] }>).a.enum, ['a\\b', 'tab\there']);
+});
+
+/** Marks the parameters before `/`, as engine/src/project/syntax.ts paramsOf is to record them (`positionalOnly`). */
+function markPositionalOnly(model: ProjectModel, names: string[]): void {
+  for (const p of model.endpoints.flatMap((e) => e.functions.flatMap((f) => f.params)))
+    if (names.includes(p.name)) (p as ParamInfo & { positionalOnly?: boolean }).positionalOnly = true;
+}
+
+test('positional-only parameters are not offered: one without a default leaves the function untyped, with a warning', async () => {
+  const source = (params: string) => `${HEAD}@Endpoint(name="f")\ndef f(${params}) -> int:\n    return 1\n`;
+  const required = await analyzeFiles({ 'w.py': source('a: int, /, b: int') });
+  markPositionalOnly(required, ['a']);
+  const r = mapFunction(required);
+  assert.equal(tsType(r.sig.input), '{ [key: string]: unknown }');
+  assert.equal(tsType(r.sig.output), 'number', 'the result is still typed');
+  assert.deepEqual(
+    r.mapper.warnings.map((w) => `${w.file}:${w.line + 1}: ${w.message}`),
+    [
+      'w.py:6: f(): parameter a is positional-only (before "/") and a call passes its input by name, so every call fails: its input is untyped (unknown); ' +
+        'remove the "/" to type it.',
+    ],
+  );
+  const optional = await analyzeFiles({ 'w.py': source('a: int = 1, /, b: int = 2') });
+  markPositionalOnly(optional, ['a']);
+  const o = mapFunction(optional);
+  assert.deepEqual(o.types, { 'b?': 'number' });
+  assert.match(o.mapper.warnings[0].message, /parameter a is positional-only \(before "\/"\) .* the client leaves it out/);
+});
+
+test('the analysis records positional-only parameters', async () => {
+  const model = await analyzeFiles({ 'w.py': `${HEAD}@Endpoint(name="f")\ndef f(a: int, /, b: int) -> int:\n    return 1\n` });
+  assert.deepEqual(mapFunction(model).types, {});
 });

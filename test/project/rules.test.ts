@@ -456,3 +456,9 @@ test('a keyword argument given twice is an error (Python refuses it at import)',
   assert.deepEqual(codes(d), ['duplicate-argument']);
   assert.match(d[0].message, /workers is given more than once/);
 });
+
+test('string arguments are the values Python reads: escapes decoded, raw strings kept', async () => {
+  const m = await analyzeSource(queue('name="a", env={"SEP": "\\t", "PATH_HINT": r"C:\\new", "E": "caf\\u00e9", "Q": \'it\\\'s\'}'));
+  assert.deepEqual(m.diagnostics, []);
+  assert.deepEqual(m.endpoints[0].config.env, { SEP: '\t', PATH_HINT: 'C:\\new', E: 'café', Q: "it's" });
+});

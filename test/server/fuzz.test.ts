@@ -6,7 +6,15 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Diagnostic } from 'vscode-languageserver/node';
-import { analyzeText, combine, createPythonParser, type Parser } from '../../engine/src/project';
+import {
+  analyzeText,
+  combine,
+  createPythonParser,
+  isWorkerText,
+  unreadTextWarning,
+  type Diagnostic as EngineDiagnostic,
+  type Parser,
+} from '../../engine/src/project';
 import { FIXTURES, TestClient, uriOf } from './lspClient';
 import { seededRandom } from '../helpers/random';
 
@@ -211,7 +219,9 @@ function summary(ds: Diagnostic[]): string[] {
 }
 
 function fresh(parser: Parser, file: string, text: string): string[] {
-  if (text.length > 2 * 1024 * 1024 || text.includes('\u0000')) return [];
+  const asPublished = (ds: EngineDiagnostic[]) => summary(ds.map((d) => ({ ...d, severity: 1, source: 'strato' }) as unknown as Diagnostic));
+  // A text that cannot be a worker file is not analysed; one that mentions Endpoint says so.
+  if (!isWorkerText(text)) return asPublished([unreadTextWarning(file, text)].filter((d) => d !== undefined));
   const model = analyzeText(parser, file, text, { localModules: new Set() });
-  return summary(combine('', [model]).diagnostics.map((d) => ({ ...d, severity: 1, source: 'strato' }) as unknown as Diagnostic));
+  return asPublished(combine('', [model]).diagnostics);
 }

@@ -1,6 +1,7 @@
 // The deployment manifest built from the project model: the spec's fields per endpoint plus what the
 // platform and the worker runtime need (handler file, limits, function shapes).
 import type { EndpointSpec, FunctionInfo, ProjectModel } from '../project';
+import { namedParams } from '../project/syntax';
 import { defaultScalerType } from '../catalog/parameterRules';
 import { handlerFileName, type Manifest, type ManifestFunction, type ManifestResource } from '../protocol/manifest';
 
@@ -26,7 +27,7 @@ function manifestFunction(fn: FunctionInfo, module: string): ManifestFunction {
     is_async: fn.isAsync,
     is_class: fn.isClass,
     is_generator: fn.isGenerator,
-    params: fn.params.filter((p) => p.kind === 'positional' || p.kind === 'keyword-only').map((p) => p.name),
+    params: namedParams(fn.params).map((p) => p.name),
   };
 }
 

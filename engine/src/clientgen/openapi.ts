@@ -5,6 +5,7 @@ import { limits } from '../catalog';
 import type { EnvironmentSummary } from '../deploy/environments';
 import { kindLabel, type EndpointKind } from '../protocol/endpointKind';
 import type { EndpointSpec, FunctionInfo, HttpMethod, ProjectModel } from '../project/model';
+import { pythonStringLiteral } from '../project/strings';
 import { queueSignature, routeSignature, type Signature } from './signatures';
 import { clientSurface, type Doc } from './surface';
 import { Names, TypeMapper, type JsonField, type JsonType, type NamedShape } from './types';
@@ -22,11 +23,16 @@ export function defaultValue(text: string | undefined): unknown {
   if (d === 'None') return null;
   if (d === 'True' || d === 'False') return d === 'True';
   if (/^-?\d+(\.\d+)?$/.test(d)) return Number(d);
-  const s = /^(['"])(.*)\1$/.exec(d);
-  return s ? s[2] : undefined;
+  return pythonStringLiteral(d);
 }
 
-/** The JSON schema (OpenAPI 3.0 dialect: `nullable`) of a JSON type. */
+/**
+ * Only null, in OpenAPI 3.0: `nullable` adds null to the schema's `type` and means nothing without one (3.0.3;
+ * validators such as Ajv refuse it there), and the enum keeps every other value of that type out.
+ */
+const nullSchema = (): Schema => ({ type: 'object', nullable: true, enum: [null] });
+
+/** The JSON schema (OpenAPI 3.0 dialect: `nullable` beside a `type`) of a JSON type. */
 export function jsonSchema(t: JsonType): Schema {
   switch (t.kind) {
     case 'string':
@@ -35,7 +41,7 @@ export function jsonSchema(t: JsonType): Schema {
     case 'boolean':
       return { type: t.kind };
     case 'null':
-      return { nullable: true, enum: [null] };
+      return nullSchema();
     case 'unknown':
       return t.python ? { description: `Python type ${t.python}` } : {};
     case 'array':
@@ -47,7 +53,7 @@ export function jsonSchema(t: JsonType): Schema {
     case 'record':
       return t.values.kind === 'unknown' ? { type: 'object' } : { type: 'object', additionalProperties: jsonSchema(t.values) };
     case 'literal':
-      return t.value === null ? { nullable: true, enum: [null] } : { type: typeof t.value === 'string' ? 'string' : typeof t.value, enum: [t.value] };
+      return t.value === null ? nullSchema() : { type: typeof t.value === 'string' ? 'string' : typeof t.value, enum: [t.value] };
     case 'object':
       return objectSchema(t.fields, t.rest);
     case 'ref':
@@ -68,8 +74,9 @@ function unionSchema(options: JsonType[]): Schema {
   } else if (rest.length === 1) schema = jsonSchema(rest[0]);
   else schema = { anyOf: rest.map(jsonSchema) };
   if (!nullable) return schema;
-  // OpenAPI 3.0 ignores the siblings of $ref: wrap it.
-  return schema.$ref ? { allOf: [schema], nullable: true } : { ...schema, nullable: true };
+  if (schema.type) return { ...schema, nullable: true };
+  // No type for `nullable` to widen (a $ref, an anyOf, an unknown): null is one more member of anyOf.
+  return { anyOf: [...((schema.anyOf as Schema[] | undefined) ?? [schema]), nullSchema()] };
 }
 
 function withDefault(f: JsonField): Schema {

@@ -1,8 +1,12 @@
 // The fixed part of every generated client: job types, typed errors and the calls themselves over the global fetch.
 // It is copied into each generated module as it is here, so it imports nothing and works in Node 18+ and browsers.
 
-/** Bounds of /runsync's `wait` (ms) and how often a waiting client asks /status (ms); the generator writes the catalog's values. */
-const LIMITS = { waitMinMs: 1000, waitMaxMs: 300000, pollIntervalMs: 1000 };
+/**
+ * Bounds of /runsync's `wait` (ms), how often a waiting client asks /status (ms), and how long a request that the
+ * platform answers at once, or after /stream's hold of a few seconds, may take (ms); the generator writes the
+ * catalog's values of the first two.
+ */
+const LIMITS = { waitMinMs: 1000, waitMaxMs: 300000, pollIntervalMs: 1000, requestMs: 30000 };
 
 export type JobStatus = 'IN_QUEUE' | 'IN_PROGRESS' | 'COMPLETED' | 'FAILED' | 'CANCELLED' | 'TIMED_OUT';
 
@@ -34,7 +38,10 @@ export interface ClientOptions {
 export interface CallOptions {
   /** Milliseconds to wait for the result; by default the endpoint's execution_timeout_ms, else 60 s. */
   timeoutMs?: number;
-  /** Stops waiting (a queued job keeps running: cancel it through its handle). */
+  /**
+   * Stops waiting, with an AbortError (a queued job keeps running: cancel it through its handle). One already aborted
+   * sends no request at all.
+   */
   signal?: AbortSignal;
 }
 
@@ -110,6 +117,26 @@ export class TimeoutError extends StratoError {
   }
 }
 
+/**
+ * The call's `signal` was aborted. `reason` is the signal's; `jobId` names the job when one was queued: it keeps
+ * running (see `cancel`). Its name is AbortError, as `fetch` names its own.
+ */
+export class AbortError extends StratoError {
+  constructor(
+    readonly reason: unknown,
+    readonly jobId?: string,
+  ) {
+    super(`the call was aborted${jobId ? ` (job ${jobId} is still queued or running)` : ''}`);
+  }
+}
+
+/** A TimeoutError or AbortError of a request about job `id`, naming it: the caller may want to cancel the job. */
+function ofJob(e: unknown, id: string, timeoutMs: number): unknown {
+  if (e instanceof TimeoutError && !e.jobId) return new TimeoutError(timeoutMs, id);
+  if (e instanceof AbortError && !e.jobId) return new AbortError(e.reason, id);
+  return e;
+}
+
 /** A job queued with `run`, or taken up again by id with `job`. */
 export interface JobHandle<Output, Chunk = Output> {
   readonly id: string;
@@ -144,11 +171,13 @@ function environmentKey(): string | undefined {
   return env?.STRATO_API_KEY || undefined;
 }
 
+/** Waits `ms`; an abort ends the wait with an AbortError. The listener goes with the timer: a long poll adds one at a time. */
 const sleep = (ms: number, signal?: AbortSignal) =>
   new Promise<void>((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const timer = setTimeout(resolve, ms);
-    signal?.addEventListener('abort', () => (clearTimeout(timer), reject(signal.reason)), { once: true });
+    if (signal?.aborted) return reject(new AbortError(signal.reason));
+    const stop = () => (clearTimeout(timer), reject(new AbortError(signal!.reason)));
+    const timer = setTimeout(() => (signal?.removeEventListener('abort', stop), resolve()), ms);
+    signal?.addEventListener('abort', stop, { once: true });
   });
 
 interface RequestOptions {
@@ -168,6 +197,8 @@ export class Transport {
   }
 
   async request<T>(method: string, url: string, o: RequestOptions): Promise<T> {
+    // An abort listener never hears a signal aborted before it was added: without this the request would go out.
+    if (o.signal?.aborted) throw new AbortError(o.signal.reason);
     const key = this.options.apiKey ?? environmentKey();
     if (!key) throw new StratoError('no API key: pass createClient({ apiKey }) or set STRATO_API_KEY in the environment');
     const headers: Record<string, string> = { ...this.options.headers, authorization: `Bearer ${key}` };
@@ -192,7 +223,7 @@ export class Transport {
       text = await res.text();
     } catch (e) {
       if (timedOut) throw new TimeoutError(o.timeoutMs);
-      if (o.signal?.aborted) throw e;
+      if (o.signal?.aborted) throw new AbortError(o.signal.reason);
       throw new StratoError(`could not reach ${url}: ${e instanceof Error ? e.message : String(e)}`);
     } finally {
       clearTimeout(timer);
@@ -263,28 +294,32 @@ function splitArgs<Input>(args: CallArgs<Input>): { input: Input; options: CallO
 export function queueFunction<Input, Output, Chunk = Output>(t: Transport, target: EndpointTarget): QueueFunction<Input, Output, Chunk> {
   const base = target.url.replace(/\/+$/, '');
   const jobUrl = (what: string, id: string) => `${base}/${what}/${encodeURIComponent(id)}`;
-  const shortCall = (o: CallOptions) => ({ timeoutMs: Math.min(o.timeoutMs ?? target.timeoutMs, 30000), signal: o.signal });
+  const shortCall = (o: CallOptions) => ({ timeoutMs: Math.min(o.timeoutMs ?? target.timeoutMs, LIMITS.requestMs), signal: o.signal });
 
   async function waitFor(id: string, deadline: number, timeoutMs: number, o: CallOptions): Promise<Output> {
-    for (;;) {
-      const job = await t.request<Job<Output>>('GET', jobUrl('status', id), shortCall(o));
-      if (ENDED.includes(job.status)) return outputOf(job);
-      const left = deadline - Date.now();
-      if (left <= 0) throw new TimeoutError(timeoutMs, id);
-      await sleep(Math.min(t.pollIntervalMs, left), o.signal);
+    try {
+      for (;;) {
+        const job = await t.request<Job<Output>>('GET', jobUrl('status', id), shortCall(o));
+        if (ENDED.includes(job.status)) return outputOf(job);
+        const left = deadline - Date.now();
+        if (left <= 0) throw new TimeoutError(timeoutMs, id);
+        await sleep(Math.min(t.pollIntervalMs, left), o.signal);
+      }
+    } catch (e) {
+      throw ofJob(e, id, timeoutMs);
     }
   }
 
   function handle(id: string): JobHandle<Output, Chunk> {
     return {
       id,
-      status: () => t.request<Job<Output>>('GET', jobUrl('status', id), { timeoutMs: 30000 }),
+      status: () => t.request<Job<Output>>('GET', jobUrl('status', id), { timeoutMs: LIMITS.requestMs }),
       result: (o: CallOptions = {}) => {
         const timeoutMs = o.timeoutMs ?? target.timeoutMs;
         return waitFor(id, Date.now() + timeoutMs, timeoutMs, o);
       },
       stream: (o: CallOptions = {}) => streamJob(id, o),
-      cancel: () => t.request<Job<Output>>('POST', jobUrl('cancel', id), { timeoutMs: 30000 }),
+      cancel: () => t.request<Job<Output>>('POST', jobUrl('cancel', id), { timeoutMs: LIMITS.requestMs }),
     };
   }
 
@@ -293,22 +328,28 @@ export function queueFunction<Input, Output, Chunk = Output>(t: Transport, targe
     const deadline = Date.now() + timeoutMs;
     const joiner = new ChunkJoiner();
     let ended: Job<Output> | undefined;
-    for (;;) {
-      // /stream waits a few seconds for a new chunk while the job runs; once it ended, one more call takes the rest.
-      const chunks = await t.request<StreamChunk[]>('GET', jobUrl('stream', id), shortCall(o));
-      for (const c of chunks) {
-        const done = joiner.add(c);
-        if (done) yield done.value as Chunk;
-      }
-      if (ended) {
+    try {
+      for (;;) {
+        // /stream waits a few seconds for a new chunk while the job runs; once it ended, one more call takes the rest.
+        // The request outlives that hold whatever the time-out (cut short, the chunks it took would be lost), which is
+        // checked between requests.
+        const chunks = await t.request<StreamChunk[]>('GET', jobUrl('stream', id), { timeoutMs: LIMITS.requestMs, signal: o.signal });
+        for (const c of chunks) {
+          const done = joiner.add(c);
+          if (done) yield done.value as Chunk;
+        }
+        if (ended) {
+          if (chunks.length) continue;
+          outputOf(ended);
+          return;
+        }
         if (chunks.length) continue;
-        outputOf(ended);
-        return;
+        const job = await t.request<Job<Output>>('GET', jobUrl('status', id), shortCall(o));
+        if (ENDED.includes(job.status)) ended = job;
+        else if (Date.now() >= deadline) throw new TimeoutError(timeoutMs, id);
       }
-      if (chunks.length) continue;
-      const job = await t.request<Job<Output>>('GET', jobUrl('status', id), shortCall(o));
-      if (ENDED.includes(job.status)) ended = job;
-      else if (Date.now() >= deadline) throw new TimeoutError(timeoutMs, id);
+    } catch (e) {
+      throw ofJob(e, id, timeoutMs);
     }
   }
 
@@ -324,7 +365,11 @@ export function queueFunction<Input, Output, Chunk = Output>(t: Transport, targe
     const deadline = Date.now() + timeoutMs;
     const wait = Math.min(Math.max(timeoutMs, LIMITS.waitMinMs), LIMITS.waitMaxMs);
     // The request outlives `wait`: the platform answers when the job ends or `wait` passes, with the job as it is.
-    const job = await t.request<Job<Output>>('POST', `${base}/runsync?wait=${wait}`, { body: { input }, timeoutMs: wait + 30000, signal: options.signal });
+    const job = await t.request<Job<Output>>('POST', `${base}/runsync?wait=${wait}`, {
+      body: { input },
+      timeoutMs: wait + LIMITS.requestMs,
+      signal: options.signal,
+    });
     if (ENDED.includes(job.status)) return outputOf(job);
     if (Date.now() >= deadline) throw new TimeoutError(timeoutMs, job.id);
     return waitFor(job.id, deadline, timeoutMs, options);

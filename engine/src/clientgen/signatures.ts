@@ -1,6 +1,7 @@
 // A function's JSON signature: the object its arguments travel in (a queue job's `input`, a route's body or
 // query), the type of its result, and the type of each value it streams. From the project model's hints.
 import type { EndpointSpec, FunctionInfo, ParamInfo } from '../project/model';
+import { namedParams } from '../project/syntax';
 import { bareName, GENERATORS, UNKNOWN, union, type JsonField, type JsonType, type TypeMapper } from './types';
 
 export interface Signature {
@@ -12,9 +13,15 @@ export interface Signature {
   streams: boolean;
 }
 
-/** The arguments a call can name: positional and keyword ones (`*args` cannot travel in a JSON object). */
+/** A parameter before `/` (`def f(a, /, b)`): Python refuses it by name, so no JSON input can carry it. */
+const isPositionalOnly = (p: ParamInfo): boolean => p.positionalOnly === true;
+
+/**
+ * The arguments a call can name: positional and keyword ones. A call's input arrives by name (`f(**input)`), so
+ * `*args` and the parameters before `/` cannot be passed.
+ */
 export function callableParams(fn: FunctionInfo): ParamInfo[] {
-  return fn.params.filter((p) => p.kind === 'positional' || p.kind === 'keyword-only');
+  return namedParams(fn.params);
 }
 
 /** What a default value says about an unannotated parameter (`n=2` is an int). */
@@ -55,6 +62,23 @@ export function parameterDocs(docstring: string | undefined): Map<string, string
 export function argumentsOf(fn: FunctionInfo, mapper: TypeMapper, file: string, skip: ReadonlySet<string> = new Set()): Extract<JsonType, { kind: 'object' }> {
   const docs = parameterDocs(fn.docstring);
   const line = fn.nameRange.start.line;
+  const unnamed = fn.params.filter(isPositionalOnly);
+  if (unnamed.length) {
+    // Left out of the input; one without a default fails every call ("positional-only arguments passed as keyword
+    // arguments"), whatever the input: the function stays untyped rather than typed with an argument it cannot take.
+    const required = unnamed.some((p) => p.default === undefined);
+    mapper.warnings.push({
+      file,
+      line,
+      message:
+        `${fn.name}(): parameter${unnamed.length === 1 ? '' : 's'} ${unnamed.map((p) => p.name).join(', ')} ${unnamed.length === 1 ? 'is' : 'are'} ` +
+        'positional-only (before "/") and a call passes its input by name, so ' +
+        (required
+          ? 'every call fails: its input is untyped (unknown); remove the "/" to type it.'
+          : `the client leaves ${unnamed.length === 1 ? 'it' : 'them'} out; remove the "/" to pass ${unnamed.length === 1 ? 'it' : 'them'}.`),
+    });
+    if (required) return UNTYPED_INPUT;
+  }
   const fields: JsonField[] = [];
   for (const p of callableParams(fn)) {
     if (skip.has(p.name)) continue;
@@ -106,9 +130,26 @@ export function queueSignature(ep: EndpointSpec, fn: FunctionInfo, mapper: TypeM
   };
 }
 
-export function routeSignature(ep: EndpointSpec, fn: FunctionInfo, mapper: TypeMapper): Signature {
-  return { input: argumentsOf(fn, mapper, ep.file), ...resultOf(fn, mapper, ep.file), streams: false };
+/** A status code: what `(body, status)` ends with (the runtime takes an int there, not a bool). */
+function isStatus(t: JsonType): boolean {
+  if (t.kind === 'union') return t.options.every(isStatus);
+  return t.kind === 'integer' || (t.kind === 'literal' && typeof t.value === 'number' && Number.isInteger(t.value));
 }
 
+/** A route that returns `(body, status)` answers the body with that status (docs/worker-protocol.md): its caller receives the body. */
+function routeBody(t: JsonType): JsonType {
+  if (t.kind === 'tuple' && t.items.length === 2 && isStatus(t.items[1])) return t.items[0];
+  if (t.kind === 'union') return union(t.options.map(routeBody));
+  return t;
+}
+
+export function routeSignature(ep: EndpointSpec, fn: FunctionInfo, mapper: TypeMapper): Signature {
+  const output = routeBody(resultOf(fn, mapper, ep.file).output);
+  return { input: argumentsOf(fn, mapper, ep.file), output, chunk: output, streams: false };
+}
+
+/** The input of a function the client cannot type: any object. */
+const UNTYPED_INPUT: Extract<JsonType, { kind: 'object' }> = { kind: 'object', fields: [], rest: UNKNOWN };
+
 /** A signature for what the code in this folder does not describe (deployed from other code). */
-export const UNTYPED: Signature = { input: { kind: 'object', fields: [], rest: UNKNOWN }, output: UNKNOWN, chunk: UNKNOWN, streams: false };
+export const UNTYPED: Signature = { input: UNTYPED_INPUT, output: UNKNOWN, chunk: UNKNOWN, streams: false };

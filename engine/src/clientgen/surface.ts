@@ -21,7 +21,7 @@ export interface QueueEntry {
   url: string;
   /** The client's /runsync time-out: the endpoint's execution_timeout_ms, else the default. */
   timeoutMs: number;
-  /** The client's member: the function's name in camelCase. */
+  /** The client's member: the function's name in camelCase, else (a name other endpoints claim too) the endpoint's. */
   member: string;
   signature: Signature;
   doc: Doc;
@@ -87,14 +87,20 @@ export function clientSurface(model: ProjectModel, env: EnvironmentSummary, rese
   const endpoints: Entry[] = [];
   const where = `${env.app}/${env.environment}`;
 
-  for (const d of [...env.endpoints].sort((a, b) => a.name.localeCompare(b.name))) {
-    let spec = specs.get(d.name);
-    if (!spec) warnings.push(`endpoint ${d.name} is deployed in ${where} but not declared in this folder's code: its calls are untyped (unknown).`);
-    else if (spec.kind !== d.type) {
-      warnings.push(`${spec.file}: endpoint ${d.name} is ${spec.kind} in the code but ${d.type} in ${where}: deploy again; its calls are untyped.`);
-      spec = undefined;
-    }
-    if (d.type === 'QUEUE') endpoints.push(queueEntry(d, spec, mapper, members));
+  const bound = [...env.endpoints]
+    .sort((a, b) => a.name.localeCompare(b.name))
+    .map((d) => {
+      let spec = specs.get(d.name);
+      if (!spec) warnings.push(`endpoint ${d.name} is deployed in ${where} but not declared in this folder's code: its calls are untyped (unknown).`);
+      else if (spec.kind !== d.type) {
+        warnings.push(`${spec.file}: endpoint ${d.name} is ${spec.kind} in the code but ${d.type} in ${where}: deploy again; its calls are untyped.`);
+        spec = undefined;
+      }
+      return { d, spec };
+    });
+  const byFunction = functionMembers(bound);
+  for (const { d, spec } of bound) {
+    if (d.type === 'QUEUE') endpoints.push(queueEntry(d, spec, mapper, members, byFunction.get(d.name)));
     else endpoints.push(loadBalancedEntry(d, spec, mapper, members, warnings, where));
   }
   const deployed = new Set(env.endpoints.map((e) => e.name));
@@ -109,15 +115,40 @@ export function clientSurface(model: ProjectModel, env: EnvironmentSummary, rese
   return { app: env.app, environment: env.environment, endpoints, shapes: mapper.shapes, names, warnings };
 }
 
-function queueEntry(d: EndpointSummary, spec: EndpointSpec | undefined, mapper: TypeMapper, members: Names): QueueEntry {
-  const fn = spec?.functions[0];
+/** The function of a queue-based endpoint as the code declares it. */
+const queueFunctionOf = (d: EndpointSummary, spec: EndpointSpec | undefined) => (d.type === 'QUEUE' ? spec?.functions[0] : undefined);
+
+/**
+ * The queue-based endpoints whose member is their function's name (`strato.handler`): only where no other endpoint
+ * of the environment claims that name, as its function's or as its own. Otherwise which one got it would depend on
+ * how the names sort, and deploying `alpha` beside `zeta` (both `def handler`) would move `strato.handler` to alpha
+ * without a word: both take their endpoint's name instead, and the code that used `handler` stops compiling.
+ */
+function functionMembers(bound: ReadonlyArray<{ d: EndpointSummary; spec: EndpointSpec | undefined }>): Map<string, string> {
+  const claims = new Map<string, Set<string>>();
+  const claim = (member: string, endpoint: string) => claims.set(member, (claims.get(member) ?? new Set()).add(endpoint));
+  for (const { d, spec } of bound) {
+    claim(camelCase(d.name), d.name);
+    const fn = queueFunctionOf(d, spec);
+    if (fn) claim(camelCase(fn.name), d.name);
+  }
+  const out = new Map<string, string>();
+  for (const { d, spec } of bound) {
+    const fn = queueFunctionOf(d, spec);
+    if (fn && claims.get(camelCase(fn.name))!.size === 1) out.set(d.name, camelCase(fn.name));
+  }
+  return out;
+}
+
+function queueEntry(d: EndpointSummary, spec: EndpointSpec | undefined, mapper: TypeMapper, members: Names, byFunction: string | undefined): QueueEntry {
+  const fn = queueFunctionOf(d, spec);
   return {
     kind: 'QUEUE',
     endpoint: d.name,
     id: d.id,
     url: d.url,
     timeoutMs: d.executionTimeoutMs ?? limits.defaultClientTimeoutMs,
-    member: members.take(...(fn ? [camelCase(fn.name)] : []), camelCase(d.name)),
+    member: members.take(...(byFunction ? [byFunction] : []), camelCase(d.name)),
     signature: spec && fn ? queueSignature(spec, fn, mapper) : UNTYPED,
     doc: spec && fn ? docOf(spec, fn) : {},
   };

@@ -3,6 +3,7 @@
 // two elements of their element type, since an empty list is what a function most often refuses).
 import type { Endpoint } from '../api/controlPlane';
 import type { EndpointSpec, FunctionInfo, ParamInfo } from '../project';
+import { namedParams } from '../project/syntax';
 
 function placeholder(p: ParamInfo): unknown {
   if (p.default !== undefined) {
@@ -38,7 +39,7 @@ function ofType(t: string, name: string): unknown {
 export function sampleArgs(fn: FunctionInfo | undefined): Record<string, unknown> {
   const params = fn?.isClass ? (fn.methods?.[0]?.params ?? []) : (fn?.params ?? []);
   const out: Record<string, unknown> = {};
-  for (const p of params) if (p.kind === 'positional' || p.kind === 'keyword-only') out[p.name] = placeholder(p);
+  for (const p of namedParams(params)) out[p.name] = placeholder(p);
   if (fn?.isClass && (fn.methods?.length ?? 0) > 1) return { method: fn.methods![0].name, ...out };
   return out;
 }

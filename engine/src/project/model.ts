@@ -148,6 +148,8 @@ export interface ParamInfo {
   type?: TypeExpr;
   /** Source text of the default value, when there is one. */
   default?: string;
+  /** A parameter before `/`: Python refuses it given by name, so no JSON input can carry it. */
+  positionalOnly?: boolean;
 }
 
 export interface FunctionInfo {

@@ -1,6 +1,7 @@
 // Small helpers over tree-sitter nodes: ranges, function signatures, docstrings, and bounded walks.
 import type { SyntaxNode, TreeCursor } from './parser';
 import type { FunctionInfo, ParamInfo, Range, TypeDeclaration, TypeExpr, TypeField } from './model';
+import { stringNodeValue } from './strings';
 
 export function rangeOf(node: SyntaxNode): Range {
   return {
@@ -152,8 +153,8 @@ export function typeExprOf(node: SyntaxNode, depth = 0): TypeExpr {
       return { kind: 'union', options };
     }
     case 'string': {
-      if (node.children.some((c) => c?.type === 'interpolation')) return { kind: 'other', text: text() };
-      return { kind: 'string', value: stringContent(node) };
+      const value = stringNodeValue(node);
+      return value === undefined ? { kind: 'other', text: text() } : { kind: 'string', value };
     }
     case 'integer':
     case 'float':
@@ -181,16 +182,14 @@ export function typeExprOf(node: SyntaxNode, depth = 0): TypeExpr {
   }
 }
 
-function stringContent(str: SyntaxNode): string {
-  return str.children
-    .filter((c) => c?.type === 'string_content' || c?.type === 'escape_sequence')
-    .map((c) => c!.text)
-    .join('');
-}
-
 /** The annotation of a parameter or field, as text and as a type. */
 function annotationOf(typeNode: SyntaxNode | null | undefined): Pick<ParamInfo, 'annotation' | 'type'> {
   return typeNode ? { annotation: typeNode.text, type: typeExprOf(typeNode) } : {};
+}
+
+/** The parameters a call can pass by name, a job's input keys: neither `*args`, `**kwargs` nor one before `/`. */
+export function namedParams(params: readonly ParamInfo[]): ParamInfo[] {
+  return params.filter((p) => (p.kind === 'positional' && !p.positionalOnly) || p.kind === 'keyword-only');
 }
 
 export function paramsOf(parameters: SyntaxNode | null): ParamInfo[] {
@@ -230,8 +229,11 @@ export function paramsOf(parameters: SyntaxNode | null): ParamInfo[] {
       case 'keyword_separator':
         keywordOnly = true;
         break;
+      case 'positional_separator':
+        for (const q of out) if (q.kind === 'positional') q.positionalOnly = true;
+        break;
       default:
-        break; // positional_separator and comments carry no parameter
+        break; // comments carry no parameter
     }
   }
   return out;

@@ -3,6 +3,7 @@
 import type { SyntaxNode } from './parser';
 import type { ConfigSource } from './model';
 import { isExtra } from './syntax';
+import { stringNodeValue } from './strings';
 import { catalogConstants, enumClasses, valueClasses } from '../catalog';
 
 export interface EvalScope {
@@ -104,30 +105,8 @@ function evaluateNode(node: SyntaxNode, scope: EvalScope, seen: Set<string>): Ev
 }
 
 function evalString(node: SyntaxNode): EvalResult {
-  if (node.type !== 'string') return dynamic(node);
-  const start = node.children.find((c) => c?.type === 'string_start')?.text ?? '"';
-  const prefix = start.replace(/['"]/g, '').toLowerCase();
-  if (prefix.includes('f') || prefix.includes('b')) return dynamic(node);
-  const raw = prefix.includes('r');
-  let out = '';
-  for (const c of node.children) {
-    if (!c) continue;
-    if (c.type === 'string_content') out += c.text;
-    else if (c.type === 'escape_sequence') out += raw ? c.text : unescape(c.text);
-    else if (c.type === 'interpolation') return dynamic(node);
-  }
-  return { ok: true, value: out, source: 'literal' };
-}
-
-const SIMPLE_ESCAPES: Record<string, string> = { n: '\n', t: '\t', r: '\r', '\\': '\\', "'": "'", '"': '"', '0': '\0', a: '\x07', b: '\b', f: '\f', v: '\v' };
-
-function unescape(seq: string): string {
-  const body = seq.slice(1);
-  if (body[0] in SIMPLE_ESCAPES && body.length === 1) return SIMPLE_ESCAPES[body[0]];
-  if (/^(x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8})$/.test(body)) return String.fromCodePoint(parseInt(body.slice(1), 16));
-  if (/^[0-7]{1,3}$/.test(body)) return String.fromCodePoint(parseInt(body, 8));
-  if (body === '\n') return '';
-  return seq;
+  const value = node.type === 'string' ? stringNodeValue(node) : undefined;
+  return value === undefined ? dynamic(node) : { ok: true, value, source: 'literal' };
 }
 
 function evalArithmetic(node: SyntaxNode, scope: EvalScope, seen: Set<string>): EvalResult {

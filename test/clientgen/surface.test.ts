@@ -1,0 +1,85 @@
+// What the client of an environment offers, from Python source and an environment as the control plane lists it:
+// which member calls which endpoint (a member never moves to another endpoint when one is deployed beside it), and
+// what a route's caller receives, in the TypeScript module and the OpenAPI document alike.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { analyzeFiles } from '../helpers/analysis';
+import { environmentOpenApiDocument } from '../../engine/src/clientgen/openapi';
+import { typescriptClient } from '../../engine/src/clientgen/typescript';
+import type { EndpointSummary, EnvironmentSummary } from '../../engine/src/deploy/environments';
+
+const HEAD = 'from strato import Endpoint\nfrom typing import Literal, Optional, TypedDict, Union\n\n';
+
+/** The environment where each endpoint of `files` is deployed (queue-based, or load-balanced with `routes`). */
+function environment(endpoints: Array<Pick<EndpointSummary, 'name'> & Partial<EndpointSummary>>): EnvironmentSummary {
+  return {
+    app: 'a',
+    environment: 'production',
+    buildId: null,
+    endpoints: endpoints.map((e) => ({ type: 'QUEUE', id: `${e.name}-id`, url: `http://h/v2/${e.name}-id`, routes: [], executionTimeoutMs: null, ...e })),
+    volumes: [],
+  };
+}
+
+/** Each member of the client and the endpoint it calls. */
+async function members(files: Record<string, string>, names: string[]): Promise<{ members: Record<string, string>; text: string }> {
+  const model = await analyzeFiles(files);
+  const { text, surface } = await typescriptClient(model, environment(names.map((name) => ({ name }))));
+  return { members: Object.fromEntries(surface.endpoints.map((e) => [e.member, e.endpoint])), text };
+}
+
+test('a function name that two endpoints share is a member of neither: deploying a second `handler` does not move strato.handler', async () => {
+  const zeta = { 'zeta.py': `${HEAD}@Endpoint(name="zeta")\ndef handler(n: int) -> int:\n    return n\n` };
+  const before = await members(zeta, ['zeta']);
+  assert.deepEqual(before.members, { handler: 'zeta' });
+  assert.match(before.text, /export interface HandlerInput \{/);
+
+  const both = { ...zeta, 'alpha.py': `${HEAD}@Endpoint(name="alpha")\ndef handler(s: str) -> str:\n    return s\n` };
+  const after = await members(both, ['alpha', 'zeta']);
+  assert.deepEqual(after.members, { alpha: 'alpha', zeta: 'zeta' }, 'strato.handler is gone: the code that used it stops compiling');
+  assert.doesNotMatch(after.text, /\bHandler(Input|Output)\b/, 'nor do the types named after it move');
+  assert.match(after.text, /export interface ZetaInput \{\n {2}n: number;\n\}/);
+  assert.match(after.text, /export interface AlphaInput \{\n {2}s: string;\n\}/);
+  assert.match(after.text, /zeta: QueueFunction<ZetaInput, ZetaOutput>;/);
+});
+
+test("a function named like another endpoint does not take that endpoint's member", async () => {
+  const beta = { 'beta.py': `${HEAD}@Endpoint(name="beta")\ndef beta(n: int) -> int:\n    return n\n` };
+  assert.deepEqual((await members(beta, ['beta'])).members, { beta: 'beta' });
+  // alpha sorts first: it took `beta` and beta's own function became strato.beta2.
+  const both = { ...beta, 'alpha.py': `${HEAD}@Endpoint(name="alpha")\ndef beta(s: str) -> str:\n    return s\n` };
+  assert.deepEqual((await members(both, ['alpha', 'beta'])).members, { alpha: 'alpha', beta: 'beta' });
+  const unique = { ...beta, 'gamma.py': `${HEAD}@Endpoint(name="gamma")\ndef shout(s: str) -> str:\n    return s\n` };
+  assert.deepEqual((await members(unique, ['beta', 'gamma'])).members, { beta: 'beta', shout: 'gamma' }, 'a name no one else claims stays');
+});
+
+test('a route that returns (body, status) is typed as its body, in the module and in the OpenAPI document', async () => {
+  const model = await analyzeFiles({
+    'api.py':
+      `${HEAD}class Item(TypedDict):\n    id: int\n\napi = Endpoint(name="api", cpu="cpu3c-1-2")\n\n` +
+      `@api.post("/items")\ndef create(name: str) -> tuple[Item, int]:\n    return {"id": 1}, 201\n\n` +
+      `@api.get("/check")\ndef check(id: int) -> Union[tuple[Item, Literal[404]], Item]:\n    return {"id": id}\n\n` +
+      `@api.get("/pair")\ndef pair() -> tuple[str, str]:\n    return "a", "b"\n`,
+  });
+  const env = environment([
+    {
+      name: 'api',
+      type: 'LOAD_BALANCED',
+      routes: [
+        { method: 'POST', path: '/items', function: 'create' },
+        { method: 'GET', path: '/check', function: 'check' },
+        { method: 'GET', path: '/pair', function: 'pair' },
+      ],
+    },
+  ]);
+  const { text } = await typescriptClient(model, env);
+  assert.match(text, /export type CreateOutput = Item;/);
+  assert.match(text, /export type CheckOutput = Item;/);
+  assert.match(text, /export type PairOutput = \[string, string\];/, 'a tuple that does not end in a status is the tuple');
+  const { document } = environmentOpenApiDocument(model, env);
+  const paths = document.paths as Record<string, Record<string, any>>;
+  const schema = (path: string, method: string) => paths[`/v2/api-id${path}`][method].responses['200'].content['application/json'].schema;
+  assert.deepEqual(schema('/items', 'post'), { $ref: '#/components/schemas/Item' });
+  assert.deepEqual(schema('/check', 'get'), { $ref: '#/components/schemas/Item' });
+  assert.equal(schema('/pair', 'get').type, 'array');
+});
