@@ -73,6 +73,24 @@ def ticks(n: int, fail_at: int = -1, big: int = 0):
 def fails(reason: str) -> dict:
     """Always fails."""
     raise ValueError(reason)
+
+
+@Endpoint(name="model", cpu="cpu3c-1-2")
+class Model:
+    """A class endpoint: built once per worker."""
+
+    def __init__(self):
+        import os
+
+        self.pid = os.getpid()
+
+    def predict(self, text: str) -> dict:
+        import os
+
+        return {"text": text.upper(), "worker": os.environ.get("STRATO_WORKER_ID"), "pid": self.pid}
+
+    def count(self, n: int):
+        yield from range(n)
 `,
   );
   const r = await runCli(['deploy'], { cwd: dir, env });
@@ -235,6 +253,30 @@ test("a script in a project's subfolder finds the project (its name is the app) 
   } finally {
     rmSync(path.join(dir, '.env'));
   }
+});
+
+test('a class endpoint built in a script is the deployed one: its methods run on a worker, not in the script', async () => {
+  const r = await python(
+    `import os
+from chain_worker import Model
+m = Model()
+out = m.predict("hi")
+print(out["text"], out["worker"] is not None, out["pid"] != os.getpid())
+print(list(m.count(3)))
+for bad in (lambda: Model(1), lambda: m.train()):
+    try:
+        bad()
+    except (TypeError, AttributeError) as e:
+        print(f"{type(e).__name__}: {e}")
+`,
+    dir,
+    env,
+  );
+  assert.equal(r.code, 0, r.stderr);
+  const lines = r.stdout.trim().split('\n');
+  assert.deepEqual(lines.slice(0, 2), ['HI True True', '[0, 1, 2]']);
+  assert.match(lines[2], /^TypeError: Model\(\) of the deployed endpoint 'model' takes no arguments/);
+  assert.match(lines[3], /^AttributeError: the deployed 'Model' has no method 'train' to call: its public methods are count, predict/);
 });
 
 test('STRATO_APP and STRATO_ENV let a script that moved elsewhere find the app', async () => {

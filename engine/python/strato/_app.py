@@ -101,8 +101,10 @@ class Target:
             if not names:
                 raise SetupError(f"{self.label} has no public method to call: define one (its name not starting "
                                  "with '_')")
+            from .endpoint import construct_here
+
             try:
-                instance = obj()
+                instance = construct_here(obj)
             except Exception as e:
                 raise SetupError(f"creating the instance of {self.label} failed: {type(e).__name__}: {e}",
                                  user_traceback(e)) from None

@@ -278,9 +278,10 @@ def _arguments(fn, args, kwargs):
     return out
 
 
-def call_queue(endpoint, fn, args, kwargs):
-    """Runs the function on its queue-based endpoint through /runsync, polling /status past the wait."""
-    payload = _arguments(fn, args, kwargs)
+def call_queue(endpoint, fn, args, kwargs, method=None):
+    """Runs the function on its queue-based endpoint through /runsync, polling /status past the wait; `method`: the
+    method of a class endpoint it calls (the input's "method")."""
+    payload = _with_method(method, _arguments(fn, args, kwargs))
     ep = lookup(endpoint.name)
     timeout_ms = endpoint.execution_timeout_ms or ep["timeout_ms"] or DEFAULT_CLIENT_TIMEOUT_MS
     wait = max(1000, min(int(timeout_ms), 300_000))
@@ -323,13 +324,17 @@ def stream_values(chunks, pieces):
             yield json.loads(text) if metrics.get("json") else text
 
 
-def stream_queue(endpoint, fn, args, kwargs):
+def _with_method(method, payload):
+    return payload if method is None else {"method": method, **payload}
+
+
+def stream_queue(endpoint, fn, args, kwargs, method=None):
     """Runs a generator function on its queue-based endpoint (/run) and yields each value as the handler yields it
     (/stream), the pieces of a value the platform split (over 1 MB) put together again. A failure is raised after
     the values that came before it, as iterating the function locally would."""
     import urllib.parse
 
-    payload = _arguments(fn, args, kwargs)
+    payload = _with_method(method, _arguments(fn, args, kwargs))
     ep = lookup(endpoint.name)
     status, job = _request("POST", f"{ep['url']}/run", ep["key"], {"input": payload})
     if status != 200 or not isinstance(job, dict) or not job.get("id"):

@@ -2,6 +2,7 @@
 # and records the decorated function, class or load-balanced routes, which stay callable as plain Python.
 import functools
 import re
+import threading
 
 
 from ._params import (
@@ -131,6 +132,7 @@ class Endpoint:
             target.__strato_endpoint__ = self
             if "endpoint" not in vars(target):
                 target.endpoint = self
+            _construct_remotely(self, target)
             return target
         wrapper = _dispatching_wrapper(self, target, None)
         wrapper.endpoint = self
@@ -217,36 +219,104 @@ class Endpoint:
         return register
 
 
-def _dispatching_wrapper(endpoint, fn, route):
+_here = threading.local()  # set while the runtime builds the instance it serves (construct_here)
+
+
+def construct_here(cls):
+    """The instance a worker or a local server serves: the class itself, built in this process whatever the
+    environment says (a worker started without STRATO_ENDPOINT_NAME is its endpoint's still)."""
+    _here.active = True
+    try:
+        return cls()
+    finally:
+        _here.active = False
+
+
+def _construct_remotely(endpoint, cls):
+    """`Model()` of a class endpoint, in a script or another endpoint, is a handle on the deployed endpoint: each call
+    of a public method runs there, as a call of a decorated function does (before, the class was built and its method
+    run in the caller's process: a GPU model loaded on a laptop, without a word). The endpoint's own worker,
+    STRATO_LOCAL=1 and subclasses construct the class itself."""
+    from . import _remote
+
+    own = cls.__dict__.get("__new__")
+    own = own.__func__ if isinstance(own, staticmethod) else own
+
+    def __new__(klass, *args, **kwargs):
+        if klass is cls and not getattr(_here, "active", False) and not _remote.runs_locally(endpoint):
+            if args or kwargs:
+                raise TypeError(f"{cls.__name__}() of the deployed endpoint {endpoint.name!r} takes no arguments: its "
+                                "workers create the instance without any (set STRATO_LOCAL=1 to build it here)")
+            return _RemoteInstance(endpoint, cls)
+        if own is not None:
+            return own(klass, *args, **kwargs)
+        parent = super(cls, klass).__new__
+        return parent(klass) if parent is object.__new__ else parent(klass, *args, **kwargs)
+
+    cls.__new__ = staticmethod(__new__)
+
+
+class _RemoteInstance:
+    """A class endpoint's deployed instance, seen from a caller: its public methods, each a call of the endpoint."""
+
+    def __init__(self, endpoint, cls):
+        from ._app import public_methods
+
+        self._endpoint, self._cls, self._methods = endpoint, cls, set(public_methods(cls))
+
+    def __getattr__(self, name):
+        if name.startswith("_") or name not in self._methods:
+            raise AttributeError(f"the deployed {self._cls.__name__!r} has no method {name!r} to call: its public "
+                                 f"methods are {', '.join(sorted(self._methods)) or 'none'}")
+        import inspect
+
+        fn = getattr(self._cls, name)
+        plain = isinstance(inspect.getattr_static(self._cls, name), (staticmethod, classmethod))
+        # The method's arguments are bound without `self` (a static or class method has none to drop).
+        signature = fn if plain else functools.partial(fn, None)
+        if not plain:
+            signature.__name__ = fn.__name__  # for the messages of a call its signature refuses
+        wrapper = _dispatching_wrapper(self._endpoint, fn, None, method=name, signature=signature)
+        setattr(self, name, wrapper)
+        return wrapper
+
+    def __repr__(self):
+        return f"<{self._cls.__name__} on the deployed endpoint {self._endpoint.name!r}>"
+
+
+def _dispatching_wrapper(endpoint, fn, route, method=None, signature=None):
     """A wrapper with fn's kind (coroutine, generator and async generator functions stay so) that runs fn here when this process is
     the endpoint's own worker (or STRATO_LOCAL=1), and otherwise calls the deployed endpoint (scripts, other
-    endpoints). `fn.__wrapped__` is always the plain function."""
+    endpoints). `fn.__wrapped__` is always the plain function. `method`: fn is that method of a class endpoint,
+    called only on the endpoint (its arguments bound against `signature`, the method without `self`)."""
     from . import _remote
+
+    bind = signature or fn
 
     def remote(args, kwargs):
         if route is None:
-            return _remote.call_queue(endpoint, fn, args, kwargs)
+            return _remote.call_queue(endpoint, bind, args, kwargs, method=method)
         return _remote.call_route(endpoint, route[0], route[1], fn, args, kwargs)
 
     flags = getattr(getattr(fn, "__code__", None), "co_flags", 0)
     if flags & _CO_COROUTINE:
         async def wrapper(*args, **kwargs):
-            if _remote.runs_locally(endpoint):
+            if method is None and _remote.runs_locally(endpoint):
                 return await fn(*args, **kwargs)
             import asyncio
 
             return await asyncio.to_thread(remote, args, kwargs)
     elif flags & _CO_GENERATOR:
         def wrapper(*args, **kwargs):
-            if _remote.runs_locally(endpoint):
+            if method is None and _remote.runs_locally(endpoint):
                 return (yield from fn(*args, **kwargs))
             if route is None:  # each value as the handler yields it
-                yield from _remote.stream_queue(endpoint, fn, args, kwargs)
+                yield from _remote.stream_queue(endpoint, bind, args, kwargs, method=method)
             else:
                 yield from (remote(args, kwargs) or [])
     elif flags & _CO_ASYNC_GENERATOR:
         async def wrapper(*args, **kwargs):
-            if _remote.runs_locally(endpoint):
+            if method is None and _remote.runs_locally(endpoint):
                 async for value in fn(*args, **kwargs):
                     yield value
                 return
@@ -257,13 +327,13 @@ def _dispatching_wrapper(endpoint, fn, route):
                     yield value
                 return
             # Each value as the handler yields it; the event loop goes on while a read waits.
-            values = _remote.stream_queue(endpoint, fn, args, kwargs)
+            values = _remote.stream_queue(endpoint, bind, args, kwargs, method=method)
             end = object()
             while (value := await asyncio.to_thread(next, values, end)) is not end:
                 yield value
     else:
         def wrapper(*args, **kwargs):
-            if _remote.runs_locally(endpoint):
+            if method is None and _remote.runs_locally(endpoint):
                 return fn(*args, **kwargs)
             return remote(args, kwargs)
     return functools.wraps(fn)(wrapper)
