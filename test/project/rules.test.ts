@@ -292,6 +292,34 @@ test('a class endpoint lists the methods a job can call: properties are attribut
   );
 });
 
+test('an Endpoint object used as a bare decorator serves that function, queue-based, as the Python package has it', async () => {
+  const m = await analyzeSource(
+    `${HEADER}\nworker = Endpoint(cpu="cpu3c-1-2", workers=(0, 2))\n\n\n@worker\ndef g(x: int = 1):\n    return {"x": x}\n\n\n` +
+      'named = Endpoint(name="shared-cfg", cpu="cpu3c-1-2")\n\n\n@named\nclass M:\n    def predict(self, x: int):\n        return x\n',
+  );
+  assert.deepEqual(m.diagnostics, []);
+  assert.deepEqual(
+    m.endpoints.map((e) => [e.name, e.kind, e.functions.map((f) => f.name), e.config.workersMax]),
+    [
+      ['g', 'QUEUE', ['g'], 2],
+      ['shared-cfg', 'QUEUE', ['M'], 1],
+    ],
+  );
+  // As in Python: one function per queue endpoint, and not beside routes.
+  const twice = await analyzeSource(`${HEADER}\nw = Endpoint(name="w", cpu="cpu3c-1-2")\n\n\n@w\ndef a():\n    return 1\n\n\n@w\ndef b():\n    return 2\n`);
+  assert.match(
+    twice.diagnostics.map((d) => d.message).join('\n'),
+    /endpoint "w" already serves a: a queue-based endpoint has one function or class; give b its own/,
+  );
+  const mixed = await analyzeSource(
+    `${HEADER}\nw = Endpoint(name="w", cpu="cpu3c-1-2")\n\n\n@w\ndef a():\n    return 1\n\n\n@w.post("/b")\ndef b():\n    return 2\n`,
+  );
+  assert.match(
+    mixed.diagnostics.map((d) => d.message).join('\n'),
+    /endpoint "w" has routes and also serves a: a load-balanced endpoint cannot also decorate a function/,
+  );
+});
+
 test('functions: parameters, defaults, annotations, docstring summary, generators', async () => {
   const m = await analyzeSource(
     `${HEADER}@Endpoint(name="g")\ndef gen(prompt: str, n: int = 3, *args, k=None, **kw):\n    """Stream tokens.\n\n    Longer text."""\n    for i in ` +

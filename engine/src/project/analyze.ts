@@ -10,6 +10,8 @@ import {
   type EndpointKind,
   type EndpointSpec,
   type FileModel,
+  type FunctionInfo,
+  type Range,
   type Position,
 } from './model';
 import { assignedValue, calleeOf, keywordArg, statementFacts, type Callee, type StatementFacts } from './facts';
@@ -155,14 +157,42 @@ export function analyzeTree(file: string, tree: ModuleTree, text: string, option
       ep.routes.push(route);
       if (!ep.functions.some((f) => f.name === route.function.name)) ep.functions.push(route.function);
     }
+    for (const { variable, fn, range } of declared.served) serveWith(lbByVar.get(variable)!, fn, range, sink);
   }
 
-  for (const [variable, ep] of lbByVar) checkRoutes(ep, routeAttempts.has(variable), sink);
+  for (const [variable, ep] of lbByVar) {
+    if (ep.kind === 'LOAD_BALANCED') checkRoutes(ep, routeAttempts.has(variable), sink);
+    else if (ep.routes.length)
+      sink.add(
+        'invalid-type',
+        `endpoint "${ep.name}" has routes and also serves ${ep.functions[0].name}: a load-balanced endpoint cannot also decorate a function; ` +
+          `give ${ep.functions[0].name} its own Endpoint(...)`,
+        ep.callRange,
+      );
+  }
   // A nested decorator is an indented line that starts with @: a file without one needs no walk (most files).
   if (/^[ \t]+@/m.test(text)) checkNestedEndpoints(statements, isEndpointCallee, lbByVar, sink);
   if (model.endpoints.length) checkTopLevelImports(model, tree, options.localModules, sink);
   sink.items.sort(byPosition);
   return model;
+}
+
+/**
+ * `worker = Endpoint(...)` and then `@worker` on a function or class: the endpoint is queue-based and serves it, as the
+ * Python package has it (named after the function when the call gives no name). A second one is refused there too.
+ */
+function serveWith(ep: EndpointSpec, fn: FunctionInfo, range: Range, sink: DiagnosticSink): void {
+  if (ep.kind === 'QUEUE') {
+    sink.add(
+      'invalid-type',
+      `endpoint "${ep.name}" already serves ${ep.functions[0].name}: a queue-based endpoint has one function or class; give ${fn.name} its own Endpoint(name=...)`,
+      range,
+    );
+    return;
+  }
+  ep.kind = 'QUEUE';
+  if (!ep.args.name) ep.name = fn.name;
+  ep.functions = [fn];
 }
 
 /**
@@ -213,6 +243,8 @@ interface Declared {
   diagnostics: Diagnostic[];
   endpoints: EndpointSpec[];
   routes: RouteTarget[];
+  /** `@worker` on a function or class, `worker = Endpoint(...)` above: that endpoint serves it, queue-based. */
+  served: Array<{ variable: string; fn: FunctionInfo; range: Range }>;
 }
 
 interface DeclarationScope {
@@ -225,7 +257,7 @@ interface DeclarationScope {
 
 function readDecorated(stmt: SyntaxNode, at: DeclarationScope): Declared {
   const sink = new DiagnosticSink(at.file);
-  const out: Declared = { diagnostics: sink.items, endpoints: [], routes: [] };
+  const out: Declared = { diagnostics: sink.items, endpoints: [], routes: [], served: [] };
   const def = stmt.childForFieldName('definition');
   if (!def) return out;
   for (const dec of children(stmt).filter((c) => c.type === 'decorator')) {
@@ -243,6 +275,8 @@ function readDecorated(stmt: SyntaxNode, at: DeclarationScope): Declared {
       out.endpoints.push(ep);
     } else if (at.isEndpointCallee(expr)) {
       sink.add('invalid-type', 'Endpoint must be called: write @Endpoint(name="...", ...) with parentheses.', rangeOf(dec));
+    } else if (expr.type === 'identifier' && at.lbVars.has(expr.text)) {
+      out.served.push({ variable: expr.text, fn: functionInfo(def, stmt), range: rangeOf(dec) });
     } else if (expr.type === 'call') {
       const target = readRoute(expr, dec, def, stmt, at.lbVars, sink);
       if (target) out.routes.push(target);
