@@ -176,10 +176,11 @@ describe('run and status', () => {
     }
   });
 
-  test('unknown endpoint, route and job are 404', async () => {
+  test('unknown endpoint, route and job are 404; a known route asked with another method is 405 naming the one it takes', async () => {
     assert.equal((await call('POST', `${tp.url}/v2/nosuchendpoint/run`, { body: { input: {} } })).status, 404);
     assert.equal((await call('POST', `${url.echo}/walk`, { body: { input: {} } })).status, 404);
-    assert.equal((await call('GET', `${url.echo}/run`)).status, 404);
+    const wrong = await call('GET', `${url.echo}/run`);
+    assert.deepEqual([wrong.status, wrong.headers.get('allow'), wrong.json], [405, 'POST', { error: 'run takes POST, not GET' }]);
     const r = await call('GET', `${url.echo}/status/00000000-0000-4000-8000-000000000000-u1`);
     assert.equal(r.status, 404);
     assert.match((r.json as { error: string }).error, /does not exist|expired/);

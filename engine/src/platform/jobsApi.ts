@@ -84,7 +84,8 @@ export function jobsApi(d: JobsApiDeps) {
       );
     }
     if (req.method !== METHOD[route]) {
-      return sendError(res, 404, `${route} takes ${METHOD[route]}, not ${req.method}`);
+      // A known path asked with another method: 405 naming the one it takes, as load-balanced routes answer.
+      return sendRaw(res, 405, JSON.stringify({ error: `${route} takes ${METHOD[route]}, not ${req.method}` }), { allow: METHOD[route] });
     }
     try {
       if (route === 'run' || route === 'runsync') return await submit(d, req, res, endpointId, route);
