@@ -27,9 +27,10 @@ if __name__ == "__main__":
 `;
 
 // An async handler, as the reference SDK's users write for I/O-bound work: its jobs run as tasks on the event loop.
+// Written with \`import strato\` and strato.serverless.start, as runpod.serverless.start is.
 const ASYNC_HANDLER = `
 import asyncio
-from strato import serverless
+import strato
 
 async def handler(job):
     await asyncio.sleep(0.01)
@@ -40,7 +41,7 @@ async def handler(job):
     return {"id": job["id"], "async": True}
 
 if __name__ == "__main__":
-    serverless.start({"handler": handler})
+    strato.serverless.start({"handler": handler})
 `;
 
 const dir = tempDir();

@@ -17,9 +17,16 @@ __version__ = "0.1.0"
 _LAZY = {"EndpointJob": "._client", "StratoRemoteError": "._remote"}
 
 
-def __getattr__(name):
-    if name in _LAZY:
-        import importlib
+# Submodules a script reaches as attributes (`import strato; strato.serverless.start(...)`, as the reference's
+# `runpod.serverless.start`), imported on first use.
+_SUBMODULES = ("serverless", "runtime")
 
+
+def __getattr__(name):
+    import importlib
+
+    if name in _LAZY:
         return getattr(importlib.import_module(_LAZY[name], __name__), name)
+    if name in _SUBMODULES:
+        return importlib.import_module(f".{name}", __name__)
     raise AttributeError(f"module 'strato' has no attribute {name!r}")
