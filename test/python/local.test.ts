@@ -144,6 +144,24 @@ describe('local test server (--rp_serve_api)', () => {
     assert.equal(missing.body.error, "TypeError: hello() missing 1 required positional argument: 'name'");
   });
 
+  test('/docs describes the routes with a form that runs a job; /openapi.json is the same as a document', async () => {
+    const docs = await fetch(`${url}/docs`);
+    assert.equal(docs.status, 200);
+    assert.equal(docs.headers.get('content-type'), 'text/html; charset=utf-8');
+    const page = await docs.text();
+    assert.match(page, /<title>handler_hello\.py: local test server<\/title>/);
+    for (const route of ['/runsync', '/run', '/status/{id}', '/stream/{id}', '/cancel/{id}']) assert.ok(page.includes(`<code>${route}</code>`), route);
+    assert.match(page, /<textarea id='body'>\{\n  &quot;input&quot;: \{\n    &quot;name&quot;: &quot;world&quot;/);
+    assert.match(page, /fetch\('\/runsync'/);
+    const doc = (await (await fetch(`${url}/openapi.json`)).json()) as { openapi: string; paths: Record<string, Record<string, unknown>> };
+    assert.equal(doc.openapi, '3.0.3');
+    assert.deepEqual(
+      Object.entries(doc.paths).map(([p, ops]) => `${Object.keys(ops).join(',')} ${p}`),
+      ['post /runsync', 'post /run', 'get,post /status/{id}', 'get,post /stream/{id}', 'post /cancel/{id}'],
+    );
+    assert.equal((await post(`${url}/`, '', 'GET')).body.docs, '/docs');
+  });
+
   test('bad bodies are 400 with a sentence saying what to send', async () => {
     const bad = await post(`${url}/runsync`, '{"input": ');
     assert.equal(bad.status, 400);

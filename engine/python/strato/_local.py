@@ -150,6 +150,8 @@ class LocalRunner:
 
 class LocalApi(JsonHandler):
     runner = None  # set on a subclass per server
+    title = "handler"  # the handler file's name, on the docs page
+    example = _EXAMPLE  # the docs page's request body
 
     def answer(self):
         path = self.path.split("?", 1)[0].rstrip("/") or "/"
@@ -160,8 +162,14 @@ class LocalApi(JsonHandler):
         if action in ("status", "stream", "cancel") and job_id:
             return self._follow(action, job_id)
         if path == "/":
-            return 200, {"status": "ready", "routes": ["POST /runsync", "POST /run", "GET|POST /status/<id>",
-                                                       "GET|POST /stream/<id>", "POST /cancel/<id>"]}, None
+            return 200, {"status": "ready", "docs": "/docs", "routes": ["POST /runsync", "POST /run",
+                                                                      "GET|POST /status/<id>", "GET|POST /stream/<id>",
+                                                                      "POST /cancel/<id>"]}, None
+        if path in ("/docs", "/openapi.json") and self.command == "GET":
+            from ._localdocs import docs_page, openapi_document
+
+            page = docs_page(self.title, self.example) if path == "/docs" else openapi_document(self.title)
+            return 200, _server.Page(page) if path == "/docs" else page, None
         return 404, {"error": f"no route {self.command} {path}: use POST /runsync or POST /run with {_EXAMPLE}"}, None
 
     def _submit(self, action):
@@ -220,14 +228,30 @@ def _fail(message, status=2):
     sys.exit(status)
 
 
+def _test_input_file(handler_file):
+    """test_input.json beside the handler, else in the working directory; or None."""
+    places = [os.path.dirname(os.path.abspath(handler_file))] if handler_file else []
+    return next((p for p in (os.path.join(d, "test_input.json") for d in places + [os.getcwd()]) if os.path.isfile(p)),
+                None)
+
+
+def _example_input(handler_file):
+    """The handler's test_input.json for the docs page's form, when it reads as a request; else None."""
+    path = _test_input_file(handler_file)
+    try:
+        with open(path or "", encoding="utf-8") as f:
+            job_input, problem = parse_request(f.read().encode())
+    except (OSError, UnicodeDecodeError):
+        return None
+    return None if problem else job_input
+
+
 def _test_input(flags, handler_file):
     """The input of a one-shot run: --test_input first, then test_input.json beside the handler; or None."""
     if flags.test_input is not None:
         source, text = "--test_input", flags.test_input
     else:
-        places = [os.path.dirname(os.path.abspath(handler_file))] if handler_file else []
-        path = next((p for p in (os.path.join(d, "test_input.json") for d in places + [os.getcwd()])
-                     if os.path.isfile(p)), None)
+        path = _test_input_file(handler_file)
         if path is None:
             return None
         source = path
@@ -258,14 +282,19 @@ def main(call_job, handler_file, any_error_key=False):
         if flags.test_input is not None:
             log.warn("--test_input is ignored with --rp_serve_api: POST it to /runsync instead")
         runner = LocalRunner(call_job, concurrency, any_error_key, flags.rp_debugger)
+        from ._localdocs import example_body
+
+        page = {"title": os.path.basename(handler_file or sys.argv[0] or "handler"),
+                "example": example_body(_example_input(handler_file))}
         try:
-            server = _server.start(type("Api", (LocalApi,), {"runner": runner}), flags.rp_api_host,
+            server = _server.start(type("Api", (LocalApi,), {"runner": runner, **page}), flags.rp_api_host,
                                    flags.rp_api_port)
         except OSError as e:
             _fail(f"cannot listen on {flags.rp_api_host}:{flags.rp_api_port}: {e.strerror or e}; "
                   "pick another port with --rp_api_port", 1)
         log.info(f"local test server on http://{flags.rp_api_host}:{server.server_port} ({concurrency} job(s) at "
-                 f"once): POST /runsync or /run with {_EXAMPLE}, then GET /status/<id> or /stream/<id>")
+                 f"once): POST /runsync or /run with {_EXAMPLE}, then GET /status/<id> or /stream/<id>; "
+                 f"docs and a form to try it at /docs")
         wait_for_interrupt()
         return
     job_input = _test_input(flags, handler_file)

@@ -9,6 +9,10 @@ from . import _log as log
 from ._invoke import error_text, output_json
 
 
+class Page(str):
+    """An HTML page an answer sends as it is, in place of a JSON payload (the local test server's /docs)."""
+
+
 class JsonHandler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive
     server_version = "strato"
@@ -55,17 +59,21 @@ class JsonHandler(BaseHTTPRequestHandler):
         return self.rfile.read(length) if length > 0 else b""
 
     def send_json(self, status, payload, headers=None):
+        content_type = "application/json"
         try:
-            # Compact, non-ASCII text kept (as FastAPI renders, and as queue outputs are): no \uXXXX escapes, but for
-            # a lone surrogate (output_json).
-            data = output_json(payload).encode()
+            if isinstance(payload, Page):
+                data, content_type = payload.encode(), "text/html; charset=utf-8"
+            else:
+                # Compact, non-ASCII text kept (as FastAPI renders, and as queue outputs are): no \uXXXX escapes, but
+                # for a lone surrogate (output_json).
+                data = output_json(payload).encode()
         except (TypeError, ValueError) as e:
             status, data = 500, output_json({"error": "response is not JSON serializable",
                                              "detail": error_text(e)}).encode()
         self.send_response(status)
         for key, value in (headers or {}).items():
             self.send_header(key, value)
-        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(data)))
         if self.close_connection:
             self.send_header("Connection", "close")
