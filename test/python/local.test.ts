@@ -151,7 +151,7 @@ describe('local test server (--rp_serve_api)', () => {
     const page = await docs.text();
     assert.match(page, /<title>handler_hello\.py: local test server<\/title>/);
     for (const route of ['/runsync', '/run', '/status/{id}', '/stream/{id}', '/cancel/{id}']) assert.ok(page.includes(`<code>${route}</code>`), route);
-    assert.match(page, /<textarea id='body'>\{\n  &quot;input&quot;: \{\n    &quot;name&quot;: &quot;world&quot;/);
+    assert.match(page, /<textarea id='body'>\{\n {2}&quot;input&quot;: \{\n {4}&quot;name&quot;: &quot;world&quot;/);
     assert.match(page, /fetch\('\/runsync'/);
     const doc = (await (await fetch(`${url}/openapi.json`)).json()) as { openapi: string; paths: Record<string, Record<string, unknown>> };
     assert.equal(doc.openapi, '3.0.3');
