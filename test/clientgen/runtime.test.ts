@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { getEventListeners } from 'node:events';
-import { AbortError, queueFunction, StratoError, TimeoutError, Transport, type Job } from '../../engine/src/clientgen/runtime';
+import { AbortError, callRoute, queueFunction, StratoError, TimeoutError, Transport, type Job } from '../../engine/src/clientgen/runtime';
 
 interface Sent {
   method: string;
@@ -123,4 +123,19 @@ test("a stream past its time-out is a TimeoutError naming the job, its /stream r
     sent.map((s) => `${s.method} ${s.path}`),
     ['POST /run', 'GET /stream/j1', 'GET /status/j1'],
   );
+});
+
+test('a GET route sends null arguments as absent (an Optional left at its default), others in the query', async () => {
+  const urls: string[] = [];
+  const fetch = (async (url: string | URL | Request) => {
+    urls.push(String(url));
+    return new Response('{}', { status: 200 });
+  }) as typeof globalThis.fetch;
+  await callRoute(new Transport({ apiKey: 'k', fetch }), { url: 'http://h/lb/e', timeoutMs: 1000 }, 'GET', '/items/{id}', {
+    id: 5,
+    limit: null,
+    q: 'a b',
+    n: 3,
+  });
+  assert.deepEqual(urls, ['http://h/lb/e/items/5?q=a%20b&n=3']);
 });

@@ -405,8 +405,9 @@ export function callRoute<Output>(
   let url = `${target.url.replace(/\/+$/, '')}${filled}`;
   const inQuery = method === 'GET' || method === 'DELETE';
   if (inQuery) {
+    // null is an Optional argument left at its default: not sent (the route would get the text "null").
     const query = Object.entries(rest)
-      .filter(([, v]) => v !== undefined)
+      .filter(([, v]) => v !== undefined && v !== null)
       .map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(typeof v === 'string' ? v : JSON.stringify(v))}`);
     if (query.length) url += `?${query.join('&')}`;
   }
