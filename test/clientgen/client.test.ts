@@ -5,7 +5,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { REPO, runCli, type CliResult } from '../helpers/cli';
@@ -225,6 +225,19 @@ test("strato client --out names the file itself when it ends in the language's e
   assert.equal(mixed.code, 1);
   assert.match(mixed.stderr, /--out c\.json names a \.json file, and the TypeScript client is a \.ts one: write it to c\.ts, or pass --lang openapi/);
   assert.equal(existsSync(path.join(dir, 'c.json')), false);
+  // Another file's name (it made folders named api.yaml and Api.TS), an existing file: said, nothing written.
+  const upper = await runCli(['client', '--out', 'Api.TS'], { cwd: dir, env });
+  assert.equal(upper.code, 0, upper.stderr);
+  assert.ok(statSync(path.join(dir, 'Api.TS')).isFile());
+  const yaml = await runCli(['client', '--lang', 'openapi', '--out', 'api.yaml'], { cwd: dir, env });
+  assert.match(
+    yaml.stderr,
+    /--out api\.yaml names a \.yaml file, and the OpenAPI document is a \.json one \(JSON, which YAML tools read too\): write it to api\.json/,
+  );
+  writeFileSync(path.join(dir, 'notes'), 'mine\n');
+  const file = await runCli(['client', '--out', 'notes'], { cwd: dir, env });
+  assert.match(file.stderr, /--out notes is a file: name a folder, or a \.ts file for the TypeScript client/);
+  assert.deepEqual([yaml.code, file.code, existsSync(path.join(dir, 'api.yaml')), readFileSync(path.join(dir, 'notes'), 'utf8')], [1, 1, false, 'mine\n']);
 });
 
 test('strato client --lang openapi writes the environment document: every jobs API call and route, typed, with the key scheme', async () => {

@@ -27,21 +27,28 @@ export function clientFileName(env: Pick<EnvironmentSummary, 'app' | 'environmen
 
 /** What a file of each language's client ends in, when it is named by its user. */
 const EXTENSION: Record<ClientLanguage, string> = { ts: '.ts', openapi: '.json' };
+/** Extensions that name a file, not a folder, when --out gives one of them (any other name with a dot may be a folder's). */
+const FILE_EXTENSIONS = /^\.(ya?ml|[cm]?js|jsx|tsx|py|txt|md|html?)$/i;
 
 /**
  * Where `--out` says to write: the file itself when it names one of the language's (`src/api.ts`; `api.json` for
  * openapi) and is no folder, else the folder the file is written in (named by clientFileName).
  */
 export function clientOut(out: string, lang: ClientLanguage): { dir: string } | { file: string } {
-  const folder = existsSync(out) && statSync(out).isDirectory();
-  if (!folder && out.endsWith(EXTENSION[lang])) return { file: out };
-  // A file of the other language's kind (`--out api.json` for the TypeScript client) is a mix-up, not a folder's name.
-  const other = (Object.keys(EXTENSION) as ClientLanguage[]).find((l) => l !== lang && out.endsWith(EXTENSION[l]));
-  if (!folder && other)
+  const st = existsSync(out) ? statSync(out) : undefined;
+  if (st?.isDirectory()) return { dir: out };
+  const what = lang === 'ts' ? 'TypeScript client' : 'OpenAPI document';
+  // A name with a file's extension is a file's (it made a folder named api.yaml); only this language's is written.
+  const ext = path.extname(out);
+  if (ext.toLowerCase() === EXTENSION[lang]) return { file: out };
+  if (FILE_EXTENSIONS.test(ext) || Object.values(EXTENSION).includes(ext.toLowerCase())) {
+    const other = (Object.keys(EXTENSION) as ClientLanguage[]).find((l) => l !== lang && ext.toLowerCase() === EXTENSION[l]);
     throw new UserError(
-      `--out ${out} names a ${EXTENSION[other]} file, and the ${lang === 'ts' ? 'TypeScript client' : 'OpenAPI document'} is a ${EXTENSION[lang]} one: ` +
-        `write it to ${out.slice(0, -EXTENSION[other].length)}${EXTENSION[lang]}, or pass --lang ${other}`,
+      `--out ${out} names a ${ext} file, and the ${what} is a ${EXTENSION[lang]} one${lang === 'openapi' && /^\.ya?ml$/i.test(ext) ? ' (JSON, which YAML tools read too)' : ''}: ` +
+        `write it to ${out.slice(0, -ext.length)}${EXTENSION[lang]}${other ? `, or pass --lang ${other}` : ', or name a folder'}`,
     );
+  }
+  if (st) throw new UserError(`--out ${out} is a file: name a folder, or a ${EXTENSION[lang]} file for the ${what}`);
   return { dir: out };
 }
 
