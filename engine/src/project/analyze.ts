@@ -21,6 +21,7 @@ import { parameterMessage } from '../catalog/parameterRules';
 import { DiagnosticSink, ENDPOINT_NAME, isKnownParameter, validateEndpointArgs, type EndpointArgs } from './rules';
 import { checkShadowedModule, checkTopLevelImports } from './imports';
 import { checkRoutes, readRoute, type RouteTarget } from './routes';
+import { checkNestedEndpoints } from './nested';
 
 export interface AnalyzeOptions {
   /** Top-level module names of the project itself (files and packages at the root), never "third-party". */
@@ -193,49 +194,6 @@ function serveWith(ep: EndpointSpec, fn: FunctionInfo, range: Range, sink: Diagn
   ep.kind = 'QUEUE';
   if (!ep.args.name) ep.name = fn.name;
   ep.functions = [fn];
-}
-
-/**
- * `@Endpoint(...)` or `@api.post(...)` on a method or a function inside another: only module-level functions and
- * classes are served (the build, the dev server and the workers look there), so one found deeper is an error rather
- * than an endpoint that silently is not there.
- */
-function checkNestedEndpoints(
-  statements: Iterable<Statement<StatementFacts>>,
-  isEndpointCallee: (fn: SyntaxNode | null) => boolean,
-  lbVars: ReadonlyMap<string, EndpointSpec>,
-  sink: DiagnosticSink,
-): void {
-  for (const ref of statements) {
-    const t = ref.facts.type;
-    if (t !== 'class_definition' && t !== 'function_definition' && t !== 'decorated_definition') continue;
-    const top = ref.node();
-    const body = (t === 'decorated_definition' ? top.childForFieldName('definition') : top)?.childForFieldName('body');
-    if (!body) continue;
-    walk(body, (n) => {
-      if (n.type === 'string') return false;
-      if (n.type !== 'decorated_definition') return true;
-      const def = n.childForFieldName('definition');
-      for (const d of children(n)) {
-        if (d.type !== 'decorator') continue;
-        const expr = d.namedChildren.find((c) => c && !isExtra(c)) ?? null;
-        const fn = expr?.type === 'call' ? expr.childForFieldName('function') : expr;
-        const route = fn?.type === 'attribute' && lbVars.has(fn.childForFieldName('object')?.text ?? '');
-        if (!isEndpointCallee(fn) && !route) continue;
-        const name = def?.childForFieldName('name')?.text ?? 'this definition';
-        const where =
-          top.type === 'class_definition' || (t === 'decorated_definition' && top.childForFieldName('definition')?.type === 'class_definition')
-            ? 'a method'
-            : 'a nested function';
-        sink.add(
-          'nested-endpoint',
-          `${name} is ${where}: Strato serves only module-level functions and classes, so this ${route ? 'route' : 'endpoint'} would not exist; move ${name} to the top level of the file`,
-          rangeOf(d),
-        );
-      }
-      return true;
-    });
-  }
 }
 
 /** What one decorated definition declares: queue endpoints, routes (and route attempts) of endpoint variables. */
