@@ -30,7 +30,9 @@ describe('GPUs of one node of two', { skip: skip ?? false }, () => {
         STRATO_WORKER_TEMPLATES: '0',
       });
       processes.push(p);
-      return { ...p, id: /\(node (n[0-9a-z]{10})\)/.exec(p.output())![1] };
+      // The node's id is printed a moment after "listening on" (the database line follows an import).
+      const id = await waitUntil('the node id line', async () => /\(node (n[0-9a-z]{10})\)/.exec(p.output())?.[1], 10_000);
+      return { ...p, id };
     };
     const withGpu = await start('with-gpu', 'NVIDIA L4');
     const without = await start('without', '');
