@@ -33,25 +33,18 @@ export function unreadFileWarning(rel: string, file: string): Diagnostic | undef
   } catch {
     return undefined;
   }
-  if (!buf.includes('Endpoint')) return undefined;
-  const why = buf.includes(0)
-    ? 'it holds a NUL byte, so it is read as binary'
-    : `it is ${(buf.length / 1024 / 1024).toFixed(1)} MiB, over the ${MAX_WORKER_FILE_BYTES / 1024 / 1024} MiB a worker file may have`;
-  return unreadWarning(rel, why);
+  return buf.includes('Endpoint') ? unreadWarning(rel, buf.includes(0), buf.length) : undefined;
 }
 
 /** The same warning for an editor buffer that is no worker text (isWorkerText false). */
 export function unreadTextWarning(rel: string, text: string): Diagnostic | undefined {
-  if (!text.includes('Endpoint')) return undefined;
-  return unreadWarning(
-    rel,
-    text.includes('\u0000')
-      ? 'it holds a NUL byte, so it is read as binary'
-      : `it is over the ${MAX_WORKER_FILE_BYTES / 1024 / 1024} MiB a worker file may have`,
-  );
+  return text.includes('Endpoint') ? unreadWarning(rel, text.includes('\u0000'), Buffer.byteLength(text)) : undefined;
 }
 
-function unreadWarning(rel: string, why: string): Diagnostic {
+function unreadWarning(rel: string, binary: boolean, bytes: number): Diagnostic {
+  const why = binary
+    ? 'it holds a NUL byte, so it is read as binary'
+    : `it is ${(bytes / 1024 / 1024).toFixed(1)} MiB, over the ${MAX_WORKER_FILE_BYTES / 1024 / 1024} MiB a worker file may have`;
   return {
     code: 'unread-file',
     severity: 'warning',
