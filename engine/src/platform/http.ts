@@ -39,7 +39,10 @@ function watchStall(r: BodyRead): void {
   sweep = { timer, everyMs };
 }
 
-/** Reads the whole body; rejects with 413 past `limit` bytes (and stops reading), closes a body that stalls. */
+/**
+ * Reads the whole body; rejects with 413 past `limit` bytes (and stops reading), closes a body that stalls. A body
+ * whose declared length has arrived is whole: it resolves then, not a turn later at 'end' (a warm `/runsync` waits on it).
+ */
 export function readBody(req: IncomingMessage, limit: number, what: string, idleMs = BODY_IDLE_MS): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const declared = Number(req.headers['content-length']);
@@ -50,36 +53,43 @@ export function readBody(req: IncomingMessage, limit: number, what: string, idle
     }
     const parts: Buffer[] = [];
     let size = 0;
-    let failed = false;
+    /** Answered: refused, or whole (then any later event changes nothing). */
+    let settled = false;
     const read: BodyRead = {
       lastAt: Date.now(),
       idleMs,
       stalled() {
-        failed = true;
+        settled = true;
         reject(new PlatformError('BAD_REQUEST', `the request body stalled for ${idleMs / 1000} s; send it in one go`));
         req.destroy();
       },
     };
     watchStall(read);
     const done = () => reading.delete(read);
+    const whole = () => {
+      settled = true;
+      done();
+      resolve(parts.length === 1 ? parts[0] : Buffer.concat(parts, size));
+    };
     req.on('data', (c: Buffer) => {
-      if (failed) return;
+      if (settled) return;
       read.lastAt = Date.now();
       size += c.length;
       if (size > limit) {
-        failed = true; // still watched: the request is closed idleMs after the last chunk read
+        settled = true; // still watched: the request is closed idleMs after the last chunk read
         reject(tooLarge(limit, what));
         return;
       }
       parts.push(c);
+      if (size === declared) whole();
     });
     req.on('end', () => {
-      done();
-      if (!failed) resolve(parts.length === 1 ? parts[0] : Buffer.concat(parts, size));
+      if (settled) return done();
+      whole();
     });
     req.on('error', (e) => {
       done();
-      if (!failed) reject(e);
+      if (!settled) reject(e);
     });
     req.on('close', done);
   });
