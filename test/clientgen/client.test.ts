@@ -67,10 +67,12 @@ export async function use(): Promise<void> {
   // @ts-expect-error Calc has no method "sub"
   await c.calc({ method: 'sub', a: 1 });
   const d: number = await c.shapes.distance({ a: { x: 0, y: 0 }, b: { x: 3, y: 4 } });
-  const item: Record<string, number | boolean> = await c.shapes.item({ item_id: 3 });
+  const item: Record<string, number | boolean | number[]> = await c.shapes.item({ item_id: 3, sizes: [1, 2] });
   const nothing: null = await c.shapes.fail({ why: 'x' });
   // @ts-expect-error item_id is an int
   await c.shapes.item({ item_id: '3' });
+  // @ts-expect-error sizes is a list of ints
+  await c.shapes.item({ item_id: 3, sizes: ['1'] });
   try {
     await c.explode({ reason: 'x' });
   } catch (e) {
@@ -147,6 +149,9 @@ test('load-balanced routes: a body, path and query parameters, and a route error
   assert.equal(await c.shapes.distance({ a: { x: 0, y: 0 }, b: { x: 3, y: 4 } }), 5);
   assert.equal(await c.shapes.distance({ a: { x: 0, y: 0 }, b: { x: 3, y: 4 }, squared: true }), 25);
   assert.deepEqual(await c.shapes.item({ item_id: 7, verbose: true }), { id: 7, verbose: true });
+  // A list in a GET route's query: its key once per item, read back as a list of the items' type.
+  assert.deepEqual(await c.shapes.item({ item_id: 7, sizes: [3, 10] }), { id: 7, verbose: false, sizes: [3, 10] });
+  assert.deepEqual(await c.shapes.item({ item_id: 7, sizes: [5] }), { id: 7, verbose: false, sizes: [5] });
   const err = await c.shapes.fail({ why: 'round' }).catch((e: unknown) => e);
   assert.ok(err instanceof mod.RouteError, String(err));
   assert.equal(err.status, 500);
@@ -260,8 +265,9 @@ test('strato client --lang openapi writes the environment document: every jobs A
   const item = Object.entries(doc.paths).find(([k]) => k.endsWith('/items/{item_id}'))![1] as any;
   assert.deepEqual(
     item.get.parameters.map((x: any) => `${x.in}:${x.name}`),
-    ['path:item_id', 'query:verbose'],
+    ['path:item_id', 'query:verbose', 'query:sizes'],
   );
+  assert.deepEqual(item.get.parameters[2].schema, { type: 'array', items: { type: 'integer' }, nullable: true, default: null });
   assert.deepEqual(doc.security, [{ apiKey: [] }]);
   assert.ok(!JSON.stringify(doc).includes(p.key));
 });

@@ -125,7 +125,7 @@ test("a stream past its time-out is a TimeoutError naming the job, its /stream r
   );
 });
 
-test('a GET route sends null arguments as absent (an Optional left at its default), others in the query', async () => {
+test('a GET route sends null arguments as absent (an Optional left at its default), others in the query, a list as its key once per item', async () => {
   const urls: string[] = [];
   const fetch = (async (url: string | URL | Request) => {
     urls.push(String(url));
@@ -136,6 +136,7 @@ test('a GET route sends null arguments as absent (an Optional left at its defaul
     limit: null,
     q: 'a b',
     n: 3,
+    tags: ['x', 'y z'],
   });
-  assert.deepEqual(urls, ['http://h/lb/e/items/5?q=a%20b&n=3']);
+  assert.deepEqual(urls, ['http://h/lb/e/items/5?q=a%20b&n=3&tags=x&tags=y%20z']);
 });

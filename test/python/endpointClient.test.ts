@@ -78,6 +78,7 @@ except StratoRemoteError as e:
 api = Endpoint(id="${ids.api}")
 print(api.post("/process", {"text": "ab", "times": 2})["result"])
 print(api.get("/items/7", {"q": "x"}))
+print(api.get("/items/8", {"q": None}))
 try:
     @Endpoint(id="${ids.echo}")
     def f():
@@ -90,7 +91,8 @@ except ValueError as e:
   assert.equal(lines[0], 'failed: FAILED True');
   assert.equal(lines[1], 'abab');
   assert.equal(lines[2], "{'item_id': '7', 'q': 'x'}");
-  assert.match(lines[3], /^decorate: Endpoint\(id=\.\.\.\) connects to an endpoint that already exists/);
+  assert.equal(lines[3], "{'item_id': '8', 'q': None}", 'None is an argument left at its default, not the text "None"');
+  assert.match(lines[4], /^decorate: Endpoint\(id=\.\.\.\) connects to an endpoint that already exists/);
   const wrong = await python(
     `
 from strato import Endpoint, StratoRemoteError

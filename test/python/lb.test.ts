@@ -2,12 +2,12 @@
 // /ping, path/query/body arguments, status tuples, error shapes) and the same server run locally without a platform.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { FakePlatform, killAll, makeArtifact, removeTempDirs, startPython, waitFor, withTimeout, type Proc } from './helpers';
+import { FakePlatform, killAll, makeArtifact, removeTempDirs, runPython, startPython, waitFor, withTimeout, type Proc } from './helpers';
 import { freePort } from '../helpers/ports';
 
 const API = `
 import asyncio
-from typing import Optional
+from typing import List, Optional
 from strato import Endpoint, CpuInstanceType
 
 api = Endpoint(name="api", cpu=CpuInstanceType.CPU3C_2_4, workers=(1, 3))
@@ -25,8 +25,9 @@ def get_item(item_id: int, q: str = "", flag: bool = False):
     return {"item_id": item_id, "q": q, "flag": flag}
 
 @api.get("/search")
-def search(limit: Optional[int] = None, ratio: "float | None" = None, exact: bool | None = None, tag: Optional[str] = None):
-    return {"limit": limit, "ratio": ratio, "exact": exact, "tag": tag}
+def search(limit: Optional[int] = None, ratio: "float | None" = None, exact: bool | None = None, tag: Optional[str] = None,
+           ids: list[int] | None = None, names: "List[str]" = (), flags: tuple[bool, ...] = ()):
+    return {"limit": limit, "ratio": ratio, "exact": exact, "tag": tag, "ids": ids, "names": names, "flags": flags}
 
 @api.delete("/items/{item_id}")
 async def delete_item(item_id: int):
@@ -135,8 +136,21 @@ describe('load-balanced worker', () => {
     assert.deepEqual((await call('GET', '/health')).body, { ok: true });
     // An Optional of int, float or bool is converted too, however it is spelled; an Optional[str] stays text.
     const s = await call('GET', '/search?limit=3&ratio=0.5&exact=false&tag=7');
-    assert.deepEqual(s.body, { limit: 3, ratio: 0.5, exact: false, tag: '7' });
+    assert.deepEqual(s.body, { limit: 3, ratio: 0.5, exact: false, tag: '7', ids: null, names: [], flags: [] });
     assert.equal((await call('GET', '/search?limit=three')).status, 400);
+    // A list, set or tuple parameter is its key repeated (?ids=1&ids=2), each item converted as its type says.
+    const lists = await call('GET', '/search?ids=1&ids=2&names=a&flags=true&flags=0&tag=x&tag=y');
+    assert.deepEqual(lists.body, { limit: null, ratio: null, exact: null, tag: 'y', ids: [1, 2], names: ['a'], flags: [true, false] });
+    const bad = await call('GET', '/search?ids=1&ids=two');
+    assert.deepEqual([bad.status, bad.body.detail], [400, "each ids must be int, got: 'two'"]);
+    // What the Python client sends (strato._client.query_string) is what the route reads back.
+    const sent = await runPython([
+      '-c',
+      'from strato._client import query_string; print(query_string({"ids": [4, 5], "exact": True, "limit": None, "tag": "a&b"}))',
+    ]);
+    assert.equal(sent.code, 0, sent.stderr);
+    const back = await call('GET', `/search?${sent.stdout.trim()}`);
+    assert.deepEqual(back.body, { limit: null, ratio: null, exact: true, tag: 'a&b', ids: [4, 5], names: [], flags: [] });
   });
 
   test('an async route runs to completion; None answers null', async () => {

@@ -1,5 +1,6 @@
 # Endpoint(id="...") with no function: a client of an endpoint that already exists, as in the reference product.
 # .run(input) -> EndpointJob (status, output, cancel, stream); .runsync(input); .get/.post/... on load-balanced ones.
+import json
 import time
 import urllib.parse
 
@@ -109,6 +110,18 @@ def runsync(endpoint_id, payload, timeout=None):
     return handle.output(timeout=timeout)
 
 
+def query_string(args):
+    """The query of a GET or DELETE route call: each argument as its text (a string as it is, anything else as
+    JSON), a list, set or tuple as its key once per item, and None (an Optional left at its default) left out."""
+    pairs = []
+    for key, value in args.items():
+        if value is None:
+            continue
+        items = value if isinstance(value, (list, tuple, set, frozenset)) else (value,)
+        pairs += [(key, item if isinstance(item, str) else json.dumps(item)) for item in items]
+    return urllib.parse.urlencode(pairs)
+
+
 def route(endpoint_id, method, path, body=None, timeout=None):
     """Calls a route of a load-balanced endpoint; returns its JSON answer, or raises StratoRemoteError."""
     if not isinstance(path, str) or not path.startswith("/"):
@@ -116,7 +129,7 @@ def route(endpoint_id, method, path, body=None, timeout=None):
     base, key = _base(endpoint_id)
     url = f"{base}/lb/{urllib.parse.quote(endpoint_id, safe='')}{path}"
     if method in ("GET", "DELETE") and body:
-        url += ("&" if "?" in url else "?") + urllib.parse.urlencode(body)
+        url += ("&" if "?" in url else "?") + query_string(body)
         body = None
     status, res = _remote._request(method, url, key, body, timeout=timeout or DEFAULT_CLIENT_TIMEOUT_MS / 1000)
     if status >= 400:

@@ -98,9 +98,10 @@ def _call_route(module, name, method, path, body):
     """The route served by the load-balanced runtime on a free loopback port, called once over HTTP: path
     parameters, query strings and status codes behave as they do on a worker."""
     import http.client
-    from urllib.parse import quote, urlencode
+    from urllib.parse import quote
 
     from ._app import import_function
+    from ._client import query_string
     from ._lb import start_server
 
     server = start_server({f"{method} {path}": import_function(module, name)}, "127.0.0.1", 0)
@@ -112,7 +113,7 @@ def _call_route(module, name, method, path, body):
     data = None
     if method in ("GET", "DELETE"):
         if body:
-            url += "?" + urlencode({k: v if isinstance(v, str) else json.dumps(v) for k, v in body.items()})
+            url += "?" + query_string(body)
     else:
         data = json.dumps(body).encode()
     conn = http.client.HTTPConnection("127.0.0.1", server.server_port)

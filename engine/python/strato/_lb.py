@@ -1,5 +1,6 @@
 # The HTTP server of a load-balanced endpoint: its routes (path parameters, JSON body fields and query parameters
 # as keyword arguments) plus GET /ping, behind the platform's proxy (worker mode) or for a developer (local mode).
+import collections.abc
 import json
 import re
 from urllib.parse import parse_qsl, unquote, urlsplit
@@ -65,27 +66,53 @@ class Router:
 
 
 _SCALARS = {int: "int", float: "float", bool: "bool"}
-_OPTIONAL_TEXT = re.compile(r"(?:(?:typing\.)?Optional\[(\w+)\]|(\w+)\|None|None\|(\w+)|(\w+))")
+_KINDS = ("int", "float", "bool")
+# Containers a query parameter may be annotated with: its values are the key's repeats (?tag=a&tag=b).
+_CONTAINERS = {list: list, set: set, frozenset: frozenset, tuple: tuple, collections.abc.Sequence: list}
+_CONTAINER_NAMES = {"list": list, "List": list, "Sequence": list, "set": set, "Set": set, "frozenset": frozenset,
+                    "FrozenSet": frozenset, "tuple": tuple, "Tuple": tuple}
+_ITEMS_TEXT = re.compile(r"(?:typing\.)?(\w+)(?:\[(\w+)(?:,\.\.\.)?\])?")
+
+
+def _unoptional(annotation):
+    """The annotation without its Optional (Optional[X], X | None, and their text under `from __future__ import
+    annotations`); None for a union of several types."""
+    if isinstance(annotation, str):
+        text = annotation.replace(" ", "").removeprefix("typing.")
+        if text.startswith("Optional[") and text.endswith("]"):
+            return text[len("Optional["):-1]
+        return text.removesuffix("|None").removeprefix("None|")
+    args = getattr(annotation, "__args__", None)
+    if args is not None and type(None) in args:
+        rest = [a for a in args if a is not type(None)]
+        return rest[0] if len(rest) == 1 else None
+    return annotation
 
 
 def _scalar_kind(annotation):
-    """'int', 'float' or 'bool' when the annotation is that type, optional or not (Optional[int], int | None, and
-    their text under `from __future__ import annotations`); None for any other annotation."""
+    """'int', 'float' or 'bool' when the annotation is that type, optional or not; None for any other."""
+    annotation = _unoptional(annotation)
     if isinstance(annotation, str):
-        m = _OPTIONAL_TEXT.fullmatch(annotation.replace(" ", ""))
-        kind = next((g for g in m.groups() if g), None) if m else None
-        return kind if kind in ("int", "float", "bool") else None
-    args = getattr(annotation, "__args__", None)
-    if args is not None and type(None) in args:  # Optional[X], X | None
-        rest = [a for a in args if a is not type(None)]
-        return _scalar_kind(rest[0]) if len(rest) == 1 else None
+        return annotation if annotation in _KINDS else None
     return _SCALARS.get(annotation)
 
 
-def _convert(fn, name, value):
-    """Path and query values are strings: convert them when the parameter is annotated int, float or bool (or an
-    Optional of one: `limit: Optional[int] = None` given as ?limit=3 is 3, not "3")."""
-    kind = _scalar_kind(getattr(fn, "__annotations__", {}).get(name))
+def _items(annotation):
+    """(container, item kind) when the annotation is a list, set or tuple (list[int], List[str], tuple[float, ...],
+    optional or not; the kind as _scalar_kind says, None for text); None for any other annotation."""
+    annotation = _unoptional(annotation)
+    if isinstance(annotation, str):
+        m = _ITEMS_TEXT.fullmatch(annotation)
+        container = _CONTAINER_NAMES.get(m.group(1)) if m else None
+        return (container, m.group(2) if m.group(2) in _KINDS else None) if container else None
+    container = _CONTAINERS.get(getattr(annotation, "__origin__", annotation))
+    if container is None:
+        return None
+    args = getattr(annotation, "__args__", None) or (None,)
+    return container, _SCALARS.get(args[0])
+
+
+def _scalar(kind, name, value):
     try:
         if kind == "int":
             return int(value)
@@ -98,6 +125,31 @@ def _convert(fn, name, value):
     except ValueError:
         raise RouteError(400, "invalid argument", f"{name} must be {kind}, got: {value!r}") from None
     return value
+
+
+def _convert(fn, name, value):
+    """Path and query values are strings: convert them when the parameter is annotated int, float or bool (or an
+    Optional of one: `limit: Optional[int] = None` given as ?limit=3 is 3, not "3"). A query parameter annotated as
+    a list, set or tuple came as the values of its repeated key (query_args), each converted as its item type says."""
+    annotation = getattr(fn, "__annotations__", {}).get(name)
+    if type(value) is list:
+        container, kind = _items(annotation)
+        return container(_scalar(kind, f"each {name}", item) for item in value)
+    return _scalar(_scalar_kind(annotation), name, value)
+
+
+def query_args(fn, pairs):
+    """A request's query as arguments of fn: a key's last value, or all its values for a parameter annotated as a
+    list, set or tuple (?tag=a&tag=b: ["a", "b"]), as _client.query_string sends them."""
+    annotations = getattr(fn, "__annotations__", {})
+    args = {}
+    for key, value in pairs:
+        if _items(annotations.get(key)) is None:
+            args[key] = value
+        else:
+            values = args.get(key)
+            args[key] = values + [value] if type(values) is list else [value]
+    return args
 
 
 def bind(fn, body, query, params):
@@ -154,7 +206,7 @@ class RouteHandler(JsonHandler):
                 if not isinstance(body, dict):
                     raise RouteError(400, "invalid body", "the body must be a JSON object whose fields are the "
                                                           "function's arguments")
-            kwargs = bind(fn, body, dict(parse_qsl(url.query, keep_blank_values=True)), params)
+            kwargs = bind(fn, body, query_args(fn, parse_qsl(url.query, keep_blank_values=True)), params)
             result = settle(fn(**kwargs))
         except RouteError as e:
             return e.status, {"error": e.error, "detail": e.detail}, e.headers

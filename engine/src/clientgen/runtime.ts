@@ -405,10 +405,13 @@ export function callRoute<Output>(
   let url = `${target.url.replace(/\/+$/, '')}${filled}`;
   const inQuery = method === 'GET' || method === 'DELETE';
   if (inQuery) {
-    // null is an Optional argument left at its default: not sent (the route would get the text "null").
+    // null is an Optional argument left at its default: not sent (the route would get the text "null"). An array is
+    // its key once per item (?tag=a&tag=b), which the route server reads back as a list (Python's _client.query_string).
     const query = Object.entries(rest)
       .filter(([, v]) => v !== undefined && v !== null)
-      .map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(typeof v === 'string' ? v : JSON.stringify(v))}`);
+      .flatMap(([k, v]) =>
+        (Array.isArray(v) ? v : [v]).map((x) => `${encodeURIComponent(k)}=${encodeURIComponent(typeof x === 'string' ? x : JSON.stringify(x))}`),
+      );
     if (query.length) url += `?${query.join('&')}`;
   }
   const timeoutMs = options.timeoutMs ?? target.timeoutMs;
