@@ -1,7 +1,8 @@
 // The job channel (docs/worker-protocol.md) on a real platform with real Python workers: workers take their jobs over
 // it; CONNECT without a worker's token, on another path or with a malformed path is refused with a clear HTTP answer;
 // a second channel of a worker replaces the first (whose worker is told to exit); a frame that is not JSON, an
-// unknown frame or a frame over the limit closes the channel, and the endpoint goes on serving.
+// unknown frame, a frame over the limit or a done frame the platform cannot take closes the channel, and the endpoint
+// goes on serving; the HTTP form of the protocol answers such messages with 400.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
@@ -120,7 +121,9 @@ describe('the job channel', () => {
     const next = await whoami();
     assert.notEqual(next.workerId, first.workerId, 'a new worker serves the endpoint');
     // Frames the platform cannot read close the channel they came on; the service is not disturbed.
-    for (const bad of [frame('{"op":'), frame('{"op":"dance"}'), Buffer.from([0xff, 0xff, 0xff, 0xff])]) {
+    const deep = `{"op":"done","jobId":"x","output":${'['.repeat(200_000)}${']'.repeat(200_000)}}`;
+    const bads = [frame('{"op":'), frame('{"op":"dance"}'), Buffer.from([0xff, 0xff, 0xff, 0xff]), frame('{"op":"done","jobId":{"toString":1}}'), frame(deep)];
+    for (const bad of bads) {
       // Each time in the place of the worker now serving (the one before was told to exit).
       const t = await connect(`/_worker/${ep.id}/channel`, (await whoami()).token);
       assert.match(t.head, /^HTTP\/1.1 200/);
@@ -132,5 +135,23 @@ describe('the job channel', () => {
     assert.ok(tp.logs.some((l) => /sent a job channel frame that is not JSON/.test(l)));
     assert.ok(tp.logs.some((l) => /sent an unknown job channel frame \(op "dance"\)/.test(l)));
     assert.ok(tp.logs.some((l) => /a frame of 4294967295 bytes is over the limit/.test(l)));
+    // A done frame the platform cannot take (no string job id, an output nested past what can be encoded) closes the
+    // channel too: before, either one threw out of the socket's handler and ended the platform process.
+    assert.ok(tp.logs.some((l) => /was refused \(the worker message needs "jobId", the id of its job as a string\)/.test(l)));
+    assert.ok(tp.logs.some((l) => /was refused \(the worker sent the output nested too deeply to encode as JSON\)/.test(l)));
+  });
+
+  test('the HTTP worker protocol answers 400 to a message it cannot take, and goes on', async () => {
+    const { token } = await whoami();
+    const post = (op: string, body: string) => call('POST', `${tp.url}/_worker/${ep.id}/${op}`, { raw: body, auth: `Bearer ${token}` });
+    const noJob = await post('done', '{"jobId":{"toString":1}}');
+    assert.deepEqual([noJob.status, noJob.json], [400, { error: 'the worker message needs "jobId", the id of its job as a string' }]);
+    const streamed = await post('stream', '{"jobId":7,"chunks":[]}');
+    assert.equal(streamed.status, 400);
+    const deep = await post('done', `{"jobId":"x","output":${'['.repeat(200_000)}${']'.repeat(200_000)}}`);
+    assert.deepEqual([deep.status, deep.json], [400, { error: 'the worker sent the output nested too deeply to encode as JSON' }]);
+    const beat = await post('heartbeat', '{"jobs":[{"toString":1},"j1"]}');
+    assert.equal(beat.status, 200, beat.text);
+    assert.ok((await whoami()).workerId);
   });
 });

@@ -65,11 +65,12 @@ export function workerApi(d: WorkerApiDeps) {
       case 'done':
         return done(d, w, body, res);
       case 'stream': {
-        const ok = d.dispatch.addChunks(w, String(body.jobId), Array.isArray(body.chunks) ? (body.chunks as RawChunk[]) : []);
+        const chunks = Array.isArray(body.chunks) ? (body.chunks as RawChunk[]) : [];
+        const ok = encodable(() => d.dispatch.addChunks(w, jobIdOf(body), chunks), 'a streamed value');
         return sendRaw(res, 200, ok ? '{"cancelled":false}' : '{"cancelled":true}');
       }
       case 'heartbeat': {
-        const ids = Array.isArray(body.jobs) ? body.jobs.map(String) : [];
+        const ids = Array.isArray(body.jobs) ? body.jobs.filter((id): id is string => typeof id === 'string') : [];
         const v = d.dispatch.heartbeat(w, ids);
         sendJson(res, 200, { cancel: v.cancel });
         if (v.replace) d.scheduler.replace(w, v.replace);
@@ -138,11 +139,15 @@ function done(d: WorkerApiDeps, w: Worker, body: WorkerBody, res: ServerResponse
   sendRaw(res, 200, jobsJson(next, owned ? '' : ',"ignored":true'));
 }
 
-/** Records a job's result from a `done` body (HTTP or job channel); false when the worker no longer owns the job. */
+/**
+ * Records a job's result from a `done` body (HTTP or job channel); false when the worker no longer owns the job.
+ * Throws a PlatformError (400) for a body that names no job or holds a value too deeply nested to encode.
+ */
 export function recordDone(d: WorkerApiDeps, w: Worker, body: WorkerBody): boolean {
-  const jobId = String(body.jobId);
+  const jobId = jobIdOf(body);
   let error: string | null = null;
-  if (body.error !== undefined && body.error !== null) error = typeof body.error === 'string' ? body.error : JSON.stringify(body.error);
+  if (body.error !== undefined && body.error !== null)
+    error = typeof body.error === 'string' ? body.error : encodable(() => JSON.stringify(body.error), 'the error');
   let output: string | null = null;
   if (error === null) {
     // `outputJson`: the handler's own JSON text, kept byte for byte (a parse and re-encode would round big integers,
@@ -150,9 +155,25 @@ export function recordDone(d: WorkerApiDeps, w: Worker, body: WorkerBody): boole
     if (typeof body.outputJson === 'string') {
       if (isJson(body.outputJson)) output = body.outputJson;
       else error = 'the worker sent an output that is not JSON text';
-    } else output = JSON.stringify(body.output === undefined ? null : body.output);
+    } else output = encodable(() => JSON.stringify(body.output === undefined ? null : body.output), 'the output');
   }
   return d.dispatch.complete(w, jobId, output, error);
+}
+
+/** The job a `done` or `stream` body is about. */
+function jobIdOf(body: WorkerBody): string {
+  if (typeof body.jobId !== 'string') throw new PlatformError('BAD_REQUEST', 'the worker message needs "jobId", the id of its job as a string');
+  return body.jobId;
+}
+
+/** `encode()`, with a value nested past what JSON.stringify's recursion takes refused as the worker's error. */
+function encodable<T>(encode: () => T, what: string): T {
+  try {
+    return encode();
+  } catch (e) {
+    if (!(e instanceof RangeError)) throw e;
+    throw new PlatformError('BAD_REQUEST', `the worker sent ${what} nested too deeply to encode as JSON`);
+  }
 }
 
 function isJson(text: string): boolean {

@@ -87,8 +87,16 @@ export function workerChannels(d: WorkerApiDeps): WorkerChannels {
             return socket.destroy();
           }
           w.lastSeen = Date.now();
-          if (body?.op === 'done') recordDone(d, w, body);
-          else {
+          if (body?.op === 'done') {
+            // A frame the platform cannot take closes this channel, never the platform (one worker's bad frame
+            // must not stop every other endpoint): the worker opens another, its job times out or runs again.
+            try {
+              recordDone(d, w, body);
+            } catch (e) {
+              d.log(`strato platform: worker ${w.id} sent a job channel frame that was refused (${(e as Error).message}); closing the channel`);
+              return socket.destroy();
+            }
+          } else {
             d.log(`strato platform: worker ${w.id} sent an unknown job channel frame (op ${JSON.stringify(body?.op)}); closing the channel`);
             return socket.destroy();
           }
