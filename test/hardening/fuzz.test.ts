@@ -40,7 +40,7 @@ test(`${REQUESTS} fuzzed requests across every route: no 5xx, no hang`, async ()
   assert.deepEqual(logged500.slice(0, 5), [], 'no request was logged as a platform failure');
 });
 
-test('one GraphQL operation of 20,000 aliases or deep nesting is refused before it runs', async () => {
+test('one GraphQL operation of 20,000 aliases, deep nesting or fragments that multiply is refused before it runs', async () => {
   const post = (query: string) => call('POST', `${tp.url}/graphql`, { body: { query } });
   const aliases = `{ ${Array.from({ length: 20_000 }, (_, k) => `a${k}: apps { id }`).join(' ')} }`;
   const started = Date.now();
@@ -52,9 +52,26 @@ test('one GraphQL operation of 20,000 aliases or deep nesting is refused before 
   assert.equal(errors[0].extensions.code, 'BAD_REQUEST');
   const deep = await post(`{ ${'apps { environments { '.repeat(8)}id${' } }'.repeat(8)} }`);
   assert.match(JSON.stringify(deep.json), /nests more than 12 levels/);
+  // Fragments count where they are spread: a chain of them doubling at each level asks for 2^20 fields in 2 KB.
+  const chain = Array.from(
+    { length: 20 },
+    (_, i) =>
+      `fragment A${i} on App { a: environments { ...E${i} } b: environments { ...E${i} } } fragment E${i} on Environment { app { ${i < 19 ? `...A${i + 1}` : 'id'} } }`,
+  ).join(' ');
+  const bombStarted = Date.now();
+  const bomb = await post(`{ apps { ...A0 } } ${chain}`);
+  const bombMs = Date.now() - bombStarted;
+  assert.match(JSON.stringify(bomb.json), /selects more than 1000 fields/);
+  assert.ok(!(bomb.json as { data?: unknown }).data, 'nothing ran');
+  const nested = await post(
+    `{ apps { ...N0 } } ${Array.from({ length: 8 }, (_, i) => `fragment N${i} on App { environments { app { ${i < 7 ? `...N${i + 1}` : 'id'} } } }`).join(' ')}`,
+  );
+  assert.match(JSON.stringify(nested.json), /nests more than 12 levels/);
+  const fine = await post('{ apps { ...Names environments { ... on Environment { name } } } } fragment Names on App { id name }');
+  assert.ok((fine.json as { data: { apps: unknown[] } }).data.apps.length >= 1, JSON.stringify(fine.json));
   const ok = await post('{ apps { id name } }');
   assert.ok((ok.json as { data: { apps: unknown[] } }).data.apps.length >= 1);
-  console.log(`a 20,000-alias operation was refused in ${ms} ms`);
+  console.log(`a 20,000-alias operation was refused in ${ms} ms, a 2^20-field chain of fragments in ${bombMs} ms`);
 });
 
 test('a body that stalls is given up, so unfinished requests do not pile up', async () => {
