@@ -74,6 +74,30 @@ test('one GraphQL operation of 20,000 aliases, deep nesting or fragments that mu
   console.log(`a 20,000-alias operation was refused in ${ms} ms, a 2^20-field chain of fragments in ${bombMs} ms`);
 });
 
+test("a NUL in a job id or a GraphQL argument, and a variable of the wrong type, are the client's errors, not the platform's", async () => {
+  const before = tp.logs.length;
+  for (const op of ['status', 'stream', 'cancel', 'retry']) {
+    const r = await call(op === 'status' || op === 'stream' ? 'GET' : 'POST', `${tp.url}/v2/${targets.queueId}/${op}/x%00`);
+    assert.equal(r.status, 400, `${op}: ${r.text}`);
+    assert.match((r.json as { error: string }).error, /holds a NUL character .* remove it/);
+  }
+  const gql = async (query: string, variables?: unknown) => {
+    const r = await call('POST', `${tp.url}/graphql`, { body: { query, variables } });
+    return (r.json as { errors: Array<{ message: string; extensions: { code: string } }> }).errors[0];
+  };
+  const nul = await gql('query($a: String) { audit(app: $a) { seq } }', { a: 'a\u0000' });
+  assert.deepEqual([nul.extensions.code, /NUL character/.test(nul.message)], ['BAD_REQUEST', true]);
+  const wrongType = await gql('query($a: ID!) { app(id: $a) { name } }', { a: { x: 1 } });
+  assert.deepEqual([wrongType.extensions.code, /ID cannot represent value/.test(wrongType.message)], ['BAD_REQUEST', true]);
+  const tooBig = await gql('query($l: Int) { audit(limit: $l) { seq } }', { l: 1e20 });
+  assert.equal(tooBig.extensions.code, 'BAD_REQUEST');
+  assert.deepEqual(
+    tp.logs.slice(before).filter((l) => / failed/.test(l)),
+    [],
+    'none was logged as a platform failure',
+  );
+});
+
 test('a body that stalls is given up, so unfinished requests do not pile up', async () => {
   const server = http.createServer((req, res) => {
     readBody(req, 1024 * 1024, 'a test body', 300).then(

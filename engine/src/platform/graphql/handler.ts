@@ -2,7 +2,7 @@
 // scope, and reports errors with `extensions.code` (BAD_REQUEST, FORBIDDEN, NOT_FOUND, CONFLICT, ...) so clients can
 // act on them. UNAUTHENTICATED answers HTTP 401 and FORBIDDEN 403; other errors travel in a 200 answer.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { buildSchema, execute, parse, specifiedRules, validate, type DocumentNode, type GraphQLError } from 'graphql';
+import { buildSchema, execute, GraphQLError, parse, specifiedRules, validate, type DocumentNode } from 'graphql';
 import type { Principal } from '../auth';
 import type { KeyRing } from '../controlPlane/keys';
 import { PlatformError } from '../errors';
@@ -71,9 +71,10 @@ export function graphqlHandler(
 
 function formatError(e: GraphQLError, log: (l: string) => void) {
   const orig = e.originalError;
-  let code = 'BAD_REQUEST'; // validation and parse errors have no original error
+  // Validation and parse errors have no original error; a variable of the wrong type has graphql's own.
+  let code = 'BAD_REQUEST';
   if (orig instanceof PlatformError) code = orig.code;
-  else if (orig) {
+  else if (orig && !(orig instanceof GraphQLError)) {
     code = 'INTERNAL';
     log(`strato platform: GraphQL resolver failed: ${orig.stack ?? orig.message}`);
   }

@@ -8,6 +8,7 @@ import path from 'node:path';
 import type { Worker } from 'node:worker_threads';
 import { startThread } from '../threads';
 import { executeSql, prepareSql, type NamedCall } from './namedStatements';
+import { refusedText } from './storableText';
 import type { SqlDriver } from './types';
 
 export interface PgliteOpenOptions {
@@ -95,7 +96,7 @@ class PgliteDriver implements SqlDriver {
     if (!w) return;
     this.waiting.delete(m.id);
     if (this.waiting.size === 0) this.thread.unref();
-    if (m.error) w.reject(rebuilt(m.error));
+    if (m.error) w.reject(refusedText(m.error) ?? rebuilt(m.error));
     else w.resolve(m.rows);
   }
 

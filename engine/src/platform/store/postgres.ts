@@ -7,6 +7,7 @@ import { UserError } from '../../util/errors';
 import { unavailable } from '../errors';
 import type { SqlDriver } from './types';
 import { inlined, type NamedCall } from './namedStatements';
+import { refusedText } from './storableText';
 
 /** The URL without its password, for messages and logs. */
 export function redactDatabaseUrl(url: string): string {
@@ -75,7 +76,7 @@ async function guarded<T>(run: () => Promise<T>): Promise<T> {
   } catch (e) {
     if (isOutage(e))
       throw unavailable(`the platform's database is unavailable (${(e as Error).message || String((e as { code?: string }).code)}); try again in a moment`);
-    throw e;
+    throw refusedText(e) ?? e;
   }
 }
 
