@@ -134,6 +134,14 @@ describe('builds and endpoints', () => {
     );
   });
 
+  test('a build refused at finalize (its manifest is not JSON, or absent) leaves no files behind', async () => {
+    const app = await tp.cp.createApp('refused-builds');
+    const builds = () => (fs.readdirSync(dataDir, { recursive: true }) as string[]).filter((f) => path.basename(f).startsWith('bld_')).sort();
+    const before = builds();
+    await assert.rejects(tp.cp.uploadBuild(app.id, art.artifactPath, '{not json'), (e: unknown) => code('BAD_REQUEST')(e) && /not valid JSON/.test(String(e)));
+    assert.deepEqual(builds(), before, 'the refused build left its archive or unpacked tree');
+  });
+
   test('builds beyond the newest five that nothing deploys are deleted with their files; deployed ones stay', async () => {
     const app = await tp.cp.createApp('many-builds');
     const env = await tp.cp.createEnvironment(app.id, 'production');

@@ -209,13 +209,20 @@ export class ControlPlane {
     const app = this.mustApp(appId);
     const id = `bld_${randomUUID().replace(/-/g, '').slice(0, 20)}`;
     const got = await this.artifacts.finalize(uploadId, appId, id);
-    const text = manifestText ?? got.manifestText;
-    if (!text) throw badRequest('the artifact has no strato_manifest.json and no manifest was given; rebuild it');
-    parseManifest(text);
-    const row: BuildRow = { id, app_id: appId, created_at: this.clock.now(), size: got.size, sha256: got.sha256, manifest: text };
-    const detail = buildDetail(row);
-    await this.artifacts.publish(uploadId, id);
-    await this.store.insertBuild(row, this.audit(by, 'finalizeBuild', { type: 'build', id, name: null, app: app.name }, detail));
+    let row: BuildRow;
+    try {
+      const text = manifestText ?? got.manifestText;
+      if (!text) throw badRequest('the artifact has no strato_manifest.json and no manifest was given; rebuild it');
+      parseManifest(text);
+      row = { id, app_id: appId, created_at: this.clock.now(), size: got.size, sha256: got.sha256, manifest: text };
+      const detail = buildDetail(row);
+      await this.artifacts.publish(uploadId, id);
+      await this.store.insertBuild(row, this.audit(by, 'finalizeBuild', { type: 'build', id, name: null, app: app.name }, detail));
+    } catch (e) {
+      // A build refused or not recorded leaves no files: no app lists it, so no prune would ever remove them.
+      this.artifacts.removeBuild(id);
+      throw e;
+    }
     this.builds.set(id, row);
     await this.pruneBuilds(by, appId);
     return row;
