@@ -178,6 +178,11 @@ describe('key management', () => {
     await bad(tp.cp.createKey('alice', 'invoke'), /an active key is already named "alice"/);
     await bad(tp.cp.createKey('platform', 'invoke'), /the name of the platform key/);
     await bad(tp.cp.createKey('bad name!', 'invoke'), /key name "bad name!" is not valid/);
+    await bad(tp.cp.createKey('frank', 'invoke', ['no such!']), /app name "no such!" is not valid/);
+    // A huge name is quoted cut short: the refusal stays small.
+    const huge = await tp.cp.createApp('x'.repeat(1_000_000)).catch((e: Error) => e);
+    assert.ok(huge instanceof ControlPlaneError && huge.message.length < 400, String(huge).slice(0, 300));
+    assert.match(huge.message, /: app name "x{100}"\.\.\. \(1000000 characters\) is not valid: use 1-63 letters/);
     await bad(tp.cp.revokeKey('platform'), /replace it there and restart the platform/);
     await bad(tp.cp.revokeKey('nobody'), /no key has the id or name "nobody"/);
   });

@@ -11,6 +11,7 @@ import { pathOf, readBody, sendError, sendJson } from './http';
 import type { HostPool } from './workers/hosts';
 import { RemoteHost } from './workers/remoteHost';
 import { checkDatacenters } from '../catalog/parameterRules';
+import { quoted } from '../util/errors';
 import type { AgentEvent, HostRegistered, HostRegistration, HostView } from '../protocol/agents';
 
 export interface AgentApiDeps {
@@ -94,7 +95,9 @@ export class AgentApi {
   private register(body: Record<string, unknown>, req: IncomingMessage): HostRegistered {
     const bad = (m: string) => new PlatformError('BAD_REQUEST', m);
     if (typeof body.name !== 'string' || !NAME.test(body.name))
-      throw bad(`the host name ${JSON.stringify(body.name)} is not valid: letters, digits, '.', '_' and '-', up to 100; pass another with --name`);
+      throw bad(
+        `the host name ${typeof body.name === 'string' ? quoted(body.name) : `(${body.name === null ? 'null' : typeof body.name})`} is not valid: letters, digits, '.', '_' and '-', up to 100; pass another with --name`,
+      );
     let datacenter: string | undefined;
     if (body.datacenter !== undefined && body.datacenter !== null) {
       const dc = checkDatacenters(body.datacenter);

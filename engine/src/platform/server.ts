@@ -7,7 +7,7 @@ import type { Duplex } from 'node:stream';
 import type { Principal } from './auth';
 import type { KeyRing } from './controlPlane/keys';
 import { PlatformError } from './errors';
-import { listenError } from '../util/errors';
+import { listenError, quoted } from '../util/errors';
 import { pathOf, sendError, sendJson } from './http';
 import { AGENT_PREFIX } from '../protocol/agents';
 
@@ -57,7 +57,7 @@ async function route(r: Routes, req: IncomingMessage, res: ServerResponse): Prom
     decodeURIComponent(pathOf(url)); // every route decodes its segments: a malformed %-escape is the client's error
   } catch {
     req.resume();
-    return sendError(res, 400, `the path ${JSON.stringify(pathOf(url).slice(0, 200))} has a malformed %-escape; encode it with encodeURIComponent`);
+    return sendError(res, 400, `the path ${quoted(pathOf(url), 200)} has a malformed %-escape; encode it with encodeURIComponent`);
   }
   if (url.startsWith('/v2/')) return r.jobs(req, res);
   if (url.startsWith('/_worker/')) return r.worker(req, res);

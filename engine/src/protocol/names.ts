@@ -1,9 +1,16 @@
 // The names of apps and environments: what the control plane accepts, what deploy checks before it builds, and
 // what the extension's input box allows. One pattern and one sentence for all three.
+import { quoted } from '../util/errors';
+
 export const APP_OR_ENV_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$/;
 
 /** What a valid name looks like, as the end of an error message. */
 export const APP_OR_ENV_NAME_RULE = "use 1-63 letters, digits, '-', '_' or '.', starting with a letter or digit";
+
+/** Why `name` cannot be a `kind` name (app, environment, key), quoting it, or null when it can. */
+export function nameProblem(kind: string, name: string): string | null {
+  return APP_OR_ENV_NAME.test(name) ? null : `${kind} name ${quoted(name)} is not valid: ${APP_OR_ENV_NAME_RULE}`;
+}
 
 /** A valid name close to `name` (for suggestions), or undefined when nothing is left of it. */
 export function suggestName(name: string): string | undefined {

@@ -22,3 +22,11 @@ export function listenError(e: NodeJS.ErrnoException, host: string, port: number
   if (e.code === 'EACCES') return new UserError(`port ${port} on ${host} needs privileges this user lacks; pick one above 1023 with --port`);
   return e;
 }
+
+/**
+ * A value from a request or a user, quoted for a message: as JSON text, cut after `max` characters (a 7 MB name in a
+ * refusal must not make a 7 MB answer) with how long it was.
+ */
+export function quoted(value: string, max = 100): string {
+  return value.length <= max ? JSON.stringify(value) : `${JSON.stringify(value.slice(0, max))}... (${value.length} characters)`;
+}

@@ -7,7 +7,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import { KEY_SCOPES, PLATFORM_KEY_ID, type ApiKeyInfo, type KeyScope } from '../../protocol/controlPlane';
 import { newApiKey } from '../../protocol/layout';
-import { APP_OR_ENV_NAME, APP_OR_ENV_NAME_RULE } from '../../protocol/names';
+import { nameProblem } from '../../protocol/names';
 import { UNAUTHORIZED_MESSAGE, keyDigest, presentedKey, revokedMessage, type Principal } from '../auth';
 import type { Clock } from '../clock';
 import { badRequest, conflict, notFound } from '../errors';
@@ -123,11 +123,11 @@ export class KeyRing {
 
   /** Creates a key; the answer is the only place the key itself ever appears. */
   async create(by: Principal, name: string, scope: string, apps: readonly string[]): Promise<{ key: ApiKeyInfo; secret: string }> {
-    if (!APP_OR_ENV_NAME.test(name)) throw badRequest(`key name "${name}" is not valid: ${APP_OR_ENV_NAME_RULE}`);
+    const problem = nameProblem('key', name) ?? apps.map((a) => nameProblem('app', a)).find(Boolean);
+    if (problem) throw badRequest(problem);
     if (name === PLATFORM_KEY_ID) throw badRequest(`"${PLATFORM_KEY_ID}" is the name of the platform key; choose another name`);
     if (!(KEY_SCOPES as readonly string[]).includes(scope)) throw badRequest(`scope "${scope}" is not one of ${KEY_SCOPES.join(', ')}`);
     const names = [...new Set(apps)];
-    for (const a of names) if (!APP_OR_ENV_NAME.test(a)) throw badRequest(`app name "${a}" is not valid: ${APP_OR_ENV_NAME_RULE}`);
     if (scope === 'admin' && names.length) throw badRequest('an admin key reaches every app; create it without apps');
     if (scope === 'deploy' && !names.length) throw badRequest('a deploy key needs the apps it may deploy to (--app NAME, one or more)');
     if (this.active(name)) throw conflict(`an active key is already named "${name}"; revoke it first or choose another name`);

@@ -2,7 +2,7 @@
 // the store, each change with its audit entry (the key that made it). Endpoint changes are announced to listeners:
 // the scheduler rolls or stops workers, the job engine drops the jobs of a deleted endpoint.
 import { randomUUID } from 'node:crypto';
-import { APP_OR_ENV_NAME, APP_OR_ENV_NAME_RULE } from '../../protocol/names';
+import { nameProblem } from '../../protocol/names';
 import type { Principal } from '../auth';
 import type { Clock } from '../clock';
 import { badRequest, conflict, notFound } from '../errors';
@@ -51,7 +51,8 @@ export interface SaveEndpointInput extends EndpointOverrides {
 }
 
 function checkName(kind: string, name: string): void {
-  if (!APP_OR_ENV_NAME.test(name)) throw badRequest(`${kind} name "${name}" is not valid: ${APP_OR_ENV_NAME_RULE}`);
+  const problem = nameProblem(kind, name);
+  if (problem) throw badRequest(problem);
 }
 
 export class ControlPlane {
