@@ -43,6 +43,9 @@ export class DevTerminal implements vscode.Disposable {
       shellArgs: [bundledCli(), ...this.args, ...extraArgs],
       env: vars,
       iconPath: new vscode.ThemeIcon(this.icon),
+      // Not restored on a reload (which would leave its server running, out of this extension's reach, and write the
+      // key in its environment to the saved session): the reload hangs it up, and the command cleans up and exits.
+      isTransient: true,
     });
     this.extraArgs = extraArgs;
     this.terminal.show();

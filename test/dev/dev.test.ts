@@ -180,7 +180,13 @@ test('a function that calls another endpoint runs through both live endpoints, t
   assert.equal(r.status, 200, JSON.stringify(r.body));
   assert.deepEqual(r.body.output, { stats: { count: 2, mean: 2, min: 1, max: 3 } });
   assert.deepEqual(await liveEndpoints('chained'), ['live-cpu-stats', 'live-summarize']);
-  await dev.stop();
+  // The terminal it runs in closes (an editor's terminal closed or its window reloaded): the hang-up cleans up as
+  // Ctrl+C does. It used to end the process at once and leave both live endpoints deployed.
+  const exited = new Promise((resolve) => dev.child.once('exit', resolve));
+  dev.child.kill('SIGHUP');
+  assert.equal(await exited, 0);
+  assert.match(dev.stderr(), /removed live-cpu-stats, live-summarize/);
+  assert.deepEqual(await liveEndpoints('chained'), []);
 });
 
 test("a queue call waits for the platform's own answer: TIMED_OUT at the endpoint's execution timeout, 600 s and a cold start when none is declared", async () => {

@@ -6,6 +6,7 @@ import path from 'node:path';
 import { UserError } from '../../util/errors';
 import { hostPort } from '../../util/hostUrl';
 import { bold, confirm, dim, green, red, yellow } from '../output';
+import { onStopSignal } from '../signals';
 
 interface DevOptions {
   host: string;
@@ -129,8 +130,7 @@ async function runDev(opts: DevOptions): Promise<void> {
       process.stderr.write(`${removed.length ? `removed ${removed.map((n) => LIVE_PREFIX + n).join(', ')}` : 'no live endpoint to remove'}\n`);
       resolve();
     };
-    process.on('SIGINT', stop);
-    process.on('SIGTERM', stop);
+    onStopSignal(() => void stop());
   });
 }
 

@@ -5,6 +5,7 @@ import { Command, Option } from 'commander';
 import { UserError } from '../../util/errors';
 import { hostPort } from '../../util/hostUrl';
 import { checkedPythonExecutable } from '../../util/paths';
+import { onStopSignal } from '../signals';
 import { DEFAULT_PORT, defaultPlatformDir, platformLayout } from '../../protocol/layout';
 import type { RunningPlatform } from '../../platform/platform';
 import { printHosts, registerAgent } from './platformAgent';
@@ -95,8 +96,7 @@ async function serve(f: ServeFlags): Promise<void> {
         resolve();
       });
     };
-    process.on('SIGINT', () => stop('SIGINT'));
-    process.on('SIGTERM', () => stop('SIGTERM'));
+    onStopSignal(stop);
   });
   out('stopped');
 }

@@ -8,6 +8,7 @@ import { userDataRoot } from '../../protocol/layout';
 import type { HostView } from '../../protocol/agents';
 import { UserError } from '../../util/errors';
 import { checkedPythonExecutable } from '../../util/paths';
+import { onStopSignal } from '../signals';
 
 interface AgentFlags {
   join: string;
@@ -52,8 +53,7 @@ async function agent(f: AgentFlags): Promise<void> {
       out(`${sig}: leaving the platform and stopping this host's workers...`);
       running.close().then(resolve, resolve);
     };
-    process.on('SIGINT', () => stop('SIGINT'));
-    process.on('SIGTERM', () => stop('SIGTERM'));
+    onStopSignal(stop);
   });
   out('stopped');
 }

@@ -3,6 +3,7 @@
 import type { Command } from 'commander';
 import { printEndpoints } from '../endpointListing';
 import { Progress, bold, dim, green, red, yellow } from '../output';
+import { onStopSignal } from '../signals';
 
 export interface PreviewFlags {
   env?: string;
@@ -25,8 +26,7 @@ export async function runPreview(opts: PreviewFlags): Promise<void> {
     interrupted = true;
     progress.update('stopping after the current step...');
   };
-  process.on('SIGINT', onSignalDuringStart);
-  process.on('SIGTERM', onSignalDuringStart);
+  const offDuringStart = onStopSignal(onSignalDuringStart);
   const p = await startPreview(root, {
     env: opts.env,
     exclude: parseList(opts.exclude),
@@ -45,10 +45,7 @@ export async function runPreview(opts: PreviewFlags): Promise<void> {
         process.stdout.write(`${green('✓')} ${step.padEnd(10)} ${(detail ?? '').padEnd(58)} ${dim(`${Math.round(ms ?? 0)} ms`)}\n`);
       }
     },
-  }).finally(() => {
-    process.off('SIGINT', onSignalDuringStart);
-    process.off('SIGTERM', onSignalDuringStart);
-  });
+  }).finally(offDuringStart);
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;
@@ -56,8 +53,7 @@ export async function runPreview(opts: PreviewFlags): Promise<void> {
     process.stderr.write(`\n${dim(`${signal}: removing the preview's containers and network...`)}\n`);
     void p.stop().then(() => process.exit(0));
   };
-  process.on('SIGINT', () => stop('Ctrl+C'));
-  process.on('SIGTERM', () => stop('SIGTERM'));
+  onStopSignal((signal) => stop(signal === 'SIGINT' ? 'Ctrl+C' : signal));
   if (interrupted) return stop('Ctrl+C');
 
   const specs = new Map(p.buildResult.model.endpoints.map((e) => [e.name, e]));
