@@ -101,11 +101,19 @@ test('the startup table, every route of the template, reload on save, a broken s
     ['live-cpu-stats', 'live-gpu-hello', 'live-lb-api'],
   );
 
-  // A saved change is served on the very next call.
+  // A saved change is served on the very next call; only the endpoint whose file changed rolls to new workers.
   const cpuFile = path.join(dir, 'cpu_worker.py');
   const original = readFileSync(cpuFile, 'utf8');
+  const provisioned = (name: string) =>
+    dev
+      .stderr()
+      .split('\n')
+      .filter((l) => l.startsWith(`provisioned live-${name} `)).length;
   writeFileSync(cpuFile, original.replace('"count": len(numbers),', '"count": len(numbers),\n        "edited": True,'));
   assert.equal((await call(dev.port, 'POST', '/cpu_worker/runsync', { input: { numbers: [1] } })).body.output.edited, true);
+  assert.equal(provisioned('cpu-stats'), 2);
+  assert.equal((await call(dev.port, 'POST', '/gpu_worker/runsync', { input: { prompt: 'x' } })).status, 200);
+  assert.deepEqual([provisioned('gpu-hello'), provisioned('lb-api')], [1, 1], 'endpoints of other files keep their workers');
 
   // A broken save keeps the server up; the affected routes answer with file:line until it is fixed.
   writeFileSync(cpuFile, original.replace('workers=(0, 2)', 'workers=(2, 0)'));

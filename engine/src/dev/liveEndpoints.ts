@@ -84,7 +84,11 @@ export class LiveEndpoints {
     return [...this.resolved].map(([name, r]) => ({ name, liveName: liveName(name), id: r.id })).sort((a, b) => a.name.localeCompare(b.name));
   }
 
-  /** Makes `build` the code every live endpoint runs: new calls use it; provisioned endpoints roll to it. */
+  /**
+   * Makes `build` the code every live endpoint runs: new calls use it; provisioned endpoints whose own code or
+   * configuration changed roll to it. The others keep their warm workers (a model stays loaded while another file is
+   * edited).
+   */
   async setBuild(build: BuildResult): Promise<void> {
     const previous = this.current;
     const uploaded = this.upload(build);
@@ -102,6 +106,7 @@ export class LiveEndpoints {
           this.onChange?.();
           return;
         }
+        if (this.hashes.get(name) === this.hashOf(name)) return;
         const p = this.save(name);
         this.live.set(name, p);
         await p;
