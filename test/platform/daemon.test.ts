@@ -77,7 +77,13 @@ test('start, status and stop the background platform; the key file is owner-only
   await assert.rejects(new ControlPlaneClient(cfg).listApps(), /could not reach the Strato platform .*strato platform start/);
 });
 
-test('clients start the local platform on demand', async () => {
+test('clients start the local platform on demand; commands that start it at the same moment all use the one that won', async () => {
+  // Two deploys at once, or the editor and a terminal: the starts race for the data dir, and the losers wait for
+  // the winner instead of failing with its lock error (and earlier runs' log lines).
+  const starts = await Promise.all([1, 2, 3].map(() => runCli(['platform', 'start'], { cwd: tmp, env, timeoutMs: 90_000 })));
+  for (const s of starts) assert.equal(s.code, 0, s.stderr);
+  const urls = new Set(starts.map((s) => /(?:started|already running): (http:\/\/\S+)/.exec(s.stdout)?.[1]));
+  assert.equal(urls.size, 1, starts.map((s) => s.stdout).join('\n'));
   const cfg = await resolveApiConfig({ projectDir: tmp, env: { ...process.env } });
   assert.deepEqual(await new ControlPlaneClient(cfg).listApps(), []);
   const r = await stopDaemon(platformDir);

@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { UserError } from '../util/errors';
 import { send } from './http';
-import { defaultPlatformDir, pidAlive, platformLayout, readState, type PlatformState } from '../protocol/layout';
+import { defaultPlatformDir, lockHolder, pidAlive, platformLayout, readState, type PlatformState } from '../protocol/layout';
 
 export interface DaemonStatus {
   running: boolean;
@@ -66,6 +66,7 @@ export async function startDaemon(o: StartDaemonOptions = {}): Promise<DaemonSta
   if (o.host) argv.push('--host', o.host);
   if (o.port !== undefined) argv.push('--port', String(o.port));
   if (o.python) argv.push('--python', o.python);
+  const logFrom = fs.existsSync(l.daemonLog) ? fs.statSync(l.daemonLog).size : 0;
   const out = fs.openSync(l.daemonLog, 'a');
   const child = spawn(exec, argv, {
     detached: true,
@@ -79,11 +80,14 @@ export async function startDaemon(o: StartDaemonOptions = {}): Promise<DaemonSta
   child.unref();
   const deadline = Date.now() + (o.timeoutMs ?? 60_000);
   while (Date.now() < deadline) {
-    if (exited !== null) {
-      throw new UserError(`the Strato platform exited during start (code ${exited}): ${logTail(l.daemonLog)}`);
+    // Another command started it at the same moment (two deploys, the editor and a terminal): that one holds the
+    // data dir, and ours stopped; both commands use it once it answers.
+    const other = exited === null ? null : lockHolder(l.lockFile);
+    if (exited !== null && other === null) {
+      throw new UserError(`the Strato platform exited during start (code ${exited}): ${logTail(l.daemonLog, logFrom)}`);
     }
     const s = readState(l.stateFile);
-    if (s && s.pid === child.pid && (await healthy(s.url))) return daemonStatus(dataDir);
+    if (s && (s.pid === child.pid || s.pid === other) && (await healthy(s.url))) return daemonStatus(dataDir);
     await new Promise((r) => setTimeout(r, 100));
   }
   throw new UserError(`the Strato platform did not answer within ${Math.round((o.timeoutMs ?? 60_000) / 1000)} s; see ${l.daemonLog}`);
@@ -112,9 +116,10 @@ export async function ensureLocalPlatform(dataDir = defaultPlatformDir()): Promi
   return { url: s.state.url, keyFile: s.keyFile };
 }
 
-function logTail(file: string): string {
+/** The last lines this start wrote to the log (from byte `from`): earlier runs' lines would mislead. */
+function logTail(file: string, from: number): string {
   try {
-    const lines = fs.readFileSync(file, 'utf8').trim().split('\n');
+    const lines = fs.readFileSync(file).subarray(from).toString('utf8').trim().split('\n');
     return lines.slice(-5).join(' | ');
   } catch {
     return `see ${file}`;

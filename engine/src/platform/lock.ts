@@ -2,7 +2,7 @@
 // holds the owner's pid; a lock left by a dead process (SIGKILL, power loss) is taken over.
 import fs from 'node:fs';
 import { UserError } from '../util/errors';
-import { pidAlive } from '../protocol/layout';
+import { lockHolder } from '../protocol/layout';
 
 export interface DataDirLock {
   release(): void;
@@ -25,8 +25,8 @@ export function acquireLock(file: string): DataDirLock {
       };
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
-      const owner = Number.parseInt(safeRead(file), 10);
-      if (Number.isInteger(owner) && owner !== process.pid && pidAlive(owner)) {
+      const owner = lockHolder(file);
+      if (owner !== null && owner !== process.pid) {
         throw new UserError(
           `another Strato platform (pid ${owner}) is using the data dir of ${file.replace(/[/\\][^/\\]*$/, '')}; ` +
             'stop it with `strato platform stop` (or kill that process) or pass a different --data-dir',
@@ -36,12 +36,4 @@ export function acquireLock(file: string): DataDirLock {
     }
   }
   throw new UserError(`could not take the platform lock ${file}; remove it if no platform is running`);
-}
-
-function safeRead(file: string): string {
-  try {
-    return fs.readFileSync(file, 'utf8');
-  } catch {
-    return '';
-  }
 }

@@ -124,3 +124,15 @@ export function pidAlive(pid: number): boolean {
     return (e as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
+
+/** The pid of the live process that holds a platform's data dir lock (`lockFile`), or null: none, or its holder is gone. */
+export function lockHolder(lockFile: string): number | null {
+  let text = '';
+  try {
+    text = fs.readFileSync(lockFile, 'utf8');
+  } catch {
+    return null;
+  }
+  const owner = Number.parseInt(text, 10);
+  return Number.isInteger(owner) && pidAlive(owner) ? owner : null;
+}
