@@ -127,7 +127,7 @@ export function pidAlive(pid: number): boolean {
 
 /** The pid of the live process that holds a platform's data dir lock (`lockFile`), or null: none, or its holder is gone. */
 export function lockHolder(lockFile: string): number | null {
-  let text = '';
+  let text: string;
   try {
     text = fs.readFileSync(lockFile, 'utf8');
   } catch {
