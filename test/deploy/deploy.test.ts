@@ -2,7 +2,7 @@
 // workers. Reconciliation by name, rolling a source-only change, deletion, environments, JSON, and errors.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { runCli } from '../helpers/cli';
@@ -249,4 +249,14 @@ test('a command outside any project is refused rather than act on the app its fo
   const listed = await runCli(['env', 'get', 'production', '--json'], { cwd: sub, env });
   assert.equal(listed.code, 0, listed.stderr);
   assert.equal((JSON.parse(listed.stdout) as EnvJson).app, 'shelf', 'the project of the subfolder');
+  // So do check and build (and dev and preview): the whole project, not the subfolder taken for a project of its own.
+  const checkedHere = await runCli(['check', '--json'], { cwd: sub, env });
+  const checkedAtRoot = await runCli(['check', '--json'], { cwd: dir, env });
+  assert.equal(checkedHere.code, 0, checkedHere.stderr);
+  assert.deepEqual(JSON.parse(checkedHere.stdout), JSON.parse(checkedAtRoot.stdout));
+  assert.ok((JSON.parse(checkedHere.stdout) as { files: number }).files > 0);
+  const built = await runCli(['build'], { cwd: sub, env });
+  assert.equal(built.code, 0, built.stderr);
+  assert.match(built.stdout, /built shelf .*-> \.\.\/\.strato\/artifact\.tar\.gz/);
+  assert.equal(existsSync(path.join(sub, '.strato')), false, 'the subfolder did not become a project');
 });

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { resolveApiConfig, type ApiConfig } from '../api/config';
 import type { App, Environment } from '../api/controlPlane';
 import { APP_OR_ENV_NAME, APP_OR_ENV_NAME_RULE, suggestName } from '../protocol/names';
-import { hasProjectMarker, PROJECT_MARKERS } from '../project/ignore';
+import { PROJECT_MARKERS, projectRootAt } from '../project/ignore';
 import { UserError } from '../util/errors';
 
 export const DEFAULT_ENVIRONMENT = 'production';
@@ -45,14 +45,7 @@ export async function resolveProjectContext(root: string, env: NodeJS.ProcessEnv
  * refused, unless STRATO_APP names the app.
  */
 export async function commandContext(cwd: string, env: NodeJS.ProcessEnv = process.env): Promise<ProjectContext> {
-  let root: string | undefined;
-  for (let d = path.resolve(cwd); ; d = path.dirname(d)) {
-    if (hasProjectMarker(d)) {
-      root = d;
-      break;
-    }
-    if (path.dirname(d) === d) break;
-  }
+  const root = projectRootAt(cwd);
   if (!root && !(env.STRATO_APP || '').trim())
     throw new UserError(
       `${path.resolve(cwd)} is not in a Strato project (none of ${PROJECT_MARKERS.join(', ')} is here or in a folder above): ` +

@@ -212,3 +212,14 @@ export function hasProjectMarker(root: string): boolean {
     }
   });
 }
+
+/**
+ * The project a command run in `cwd` acts on: the nearest folder at or above it with a project marker (as the Python
+ * package finds it), so that every command run in a subfolder acts on the whole project; undefined outside any.
+ */
+export function projectRootAt(cwd: string): string | undefined {
+  for (let d = path.resolve(cwd); ; d = path.dirname(d)) {
+    if (hasProjectMarker(d)) return d;
+    if (path.dirname(d) === d) return undefined;
+  }
+}

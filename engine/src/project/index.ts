@@ -7,6 +7,7 @@ export {
   localModulesOf,
   createIgnore,
   hasProjectMarker,
+  projectRootAt,
   BUILTIN_IGNORES,
   SECRET_PATTERNS,
   INCLUDE_FILE,

@@ -17,10 +17,13 @@ export function register(program: Command): void {
     .option('--exclude <packages>', 'comma-separated packages not to install (besides torch, torchvision, torchaudio, numpy, triton)')
     .option('--keep-build', 'keep the work folder .strato/.build/')
     .action(async (opts: { exclude?: string; keepBuild?: boolean }) => {
-      const [{ buildProject, formatSize, secretsLine }, { formatDiagnostic }] = await Promise.all([import('../../build'), import('../../project')]);
+      const [{ buildProject, formatSize, secretsLine }, { formatDiagnostic, projectRootAt }] = await Promise.all([
+        import('../../build'),
+        import('../../project'),
+      ]);
       const progress = new Progress();
       try {
-        const r = await buildProject(process.cwd(), {
+        const r = await buildProject(projectRootAt(process.cwd()) ?? process.cwd(), {
           exclude: parseList(opts.exclude),
           keepBuild: opts.keepBuild,
           onProgress: (m) => progress.update(m),

@@ -8,10 +8,10 @@ export function register(program: Command): void {
     .description('check the worker files and the orchestration YAML files (exit 1 on errors)')
     .option('--json', 'print the diagnostics as JSON')
     .action(async (opts: { json?: boolean }) => {
-      const { loadProject, formatDiagnostic } = await import('../../project');
+      const { loadProject, formatDiagnostic, projectRootAt } = await import('../../project');
       const { loadOrchestration } = await import('../../orchestration');
       const { red, yellow, green } = await import('../output');
-      const root = process.cwd();
+      const root = projectRootAt(process.cwd()) ?? process.cwd();
       const project = await loadProject(root);
       const yaml = loadOrchestration(root);
       const diagnostics = [...project.diagnostics, ...yaml.diagnostics];

@@ -29,14 +29,16 @@ async function runDev(opts: DevOptions): Promise<void> {
   const port = Number(opts.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535)
     throw new UserError(`--port must be a port number (1-65535, or 0 for any free port), got ${opts.port}`);
-  const [{ resolveProjectContext }, { createDevServer, listen }, { DevSession }, { LIVE_PREFIX }, devState] = await Promise.all([
+  const [{ resolveProjectContext }, { createDevServer, listen }, { DevSession }, { LIVE_PREFIX }, devState, { projectRootAt }] = await Promise.all([
     import('../../deploy/context'),
     import('../../dev/server'),
     import('../../dev/session'),
     import('../../dev/liveEndpoints'),
     import('../../dev/state'),
+    import('../../project/ignore'),
   ]);
-  const { root, target } = await resolveProjectContext(process.cwd());
+  // In a subfolder it serves the whole project, as deploy acts on it (not a second app named after the subfolder).
+  const { root, target } = await resolveProjectContext(projectRootAt(process.cwd()) ?? process.cwd());
   const session = new DevSession(
     root,
     target,

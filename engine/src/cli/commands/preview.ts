@@ -15,10 +15,10 @@ export interface PreviewFlags {
 export async function runPreview(opts: PreviewFlags): Promise<void> {
   const { startPreview } = await import('../../preview');
   const { sampleCall } = await import('../../deploy/samples');
-  const { formatDiagnostic } = await import('../../project');
+  const { formatDiagnostic, projectRootAt } = await import('../../project');
   const { parseList } = await import('./build');
   const { UserError } = await import('../../util/errors');
-  const root = process.cwd();
+  const root = projectRootAt(process.cwd()) ?? process.cwd();
   const progress = new Progress();
   // Ctrl+C during the start still cleans up: startPreview's own failure path removes what was made.
   let interrupted = false;
