@@ -188,6 +188,18 @@ test('a function that calls another endpoint runs through both live endpoints, t
   assert.equal(r.status, 200, JSON.stringify(r.body));
   assert.deepEqual(r.body.output, { stats: { count: 2, mean: 2, min: 1, max: 3 } });
   assert.deepEqual(await liveEndpoints('chained'), ['live-cpu-stats', 'live-summarize']);
+  // A second dev server of the project is refused: the two would share its live- endpoints.
+  const second = await startDev(['--host', '127.0.0.1', '--port', '0', '--no-reload'], { cwd: dir, env });
+  assert.equal(await new Promise((r) => second.child.once('exit', r)), 1);
+  assert.match(second.stderr(), new RegExp(`strato dev already serves this project at http://127\\.0\\.0\\.1:${dev.port} \\(pid ${dev.child.pid}\\)`));
+  // Its live endpoints removed behind its back (strato undeploy --env live): the next call provisions them again.
+  const live = (await p.cp.findApp('chained'))!.environments.find((e) => e.name === 'live')!;
+  for (const e of await p.cp.listEndpoints(live.id)) await p.cp.deleteEndpoint(e.id);
+  const again = await call(dev.port, 'POST', '/chain_worker/runsync', { input: { numbers: [5] } });
+  assert.equal(again.status, 200, JSON.stringify(again.body));
+  assert.deepEqual(again.body.output, { stats: { count: 1, mean: 5, min: 5, max: 5 } });
+  assert.match(dev.stderr(), /live-summarize was removed from the platform: provisioning it again/);
+  assert.deepEqual(await liveEndpoints('chained'), ['live-cpu-stats', 'live-summarize']);
   // The terminal it runs in closes (an editor's terminal closed or its window reloaded): the hang-up cleans up as
   // Ctrl+C does. It used to end the process at once and leave both live endpoints deployed.
   const exited = new Promise((resolve) => dev.child.once('exit', resolve));

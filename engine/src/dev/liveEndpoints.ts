@@ -137,6 +137,27 @@ export class LiveEndpoints {
     return own;
   }
 
+  /**
+   * After `ep` answered 404: null when it is still on the platform (the 404 was its own route's); when it was removed
+   * behind this session's back (`strato undeploy --env live`), the endpoint provisioned again, with every other live
+   * endpoint that went with it forgotten (the next call provisions it).
+   */
+  async provisionedAgain(name: string, ep: Endpoint): Promise<Endpoint | null> {
+    if (await this.client.getEndpoint(ep.id).catch(() => ep)) return null;
+    const env = await this.env?.catch(() => undefined);
+    const left = new Set((env ? await this.client.listEndpoints(env.id).catch(() => []) : []).map((e) => e.id));
+    if (left.size === 0) this.env = undefined; // its environment may have gone with them
+    for (const [n, r] of [...this.resolved]) {
+      if (left.has(r.id)) continue;
+      this.live.delete(n);
+      this.resolved.delete(n);
+      this.hashes.delete(n);
+    }
+    this.persist();
+    this.log(`${liveName(name)} was removed from the platform: provisioning it again`);
+    return this.ensureWithPeers(name);
+  }
+
   /** Provisions every endpoint, at most `concurrency` at once, reusing cached ones whose configuration is unchanged. */
   async provisionAll(concurrency = 3): Promise<{ created: string[]; reused: string[] }> {
     const names = Object.keys(this.current!.build.manifest.resources);

@@ -2,6 +2,7 @@
 // POST /<module>/runsync and load-balanced routes at /<module>/<route>, each call run on a live- endpoint.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Endpoint } from '../api/controlPlane';
 import { send } from '../api/http';
 import { limits } from '../catalog';
 import { combine, formatDiagnostic } from '../project';
@@ -98,10 +99,11 @@ async function callQueue(session: DevSession, route: DevRoute, body: Buffer): Pr
   if (!parsed || typeof parsed !== 'object' || input === undefined || typeof input !== 'object' || input === null || Array.isArray(input)) {
     return json(400, { error: 'queue-based functions take {"input": {...}} with the function\'s arguments inside "input"' });
   }
-  const ep = await session.live.ensureWithPeers(route.endpoint.name);
   const timeoutMs = callTimeoutMs(route);
   const wait = Math.max(1000, Math.min(timeoutMs, 300_000));
-  const first = await send(session.target, 'POST', `/v2/${encodeURIComponent(ep.id)}/runsync?wait=${wait}`, { body: { input }, timeoutMs: wait + 10_000 });
+  const { ep, r: first } = await onLive(session, route, (ep) =>
+    send(session.target, 'POST', `/v2/${encodeURIComponent(ep.id)}/runsync?wait=${wait}`, { body: { input }, timeoutMs: wait + 10_000 }),
+  );
   let job = first.body as { id?: string; status?: string };
   const deadline = Date.now() + timeoutMs;
   const live = () => job?.status === 'IN_QUEUE' || job?.status === 'IN_PROGRESS';
@@ -137,13 +139,22 @@ async function callRoute(
   body: Buffer,
   contentType: string | undefined,
 ): Promise<Reply> {
-  const ep = await session.live.ensureWithPeers(route.endpoint.name);
-  const r = await send(session.target, method, `/lb/${encodeURIComponent(ep.id)}${endpointPath}${search}`, {
-    raw: body.length ? body : undefined,
-    headers: body.length ? { 'content-type': contentType ?? 'application/json' } : {},
-    timeoutMs: callTimeoutMs(route),
-  });
+  const { r } = await onLive(session, route, (ep) =>
+    send(session.target, method, `/lb/${encodeURIComponent(ep.id)}${endpointPath}${search}`, {
+      raw: body.length ? body : undefined,
+      headers: body.length ? { 'content-type': contentType ?? 'application/json' } : {},
+      timeoutMs: callTimeoutMs(route),
+    }),
+  );
   return { status: r.status, body: r.body };
+}
+
+/** Makes `call` on the route's live endpoint, once more on one provisioned again if a 404 says it was removed. */
+async function onLive<R extends { status: number }>(session: DevSession, route: DevRoute, call: (ep: Endpoint) => Promise<R>): Promise<{ ep: Endpoint; r: R }> {
+  const ep = await session.live.ensureWithPeers(route.endpoint.name);
+  const r = await call(ep);
+  const again = r.status === 404 ? await session.live.provisionedAgain(route.endpoint.name, ep) : null;
+  return again ? { ep: again, r: await call(again) } : { ep, r };
 }
 
 /** Listens on `port`, or the next free one (up to 20 tries); returns the port used. */

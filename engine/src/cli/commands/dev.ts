@@ -39,6 +39,12 @@ async function runDev(opts: DevOptions): Promise<void> {
   ]);
   // In a subfolder it serves the whole project, as deploy acts on it (not a second app named after the subfolder).
   const { root, target } = await resolveProjectContext(projectRootAt(process.cwd()) ?? process.cwd());
+  // Two servers of one project would share its live- endpoints, and the first to stop would remove them under the other.
+  const running = devState.readDevState(root);
+  if (running && running.pid !== process.pid)
+    throw new UserError(
+      `strato dev already serves this project at ${running.url} (pid ${running.pid}): use that one, or stop it first (Ctrl+C in its terminal)`,
+    );
   const session = new DevSession(
     root,
     target,
