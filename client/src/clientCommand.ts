@@ -24,9 +24,7 @@ export type GenerateClientArg = TreeNode | GenerateOptions | (TreeNode & Generat
 
 export async function generateClient(views: StratoViews, output: vscode.OutputChannel, arg: GenerateClientArg | unknown): Promise<WrittenClient> {
   const node = arg && typeof arg === 'object' && 'id' in arg && typeof arg.id === 'string' ? environmentOfNode({ id: arg.id }) : undefined;
-  // The node names its app: the folder is the one deployed as that app.
-  const hint = node ? views.state().find((f) => f.app === node.app)?.folder.uri : undefined;
-  const folder = await projectFolder(views, hint ?? arg);
+  const folder = await projectFolder(views, arg);
   const { app, target } = await projectContext(folder.uri);
   const environment =
     node?.environment ??

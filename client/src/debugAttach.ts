@@ -118,12 +118,13 @@ export class DevAttach implements vscode.Disposable {
   async resolve(folder: vscode.WorkspaceFolder | undefined, config: vscode.DebugConfiguration): Promise<vscode.DebugConfiguration> {
     const c = config as vscode.DebugConfiguration & Partial<StratoAttachConfig>;
     const f = folder ?? (await projectFolder(this.views));
-    if (c.startDev !== false && !(this.dev.running && this.dev.extraArgs.includes('--debug'))) {
-      if (this.dev.running) {
+    if (c.startDev !== false && !(this.dev.runsFor(f.uri.fsPath) && this.dev.extraArgs.includes('--debug'))) {
+      if (this.dev.runsFor(f.uri.fsPath)) {
         void vscode.window.showInformationMessage('Strato: restarting the dev server with --debug, so that its workers can be debugged.');
         await this.dev.stop();
       }
-      this.dev.start(f, ['--debug', ...(c.devArgs ?? [])]);
+      // Running for another project, it is stopped once the user agrees: this session waits on this project's workers.
+      await this.dev.start(f, ['--debug', ...(c.devArgs ?? [])]);
     }
     return { ...c, strato: { parent: true, root: f.uri.fsPath } };
   }

@@ -56,9 +56,9 @@ export class DevServerState implements vscode.Disposable {
     return !folder || this.current.folder.uri.toString() === folder.uri.toString() ? this.current.state : undefined;
   }
 
-  start(folder: vscode.WorkspaceFolder): string {
+  async start(folder: vscode.WorkspaceFolder): Promise<string> {
+    const { name } = await this.terminal.start(folder);
     this.requested = 'start';
-    const name = this.terminal.start(folder).name;
     this.update();
     return name;
   }

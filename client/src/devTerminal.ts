@@ -1,6 +1,10 @@
 // `strato dev` (or `strato deploy --preview`) in an integrated terminal the extension owns: started once and
 // reused, stopped with Ctrl+C so that the command removes what it made (live- endpoints, containers) before it exits.
+// One project at a time (one terminal, one dev server port): asked for another folder while it runs, it stops the
+// running one first, once the user agrees.
+import * as path from 'node:path';
 import * as vscode from 'vscode';
+import { Cancelled } from './errors';
 import { bundledCli, cliProcessEnv } from './settings';
 import { requireTrust } from './trust';
 
@@ -12,6 +16,8 @@ export class DevTerminal implements vscode.Disposable {
   ) {}
 
   private terminal: vscode.Terminal | undefined;
+  /** The project the terminal was started for. */
+  private folder: vscode.WorkspaceFolder | undefined;
   /** The arguments after the command the running terminal was started with (`--debug`). */
   extraArgs: readonly string[] = [];
   private readonly closed = new vscode.EventEmitter<void>();
@@ -28,11 +34,28 @@ export class DevTerminal implements vscode.Disposable {
     return !!this.terminal && this.terminal.exitStatus === undefined;
   }
 
-  start(folder: vscode.WorkspaceFolder, extraArgs: readonly string[] = []): vscode.Terminal {
-    requireTrust(`run \`strato ${this.args.join(' ')}\``);
-    if (this.terminal && this.running) {
+  /** Whether the terminal runs for the project in this folder (a path). */
+  runsFor(root: string): boolean {
+    return this.running && !!this.folder && path.relative(this.folder.uri.fsPath, root) === '';
+  }
+
+  /** Shows the running terminal of this folder, or starts one; the running terminal of another folder is stopped first. */
+  async start(folder: vscode.WorkspaceFolder, extraArgs: readonly string[] = []): Promise<vscode.Terminal> {
+    const command = `strato ${this.args.join(' ')}`;
+    requireTrust(`run \`${command}\``);
+    if (this.terminal && this.runsFor(folder.uri.fsPath)) {
       this.terminal.show();
       return this.terminal;
+    }
+    if (this.running) {
+      const other = this.folder?.name ?? 'another project';
+      const yes = await vscode.window.showWarningMessage(
+        `\`${command}\` runs for ${other} in this window. Stop it and start it for ${folder.name}?`,
+        { modal: true },
+        'Stop and Start',
+      );
+      if (yes !== 'Stop and Start') throw new Cancelled(`\`${command}\` keeps running for ${other}`);
+      await this.stop();
     }
     const vars = cliProcessEnv(folder);
     this.terminal = vscode.window.createTerminal({
@@ -47,6 +70,7 @@ export class DevTerminal implements vscode.Disposable {
       // key in its environment to the saved session): the reload hangs it up, and the command cleans up and exits.
       isTransient: true,
     });
+    this.folder = folder;
     this.extraArgs = extraArgs;
     this.terminal.show();
     return this.terminal;

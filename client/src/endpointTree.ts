@@ -22,7 +22,7 @@ export interface TreeNode {
   icon?: string;
   contextValue?: string;
   location?: NodeLocation;
-  /** A URL to open or copy. */
+  /** A URL to open or copy (package.json offers Copy URL on the context values that have one: see URL_CONTEXT). */
   url?: string;
   /** Functions, routes and endpoints: what Run, Debug and Deploy get from the node's menu (as from a code lens). */
   endpointArgs?: EndpointCommandArgs;
@@ -30,12 +30,15 @@ export interface TreeNode {
   endpoint?: string;
   /** The environment of a deployment node. */
   environment?: string;
-  /** The project folder (workspace folder path) of an Endpoints node. */
+  /** The project folder (workspace folder path) a node belongs to: the one commands on the node act on. */
   root?: string;
   /** ThemeColor id of the icon. */
   iconColor?: string;
   children?: TreeNode[];
 }
+
+/** The context value of a node whose only action is its URL (a route, a preview's endpoint): Copy URL matches it. */
+export const URL_CONTEXT = 'strato.url';
 
 /** What the control plane says about one deployed endpoint, keyed by endpoint name then environment. */
 export interface EndpointDeployment {
@@ -161,8 +164,12 @@ export function environmentOfNode(node: Pick<TreeNode, 'id'>): { app: string; en
   return m ? { app: m[1], environment: m[2] } : undefined;
 }
 
-/** Environments of the app(s): each lists its endpoints with their URL, load-balanced ones their routes. */
-export function buildEnvironmentTree(envs: readonly EnvironmentInfo[]): TreeNode[] {
+/**
+ * Environments of the app(s): each lists its endpoints with their URL, load-balanced ones their routes. `roots` maps
+ * each app to the folder deployed as it: every node carries that root, so that a command on any of them (undeploy,
+ * env get, logs, the typed client) acts on that project, whichever editor is active.
+ */
+export function buildEnvironmentTree(envs: readonly EnvironmentInfo[], roots: ReadonlyMap<string, string> = new Map()): TreeNode[] {
   const apps = new Set(envs.map((e) => e.app));
   return [...envs]
     .sort((a, b) => a.app.localeCompare(b.app) || a.environment.localeCompare(b.environment))
@@ -173,6 +180,7 @@ export function buildEnvironmentTree(envs: readonly EnvironmentInfo[]): TreeNode
       icon: 'cloud',
       contextValue: 'strato.environment',
       environment: e.environment,
+      root: roots.get(e.app),
       children: [...e.endpoints]
         .sort((a, b) => a.name.localeCompare(b.name))
         .map((ep) => ({
@@ -185,12 +193,15 @@ export function buildEnvironmentTree(envs: readonly EnvironmentInfo[]): TreeNode
           contextValue: 'strato.deployment',
           endpoint: codeNameOf(e.environment, ep.name),
           environment: e.environment,
+          root: roots.get(e.app),
           children: (ep.routes ?? []).map((r) => ({
             id: `env:${e.app}:${e.environment}:${ep.name}:${r.method}:${r.path}`,
             label: `${r.method} ${r.path}`,
             description: `${ep.url}${r.path}`,
             icon: 'symbol-method',
+            contextValue: URL_CONTEXT,
             url: `${ep.url}${r.path}`,
+            root: roots.get(e.app),
           })),
         })),
     }));
@@ -213,12 +224,14 @@ export function buildPreviewNode(app: string, p: PreviewState, root?: string): T
       description: ep.url,
       tooltip: `${kindLabel(ep.type)} (preview container)\n${ep.url}`,
       icon: ep.type === 'QUEUE' ? 'list-ordered' : 'server',
+      contextValue: URL_CONTEXT,
       url: ep.url,
       children: ep.routes.map((r) => ({
         id: `preview:${app}:${ep.name}:${r.method}:${r.path}`,
         label: `${r.method} ${r.path}`,
         description: `${ep.url}${r.path}`,
         icon: 'symbol-method',
+        contextValue: URL_CONTEXT,
         url: `${ep.url}${r.path}`,
       })),
     })),

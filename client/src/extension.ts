@@ -134,7 +134,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Strato
     views.onDidShow(() => begin('a Strato view is open')),
     vscode.workspace.onDidOpenTextDocument((d) => isStratoDocument(d) && begin(`${vscode.workspace.asRelativePath(d.uri)} uses Strato`)),
     vscode.commands.registerCommand('strato.deployPreview', (arg?: unknown) =>
-      guarded('deploy preview', async () => preview.start(await projectFolder(views, arg)).name),
+      guarded('deploy preview', async () => (await preview.start(await projectFolder(views, arg))).name),
     ),
     vscode.commands.registerCommand('strato.stopPreview', (arg?: unknown) => guarded('stop preview', () => stopPreview(views, preview, arg))),
     ...registerDeployCommands(views),
@@ -173,7 +173,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<Strato
     vscode.commands.registerCommand('strato.newProject', (o?: NewProjectOptions) => guarded('new project', () => newProject(o))),
     vscode.commands.registerCommand('strato.copyUrl', (n?: TreeNode) =>
       guarded('copy URL', async () => {
-        if (!n?.url) throw new UserError('Copy URL works on an endpoint, deployment or route of the Strato views.');
+        if (!n?.url)
+          throw new UserError(
+            "Copy URL works on an item that shows a URL: an endpoint's deployment in the Endpoints view, or an endpoint or route of the Environments view.",
+          );
         await vscode.env.clipboard.writeText(n.url);
         return n.url;
       }),

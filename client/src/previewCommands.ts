@@ -2,6 +2,7 @@
 // (a terminal of the user's own, another window), of the project the preview's item in the Environments view names or,
 // from the palette, of the one project of the window whose preview runs: it gets SIGINT, on which
 // `strato deploy --preview` removes its containers and network and exits, as after Ctrl+C.
+import * as path from 'node:path';
 import { readPreviewState } from '../../engine/src/preview/state';
 import { UserError } from '../../engine/src/util';
 import { folderHintOf } from './commandArgs';
@@ -12,10 +13,12 @@ const STOP_WAIT_MS = 30_000;
 
 /** Resolves true once the preview has stopped (its state file no longer names a running preview). */
 export async function stopPreview(views: StratoViews, terminal: DevTerminal, arg: unknown): Promise<boolean> {
-  if (terminal.running) return terminal.stop();
-  const root = folderHintOf(arg) ?? runningPreviewRoot(views);
+  const hint = folderHintOf(arg);
+  // An item names its project: the terminal's preview of another project keeps running.
+  if (terminal.running && (!hint || terminal.runsFor(hint))) return terminal.stop();
+  const root = hint ?? runningPreviewRoot(views);
   const state = root ? readPreviewState(root) : null;
-  if (!root || !state) throw new UserError('no preview of this project is running: start one with "Strato: Deploy Preview".');
+  if (!root || !state) throw new UserError(`no preview of ${root ? path.basename(root) : 'this project'} is running: start one with "Strato: Deploy Preview".`);
   process.kill(state.pid, 'SIGINT');
   const until = Date.now() + STOP_WAIT_MS;
   while (readPreviewState(root) && Date.now() < until) await new Promise((r) => setTimeout(r, 200));

@@ -53,10 +53,14 @@ export function bundledCli(): string {
   return path.join(__dirname, 'cli.js');
 }
 
-/** Builds run in this process and read STRATO_PYTHON from it: keep it in step with the setting. */
+/** STRATO_PYTHON as the extension host started with it: what a cleared `strato.pythonPath` gives back. */
+const startedWithPython = process.env.STRATO_PYTHON;
+
+/** Builds run in this process and read STRATO_PYTHON from it: keep it in step with the setting, cleared included. */
 export function applyPythonSetting(): void {
-  const python = vscode.workspace.getConfiguration('strato').get<string>('pythonPath', '').trim();
+  const python = vscode.workspace.getConfiguration('strato').get<string>('pythonPath', '').trim() || startedWithPython;
   if (python) process.env.STRATO_PYTHON = python;
+  else delete process.env.STRATO_PYTHON;
 }
 
 /** Folder, app, base URL and key for an action (starts the local platform when no remote one is configured). */

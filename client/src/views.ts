@@ -89,7 +89,8 @@ export class StratoViews implements vscode.Disposable {
       const p = readPreviewState(f.model.root);
       return p ? [buildPreviewNode(path.basename(f.model.root), p, f.model.root)] : [];
     });
-    this.environments.set([...previews, ...(envs.length ? buildEnvironmentTree(envs) : previews.length ? [] : [this.emptyEnvironments(folders)])]);
+    const roots = new Map(folders.map((f) => [f.app, f.model.root]));
+    this.environments.set([...previews, ...(envs.length ? buildEnvironmentTree(envs, roots) : previews.length ? [] : [this.emptyEnvironments(folders)])]);
     await this.refreshJobs();
     return folders;
   }

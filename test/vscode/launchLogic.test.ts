@@ -1,6 +1,9 @@
 // The extension's pure logic of debugging, inputs, tree-item actions and tasks, with plain node: the function a
 // `strato` launch configuration names, the input box's first value, the arguments a tree item gives Run/Debug/Deploy,
-// and the problem matcher of package.json against the CLI's real diagnostic lines.
+// and the problem matcher of package.json against the CLI's real diagnostic lines. With a stand-in for the vscode
+// module (fakeVscode.ts): the project a command on an item acts on, the dev and preview terminals' project, and the
+// interpreter setting.
+import { fake, folderOf } from './fakeVscode'; // first: the client modules below import vscode
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -11,9 +14,16 @@ import { formatDiagnostic } from '../../engine/src/project';
 import { isEndpointCommandArgs } from '../../engine/src/protocol';
 import { analyzeFiles } from '../helpers/analysis';
 import { debugpyProblem, debugTargets, launchConfigOf, outcomeOf, targetOf } from '../../client/src/debugConfig';
-import { endpointArgsOf } from '../../client/src/commandArgs';
-import { buildEndpointTree, buildEnvironmentTree } from '../../client/src/endpointTree';
+import { endpointArgsOf, endpointTargetOf } from '../../client/src/commandArgs';
+import { buildEndpointTree, buildEnvironmentTree, type EnvironmentInfo } from '../../client/src/endpointTree';
 import { initialInput, testInputCandidates, testInputOf } from '../../client/src/inputs';
+import { DevAttach } from '../../client/src/debugAttach';
+import { DevTerminal } from '../../client/src/devTerminal';
+import { isCancelled } from '../../client/src/errors';
+import { projectFolder } from '../../client/src/folders';
+import { stopPreview } from '../../client/src/previewCommands';
+import { applyPythonSetting, effectiveEnv } from '../../client/src/settings';
+import type { StratoViews } from '../../client/src/views';
 import { REPO } from '../helpers/cli';
 
 const uri = (f: string) => `file:///project/${f}`;
@@ -144,4 +154,87 @@ test('without debugpy (or without Python) the Debug command says how to install 
     'Strato: debugging needs Python 3, and no-such-python3 was not found: set strato.pythonPath to your interpreter.',
   );
   assert.equal(debugpyProblem('python3', undefined), undefined);
+});
+
+// Two projects in one window: shop (whose editor is active) and billing, both with endpoints.
+const shop = folderOf('/ws/shop', 0);
+const billing = folderOf('/ws/billing', 1);
+const twoProjects = (): StratoViews => {
+  fake.folders = [shop, billing];
+  fake.activeFile = '/ws/shop/cpu_worker.py';
+  fake.messages = [];
+  fake.answer = undefined;
+  const state = fake.folders.map((folder) => ({ folder, model: { endpoints: [{ name: 'x' }] } }));
+  return { state: () => state, refreshSoon: () => undefined } as unknown as StratoViews;
+};
+
+test("undeploy, env get, logs and the typed client on billing's item act on billing while an editor of shop is active", async () => {
+  const views = twoProjects();
+  const envs: EnvironmentInfo[] = ['shop', 'billing'].map((app) => ({
+    app,
+    environment: 'production',
+    endpoints: [{ name: 'api', type: 'LOAD_BALANCED', url: `http://p/lb/${app}`, id: app, routes: [{ method: 'POST', path: '/pay' }] }],
+  }));
+  const tree = buildEnvironmentTree(
+    envs,
+    new Map([
+      ['shop', shop.uri.fsPath],
+      ['billing', billing.uri.fsPath],
+    ]),
+  );
+  const env = tree.find((n) => n.id === 'env:billing:production')!;
+  const deployment = env.children![0];
+  for (const node of [env, deployment, deployment.children![0]]) assert.equal((await projectFolder(views, node)).name, 'billing', node.id);
+  assert.equal(endpointTargetOf(deployment)?.folder, billing.uri.fsPath, "Show Logs reads the deployment's project");
+  assert.equal((await projectFolder(views)).name, 'shop', "from the palette: the active editor's project");
+});
+
+test('clearing strato.pythonPath gives back the interpreter the window started with, without a reload', () => {
+  const started = process.env.STRATO_PYTHON;
+  fake.settings['strato.pythonPath'] = '/opt/py/bin/python3';
+  applyPythonSetting();
+  assert.equal(process.env.STRATO_PYTHON, '/opt/py/bin/python3');
+  fake.settings['strato.pythonPath'] = '';
+  applyPythonSetting();
+  assert.equal(process.env.STRATO_PYTHON, started);
+  assert.equal(effectiveEnv().STRATO_PYTHON, started, 'builds, runs and the dev server get it too');
+});
+
+test('the dev server started for another project stops the running one once the user agrees; Attach waits on the project it started', async () => {
+  const views = twoProjects();
+  const dev = new DevTerminal();
+  await dev.start(shop);
+  const [first] = fake.terminals;
+  assert.equal(await dev.start(shop), first, "its own project's terminal is reused");
+  await assert.rejects(dev.start(billing), isCancelled, 'dismissed: nothing changes');
+  assert.deepEqual(fake.messages, ['`strato dev` runs for shop in this window. Stop it and start it for billing?']);
+  assert.ok(dev.runsFor(shop.uri.fsPath) && first.sent.length === 0);
+  fake.answer = 'Stop and Start';
+  await dev.start(billing);
+  assert.deepEqual(first.sent, ['\x03'], "shop's dev server got Ctrl+C");
+  assert.deepEqual(
+    fake.terminals.map((t) => t.options.cwd),
+    [billing.uri.fsPath],
+  );
+  assert.ok(dev.runsFor(billing.uri.fsPath) && !dev.runsFor(shop.uri.fsPath));
+  // Attach to billing while shop's runs with --debug: billing's dev server starts with --debug, and the session waits there.
+  await dev.stop();
+  await dev.start(shop, ['--debug']);
+  const config = await new DevAttach(views, dev).resolve(billing, { type: 'strato', request: 'attach', name: 'Attach' });
+  assert.ok(dev.runsFor(billing.uri.fsPath) && dev.extraArgs.includes('--debug'));
+  assert.equal((config.strato as { root: string }).root, billing.uri.fsPath);
+  await dev.stop();
+  dev.dispose();
+});
+
+test("Stop Deploy Preview on another project's item leaves this window's preview running and says that project has none", async () => {
+  const views = twoProjects();
+  const preview = new DevTerminal('Strato preview', ['deploy', '--preview'], 'vm-running');
+  await preview.start(shop);
+  const item = (root: string) => ({ id: `preview:${path.basename(root)}`, label: 'preview', contextValue: 'strato.preview', root });
+  await assert.rejects(stopPreview(views, preview, item(billing.uri.fsPath)), /no preview of billing is running/);
+  assert.ok(preview.runsFor(shop.uri.fsPath), "shop's preview runs on");
+  assert.equal(await stopPreview(views, preview, item(shop.uri.fsPath)), true);
+  assert.ok(!preview.running);
+  preview.dispose();
 });

@@ -4,7 +4,16 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { templateFiles } from '../../engine/src/init/template';
 import { analyzeFiles } from '../helpers/analysis';
-import { buildEndpointTree, buildEnvironmentTree, codeNameOf, deployedStateOf, environmentOfNode, type EnvironmentInfo } from '../../client/src/endpointTree';
+import {
+  buildEndpointTree,
+  buildEnvironmentTree,
+  buildPreviewNode,
+  codeNameOf,
+  deployedStateOf,
+  environmentOfNode,
+  type EnvironmentInfo,
+  type TreeNode,
+} from '../../client/src/endpointTree';
 import { functionOf, parseInput, prefillInput } from '../../client/src/inputs';
 import { checkEnvironmentName, environmentItems, NEW_ENVIRONMENT, onlyChoice } from '../../client/src/environmentPick';
 import { JobList, jobNodes, jobReport } from '../../client/src/jobs';
@@ -14,6 +23,16 @@ import { folderLooksLikeStrato, importsStrato } from '../../client/src/stratoSig
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+
+/** Whether package.json's menus offer a command on an item of that context value (its `viewItem =~ /.../` patterns). */
+function offered(command: string, contextValue: string | undefined): boolean {
+  const menus = (require('../../package.json') as { contributes: { menus: Record<string, Array<{ command: string; when: string }>> } }).contributes.menus;
+  return menus['view/item/context'].some(
+    (m) =>
+      m.command === command &&
+      [...m.when.matchAll(/viewItem =~ \/(.+?)\/(?: |$)/g)].some((x) => new RegExp(x[1].replace(/\\\//g, '/')).test(contextValue ?? '')),
+  );
+}
 
 async function templateModel() {
   const t = templateFiles('shop');
@@ -98,6 +117,36 @@ test('the Environments tree lists environments with endpoints (sorted) and LB ro
   assert.equal(nodes[0].contextValue, 'strato.environment');
   assert.deepEqual(environmentOfNode(nodes[0]), { app: 'shop', environment: 'production' });
   assert.equal(environmentOfNode(nodes[0].children![0]), undefined, 'an endpoint is not an environment');
+});
+
+test('Copy URL is offered on every item that shows a URL, in every view, and on no other', async () => {
+  const model = await templateModel();
+  const endpoints = buildEndpointTree([{ name: 'shop', model }], new Map([[model.root, deployedStateOf([production])]]));
+  const preview = buildPreviewNode('shop', {
+    pid: 1,
+    network: 'strato-preview',
+    url: 'http://p',
+    startedAt: 0,
+    endpoints: [{ name: 'lb-api', type: 'LOAD_BALANCED', url: 'http://c/lb', routes: [{ method: 'POST', path: '/process' }] }],
+  });
+  const all: TreeNode[] = [];
+  const walk = (ns: readonly TreeNode[]) => ns.forEach((n) => (all.push(n), walk(n.children ?? [])));
+  walk([...endpoints, ...buildEnvironmentTree([production]), preview]);
+  const withUrl = all.filter((n) => n.url);
+  assert.deepEqual(
+    withUrl.map((n) => n.id).filter((id) => id.endsWith(':POST:/process')),
+    ['env:shop:production:lb-api:POST:/process', 'preview:shop:lb-api:POST:/process'],
+    'routes of the Environments view and of a preview are among them',
+  );
+  assert.deepEqual(
+    withUrl.filter((n) => !offered('strato.copyUrl', n.contextValue)).map((n) => n.id),
+    [],
+  );
+  assert.deepEqual(
+    all.filter((n) => !n.url && offered('strato.copyUrl', n.contextValue)).map((n) => n.id),
+    [],
+  );
+  assert.ok(offered('strato.showLogs', 'strato.deployment') && !offered('strato.showLogs', 'strato.url'), 'only deployments have logs');
 });
 
 test('the run input is prefilled from parameters: defaults, placeholders by annotation, route functions for LB', async () => {
@@ -207,12 +256,6 @@ test('the Jobs list keeps submitted jobs newest first, tracks pending ones, and 
     ['j4'],
   );
   // The menus of package.json key on these context values: cancel while queued or running, retry once FAILED or TIMED_OUT.
-  const menus = (require('../../package.json') as { contributes: { menus: Record<string, Array<{ command: string; when: string }>> } }).contributes.menus;
-  const offered = (command: string, contextValue: string) =>
-    menus['view/item/context'].some(
-      (m) =>
-        m.command === command && [...m.when.matchAll(/viewItem =~ \/(.+?)\/(?: |$)/g)].some((x) => new RegExp(x[1].replace(/\\\//g, '/')).test(contextValue)),
-    );
   assert.deepEqual(
     ['strato.job.queue.IN_PROGRESS', 'strato.job.queue.FAILED', 'strato.job.queue.COMPLETED', 'strato.job.call.ERROR'].map((v) =>
       ['strato.showJob', 'strato.streamJob', 'strato.cancelJob', 'strato.retryJob'].filter((c) => offered(c, v)).join(' '),
