@@ -20,6 +20,11 @@ before(() => {
   buildWheel(tmp, wheels, 'tinyfmt', '1.2.0', ['numpy']);
   buildWheel(tmp, wheels, 'numpy', '9.9.9'); // a stand-in: must never reach the artifact, even as a transitive dependency
   buildWheel(tmp, wheels, 'tinyextra', '0.1.0');
+  // Stand-ins for a library that requires torch, and torch with a dependency of its own and one it shares.
+  buildWheel(tmp, wheels, 'tinyaccel', '0.1.0', ['torch', 'tinyshared']);
+  buildWheel(tmp, wheels, 'torch', '9.9.9', ['torchonly', 'tinyshared']);
+  buildWheel(tmp, wheels, 'torchonly', '1.0.0');
+  buildWheel(tmp, wheels, 'tinyshared', '1.0.0');
 });
 after(() => rmSync(tmp, { recursive: true, force: true }));
 
@@ -133,6 +138,19 @@ test(
     assert.ok(!listTar(path.join(dir, '.strato/artifact.tar.gz')).some((e) => e.startsWith('deps/tinyextra')));
   },
 );
+
+test('a base-image package pulled in by another goes with what only it required; what the project needs by another path stays', async () => {
+  const dir = await initProject('accel');
+  writeFileSync(path.join(dir, 'requirements.txt'), 'tinyaccel\n');
+  const r = await runCli(['build'], { cwd: dir, env: pipEnv() });
+  assert.equal(r.code, 0, r.stderr + r.stdout);
+  const deps = new Set(
+    listTar(path.join(dir, '.strato/artifact.tar.gz'))
+      .filter((e) => e.startsWith('deps/'))
+      .map((e) => e.split('/')[1].replace(/-[^-]+\.dist-info$/, '')),
+  );
+  assert.deepEqual([...deps].filter((d) => d && d !== 'strato').sort(), ['tinyaccel', 'tinyshared'], "torch and torchonly are the base image's");
+});
 
 test("a failed install shows pip's reason in one block and how to fix it", async () => {
   const dir = await initProject('badpip');

@@ -16,5 +16,9 @@ export function buildWheel(workDir: string, wheelsDir: string, name: string, ver
       `install_requires=${JSON.stringify(requires)})\n`,
   );
   mkdirSync(wheelsDir, { recursive: true });
-  execFileSync(WHEEL_PYTHON, ['-m', 'pip', 'wheel', '--no-deps', '--no-build-isolation', '--no-index', '-q', '-w', wheelsDir, src], { stdio: 'pipe' });
+  // The machine's pip configuration stays out (a global constraints file may pin a real package of the same name).
+  execFileSync(WHEEL_PYTHON, ['-m', 'pip', 'wheel', '--no-deps', '--no-build-isolation', '--no-index', '-q', '-w', wheelsDir, src], {
+    stdio: 'pipe',
+    env: { ...process.env, PIP_CONFIG_FILE: '/dev/null', PIP_CONSTRAINT: '' },
+  });
 }

@@ -1,5 +1,6 @@
 // Dependencies: requirements.txt plus every endpoint's `dependencies`, merged; the base image's packages and
-// --exclude removed; the rest installed with pip for Linux x86_64 into the build, transitive exclusions dropped.
+// --exclude removed; the rest installed with pip for Linux x86_64 into the build; excluded packages pip brought in
+// as dependencies dropped again, with what only they required.
 import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
@@ -135,30 +136,103 @@ export function pipReason(errLines: readonly string[], outLines: readonly string
   return block.map((l) => `  | ${l}`).join('\n');
 }
 
-/** Removes excluded packages that pip brought in as transitive dependencies (files listed in their RECORD). */
-export function removeExcludedPackages(target: string, exclude: ReadonlySet<string>): string[] {
-  if (!existsSync(target)) return [];
-  const removed: string[] = [];
+/** An installed distribution in pip's target folder: its dist-info folder and what its METADATA requires. */
+interface InstalledDist {
+  distInfo: string;
+  /** Requires-Dist: each dependency's name and, when its marker names some, the extras it comes with. */
+  requires: Array<{ name: string; extras: string[] }>;
+}
+
+function installedDists(target: string): Map<string, InstalledDist> {
+  const out = new Map<string, InstalledDist>();
+  if (!existsSync(target)) return out;
   for (const entry of readdirSync(target)) {
-    const m = /^(.+?)-[^-]+\.dist-info$/.exec(entry);
-    if (!m || !exclude.has(normalizeName(m[1]))) continue;
+    if (!entry.endsWith('.dist-info')) continue;
     const distInfo = path.join(target, entry);
-    const record = path.join(distInfo, 'RECORD');
-    const tops = new Set<string>();
-    if (existsSync(record)) {
-      for (const line of readFileSync(record, 'utf8').split('\n')) {
-        const file = line.split(',')[0];
-        if (file && !file.startsWith('..') && !path.isAbsolute(file)) tops.add(file.split('/')[0]);
-      }
+    let metadata = '';
+    try {
+      metadata = readFileSync(path.join(distInfo, 'METADATA'), 'utf8');
+    } catch {
+      /* no METADATA: named by its folder, requiring nothing */
     }
-    tops.add(m[1]);
-    tops.add(`${m[1]}.libs`);
-    for (const t of tops) {
-      if (t === 'bin' || t === '__pycache__') continue;
-      rmSync(path.join(target, t), { recursive: true, force: true });
-    }
-    rmSync(distInfo, { recursive: true, force: true });
-    removed.push(normalizeName(m[1]));
+    const name = /^Name:\s*(\S+)/m.exec(metadata)?.[1] ?? /^(.+?)-[^-]+\.dist-info$/.exec(entry)?.[1] ?? entry;
+    const requires = [...metadata.matchAll(/^Requires-Dist:\s*([A-Za-z0-9][A-Za-z0-9._-]*)[^;\n]*(?:;([^\n]*))?$/gm)].map((m) => ({
+      name: normalizeName(m[1]),
+      extras: [...(m[2] ?? '').matchAll(/extra\s*==\s*["']([^"']+)["']/g)].map((x) => normalizeName(x[1])),
+    }));
+    out.set(normalizeName(name), { distInfo, requires });
   }
-  return removed;
+  return out;
+}
+
+/**
+ * Removes from pip's target folder the excluded packages pip brought in as dependencies of others, and every package
+ * that only they required: the base image has them (torch comes with sympy, networkx and, built for CUDA, gigabytes
+ * of nvidia-* wheels). What the requirements need by another path stays. A requirement given by URL names no package,
+ * so with one only the excluded packages themselves go. Returns the names removed.
+ */
+export function removeExcludedPackages(target: string, exclude: ReadonlySet<string>, requirements: readonly string[] = []): string[] {
+  const dists = installedDists(target);
+  const roots = requirements.map((line) => ({ name: requirementName(line), extras: requirementExtras(line) }));
+  let keep: Set<string>;
+  if (roots.some((r) => r.name === undefined)) keep = new Set([...dists.keys()].filter((n) => !exclude.has(n)));
+  else {
+    keep = new Set();
+    const walk = (name: string, extras: readonly string[]) => {
+      const d = dists.get(name);
+      if (!d || exclude.has(name) || keep.has(name)) return;
+      keep.add(name);
+      for (const r of d.requires) if (r.extras.length === 0 || r.extras.some((x) => extras.includes(x))) walk(r.name, []);
+    };
+    for (const r of roots) walk(r.name!, r.extras);
+  }
+  const removed: string[] = [];
+  for (const [name, d] of dists) {
+    if (keep.has(name)) continue;
+    removeDist(target, d.distInfo);
+    removed.push(name);
+  }
+  return removed.sort();
+}
+
+/** The extras a requirement line asks for: `accelerate[testing, dev]>=1`. */
+function requirementExtras(line: string): string[] {
+  const m = /^\s*[A-Za-z0-9][A-Za-z0-9._-]*\s*\[([^\]]*)\]/.exec(line);
+  return m
+    ? m[1]
+        .split(',')
+        .map((x) => normalizeName(x.trim()))
+        .filter(Boolean)
+    : [];
+}
+
+/**
+ * Deletes one installed distribution: the files its RECORD lists, then the folders they leave empty (a namespace
+ * folder such as google/ or nvidia/ that another package shares keeps that package's files), then its dist-info.
+ */
+function removeDist(target: string, distInfo: string): void {
+  const folders = new Set<string>();
+  let record = '';
+  try {
+    record = readFileSync(path.join(distInfo, 'RECORD'), 'utf8');
+  } catch {
+    /* no RECORD: only the dist-info goes */
+  }
+  for (const line of record.split('\n')) {
+    const file = line.split(',')[0];
+    if (!file || file.startsWith('..') || path.isAbsolute(file)) continue;
+    rmSync(path.join(target, file), { force: true });
+    for (let d = path.dirname(file); d !== '.' && d !== ''; d = path.dirname(d)) folders.add(d);
+  }
+  // Deepest first, so that a folder is looked at once its subfolders are gone; __pycache__ made later goes too.
+  for (const d of [...folders].sort((x, y) => y.split('/').length - x.split('/').length)) {
+    const dir = path.join(target, d);
+    rmSync(path.join(dir, '__pycache__'), { recursive: true, force: true });
+    try {
+      if (readdirSync(dir).length === 0) rmSync(dir, { recursive: true, force: true });
+    } catch {
+      /* already gone */
+    }
+  }
+  rmSync(distInfo, { recursive: true, force: true });
 }

@@ -153,7 +153,7 @@ export async function buildProject(root: string, options: BuildOptions = {}): Pr
           if (/^(Collecting|Downloading|Processing|Installing|Successfully)/.test(l)) progress(l);
         },
       });
-      removeExcludedPackages(path.join(buildDir, 'deps'), reqs.excludeSet);
+      removeExcludedPackages(path.join(buildDir, 'deps'), reqs.excludeSet, reqs.install);
     }
     // The runtime the handlers import; a user's own copy of strato in the requirements is replaced.
     rmSync(path.join(buildDir, 'deps', 'strato'), { recursive: true, force: true });
