@@ -71,6 +71,21 @@ describe('worker faults', () => {
       'the platform says why it replaced the worker',
     );
   });
+
+  test("a worker that dies quotes its error output since its last job ended, never an earlier caller's traceback", async () => {
+    const tp = await startTestPlatform();
+    platforms.push(tp);
+    const worker =
+      'import os\n\n\ndef flaky(mode="fail", secret=""):\n    if mode == "fail":\n        raise ValueError(f"bad input {secret}")\n    os._exit(3)\n';
+    const art = await buildTestArtifact({ 'worker.py': worker }, [queueSpec('flaky', 'flaky', { workers: [1, 1] })]);
+    const u = (await deploy(tp.cp, art)).flaky.url;
+    const first = (await call('POST', `${u}/runsync`, { body: { input: { mode: 'fail', secret: 'alice-private' } } })).json as JobView;
+    assert.match(first.error ?? '', /ValueError: bad input alice-private/);
+    const crashed = (await call('POST', `${u}/runsync`, { body: { input: { mode: 'crash' } } })).json as { id: string };
+    const job = await ended(u, crashed.id);
+    assert.match(job.error ?? '', /exited with code 3 while running this job/);
+    assert.doesNotMatch(job.error ?? '', /alice-private/);
+  });
 });
 
 describe('platform crash', () => {

@@ -188,6 +188,9 @@ export class Dispatcher {
     const job = this.owned(w, jobId);
     if (!job) return false;
     w.lastSeen = Date.now();
+    // What the worker printed so far belongs to jobs that ended: a crash later quotes only what came after, not an
+    // earlier caller's traceback.
+    w.stderrTail.length = 0;
     if (error !== null) {
       this.engine.end(job, 'FAILED', null, error, true);
       return true;
