@@ -92,6 +92,7 @@ test('a worker that cannot start fails the queued jobs with its error', async ()
   );
   assert.match(job.error ?? '', /failed to start/);
   assert.match(job.error ?? '', /not_a_module_that_exists/);
+  assert.match(job.error ?? '', /fix the endpoint and deploy it again \(under strato dev: save the fix\), then retry the job$/);
   const h = await tp.cp.endpointHealth(eps.broken.id);
   assert.match(h?.lastError ?? '', /not_a_module_that_exists/);
 });

@@ -390,7 +390,7 @@ export class Scheduler {
   }
 
   private failQueued(endpointId: string, error: string): void {
-    this.d.engine.failQueued(endpointId, `${error}; fix the endpoint, deploy it again and retry the job`);
+    this.d.engine.failQueued(endpointId, `${error}; fix the endpoint and deploy it again (under strato dev: save the fix), then retry the job`);
   }
 
   /** Stops every worker (platform shutdown); resolves when all exited or after the grace period. */
