@@ -10,7 +10,7 @@ import { runCli } from '../helpers/cli';
 import { buildWheel } from '../helpers/wheels';
 import { sourceFingerprint } from '../../engine/src/build';
 import { checkArtifactSize } from '../../engine/src/build/artifact';
-import { mergeRequirements } from '../../engine/src/build/dependencies';
+import { mergeRequirements, removeExcludedPackages } from '../../engine/src/build/dependencies';
 
 let tmp: string;
 let wheels: string;
@@ -150,6 +150,39 @@ test('a base-image package pulled in by another goes with what only it required;
       .map((e) => e.split('/')[1].replace(/-[^-]+\.dist-info$/, '')),
   );
   assert.deepEqual([...deps].filter((d) => d && d !== 'strato').sort(), ['tinyaccel', 'tinyshared'], "torch and torchonly are the base image's");
+});
+
+test('what only a base-image package required goes; extras asked for along the way, and shared namespace folders, stay', () => {
+  const target = mkdtempSync(path.join(tmp, 'deps-'));
+  // Installed distributions as pip leaves them: dist-info with METADATA and RECORD, and their files.
+  const dist = (name: string, requires: string[], files: string[]) => {
+    const info = `${name}-1.0.dist-info`;
+    mkdirSync(path.join(target, info), { recursive: true });
+    writeFileSync(
+      path.join(target, info, 'METADATA'),
+      `Metadata-Version: 2.1\nName: ${name}\nVersion: 1.0\n${requires.map((r) => `Requires-Dist: ${r}\n`).join('')}`,
+    );
+    for (const f of files) {
+      mkdirSync(path.dirname(path.join(target, f)), { recursive: true });
+      writeFileSync(path.join(target, f), '');
+    }
+    writeFileSync(path.join(target, info, 'RECORD'), [...files, `${info}/METADATA`, `${info}/RECORD`].map((f) => `${f},,`).join('\n'));
+  };
+  dist('app', ['web[standard]>=1', 'torch'], ['app/__init__.py']);
+  dist('web', ['fast', 'uvloop ; extra == "standard"', 'pytest ; extra == "test"'], ['web/__init__.py']);
+  dist('torch', ['sympy', 'nsb', 'fast'], ['torch/__init__.py']);
+  for (const name of ['fast', 'uvloop', 'pytest', 'sympy']) dist(name, [], [`${name}/__init__.py`]);
+  dist('nsa', [], ['ns/a/__init__.py']);
+  dist('nsb', [], ['ns/b/__init__.py']);
+  dist('ns-user', ['nsa'], ['nsuser.py']);
+  const removed = removeExcludedPackages(target, new Set(['torch']), ['app', 'ns-user']);
+  assert.deepEqual(removed, ['nsb', 'pytest', 'sympy', 'torch']);
+  for (const kept of ['app', 'web', 'fast', 'uvloop', 'ns/a']) assert.ok(existsSync(path.join(target, kept, '__init__.py')), kept);
+  assert.ok(!existsSync(path.join(target, 'ns', 'b')), "nsb's files left");
+  // A requirement by URL names no package: only the excluded ones themselves go then.
+  dist('torch', ['sympy'], ['torch/__init__.py']);
+  dist('sympy', [], ['sympy/__init__.py']);
+  assert.deepEqual(removeExcludedPackages(target, new Set(['torch']), ['app', 'https://host/pkg.whl']), ['torch']);
 });
 
 test("a failed install shows pip's reason in one block and how to fix it", async () => {

@@ -139,8 +139,11 @@ export function pipReason(errLines: readonly string[], outLines: readonly string
 /** An installed distribution in pip's target folder: its dist-info folder and what its METADATA requires. */
 interface InstalledDist {
   distInfo: string;
-  /** Requires-Dist: each dependency's name and, when its marker names some, the extras it comes with. */
-  requires: Array<{ name: string; extras: string[] }>;
+  /**
+   * Requires-Dist: each dependency's name, the extras it is asked with (`uvicorn[standard]`), and the extras of this
+   * distribution its marker names (`; extra == "testing"`: required only when those are asked for).
+   */
+  requires: Array<{ name: string; extras: string[]; when: string[] }>;
 }
 
 function installedDists(target: string): Map<string, InstalledDist> {
@@ -151,14 +154,16 @@ function installedDists(target: string): Map<string, InstalledDist> {
     const distInfo = path.join(target, entry);
     let metadata = '';
     try {
-      metadata = readFileSync(path.join(distInfo, 'METADATA'), 'utf8');
+      // Its headers: the long description after the first blank line is the package's README.
+      metadata = readFileSync(path.join(distInfo, 'METADATA'), 'utf8').split(/\r?\n\r?\n/, 1)[0];
     } catch {
       /* no METADATA: named by its folder, requiring nothing */
     }
-    const name = /^Name:\s*(\S+)/m.exec(metadata)?.[1] ?? /^(.+?)-[^-]+\.dist-info$/.exec(entry)?.[1] ?? entry;
-    const requires = [...metadata.matchAll(/^Requires-Dist:\s*([A-Za-z0-9][A-Za-z0-9._-]*)[^;\n]*(?:;([^\n]*))?$/gm)].map((m) => ({
+    const name = /^Name:[ \t]*(\S+)/m.exec(metadata)?.[1] ?? /^(.+?)-[^-]+\.dist-info$/.exec(entry)?.[1] ?? entry;
+    const requires = [...metadata.matchAll(/^Requires-Dist:[ \t]*([A-Za-z0-9][A-Za-z0-9._-]*)[ \t]*(?:\[([^\]\n]*)\])?[^;\n]*(?:;([^\n]*))?$/gm)].map((m) => ({
       name: normalizeName(m[1]),
-      extras: [...(m[2] ?? '').matchAll(/extra\s*==\s*["']([^"']+)["']/g)].map((x) => normalizeName(x[1])),
+      extras: extrasList(m[2] ?? ''),
+      when: [...(m[3] ?? '').matchAll(/extra\s*==\s*["']([^"']+)["']/g)].map((x) => normalizeName(x[1])),
     }));
     out.set(normalizeName(name), { distInfo, requires });
   }
@@ -177,14 +182,21 @@ export function removeExcludedPackages(target: string, exclude: ReadonlySet<stri
   let keep: Set<string>;
   if (roots.some((r) => r.name === undefined)) keep = new Set([...dists.keys()].filter((n) => !exclude.has(n)));
   else {
-    keep = new Set();
+    // Each package with the extras it was reached with: reached again with a new extra, that extra's edges are followed.
+    const reached = new Map<string, Set<string>>();
     const walk = (name: string, extras: readonly string[]) => {
       const d = dists.get(name);
-      if (!d || exclude.has(name) || keep.has(name)) return;
-      keep.add(name);
-      for (const r of d.requires) if (r.extras.length === 0 || r.extras.some((x) => extras.includes(x))) walk(r.name, []);
+      if (!d || exclude.has(name)) return;
+      const before = reached.get(name);
+      const added = extras.filter((x) => !before?.has(x));
+      if (before && added.length === 0) return;
+      reached.set(name, new Set([...(before ?? []), ...extras]));
+      for (const r of d.requires) {
+        if (r.when.length === 0 ? !before : r.when.some((x) => added.includes(x))) walk(r.name, r.extras);
+      }
     };
     for (const r of roots) walk(r.name!, r.extras);
+    keep = new Set(reached.keys());
   }
   const removed: string[] = [];
   for (const [name, d] of dists) {
@@ -197,13 +209,14 @@ export function removeExcludedPackages(target: string, exclude: ReadonlySet<stri
 
 /** The extras a requirement line asks for: `accelerate[testing, dev]>=1`. */
 function requirementExtras(line: string): string[] {
-  const m = /^\s*[A-Za-z0-9][A-Za-z0-9._-]*\s*\[([^\]]*)\]/.exec(line);
-  return m
-    ? m[1]
-        .split(',')
-        .map((x) => normalizeName(x.trim()))
-        .filter(Boolean)
-    : [];
+  return extrasList(/^\s*[A-Za-z0-9][A-Za-z0-9._-]*\s*\[([^\]]*)\]/.exec(line)?.[1] ?? '');
+}
+
+function extrasList(text: string): string[] {
+  return text
+    .split(',')
+    .map((x) => normalizeName(x.trim()))
+    .filter(Boolean);
 }
 
 /**
