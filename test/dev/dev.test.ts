@@ -188,6 +188,9 @@ test('a function that calls another endpoint runs through both live endpoints, t
   assert.equal(r.status, 200, JSON.stringify(r.body));
   assert.deepEqual(r.body.output, { stats: { count: 2, mean: 2, min: 1, max: 3 } });
   assert.deepEqual(await liveEndpoints('chained'), ['live-cpu-stats', 'live-summarize']);
+  // Their logs by the names the dev server prints: a live- name needs no --env.
+  const logs = await runCli(['logs', 'live-summarize', '--tail', '5'], { cwd: dir, env });
+  assert.equal(logs.code, 0, logs.stderr);
   // A second dev server of the project is refused: the two would share its live- endpoints.
   const second = await startDev(['--host', '127.0.0.1', '--port', '0', '--no-reload'], { cwd: dir, env });
   assert.equal(await new Promise((r) => second.child.once('exit', r)), 1);
@@ -337,6 +340,16 @@ test('startup errors: no worker file, a remote platform without a key', async ()
   const empty = path.join(tmp, 'empty');
   mkdirSync(empty);
   writeFileSync(path.join(empty, 'notes.txt'), 'nothing\n');
+  // Not a project: refused as build refuses it, before the local platform is started for nothing.
+  const outside = await runCli(['dev', '--port', '0'], {
+    cwd: empty,
+    env: { STRATO_API_URL: '', STRATO_API_KEY: '', STRATO_DATA_DIR: path.join(tmp, 'never-started') },
+  });
+  assert.equal(outside.code, 1);
+  assert.match(outside.stderr, /empty is not a Strato project \(none of .* is there or in a folder above\), so nothing was served: run strato dev in/);
+  assert.ok(!existsSync(path.join(tmp, 'never-started')), 'no platform was started');
+  assert.ok(!existsSync(path.join(empty, '.strato')), 'the folder did not become a project');
+  writeFileSync(path.join(empty, 'pyproject.toml'), '[project]\nname = "empty"\n');
   const none = await runCli(['dev', '--port', '0'], { cwd: empty, env });
   assert.equal(none.code, 1);
   assert.match(none.stderr, /no Python worker file found/);

@@ -3,16 +3,7 @@
 import { mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import {
-  formatDiagnostic,
-  hasProjectMarker,
-  INCLUDE_FILE,
-  listProjectFiles,
-  loadProject,
-  PROJECT_MARKERS,
-  type Diagnostic,
-  type ProjectModel,
-} from '../project';
+import { formatDiagnostic, hasProjectMarker, INCLUDE_FILE, listProjectFiles, loadProject, notAProject, type Diagnostic, type ProjectModel } from '../project';
 import { UserError } from '../util/errors';
 import { pythonExecutable, pythonPackageRoot } from '../util/paths';
 import { checkArtifactSize, packArtifact } from './artifact';
@@ -99,10 +90,7 @@ export async function buildProject(root: string, options: BuildOptions = {}): Pr
   const pythonVersion = options.pythonVersion ?? process.env.STRATO_PYTHON_VERSION ?? DEFAULT_PYTHON_VERSION;
 
   if (!options.model && !hasProjectMarker(projectRoot)) {
-    throw new UserError(
-      `${projectRoot} is not a Strato project (none of ${PROJECT_MARKERS.join(', ')} is there), so nothing was packaged: run strato build in the ` +
-        `project folder, or create one with strato init NAME.`,
-    );
+    throw new UserError(notAProject(projectRoot, 'nothing was packaged', 'strato build'));
   }
   progress('analysing the project');
   const listing = listProjectFiles(projectRoot);

@@ -213,6 +213,11 @@ export function hasProjectMarker(root: string): boolean {
   });
 }
 
+/** Why `dir` is refused as a project, what was `left` undone, and how to run `command` where it belongs. */
+export function notAProject(dir: string, left: string, command: string): string {
+  return `${dir} is not a Strato project (none of ${PROJECT_MARKERS.join(', ')} is there or in a folder above), so ${left}: run ${command} in the project folder, or create one with strato init NAME.`;
+}
+
 /**
  * The project a command run in `cwd` acts on: the nearest folder at or above it with a project marker (as the Python
  * package finds it), so that every command run in a subfolder acts on the whole project; undefined outside any.

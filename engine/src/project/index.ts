@@ -8,6 +8,7 @@ export {
   createIgnore,
   hasProjectMarker,
   projectRootAt,
+  notAProject,
   BUILTIN_IGNORES,
   SECRET_PATTERNS,
   INCLUDE_FILE,

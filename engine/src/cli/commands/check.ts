@@ -8,10 +8,12 @@ export function register(program: Command): void {
     .description('check the worker files and the orchestration YAML files (exit 1 on errors)')
     .option('--json', 'print the diagnostics as JSON')
     .action(async (opts: { json?: boolean }) => {
-      const { loadProject, formatDiagnostic, projectRootAt } = await import('../../project');
+      const { loadProject, formatDiagnostic, projectRootAt, notAProject } = await import('../../project');
       const { loadOrchestration } = await import('../../orchestration');
       const { red, yellow, green } = await import('../output');
-      const root = projectRootAt(process.cwd()) ?? process.cwd();
+      const root = projectRootAt(process.cwd());
+      // Run in the wrong folder (a CI step's working directory), it would check nothing and pass.
+      if (!root) throw new (await import('../../util/errors')).UserError(notAProject(process.cwd(), 'nothing was checked', 'strato check'));
       const project = await loadProject(root);
       const yaml = loadOrchestration(root);
       const diagnostics = [...project.diagnostics, ...yaml.diagnostics];

@@ -29,16 +29,21 @@ async function runDev(opts: DevOptions): Promise<void> {
   const port = Number(opts.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535)
     throw new UserError(`--port must be a port number (1-65535, or 0 for any free port), got ${opts.port}`);
-  const [{ resolveProjectContext }, { createDevServer, listen }, { DevSession }, { LIVE_PREFIX }, devState, { projectRootAt }] = await Promise.all([
-    import('../../deploy/context'),
-    import('../../dev/server'),
-    import('../../dev/session'),
-    import('../../dev/liveEndpoints'),
-    import('../../dev/state'),
-    import('../../project/ignore'),
-  ]);
+  const [{ resolveProjectContext }, { createDevServer, listen }, { DevSession }, { LIVE_PREFIX }, devState, { projectRootAt, notAProject }] = await Promise.all(
+    [
+      import('../../deploy/context'),
+      import('../../dev/server'),
+      import('../../dev/session'),
+      import('../../dev/liveEndpoints'),
+      import('../../dev/state'),
+      import('../../project/ignore'),
+    ],
+  );
   // In a subfolder it serves the whole project, as deploy acts on it (not a second app named after the subfolder).
-  const { root, target } = await resolveProjectContext(projectRootAt(process.cwd()) ?? process.cwd());
+  const projectRoot = projectRootAt(process.cwd());
+  // Before anything starts (the local platform takes seconds on a first run): build and deploy refuse such a folder too.
+  if (!projectRoot) throw new UserError(notAProject(process.cwd(), 'nothing was served', 'strato dev'));
+  const { root, target } = await resolveProjectContext(projectRoot);
   // Two servers of one project would share its live- endpoints, and the first to stop would remove them under the other.
   const running = devState.readDevState(root);
   if (running && running.pid !== process.pid)

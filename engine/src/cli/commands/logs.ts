@@ -15,26 +15,28 @@ export function register(program: Command): void {
   program
     .command('logs')
     .description("an endpoint's worker logs (stdout, stderr and the platform's notes), from the platform")
-    .argument('<endpoint>', 'endpoint name (in the dev server\'s "live" environment, with or without live-)')
+    .argument('<endpoint>', "endpoint name (a dev server's: live-NAME, or NAME with --env live)")
     .option('--env <name>', 'environment (default: the only one)')
     .option('--tail <n>', 'how many of the last lines to print first (default 100, at most 10000)')
     .option('-f, --follow', 'keep printing new lines until Ctrl+C')
     .option('--json', 'one JSON object a line: time, worker, stream, level, text')
     .action(async (name: string, o: LogsOptions) => {
-      const [{ LOG_LIMITS }, { commandContext }, { findDeployedEndpoint }, { LogsClient, missingNodesNote }, out] = await Promise.all([
-        import('../../protocol/logs'),
-        import('../../deploy/context'),
-        import('../../deploy/environments'),
-        import('../../api/logs'),
-        import('../output'),
-      ]);
+      const [{ LOG_LIMITS }, { commandContext, DEV_ENVIRONMENT, LIVE_PREFIX }, { findDeployedEndpoint }, { LogsClient, missingNodesNote }, out] =
+        await Promise.all([
+          import('../../protocol/logs'),
+          import('../../deploy/context'),
+          import('../../deploy/environments'),
+          import('../../api/logs'),
+          import('../output'),
+        ]);
       let tail: number | undefined;
       if (o.tail !== undefined) {
         tail = /^\d+$/.test(o.tail) ? Number(o.tail) : NaN;
         if (!(tail <= LOG_LIMITS.maxTail)) throw new UserError(`--tail must be a whole number from 0 to ${LOG_LIMITS.maxTail}, got "${o.tail}"`);
       }
       const { app, target } = await commandContext(process.cwd());
-      const ep = await findDeployedEndpoint(target, app, o.env, name);
+      // A live- name is a dev server's endpoint: its environment goes without saying.
+      const ep = await findDeployedEndpoint(target, app, o.env ?? (name.startsWith(LIVE_PREFIX) ? DEV_ENVIRONMENT : undefined), name);
       const paint: Record<WorkerLogLine['level'], (s: string) => string> = { debug: out.dim, info: (s) => s, warn: out.yellow, error: out.red };
       const print = (l: WorkerLogLine) =>
         process.stdout.write(o.json ? `${JSON.stringify(l)}\n` : `${out.dim(`${l.time.slice(11, 23)} ${l.worker}`)} ${paint[l.level](l.text)}\n`);
