@@ -341,7 +341,10 @@ for (const over of ['channel', 'http'] as const)
       const broken = makeArtifact({ 'bad.py': 'from strato import Endpoint\nimport not_installed_pkg\n' }, { bad: { module: 'bad', functions: ['bad'] } });
       proc = startPython(['handler_bad.py'], { cwd: broken, env: platform.workerEnv() });
       assert.equal(await withTimeout(proc.exited, 10000, 'worker exit'), 1);
-      assert.match(proc.stderr(), /strato ERROR importing module 'bad' failed: ModuleNotFoundError: No module named 'not_installed_pkg'/);
+      assert.match(
+        proc.stderr(),
+        /strato ERROR importing module 'bad' failed: ModuleNotFoundError: No module named 'not_installed_pkg'; add 'not_installed_pkg' to the endpoint's dependencies=\[\.\.\.\] or to requirements\.txt/,
+      );
       assert.match(proc.stderr(), /File ".*bad\.py", line 2/);
       assert.equal(platform.ready.length, 0);
       const lonely = path.join(broken, 'sub');

@@ -5,7 +5,7 @@ import json
 import os
 import sys
 
-from ._invoke import json_type, user_traceback
+from ._invoke import error_text, json_type, user_traceback
 
 MANIFEST = "strato_manifest.json"
 _CO_COROUTINE = 0x80
@@ -55,7 +55,7 @@ def import_function(module, name):
     try:
         mod = importlib.import_module(module)
     except Exception as e:
-        raise SetupError(f"importing module {module!r} failed: {type(e).__name__}: {e}", user_traceback(e)) from None
+        raise SetupError(f"importing module {module!r} failed: {error_text(e)}", user_traceback(e)) from None
     obj = getattr(mod, name, None)
     if obj is None:
         raise SetupError(f"module {module!r} has no {name!r}: rebuild the artifact after renaming functions")

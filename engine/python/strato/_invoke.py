@@ -74,7 +74,23 @@ class Outcome:
 
 def error_text(exc):
     message = str(exc)
-    return f"{type(exc).__name__}: {message}" if message else type(exc).__name__
+    text = f"{type(exc).__name__}: {message}" if message else type(exc).__name__
+    if isinstance(exc, ModuleNotFoundError) and exc.name and not _is_project_module(exc.name):
+        # Packages reach a worker only one way: the first thing a newcomer needs to know here.
+        text += (f"; add {exc.name.split('.')[0]!r} to the endpoint's dependencies=[...] or to requirements.txt (a worker "
+                 "has only the packages its build installed)")
+    return text
+
+
+def _is_project_module(name):
+    # The project's own modules sit beside the worker file (the artifact's root, on sys.path first): a missing one of
+    # those is a typo or a file left out, not a package to install.
+    import os
+    import sys
+
+    top = name.split(".")[0]
+    root = sys.path[0] if sys.path else ""
+    return bool(root) and (os.path.exists(os.path.join(root, top)) or os.path.exists(os.path.join(root, top + ".py")))
 
 
 def user_traceback(exc):
