@@ -182,7 +182,15 @@ test('environments: --env staging beside production, env list, ambiguity without
   );
   const missing = await runCli(['env', 'get', 'staging'], { cwd: dir, env });
   assert.equal(missing.code, 1);
-  assert.match(missing.stderr, /app "multi" has no environment "staging" \(it has production\)/);
+  assert.match(
+    missing.stderr,
+    /app "multi" has no environment "staging" \(it has production\): nothing is deployed there \(strato deploy --env staging makes it\)/,
+  );
+  // A short or mistyped name is most likely the one that exists.
+  for (const typed of ['prod', 'prodution']) {
+    const near = await runCli(['env', 'get', typed], { cwd: dir, env });
+    assert.match(near.stderr, new RegExp(`has no environment "${typed}" \\(it has production\\): did you mean --env production\\?`));
+  }
   // Every environment undeployed: env list says so rather than print nothing.
   assert.equal((await runCli(['undeploy', '--env', 'production', '--yes'], { cwd: dir, env })).code, 0);
   const none = await runCli(['env', 'list'], { cwd: dir, env });

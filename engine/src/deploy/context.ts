@@ -3,6 +3,7 @@
 import path from 'node:path';
 import { resolveApiConfig, type ApiConfig } from '../api/config';
 import type { App, Environment } from '../api/controlPlane';
+import { didYouMean } from '../catalog';
 import { APP_OR_ENV_NAME, APP_OR_ENV_NAME_RULE, suggestName } from '../protocol/names';
 import { PROJECT_MARKERS, projectRootAt } from '../project/ignore';
 import { UserError } from '../util/errors';
@@ -95,11 +96,15 @@ export function findEnvironment(app: App | null, appName: string, requested: str
   const envs = deployable(app);
   if (requested) {
     const found = app.environments.find((e) => e.name === requested);
-    if (!found)
+    if (!found) {
+      const names = envs.map((e) => e.name);
+      // A short or mistyped name (prod, prodution) most likely means one that exists, not a new one to deploy.
+      const guess = names.find((n) => n.startsWith(requested)) ?? didYouMean(requested, names);
       throw new UserError(
-        `app "${appName}" has no environment "${requested}"${envs.length ? ` (it has ${envs.map((e) => e.name).join(', ')})` : ''}: run strato deploy ` +
-          `--env ${requested} first.`,
+        `app "${appName}" has no environment "${requested}"${names.length ? ` (it has ${names.join(', ')})` : ''}: ` +
+          (guess ? `did you mean --env ${guess}?` : `nothing is deployed there (strato deploy --env ${requested} makes it).`),
       );
+    }
     return found;
   }
   if (envs.length === 1) return envs[0];
