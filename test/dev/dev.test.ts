@@ -246,6 +246,31 @@ test('folders made and removed at once in the project (a test run, a build) do n
   assert.equal(await dev.stop(), 0);
 });
 
+test('a save whose dependencies do not install: every route answers why, nothing says it reloaded, the next good save builds again', async () => {
+  const dir = await project('pipfail');
+  const emptyIndex = path.join(tmp, 'no-wheels');
+  mkdirSync(emptyIndex, { recursive: true });
+  const dev = await startServing(['--host', '127.0.0.1', '--port', '0'], {
+    cwd: dir,
+    env: { ...env, PIP_NO_INDEX: '1', PIP_FIND_LINKS: emptyIndex, PIP_CONFIG_FILE: '/dev/null' },
+  });
+  running.push(dev);
+  assert.equal((await call(dev.port, 'POST', '/cpu_worker/runsync', { input: { numbers: [1] } })).status, 200);
+  const cpuFile = path.join(dir, 'cpu_worker.py');
+  const original = readFileSync(cpuFile, 'utf8');
+  writeFileSync(cpuFile, original.replace('workers=(0, 2)', 'workers=(0, 2), dependencies=["no-such-package-xyz"]'));
+  await dev.waitFor(/reload failed/, 60_000, 'stderr');
+  const broken = await call(dev.port, 'POST', '/gpu_worker/runsync', { input: {} });
+  assert.equal(broken.status, 400, JSON.stringify(broken.body));
+  assert.match(broken.body.detail, /the saved project did not build: dependency installation failed/);
+  assert.match(dev.stderr(), /installing 1 dependency for Linux x86_64, Python [\d.]+ \(pip\)\.\.\./);
+  assert.doesNotMatch(dev.stderr().slice(dev.stderr().indexOf('reload failed')), /reloaded in/, 'a failed reload is not reported as done');
+  writeFileSync(cpuFile, original);
+  await dev.waitFor(/reloaded in \d+ ms/, 60_000, 'stderr');
+  assert.equal((await call(dev.port, 'POST', '/gpu_worker/runsync', { input: {} })).status, 200);
+  await dev.stop();
+});
+
 test('a taken port: the next free one is used and said', async () => {
   const dir = await project('porty');
   const blocker = http.createServer();

@@ -131,7 +131,9 @@ export class DevSession {
   /** Errors that make `route` unusable right now (its file, or the project when nothing was ever built). */
   errorsFor(route: DevRoute): Diagnostic[] {
     if (!this.errors.length) return [];
-    const own = this.errors.filter((d) => d.file === route.endpoint.file || (d.related ?? []).some((r) => r.file === route.endpoint.file));
+    const own = this.errors.filter(
+      (d) => d.file === PROJECT_WIDE || d.file === route.endpoint.file || (d.related ?? []).some((r) => r.file === route.endpoint.file),
+    );
     return own.length || this.build ? own : this.errors;
   }
 
@@ -172,22 +174,15 @@ export class DevSession {
         const model = await loadProject(this.root);
         const errors = model.diagnostics.filter((d) => d.severity === 'error');
         if (errors.length || !model.endpoints.length) {
-          this.errors = errors.length
-            ? errors
-            : [
-                {
-                  code: 'syntax-error',
-                  severity: 'error',
-                  message: 'no @Endpoint function found any more',
-                  file: '.',
-                  range: { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } },
-                },
-              ];
+          this.errors = errors.length ? errors : [projectError('no @Endpoint function found any more')];
           for (const d of this.errors) this.events.log?.(formatDiagnostic(d));
           this.events.reloaded?.(this.errors, Date.now() - started);
           return;
         }
-        const build = await buildProject(this.root, { model });
+        const build = await buildProject(this.root, {
+          model,
+          onProgress: (m) => m.startsWith('installing') && this.events.log?.(`${m} (pip)...`),
+        });
         await this.live.setBuild(build);
         this.build = build;
         this.setRoutes(model);
@@ -195,6 +190,9 @@ export class DevSession {
         this.errors = [];
         this.events.reloaded?.([], Date.now() - started);
       } catch (e) {
+        // The build failed (pip could not install a dependency): every route says why until a save builds again,
+        // rather than run the code from before the save as if it had reloaded.
+        this.errors = [projectError(`the saved project did not build: ${(e as Error).message}`)];
         this.events.log?.(`reload failed: ${(e as Error).message}`);
         this.events.reloaded?.(this.errors, Date.now() - started);
       }
@@ -211,4 +209,11 @@ export class DevSession {
     if (this.options.debug) rmSync(this.debugDir, { recursive: true, force: true });
     return removed;
   }
+}
+
+/** The `file` of an error of the whole project rather than of one file: every route answers with it. */
+const PROJECT_WIDE = '.';
+
+function projectError(message: string): Diagnostic {
+  return { code: 'syntax-error', severity: 'error', message, file: PROJECT_WIDE, range: { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } } };
 }
