@@ -304,6 +304,9 @@ test('without any context the call raises the runtime error naming the endpoint 
   assert.match(r.stderr, /StratoContextError: no app context for endpoint 'cpu-stats'/);
   assert.match(r.stderr, /strato dev/);
   assert.match(r.stderr, /set both STRATO_APP and STRATO_ENV/);
+  // STRATO_ENV naming no environment of the app is said as such, with the ones there are.
+  const typo = await python(`from cpu_worker import cpu_stats\ncpu_stats([1])\n`, dir, { ...env, STRATO_ENV: 'prod' });
+  assert.match(typo.stderr, /app '\S+' has no environment 'prod' \(STRATO_ENV\); it has production\)\. Set STRATO_ENV to one of those or unset it\./);
   const unknownApp = await python(`import sys\nsys.path.insert(0, ${JSON.stringify(dir)})\nfrom cpu_worker import cpu_stats\ncpu_stats([1])\n`, nowhere, env);
   assert.match(unknownApp.stderr, /no app context for endpoint 'cpu-stats' \(app 'nowhere-\w+' \(from the project directory\) is not deployed\)/);
 });

@@ -151,11 +151,18 @@ def _target(name, root):
     return url.rstrip("/"), key
 
 
-def _no_context(name, why):
+def _no_context(name, why, remedy=None):
     return StratoContextError(
-        f"no app context for endpoint '{name}' ({why}). Either run it through the development server "
-        "(strato dev), or set both STRATO_APP and STRATO_ENV to the app and environment where it is deployed."
+        f"no app context for endpoint '{name}' ({why}). " + (remedy or "Either run it through the development server "
+        "(strato dev), or set both STRATO_APP and STRATO_ENV to the app and environment where it is deployed.")
     )
+
+
+def _environment_names(base, key, app):
+    data = _graphql(base, key, "query($n: String!) { app(name: $n) { environments { name } } }", {"n": app})
+    if not data.get("app"):
+        return None
+    return sorted(e["name"] for e in data["app"]["environments"] if e["name"] != "live")
 
 
 def _request(method, url, key, body=None, timeout=60.0):
@@ -208,14 +215,16 @@ def _environment(base, key, app, name):
     env = os.environ.get("STRATO_ENV")
     if env:
         return env
-    data = _graphql(base, key, "query($n: String!) { app(name: $n) { environments { name } } }", {"n": app})
-    if not data.get("app"):
+    names = _environment_names(base, key, app)
+    if names is None:
         raise _no_context(name, f"app '{app}' (from the project directory) is not deployed")
     # The CLI's rule (engine/src/deploy/context.ts findEnvironment): the only environment, else STRATO_ENV decides.
-    names = sorted(e["name"] for e in data["app"]["environments"] if e["name"] != "live")
     if len(names) == 1:
         return names[0]
-    raise _no_context(name, f"app '{app}' has environments {', '.join(names) or 'none'} and STRATO_ENV is not set")
+    if not names:
+        raise _no_context(name, f"app '{app}' has no environment", "Deploy it first (strato deploy).")
+    raise _no_context(name, f"app '{app}' has environments {', '.join(names)} and STRATO_ENV is not set",
+                      f"Set STRATO_ENV to the one to call: {' or '.join(names)}.")
 
 
 def lookup(name):
@@ -240,6 +249,10 @@ def lookup(name):
     )
     ep = data.get("endpointByName")
     if not ep:
+        names = _environment_names(base, key, app) if env_hint else None
+        if names is not None and env not in names:  # STRATO_ENV names no environment of the app: a typo, most likely
+            raise _no_context(name, f"app '{app}' has no environment '{env}' (STRATO_ENV); it has {', '.join(names) or 'none'}",
+                              f"Set STRATO_ENV to one of those{' or unset it' if len(names) == 1 else ''}.")
         raise _no_context(name, f"no endpoint named '{full}' in app '{app}', environment '{env}'")
     url = ep["url"]
     if base == os.environ.get("STRATO_PLATFORM_URL", "").rstrip("/"):
