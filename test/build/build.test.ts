@@ -290,10 +290,12 @@ test('build outside a project (no pyproject.toml, requirements.txt or .strato/) 
     /is not a Strato project \(none of pyproject\.toml, requirements\.txt, \.strato\/ is there or in a folder above\), so nothing was packaged: run strato build in the project folder/,
   );
   assert.ok(!existsSync(path.join(home, '.strato')));
-  // check too: a CI step run in the wrong folder would check nothing and pass.
-  const checked = await runCli(['check'], { cwd: home });
+  // check in a folder with nothing to check (a CI step's wrong working directory) fails rather than pass on 0 files.
+  const nothing = path.join(tmp, 'nothing-here');
+  mkdirSync(nothing, { recursive: true });
+  const checked = await runCli(['check'], { cwd: nothing });
   assert.equal(checked.code, 1);
-  assert.match(checked.stderr, /is not a Strato project .*, so nothing was checked: run strato check in the project folder/);
+  assert.match(checked.stderr, /nothing-here is not a Strato project .*, so nothing was checked: run strato check in the project folder/);
 });
 
 test('warnings do not stop the build and are printed with file:line', async () => {

@@ -11,11 +11,13 @@ export function register(program: Command): void {
       const { loadProject, formatDiagnostic, projectRootAt, notAProject } = await import('../../project');
       const { loadOrchestration } = await import('../../orchestration');
       const { red, yellow, green } = await import('../output');
-      const root = projectRootAt(process.cwd());
-      // Run in the wrong folder (a CI step's working directory), it would check nothing and pass.
-      if (!root) throw new (await import('../../util/errors')).UserError(notAProject(process.cwd(), 'nothing was checked', 'strato check'));
+      // A folder of orchestration YAML alone is checked too, so the folder is the project's when it is in one.
+      const root = projectRootAt(process.cwd()) ?? process.cwd();
       const project = await loadProject(root);
       const yaml = loadOrchestration(root);
+      // Run in the wrong folder (a CI step's working directory), it would check nothing and pass.
+      if (project.files.length + yaml.files.length === 0)
+        throw new (await import('../../util/errors')).UserError(notAProject(root, 'nothing was checked', 'strato check'));
       const diagnostics = [...project.diagnostics, ...yaml.diagnostics];
       const errors = diagnostics.filter((d) => d.severity === 'error').length;
       if (opts.json) {
