@@ -76,7 +76,15 @@ test("a job's end is answered inside it: before its worker is freed for the next
     onWorkerFreed: () => order.push('worker freed'),
   });
   const dispatch = new Dispatcher(engine, { executionTimeoutMs: () => 60_000, streams: () => false, heartbeatMs: 1000, cancelGraceMs: 1000 });
-  const worker = { id: 'w1', endpointId: 'ep', phase: 'ready', maxConcurrency: 1, jobs: new Set<Job>(), cancelRequested: new Map(), stderrTail: [] } as unknown as Worker;
+  const worker = {
+    id: 'w1',
+    endpointId: 'ep',
+    phase: 'ready',
+    maxConcurrency: 1,
+    jobs: new Set<Job>(),
+    cancelRequested: new Map(),
+    stderrTail: [],
+  } as unknown as Worker;
   dispatch.register(worker);
   const job = engine.submit('ep', '{"x":1}', 'runsync', false)!;
   assert.deepEqual(dispatch.takeNow(worker, 1), [job]);
