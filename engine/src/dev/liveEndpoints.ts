@@ -250,8 +250,9 @@ export class LiveEndpoints {
         overrides: { workersMin: 0 },
       }),
     );
-    this.hashes.set(name, this.hashOf(name));
-    this.resolved.set(name, { id: ep.id, hash: this.hashOf(name) });
+    const hash = this.hashOf(name); // a fingerprint of the endpoint's files: read once
+    this.hashes.set(name, hash);
+    this.resolved.set(name, { id: ep.id, hash });
     this.log(`provisioned ${ep.name} (${ep.id})`);
     this.persist();
     return ep;

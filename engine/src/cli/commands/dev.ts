@@ -43,13 +43,13 @@ async function runDev(opts: DevOptions): Promise<void> {
   const projectRoot = projectRootAt(process.cwd());
   // Before anything starts (the local platform takes seconds on a first run): build and deploy refuse such a folder too.
   if (!projectRoot) throw new UserError(notAProject(process.cwd(), 'nothing was served', 'strato dev'));
-  const { root, target } = await resolveProjectContext(projectRoot);
   // Two servers of one project would share its live- endpoints, and the first to stop would remove them under the other.
-  const running = devState.readDevState(root);
+  const running = devState.readDevState(projectRoot);
   if (running && running.pid !== process.pid)
     throw new UserError(
       `strato dev already serves this project at ${running.url} (pid ${running.pid}): use that one, or stop it first (Ctrl+C in its terminal)`,
     );
+  const { root, target } = await resolveProjectContext(projectRoot);
   const session = new DevSession(
     root,
     target,
