@@ -61,10 +61,10 @@ function project(c: Case): { root: string; env: NodeJS.ProcessEnv } {
 async function fromPython(root: string, env: NodeJS.ProcessEnv): Promise<{ url: string; key: string; app: string } | string> {
   const code = `
 import json, sys
-from strato import _remote
+from strato import _context
 try:
-    url, key = _remote._target("x", sys.argv[1])
-    print(json.dumps({"url": url, "key": key, "app": _remote._app(sys.argv[1])}))
+    url, key = _context.target("x", sys.argv[1])
+    print(json.dumps({"url": url, "key": key, "app": _context.app_name(sys.argv[1])}))
 except Exception as e:
     print(json.dumps(type(e).__name__))
 `;

@@ -91,6 +91,15 @@ class Model:
 
     def count(self, n: int):
         yield from range(n)
+
+
+search = Endpoint(name="search", cpu="cpu3c-1-2", workers=(0, 1))
+
+
+@search.get("/find")
+def find(ids: list[int], tag: str | None = None) -> dict:
+    """A GET route: its arguments travel in the query."""
+    return {"ids": ids, "tag": tag}
 `,
   );
   const r = await runCli(['deploy'], { cwd: dir, env });
@@ -115,6 +124,12 @@ print(health()["status"])
   assert.equal(r.code, 0, r.stderr);
   // The mean is the float the function returned (2.0), not a re-encoded 2.
   assert.deepEqual(r.stdout.trim().split('\n'), ['2.0', 'ABC', 'ok']);
+});
+
+test('a GET route called from a script sends a list as its repeated key and leaves a None out, as the clients do', async () => {
+  const r = await python(`from chain_worker import find\nprint(find([3, 4]))\nprint(find(ids=[5], tag="t"))\n`, dir, env);
+  assert.equal(r.code, 0, r.stderr);
+  assert.deepEqual(r.stdout.trim().split('\n'), ["{'ids': [3, 4], 'tag': None}", "{'ids': [5], 'tag': 't'}"]);
 });
 
 test('a chain of two endpoints: summarize calls cpu-stats through the control plane', async () => {

@@ -143,10 +143,10 @@ describe('load-balanced worker', () => {
     assert.deepEqual(lists.body, { limit: null, ratio: null, exact: null, tag: 'y', ids: [1, 2], names: ['a'], flags: [true, false] });
     const bad = await call('GET', '/search?ids=1&ids=two');
     assert.deepEqual([bad.status, bad.body.detail], [400, "each ids must be int, got: 'two'"]);
-    // What the Python client sends (strato._client.query_string) is what the route reads back.
+    // What the Python client sends (strato._wire.query_string) is what the route reads back.
     const sent = await runPython([
       '-c',
-      'from strato._client import query_string; print(query_string({"ids": [4, 5], "exact": True, "limit": None, "tag": "a&b"}))',
+      'from strato._wire import query_string; print(query_string({"ids": [4, 5], "exact": True, "limit": None, "tag": "a&b"}))',
     ]);
     assert.equal(sent.code, 0, sent.stderr);
     const back = await call('GET', `/search?${sent.stdout.trim()}`);

@@ -14,7 +14,7 @@ __all__ = [
 __version__ = "0.1.0"
 
 # The client side loads on first use: a worker's cold start imports this module and never calls out.
-_LAZY = {"EndpointJob": "._client", "StratoRemoteError": "._remote"}
+_LAZY = {"EndpointJob": "._client", "StratoRemoteError": "._wire"}
 
 
 # Submodules a script reaches as attributes (`import strato; strato.serverless.start(...)`, as the reference's

@@ -1,25 +1,24 @@
 # Endpoint(id="...") with no function: a client of an endpoint that already exists, as in the reference product.
 # .run(input) -> EndpointJob (status, output, cancel, stream); .runsync(input); .get/.post/... on load-balanced ones.
-import json
 import time
 import urllib.parse
 
-from . import _remote
+from . import _context, _wire
 from .catalog import DEFAULT_CLIENT_TIMEOUT_MS
 
 __all__ = ["EndpointJob"]
 
-_ENDED = _remote.ENDED
+_ENDED = _wire.ENDED
 
 
 def _base(endpoint_id):
-    base, key = _remote._target(endpoint_id, _remote._project_root())
+    base, key = _context.target(endpoint_id, _context.project_root())
     return base, key
 
 
 def _checked(status, body, what):
     if status >= 400 or not isinstance(body, dict):
-        raise _remote.StratoRemoteError(f"{what} failed (HTTP {status}): {_remote._error_text(body)}", status=status)
+        raise _wire.StratoRemoteError(f"{what} failed (HTTP {status}): {_wire.error_text(body)}", status=status)
     return body
 
 
@@ -39,7 +38,7 @@ class EndpointJob:
 
     def _refresh(self):
         url, key = self._url("status")
-        status, body = _remote._request("GET", url, key)
+        status, body = _wire.request("GET", url, key)
         self._job = _checked(status, body, f"status of job {self.id}")
         self._status = self._job.get("status", self._status)
         return self._job
@@ -63,14 +62,14 @@ class EndpointJob:
         if self._job is None:
             self._refresh()
         if self._status != "COMPLETED":
-            raise _remote.StratoRemoteError(
+            raise _wire.StratoRemoteError(
                 f"job {self.id} {self._status}: {self._job.get('error') or 'no error text'}", status=self._status, job_id=self.id)
         return self._job.get("output")
 
     def cancel(self):
         """Cancels the job (a queued job never runs; a running one is stopped); returns its status after."""
         url, key = self._url("cancel")
-        status, body = _remote._request("POST", url, key)
+        status, body = _wire.request("POST", url, key)
         self._status = _checked(status, body, f"cancel of job {self.id}").get("status", self._status)
         self._job = None
         return self._status
@@ -80,10 +79,10 @@ class EndpointJob:
         pieces = []
         while True:
             url, key = self._url("stream")
-            status, body = _remote._request("GET", url, key, timeout=330)
+            status, body = _wire.request("GET", url, key, timeout=330)
             if status >= 400 or not isinstance(body, list):
                 _checked(status, body, f"stream of job {self.id}")
-            yield from _remote.stream_values(body, pieces)
+            yield from _wire.stream_values(body, pieces)
             if not body and self.status() in _ENDED:
                 return
 
@@ -93,7 +92,7 @@ class EndpointJob:
 
 def run(endpoint_id, payload):
     base, key = _base(endpoint_id)
-    status, body = _remote._request("POST", f"{base}/v2/{urllib.parse.quote(endpoint_id, safe='')}/run", key, {"input": payload})
+    status, body = _wire.request("POST", f"{base}/v2/{urllib.parse.quote(endpoint_id, safe='')}/run", key, {"input": payload})
     job = _checked(status, body, f"run on endpoint {endpoint_id}")
     return EndpointJob(endpoint_id, job["id"], job.get("status", "IN_QUEUE"))
 
@@ -104,22 +103,10 @@ def runsync(endpoint_id, payload, timeout=None):
     wait = int(max(1, min(timeout, 300)) * 1000)
     base, key = _base(endpoint_id)
     url = f"{base}/v2/{urllib.parse.quote(endpoint_id, safe='')}/runsync?wait={wait}"
-    status, body = _remote._request("POST", url, key, {"input": payload}, timeout=wait / 1000 + 10)
+    status, body = _wire.request("POST", url, key, {"input": payload}, timeout=wait / 1000 + 10)
     job = _checked(status, body, f"runsync on endpoint {endpoint_id}")
     handle = EndpointJob(endpoint_id, job["id"], job.get("status", "IN_QUEUE"), job)
     return handle.output(timeout=timeout)
-
-
-def query_string(args):
-    """The query of a GET or DELETE route call: each argument as its text (a string as it is, anything else as
-    JSON), a list, set or tuple as its key once per item, and None (an Optional left at its default) left out."""
-    pairs = []
-    for key, value in args.items():
-        if value is None:
-            continue
-        items = value if isinstance(value, (list, tuple, set, frozenset)) else (value,)
-        pairs += [(key, item if isinstance(item, str) else json.dumps(item)) for item in items]
-    return urllib.parse.urlencode(pairs)
 
 
 def route(endpoint_id, method, path, body=None, timeout=None):
@@ -129,9 +116,9 @@ def route(endpoint_id, method, path, body=None, timeout=None):
     base, key = _base(endpoint_id)
     url = f"{base}/lb/{urllib.parse.quote(endpoint_id, safe='')}{path}"
     if method in ("GET", "DELETE") and body:
-        url += ("&" if "?" in url else "?") + query_string(body)
+        url += ("&" if "?" in url else "?") + _wire.query_string(body)
         body = None
-    status, res = _remote._request(method, url, key, body, timeout=timeout or DEFAULT_CLIENT_TIMEOUT_MS / 1000)
+    status, res = _wire.request(method, url, key, body, timeout=timeout or DEFAULT_CLIENT_TIMEOUT_MS / 1000)
     if status >= 400:
-        raise _remote.StratoRemoteError(f"{method} {path} on endpoint {endpoint_id} failed (HTTP {status}): {_remote._error_text(res)}", status=status)
+        raise _wire.StratoRemoteError(f"{method} {path} on endpoint {endpoint_id} failed (HTTP {status}): {_wire.error_text(res)}", status=status)
     return res

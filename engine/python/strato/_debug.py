@@ -101,7 +101,7 @@ def _call_route(module, name, method, path, body):
     from urllib.parse import quote
 
     from ._app import import_function
-    from ._client import query_string
+    from ._wire import query_string
     from ._lb import start_server
 
     server = start_server({f"{method} {path}": import_function(module, name)}, "127.0.0.1", 0)

@@ -140,7 +140,7 @@ def _convert(fn, name, value):
 
 def query_args(fn, pairs):
     """A request's query as arguments of fn: a key's last value, or all its values for a parameter annotated as a
-    list, set or tuple (?tag=a&tag=b: ["a", "b"]), as _client.query_string sends them."""
+    list, set or tuple (?tag=a&tag=b: ["a", "b"]), as _wire.query_string sends them."""
     annotations = getattr(fn, "__annotations__", {})
     args = {}
     for key, value in pairs:

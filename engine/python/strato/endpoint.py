@@ -237,13 +237,13 @@ def _construct_remotely(endpoint, cls):
     of a public method runs there, as a call of a decorated function does (before, the class was built and its method
     run in the caller's process: a GPU model loaded on a laptop, without a word). The endpoint's own worker,
     STRATO_LOCAL=1 and subclasses construct the class itself."""
-    from . import _remote
+    from . import _context
 
     own = cls.__dict__.get("__new__")
     own = own.__func__ if isinstance(own, staticmethod) else own
 
     def __new__(klass, *args, **kwargs):
-        if klass is cls and not getattr(_here, "active", False) and not _remote.runs_locally(endpoint):
+        if klass is cls and not getattr(_here, "active", False) and not _context.runs_locally(endpoint):
             if args or kwargs:
                 raise TypeError(f"{cls.__name__}() of the deployed endpoint {endpoint.name!r} takes no arguments: its "
                                 "workers create the instance without any (set STRATO_LOCAL=1 to build it here)")
@@ -289,7 +289,7 @@ def _dispatching_wrapper(endpoint, fn, route, method=None, signature=None):
     the endpoint's own worker (or STRATO_LOCAL=1), and otherwise calls the deployed endpoint (scripts, other
     endpoints). `fn.__wrapped__` is always the plain function. `method`: fn is that method of a class endpoint,
     called only on the endpoint (its arguments bound against `signature`, the method without `self`)."""
-    from . import _remote
+    from . import _context, _remote
 
     bind = signature or fn
 
@@ -301,14 +301,14 @@ def _dispatching_wrapper(endpoint, fn, route, method=None, signature=None):
     flags = getattr(getattr(fn, "__code__", None), "co_flags", 0)
     if flags & _CO_COROUTINE:
         async def wrapper(*args, **kwargs):
-            if method is None and _remote.runs_locally(endpoint):
+            if method is None and _context.runs_locally(endpoint):
                 return await fn(*args, **kwargs)
             import asyncio
 
             return await asyncio.to_thread(remote, args, kwargs)
     elif flags & _CO_GENERATOR:
         def wrapper(*args, **kwargs):
-            if method is None and _remote.runs_locally(endpoint):
+            if method is None and _context.runs_locally(endpoint):
                 return (yield from fn(*args, **kwargs))
             if route is None:  # each value as the handler yields it
                 yield from _remote.stream_queue(endpoint, bind, args, kwargs, method=method)
@@ -316,7 +316,7 @@ def _dispatching_wrapper(endpoint, fn, route, method=None, signature=None):
                 yield from (remote(args, kwargs) or [])
     elif flags & _CO_ASYNC_GENERATOR:
         async def wrapper(*args, **kwargs):
-            if method is None and _remote.runs_locally(endpoint):
+            if method is None and _context.runs_locally(endpoint):
                 async for value in fn(*args, **kwargs):
                     yield value
                 return
@@ -333,7 +333,7 @@ def _dispatching_wrapper(endpoint, fn, route, method=None, signature=None):
                 yield value
     else:
         def wrapper(*args, **kwargs):
-            if method is None and _remote.runs_locally(endpoint):
+            if method is None and _context.runs_locally(endpoint):
                 return fn(*args, **kwargs)
             return remote(args, kwargs)
     return functools.wraps(fn)(wrapper)

@@ -406,7 +406,7 @@ export function callRoute<Output>(
   const inQuery = method === 'GET' || method === 'DELETE';
   if (inQuery) {
     // null is an Optional argument left at its default: not sent (the route would get the text "null"). An array is
-    // its key once per item (?tag=a&tag=b), which the route server reads back as a list (Python's _client.query_string).
+    // its key once per item (?tag=a&tag=b), which the route server reads back as a list (Python's _wire.query_string).
     const query = Object.entries(rest)
       .filter(([, v]) => v !== undefined && v !== null)
       .flatMap(([k, v]) =>

@@ -32,7 +32,7 @@ export interface ProjectContext {
 /**
  * The one resolution of the project context, for the CLI and the extension (whose settings arrive through `env`, and
  * a workspace's own `strato.apiUrl` as `projectUrl`: the project's choice, like one from .env).
- * The Python package follows the same conventions (strato/_remote.py; test/deploy/context.test.ts holds both to them).
+ * The Python package follows the same conventions (strato/_context.py; test/deploy/context.test.ts holds both to them).
  */
 export async function resolveProjectContext(root: string, env: NodeJS.ProcessEnv = process.env, projectUrl?: string): Promise<ProjectContext> {
   const target = await resolveApiConfig({ projectDir: root, env, projectUrl });
