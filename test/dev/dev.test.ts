@@ -262,7 +262,10 @@ test('a save whose dependencies do not install: every route answers why, nothing
   await dev.waitFor(/reload failed/, 60_000, 'stderr');
   const broken = await call(dev.port, 'POST', '/gpu_worker/runsync', { input: {} });
   assert.equal(broken.status, 400, JSON.stringify(broken.body));
-  assert.match(broken.body.detail, /the saved project did not build: dependency installation failed/);
+  // The project's error, not one of the file that was saved: no position to point at, a code of its own.
+  assert.equal(broken.body.error, 'the project has an error; fix it and save');
+  assert.match(broken.body.detail, /^error: the saved project did not build: dependency installation failed.* \[project-error\]$/s);
+  assert.match(dev.stderr(), /reload failed: every route answers with the error until a save fixes it/);
   assert.match(dev.stderr(), /installing 1 dependency for Linux x86_64, Python [\d.]+ \(pip\)\.\.\./);
   assert.doesNotMatch(dev.stderr().slice(dev.stderr().indexOf('reload failed')), /reloaded in/, 'a failed reload is not reported as done');
   writeFileSync(cpuFile, original);

@@ -5,11 +5,11 @@ import type { AddressInfo } from 'node:net';
 import type { Endpoint } from '../api/controlPlane';
 import { send } from '../api/http';
 import { limits } from '../catalog';
-import { combine, formatDiagnostic } from '../project';
+import { combine } from '../project';
 import { devOpenApiDocument } from '../clientgen/openapi';
 import { checkOrigin } from './origin';
 import { matchRoute, type DevRoute } from './routes';
-import type { DevSession } from './session';
+import { describeDevError, projectWide, type DevSession } from './session';
 import { listenError } from '../util/errors';
 import { swaggerAsset, swaggerHtml } from './swagger';
 
@@ -58,7 +58,7 @@ async function handle(session: DevSession, req: http.IncomingMessage): Promise<R
   const url = new URL(req.url ?? '/', 'http://dev');
   const method = (req.method ?? 'GET').toUpperCase();
   if (method === 'GET' && url.pathname === '/') {
-    return json(200, { status: 'ok', app: session.appName, routes: session.routes.length, docs: '/docs', errors: session.errors.map(formatDiagnostic) });
+    return json(200, { status: 'ok', app: session.appName, routes: session.routes.length, docs: '/docs', errors: session.errors.map(describeDevError) });
   }
   if (method === 'GET' && (url.pathname === '/docs' || url.pathname === '/docs/'))
     return { status: 200, body: swaggerHtml(`${session.appName} - strato dev`), type: 'text/html; charset=utf-8' };
@@ -79,7 +79,8 @@ async function handle(session: DevSession, req: http.IncomingMessage): Promise<R
   }
   const errors = session.errorsFor(route);
   if (errors.length) {
-    return json(400, { error: `${route.endpoint.file} has an error; fix it and save`, detail: errors.map(formatDiagnostic).join('\n') });
+    const where = projectWide(errors) ? 'the project' : route.endpoint.file;
+    return json(400, { error: `${where} has an error; fix it and save`, detail: errors.map(describeDevError).join('\n') });
   }
   const body = await readBody(req);
   if (body === undefined) return json(413, { error: 'request body over 20 MB' });

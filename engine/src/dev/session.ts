@@ -175,7 +175,7 @@ export class DevSession {
         const errors = model.diagnostics.filter((d) => d.severity === 'error');
         if (errors.length || !model.endpoints.length) {
           this.errors = errors.length ? errors : [projectError('no @Endpoint function found any more')];
-          for (const d of this.errors) this.events.log?.(formatDiagnostic(d));
+          for (const d of this.errors) this.events.log?.(describeDevError(d));
           this.events.reloaded?.(this.errors, Date.now() - started);
           return;
         }
@@ -193,7 +193,7 @@ export class DevSession {
         // The build failed (pip could not install a dependency): every route says why until a save builds again,
         // rather than run the code from before the save as if it had reloaded.
         this.errors = [projectError(`the saved project did not build: ${(e as Error).message}`)];
-        this.events.log?.(`reload failed: ${(e as Error).message}`);
+        this.events.log?.(describeDevError(this.errors[0]));
         this.events.reloaded?.(this.errors, Date.now() - started);
       }
     });
@@ -215,5 +215,15 @@ export class DevSession {
 const PROJECT_WIDE = '.';
 
 function projectError(message: string): Diagnostic {
-  return { code: 'syntax-error', severity: 'error', message, file: PROJECT_WIDE, range: { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } } };
+  return { code: 'project-error', severity: 'error', message, file: PROJECT_WIDE, range: { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } } };
+}
+
+/** True when every error is the project's own: no file to point at. */
+export function projectWide(errors: readonly Diagnostic[]): boolean {
+  return errors.length > 0 && errors.every((d) => d.file === PROJECT_WIDE);
+}
+
+/** One line for an error of the dev server: a file's error with its position, the project's without one. */
+export function describeDevError(d: Diagnostic): string {
+  return d.file === PROJECT_WIDE ? `${d.severity}: ${d.message} [${d.code}]` : formatDiagnostic(d);
 }

@@ -47,6 +47,8 @@ export type RuleCode =
   | 'cpu-datacenter'
   | 'id-and-image'
   | 'id-with-function'
+  // `strato dev`: the saved project as a whole did not build (no endpoint left, a dependency that did not install).
+  | 'project-error'
   // The orchestration tool's YAML files (engine/src/orchestration).
   | 'unknown-key'
   | 'missing-key'

@@ -29,16 +29,21 @@ async function runDev(opts: DevOptions): Promise<void> {
   const port = Number(opts.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535)
     throw new UserError(`--port must be a port number (1-65535, or 0 for any free port), got ${opts.port}`);
-  const [{ resolveProjectContext }, { createDevServer, listen }, { DevSession }, { LIVE_PREFIX }, devState, { projectRootAt, notAProject }] = await Promise.all(
-    [
-      import('../../deploy/context'),
-      import('../../dev/server'),
-      import('../../dev/session'),
-      import('../../dev/liveEndpoints'),
-      import('../../dev/state'),
-      import('../../project/ignore'),
-    ],
-  );
+  const [
+    { resolveProjectContext },
+    { createDevServer, listen },
+    { DevSession, describeDevError, projectWide },
+    { LIVE_PREFIX },
+    devState,
+    { projectRootAt, notAProject },
+  ] = await Promise.all([
+    import('../../deploy/context'),
+    import('../../dev/server'),
+    import('../../dev/session'),
+    import('../../dev/liveEndpoints'),
+    import('../../dev/state'),
+    import('../../project/ignore'),
+  ]);
   // In a subfolder it serves the whole project, as deploy acts on it (not a second app named after the subfolder).
   const projectRoot = projectRootAt(process.cwd());
   // Before anything starts (the local platform takes seconds on a first run): build and deploy refuse such a folder too.
@@ -57,14 +62,17 @@ async function runDev(opts: DevOptions): Promise<void> {
       log: (l) => process.stderr.write(`${dim(l)}\n`),
       reloading: () => process.stderr.write(`${dim('reloading saved changes...')}\n`),
       reloaded: (errors, ms) => {
-        if (errors.length) process.stderr.write(`${red('reload failed')}: the routes of the files above answer with the error until it is fixed\n`);
+        if (errors.length)
+          process.stderr.write(
+            `${red('reload failed')}: ${projectWide(errors) ? 'every route answers' : 'the routes of the files above answer'} with the error until a save fixes it\n`,
+          );
         else process.stderr.write(`${green('reloaded')} in ${ms} ms\n`);
       },
     },
     { debug: opts.debug },
   );
   await session.start();
-  for (const e of session.errors) process.stderr.write(`${red(`${e.file}:${e.range.start.line + 1}:${e.range.start.character + 1}`)}: ${e.message}\n`);
+  for (const e of session.errors) process.stderr.write(`${red(describeDevError(e))}\n`);
 
   if (opts.autoProvision && session.build) {
     const n = Object.keys(session.build.manifest.resources).length;
