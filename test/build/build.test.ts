@@ -91,6 +91,39 @@ test('the init template builds: manifest with exactly the spec fields, handlers,
   assert.deepEqual(JSON.parse(readFileSync(path.join(extracted, 'strato_manifest.json'), 'utf8')), manifest);
 });
 
+test('endpoints whose names differ only by - and _ get a handler each, each serving its own endpoint', async () => {
+  const dir = await initProject('twins');
+  writeFileSync(
+    path.join(dir, 'twins_worker.py'),
+    `from strato import Endpoint
+
+
+@Endpoint(name="foo-bar", cpu="cpu3c-1-2")
+def handler(x: int) -> int:
+    return x
+
+
+@Endpoint(name="foo_bar", cpu="cpu3c-1-2")
+def other_handler(x: int) -> int:
+    return x + 1
+
+
+@Endpoint(name="foo_bar_2", cpu="cpu3c-1-2")
+def third_handler(x: int) -> int:
+    return x + 2
+`,
+  );
+  const r = await runCli(['build'], { cwd: dir });
+  assert.equal(r.code, 0, r.stderr);
+  const manifest = JSON.parse(readFileSync(path.join(dir, '.strato/strato_manifest.json'), 'utf8'));
+  const files = Object.fromEntries(['foo-bar', 'foo_bar', 'foo_bar_2'].map((n) => [n, manifest.resources[n].handler_file]));
+  assert.deepEqual(files, { 'foo-bar': 'handler_foo_bar.py', foo_bar: 'handler_foo_bar_3.py', foo_bar_2: 'handler_foo_bar_2.py' });
+  const extracted = path.join(tmp, 'twins-x');
+  mkdirSync(extracted);
+  execFileSync('tar', ['xzf', path.join(dir, '.strato/artifact.tar.gz'), '-C', extracted]);
+  for (const [name, file] of Object.entries(files)) assert.match(readFileSync(path.join(extracted, file), 'utf8'), new RegExp(`serve\\("${name}"\\)`));
+});
+
 test('the fingerprint covers the packaged sources: a source change changes it, an ignored file does not', async () => {
   const dir = await initProject('fp');
   const files = ['gpu_worker.py', 'cpu_worker.py'];

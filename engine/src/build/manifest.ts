@@ -3,7 +3,7 @@
 import type { EndpointSpec, FunctionInfo, ProjectModel } from '../project';
 import { namedParams } from '../project/syntax';
 import { defaultScalerType } from '../catalog/parameterRules';
-import { handlerFileName, type Manifest, type ManifestFunction, type ManifestResource } from '../protocol/manifest';
+import { handlerFileNames, type Manifest, type ManifestFunction, type ManifestResource } from '../protocol/manifest';
 
 export type { Manifest, ManifestFunction, ManifestResource } from '../protocol/manifest';
 export { handlerFileName } from '../protocol/manifest';
@@ -31,7 +31,7 @@ function manifestFunction(fn: FunctionInfo, module: string): ManifestFunction {
   };
 }
 
-export function resourceOf(ep: EndpointSpec, pythonVersion: string): ManifestResource {
+function resourceOf(ep: EndpointSpec, pythonVersion: string, handlerFile: string): ManifestResource {
   const c = ep.config;
   const resource: ManifestResource = {
     is_load_balanced: ep.kind === 'LOAD_BALANCED',
@@ -40,7 +40,7 @@ export function resourceOf(ep: EndpointSpec, pythonVersion: string): ManifestRes
     workersMax: c.workersMax,
     env: { ...c.env },
     functions: ep.functions.map((f) => manifestFunction(f, ep.module)),
-    handler_file: handlerFileName(ep.name),
+    handler_file: handlerFile,
     gpu_count: c.gpuCount,
     idle_timeout: c.idleTimeout,
     max_concurrency: c.maxConcurrency,
@@ -75,8 +75,9 @@ export function createManifest(model: ProjectModel, projectName: string, fingerp
   // By code point, not localeCompare: the manifest reads the same on every machine whatever its locale, and the first
   // localeCompare of a process spends 5 ms loading the collation tables.
   const endpoints = [...model.endpoints].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const handlerFiles = handlerFileNames(endpoints.map((ep) => ep.name));
   for (const ep of endpoints) {
-    manifest.resources[ep.name] = resourceOf(ep, pythonVersion);
+    manifest.resources[ep.name] = resourceOf(ep, pythonVersion, handlerFiles[ep.name]);
     if (ep.kind === 'LOAD_BALANCED') {
       manifest.routes[ep.name] = Object.fromEntries(ep.routes.map((r) => [`${r.method} ${r.path}`, r.function.name]));
     }

@@ -67,3 +67,27 @@ export interface Manifest {
 export function handlerFileName(endpoint: string): string {
   return `handler_${endpoint.replace(/[^A-Za-z0-9_]/g, '_')}.py`;
 }
+
+/**
+ * The handler file of each endpoint of one build, in the order given: handlerFileName, unless an endpoint before it
+ * took that file (`foo-bar` and `foo_bar`, or `Api` and `api` on a case-insensitive disk), then with a number added.
+ * The manifest records the result, and the platform runs what the manifest says.
+ */
+export function handlerFileNames(endpoints: readonly string[]): Record<string, string> {
+  const lower = (file: string) => file.toLowerCase();
+  const taken = new Set(endpoints.map((e) => lower(handlerFileName(e))));
+  const given = new Set<string>();
+  const out: Record<string, string> = {};
+  for (const e of endpoints) {
+    let file = handlerFileName(e);
+    if (given.has(lower(file))) {
+      const base = file.slice(0, -'.py'.length);
+      let n = 2;
+      while (taken.has(lower(`${base}_${n}.py`)) || given.has(lower(`${base}_${n}.py`))) n++;
+      file = `${base}_${n}.py`;
+    }
+    given.add(lower(file));
+    out[e] = file;
+  }
+  return out;
+}
