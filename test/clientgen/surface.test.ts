@@ -53,6 +53,35 @@ test("a function named like another endpoint does not take that endpoint's membe
   assert.deepEqual((await members(unique, ['beta', 'gamma'])).members, { beta: 'beta', shout: 'gamma' }, 'a name no one else claims stays');
 });
 
+test('endpoint names one in camelCase (lb-api, lb_api): neither takes lbApi, each spells its separator, and the client says so', async () => {
+  const api = (name: string, fn: string) => `${HEAD}api = Endpoint(name="${name}", cpu="cpu3c-1-2")\n\n@api.get("/items")\ndef ${fn}() -> int:\n    return 1\n`;
+  const one = { 'a.py': api('lb-api', 'items') };
+  const model1 = await analyzeFiles(one);
+  const lb = (name: string) => ({ name, type: 'LOAD_BALANCED' as const, routes: [{ method: 'GET', path: '/items', function: 'items' }] });
+  const before = await typescriptClient(model1, environment([lb('lb-api')]));
+  assert.deepEqual(
+    before.surface.endpoints.map((e) => [e.member, e.endpoint]),
+    [['lbApi', 'lb-api']],
+  );
+  const model2 = await analyzeFiles({ ...one, 'b.py': api('lb_api', 'other') });
+  const after = await typescriptClient(model2, environment([lb('lb_api'), lb('lb-api')]));
+  assert.deepEqual(
+    Object.fromEntries(after.surface.endpoints.map((e) => [e.endpoint, e.member])),
+    { 'lb-api': 'lbDashApi', lb_api: 'lbUnderscoreApi' },
+    'strato.lbApi is gone rather than moved to the other endpoint',
+  );
+  assert.ok(
+    after.surface.warnings.some((w) => /endpoints lb-api and lb_api have one name in camelCase \(lbApi\)/.test(w)),
+    after.surface.warnings.join('\n'),
+  );
+  // Queue-based endpoints whose functions share a name fall back to their endpoint's names: the same rule.
+  const q = (name: string) => `${HEAD}@Endpoint(name="${name}")\ndef handler(n: int) -> int:\n    return n\n`;
+  assert.deepEqual((await members({ 'x.py': q('foo-bar'), 'y.py': q('foo.bar') }, ['foo.bar', 'foo-bar'])).members, {
+    fooDashBar: 'foo-bar',
+    fooDotBar: 'foo.bar',
+  });
+});
+
 test('a route that returns (body, status) is typed as its body, in the module and in the OpenAPI document', async () => {
   const model = await analyzeFiles({
     'api.py':

@@ -99,9 +99,13 @@ export function clientSurface(model: ProjectModel, env: EnvironmentSummary, rese
       return { d, spec };
     });
   const byFunction = functionMembers(bound);
+  const byName = nameMembers(
+    bound.map(({ d }) => d.name),
+    warnings,
+  );
   for (const { d, spec } of bound) {
-    if (d.type === 'QUEUE') endpoints.push(queueEntry(d, spec, mapper, members, byFunction.get(d.name)));
-    else endpoints.push(loadBalancedEntry(d, spec, mapper, members, warnings, where));
+    if (d.type === 'QUEUE') endpoints.push(queueEntry(d, spec, mapper, members, byFunction.get(d.name), byName.get(d.name)!));
+    else endpoints.push(loadBalancedEntry(d, spec, mapper, members, byName.get(d.name)!, warnings, where));
   }
   const deployed = new Set(env.endpoints.map((e) => e.name));
   for (const spec of model.endpoints) {
@@ -140,7 +144,41 @@ function functionMembers(bound: ReadonlyArray<{ d: EndpointSummary; spec: Endpoi
   return out;
 }
 
-function queueEntry(d: EndpointSummary, spec: EndpointSpec | undefined, mapper: TypeMapper, members: Names, byFunction: string | undefined): QueueEntry {
+/**
+ * The member each endpoint's name makes: its name in camelCase (`lb-api` -> `lbApi`), unless another endpoint's name
+ * makes the same (`lb-api` and `lb_api`): then neither takes it, by the rule of functionMembers, and each spells its
+ * separators out (`lbDashApi`, `lbUnderscoreApi`), so that which one is `lbApi` never depends on how the names sort.
+ */
+const SEPARATOR_WORDS: Record<string, string> = { '-': ' dash ', '.': ' dot ', _: ' underscore ' };
+
+function nameMembers(endpoints: readonly string[], warnings: string[]): Map<string, string> {
+  const claims = new Map<string, string[]>();
+  for (const e of endpoints) claims.set(camelCase(e), [...(claims.get(camelCase(e)) ?? []), e]);
+  const out = new Map<string, string>();
+  for (const [member, names] of claims) {
+    if (names.length === 1) {
+      out.set(names[0], member);
+      continue;
+    }
+    names.sort(); // by code point: the warning reads the same whatever the locale
+    const spelled = names.map((e) => camelCase(e.replace(/[-._]/g, (c) => SEPARATOR_WORDS[c])));
+    names.forEach((e, i) => out.set(e, spelled[i]));
+    warnings.push(
+      `endpoints ${names.join(' and ')} have one name in camelCase (${member}): the client names them ${spelled.join(' and ')}; ` +
+        'rename one of them for a member of its own.',
+    );
+  }
+  return out;
+}
+
+function queueEntry(
+  d: EndpointSummary,
+  spec: EndpointSpec | undefined,
+  mapper: TypeMapper,
+  members: Names,
+  byFunction: string | undefined,
+  byName: string,
+): QueueEntry {
   const fn = queueFunctionOf(d, spec);
   return {
     kind: 'QUEUE',
@@ -148,7 +186,7 @@ function queueEntry(d: EndpointSummary, spec: EndpointSpec | undefined, mapper: 
     id: d.id,
     url: d.url,
     timeoutMs: d.executionTimeoutMs ?? limits.defaultClientTimeoutMs,
-    member: members.take(...(byFunction ? [byFunction] : []), camelCase(d.name)),
+    member: members.take(...(byFunction ? [byFunction] : []), byName),
     signature: spec && fn ? queueSignature(spec, fn, mapper) : UNTYPED,
     doc: spec && fn ? docOf(spec, fn) : {},
   };
@@ -159,6 +197,7 @@ function loadBalancedEntry(
   spec: EndpointSpec | undefined,
   mapper: TypeMapper,
   members: Names,
+  byName: string,
   warnings: string[],
   where: string,
 ): LoadBalancedEntry {
@@ -190,7 +229,7 @@ function loadBalancedEntry(
     id: d.id,
     url: d.url,
     timeoutMs: d.executionTimeoutMs ?? limits.defaultClientTimeoutMs,
-    member: members.take(camelCase(d.name), `${camelCase(d.name)}Api`),
+    member: members.take(byName, `${byName}Api`),
     routes,
   };
 }
