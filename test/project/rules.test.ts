@@ -244,6 +244,15 @@ test('a third-party import at the top of a worker file is a warning with a move 
   assert.deepEqual(codes((await analyzeSource('import numpy\nx = 1\n')).diagnostics), []);
 });
 
+test("the move fix writes a multi-line import as one line that parses (comments and continuations dropped), with the file's line endings", async () => {
+  const multi = `from requests import (\n    get,  # the getter\n    post,\n)\nimport yaml, \\\n    toml\n${HEADER}\n@Endpoint(name="a")\ndef f(u: str):\n    return get(u), post(u), yaml, toml\n`;
+  const fixes = (await analyzeSource(multi)).diagnostics.map((d) => (d.fix?.kind === 'move-import' ? d.fix.targets.map((t) => t.text) : []));
+  assert.deepEqual(fixes, [['from requests import (get, post)\n    '], ['import yaml, toml\n    ']]);
+  const crlf = `import requests\r\n${HEADER.replace(/\n/g, '\r\n')}\r\n@Endpoint(name="a")\r\ndef f(u: str):\r\n    return requests.get(u)\r\n`;
+  const [d] = (await analyzeSource(crlf)).diagnostics;
+  assert.deepEqual(d.fix?.kind === 'move-import' && d.fix.targets.map((t) => t.text), ['import requests\r\n    ']);
+});
+
 test('syntax errors are reported and never stop the analysis of the rest', async () => {
   const m = await analyzeSource(`${HEADER}@Endpoint(name="ok")\ndef f():\n    return 1\n\ndef broken(:\n    pass\n`);
   assert.ok(m.diagnostics.some((d) => d.code === 'syntax-error'));

@@ -92,8 +92,23 @@ function usedAtModuleLevel(definitions: Array<Statement<TopLevel>>, name: string
 
 type Target = { position: Position; text: string };
 
+/**
+ * The import as one line, to go inside a function: its comments and line continuations dropped (an import statement
+ * holds no string, so `#` always starts a comment), `from x import (a, b,)` kept in its parentheses.
+ */
+function oneLineImport(text: string): string {
+  return text
+    .replace(/#[^\r\n]*/g, '')
+    .replace(/\\\r?\n/g, ' ')
+    .replace(/\s+/g, ' ')
+    .replace(/\( /g, '(')
+    .replace(/,? \)/g, ')')
+    .replace(/,\)/g, ')')
+    .trim();
+}
+
 function insertionTargets(definitions: Array<Statement<TopLevel>>, names: string[], imp: ImportInfo): Target[] {
-  const statement = imp.text.replace(/\s*\n\s*/g, ' ');
+  const statement = oneLineImport(imp.text);
   const out: Target[] = [];
   const key = `targets\u0000${names.join(',')}\u0000${statement}`;
   for (const t of definitions) {
@@ -126,13 +141,14 @@ function targetsIn(stmt: SyntaxNode, names: string[], statement: string): Target
     // The body's own indentation, tabs included; none when the body sits on the `def` line (`def f(x): return x`),
     // where an inserted line would not parse.
     const defText = def.text;
+    const eol = defText.includes('\r\n') ? '\r\n' : '\n'; // the file's own line ending
     const at = first.startIndex - def.startIndex;
     const indent = defText.slice(defText.lastIndexOf('\n', at - 1) + 1, at);
     if (!/^[ \t]*$/.test(indent) || !defText.slice(0, at).includes('\n')) return;
     if (isDoc && stmts[1])
-      out.push({ position: { line: stmts[1].startPosition.row, character: stmts[1].startPosition.column }, text: `${statement}\n${indent}` });
-    else if (isDoc) out.push({ position: { line: first.endPosition.row, character: first.endPosition.column }, text: `\n${indent}${statement}` });
-    else out.push({ position: { line: first.startPosition.row, character: first.startPosition.column }, text: `${statement}\n${indent}` });
+      out.push({ position: { line: stmts[1].startPosition.row, character: stmts[1].startPosition.column }, text: `${statement}${eol}${indent}` });
+    else if (isDoc) out.push({ position: { line: first.endPosition.row, character: first.endPosition.column }, text: `${eol}${indent}${statement}` });
+    else out.push({ position: { line: first.startPosition.row, character: first.startPosition.column }, text: `${statement}${eol}${indent}` });
   };
   const def = defOf(stmt);
   const body = def?.childForFieldName('body') ?? null;
