@@ -45,6 +45,12 @@ def twice(numbers: list) -> float:
     return summarize(numbers)["stats"]["mean"] + stats_of(numbers)["mean"]
 
 
+@Endpoint(name="pipeline", cpu="cpu3c-1-2")
+async def pipeline(numbers: list) -> dict:
+    """Awaits a plain def endpoint, as the reference product's code does."""
+    return {"stats": await stats_of(numbers)}
+
+
 @Endpoint(name="dynamic", cpu="cpu3c-1-2")
 def dynamic(numbers: list) -> dict:
     """Calls cpu-stats by a name built at run time: no deploy can see that."""
@@ -130,6 +136,26 @@ test('a GET route called from a script sends a list as its repeated key and leav
   const r = await python(`from chain_worker import find\nprint(find([3, 4]))\nprint(find(ids=[5], tag="t"))\n`, dir, env);
   assert.equal(r.code, 0, r.stderr);
   assert.deepEqual(r.stdout.trim().split('\n'), ["{'ids': [3, 4], 'tag': None}", "{'ids': [5], 'tag': 't'}"]);
+});
+
+test('await of a plain def endpoint (the reference product makes every one awaitable) gets its result; a call without await too', async () => {
+  const r = await python(
+    `import asyncio
+from cpu_worker import cpu_stats
+from chain_worker import pipeline
+
+
+async def main():
+    return (await cpu_stats([1, 2, 3]))["mean"], cpu_stats([2, 4])["mean"], (await pipeline([4, 6]))["stats"]["mean"]
+
+
+print(asyncio.run(main()))
+`,
+    dir,
+    env,
+  );
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(r.stdout.trim(), '(2.0, 3.0, 5.0)');
 });
 
 test('a chain of two endpoints: summarize calls cpu-stats through the control plane', async () => {

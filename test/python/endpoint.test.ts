@@ -110,6 +110,14 @@ assert double.endpoint.name == "double" and double.endpoint.cpu == "cpu3c-1-2" a
 assert inspect.isgeneratorfunction(count) and list(count(3)) == [0, 1, 2]
 m = Model(k=2)
 assert isinstance(m, Model) and m.predict(5) == 10 and Model.endpoint.name == "model"
+
+# The reference product makes every decorated function awaitable: \`await add(2)\` of a plain def gets its value too,
+# while a call without await, and the same call outside a coroutine, stay plain.
+async def caller():
+    awaited = await add(2)
+    plain = add(3)
+    return awaited, plain, [await add(i) for i in range(2)]
+assert asyncio.run(caller()) == (3, 4, [1, 2]), asyncio.run(caller())
 print("ok")
 `,
       ],

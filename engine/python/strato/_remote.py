@@ -2,6 +2,7 @@
 # function's signature, sent to the endpoint found in the app context (_context.py), its result returned or its error
 # raised: /runsync for a queue-based function, /run and /stream for a generator, the route for a load-balanced one.
 import inspect
+import sys
 import time
 
 from ._context import StratoContextError, lookup  # noqa: F401 (StratoContextError: what callers catch)
@@ -130,3 +131,39 @@ def call_route(endpoint, method, path, fn, args, kwargs):
     if status >= 400:
         raise StratoRemoteError(f"{method} {path} on '{endpoint.name}' failed (HTTP {status}): {error_text(res)}", status=status)
     return res
+
+
+_AWAITED = {}  # (code, offset of the call) -> whether the caller awaits its result
+
+
+def awaited(depth=2):
+    """True when the function `depth` frames up (the caller of the decorated function) awaits the call's result next:
+    `await fn(...)`. The reference product makes every decorated function awaitable, so its code awaits plain `def`
+    ones too; such a call then gets a coroutine, and any other call its value. Read from the caller's bytecode (the
+    instruction after the call is GET_AWAITABLE), once per call site."""
+    frame = sys._getframe(depth)
+    code = frame.f_code
+    if not code.co_flags & 0x280:  # CO_COROUTINE | CO_ASYNC_GENERATOR: only there can an await follow
+        return False
+    key = (code, frame.f_lasti)
+    hit = _AWAITED.get(key)
+    if hit is None:
+        import dis
+
+        hit = next((i.opname == "GET_AWAITABLE" for i in dis.get_instructions(code) if i.offset > frame.f_lasti), False)
+        if len(_AWAITED) > 4096:
+            _AWAITED.clear()
+        _AWAITED[key] = hit
+    return hit
+
+
+async def ready(value):
+    """A value as the result of an awaited call."""
+    return value
+
+
+def awaitable(call, *args):
+    """`call(*args)` run on a thread, as a coroutine: an awaited call of a plain function does not block the loop."""
+    import asyncio
+
+    return asyncio.to_thread(call, *args)

@@ -161,23 +161,29 @@ class Endpoint:
                 raise ValueError(f"@{method.lower()}(path) declares a route and takes only the path; to call a deployed "
                                  "endpoint, use Endpoint(id=...)")
             return self._route(method, path)
-        from . import _client
+        from . import _client, _remote
 
+        if _remote.awaited(3):  # `await endpoint.post(...)`: the caller of get/post/..., as the reference's code writes it
+            return _remote.awaitable(_client.route, self.id, method, path, body, kw.get("timeout"))
         return _client.route(self.id, method, path, body, timeout=kw.get("timeout"))
 
     # A client of an existing queue-based endpoint (Endpoint(id="...")).
     def run(self, input):
         """Submits a job and returns its EndpointJob at once (status(), output(timeout=...), cancel(), stream())."""
-        from . import _client
+        from . import _client, _remote
 
+        if _remote.awaited():  # `await endpoint.run(...)`, as the reference product's code writes it
+            return _remote.awaitable(_client.run, self._client_id("run"), input)
         return _client.run(self._client_id("run"), input)
 
     def runsync(self, input, timeout=None):
         """Runs a job and returns its output; a failed job raises StratoRemoteError with its error."""
-        from . import _client
+        from . import _client, _remote
 
         if timeout is None and self.execution_timeout_ms:
             timeout = self.execution_timeout_ms / 1000
+        if _remote.awaited():  # `await endpoint.runsync(...)`, as the reference product's code writes it
+            return _remote.awaitable(_client.runsync, self._client_id("runsync"), input, timeout)
         return _client.runsync(self._client_id("runsync"), input, timeout=timeout)
 
     def _client_id(self, op):
@@ -333,8 +339,12 @@ def _dispatching_wrapper(endpoint, fn, route, method=None, signature=None):
                 yield value
     else:
         def wrapper(*args, **kwargs):
+            # `await fn(...)` of a plain function, as the reference product's code writes it, gets a coroutine.
             if method is None and _context.runs_locally(endpoint):
-                return fn(*args, **kwargs)
+                value = fn(*args, **kwargs)
+                return _remote.ready(value) if _remote.awaited() else value
+            if _remote.awaited():
+                return _remote.awaitable(remote, args, kwargs)
             return remote(args, kwargs)
     return functools.wraps(fn)(wrapper)
 
