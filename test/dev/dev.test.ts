@@ -3,7 +3,7 @@
 // without a terminal, the cache), Ctrl+C cleanup, the hidden `run` alias, and the startup errors.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
@@ -11,6 +11,7 @@ import { CLI, runCli } from '../helpers/cli';
 import { spawn } from 'node:child_process';
 import { startDev, startServing, type DevProcess } from '../helpers/devServer';
 import { startTestPlatform, type TestPlatform } from '../helpers/platform';
+import { buildWheel } from '../helpers/wheels';
 import { devStateFile, readDevState } from '../../engine/src/dev/state';
 import { callTimeoutMs } from '../../engine/src/dev/server';
 import type { DevRoute } from '../../engine/src/dev/routes';
@@ -271,6 +272,36 @@ test('a save whose dependencies do not install: every route answers why, nothing
   writeFileSync(cpuFile, original);
   await dev.waitFor(/reloaded in \d+ ms/, 60_000, 'stderr');
   assert.equal((await call(dev.port, 'POST', '/gpu_worker/runsync', { input: {} })).status, 200);
+  await dev.stop();
+});
+
+test('a save that leaves the requirements as they were reuses the installed dependencies; a new requirement installs again', async () => {
+  const dir = await project('reuse');
+  const wheels = path.join(tmp, 'reuse-wheels');
+  buildWheel(tmp, wheels, 'tinyreuse', '1.0.0');
+  buildWheel(tmp, wheels, 'tinyreuse2', '1.0.0');
+  const cpuFile = path.join(dir, 'cpu_worker.py');
+  const original = readFileSync(cpuFile, 'utf8');
+  writeFileSync(cpuFile, original.replace('workers=(0, 2)', 'workers=(0, 2), dependencies=["tinyreuse"]'));
+  const dev = await startServing(['--host', '127.0.0.1', '--port', '0'], {
+    cwd: dir,
+    env: { ...env, PIP_NO_INDEX: '1', PIP_FIND_LINKS: wheels, PIP_CONFIG_FILE: '/dev/null' },
+  });
+  running.push(dev);
+  assert.match(dev.stderr(), /installing 1 dependency for Linux x86_64/);
+  const gpuFile = path.join(dir, 'gpu_worker.py');
+  let seen = dev.stderr().length;
+  writeFileSync(gpuFile, `${readFileSync(gpuFile, 'utf8')}\n# an edit that changes no requirement\n`);
+  await dev.waitFor(/reloaded in \d+ ms/, 60_000, 'stderr');
+  const second = dev.stderr().slice(seen);
+  assert.match(second, /dependencies unchanged: the 1 dependency for Linux x86_64, Python [\d.]+ installed before are reused/);
+  assert.doesNotMatch(second, /installing/);
+  assert.equal((await call(dev.port, 'POST', '/cpu_worker/runsync', { input: { numbers: [1, 3] } })).body.output.mean, 2);
+  seen = dev.stderr().length;
+  writeFileSync(cpuFile, original.replace('workers=(0, 2)', 'workers=(0, 2), dependencies=["tinyreuse", "tinyreuse2"]'));
+  await dev.waitFor(/installing 2 dependencies/, 60_000, 'stderr');
+  await dev.waitFor(/reloaded in \d+ ms[\s\S]*reloaded in \d+ ms/, 60_000, 'stderr');
+  assert.equal(readdirSync(path.join(dir, '.strato', 'deps')).length, 1, 'one install is kept, not one per set of requirements');
   await dev.stop();
 });
 

@@ -2,7 +2,8 @@
 // --exclude removed; the rest installed with pip for Linux x86_64 into the build; excluded packages pip brought in
 // as dependencies dropped again, with what only they required.
 import { spawn } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { excludedPackages } from '../catalog';
 import { UserError } from '../util/errors';
@@ -62,6 +63,49 @@ export interface PipOptions {
   target: string;
   requirementsFile: string;
   onLine?: (line: string) => void;
+}
+
+export interface InstallOptions extends PipOptions {
+  requirements: MergedRequirements;
+  /**
+   * A folder where the install is kept between builds, once per set of requirements (their lines, the Python version
+   * and pip's own environment): a build with the same set links it into `target` instead of running pip again, and
+   * a build with another set replaces it. The dev server's saves use it; `strato build` and `deploy` install afresh.
+   */
+  reuseIn?: string;
+  /** Called when pip is about to run (not when an install is reused). */
+  onInstall?: () => void;
+}
+
+/** Installs the requirements into `target` (the packages only the base image's pulled in left out); true when reused. */
+export async function installRequirements(o: InstallOptions): Promise<boolean> {
+  const { install, excludeSet } = o.requirements;
+  if (!o.reuseIn) {
+    o.onInstall?.();
+    await pipInstall(o);
+    removeExcludedPackages(o.target, excludeSet, install);
+    return false;
+  }
+  const pipEnvironment = Object.entries(process.env).filter(([k]) => k.startsWith('PIP_'));
+  const key = createHash('sha256')
+    .update(JSON.stringify([install, [...excludeSet].sort(), o.pythonVersion, pipEnvironment.sort()]))
+    .digest('hex')
+    .slice(0, 16);
+  const kept = path.join(o.reuseIn, key);
+  const done = path.join(kept, '.installed');
+  const reused = existsSync(done);
+  if (!reused) {
+    // Any other set goes: one install is kept, not one per save.
+    rmSync(o.reuseIn, { recursive: true, force: true });
+    mkdirSync(kept, { recursive: true });
+    o.onInstall?.();
+    await pipInstall({ ...o, target: kept });
+    removeExcludedPackages(kept, excludeSet, install);
+    writeFileSync(done, `${install.join('\n')}\n`); // written last: an install cut short is never reused
+  }
+  mkdirSync(o.target, { recursive: true });
+  for (const entry of readdirSync(kept)) if (entry !== '.installed') symlinkSync(path.join(kept, entry), path.join(o.target, entry));
+  return reused;
 }
 
 /** Runs pip for the target platform. pip's own environment (PIP_INDEX_URL, PIP_FIND_LINKS, ...) passes through. */

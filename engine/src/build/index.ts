@@ -7,7 +7,7 @@ import { formatDiagnostic, hasProjectMarker, INCLUDE_FILE, listProjectFiles, loa
 import { UserError } from '../util/errors';
 import { pythonExecutable, pythonPackageRoot } from '../util/paths';
 import { checkArtifactSize, packArtifact } from './artifact';
-import { mergeRequirements, pipInstall, readRequirementsFile, removeExcludedPackages } from './dependencies';
+import { installRequirements, mergeRequirements, readRequirementsFile } from './dependencies';
 import { sourceFingerprint } from './fingerprint';
 import { generateHandlers } from './handlers';
 import { createManifest, DEFAULT_PYTHON_VERSION, type Manifest } from './manifest';
@@ -27,6 +27,8 @@ export interface BuildOptions {
   onWarning?: (d: Diagnostic) => void;
   /** An analysis of the project made just before (the dev server has one); saves analysing twice. */
   model?: ProjectModel;
+  /** Keep the installed dependencies in .strato/deps and reuse them while the requirements stay the same (dev saves). */
+  reuseDependencies?: boolean;
 }
 
 export interface BuildResult {
@@ -131,17 +133,20 @@ export async function buildProject(root: string, options: BuildOptions = {}): Pr
     );
     writeGenerated(path.join(buildDir, 'requirements.txt'), reqs.install.join('\n') + (reqs.install.length ? '\n' : ''));
     if (reqs.install.length) {
-      progress(`installing ${reqs.install.length} dependenc${reqs.install.length === 1 ? 'y' : 'ies'} for Linux x86_64, Python ${pythonVersion}`);
-      await pipInstall({
+      const what = `${reqs.install.length} dependenc${reqs.install.length === 1 ? 'y' : 'ies'} for Linux x86_64, Python ${pythonVersion}`;
+      const reused = await installRequirements({
         python: pythonExecutable(),
         pythonVersion,
         target: path.join(buildDir, 'deps'),
         requirementsFile: path.join(buildDir, 'requirements.txt'),
+        requirements: reqs,
+        reuseIn: options.reuseDependencies ? path.join(outDir, 'deps') : undefined,
+        onInstall: () => progress(`installing ${what}`),
         onLine: (l) => {
           if (/^(Collecting|Downloading|Processing|Installing|Successfully)/.test(l)) progress(l);
         },
       });
-      removeExcludedPackages(path.join(buildDir, 'deps'), reqs.excludeSet, reqs.install);
+      if (reused) progress(`dependencies unchanged: the ${what} installed before are reused`);
     }
     // The runtime the handlers import; a user's own copy of strato in the requirements is replaced.
     rmSync(path.join(buildDir, 'deps', 'strato'), { recursive: true, force: true });

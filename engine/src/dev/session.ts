@@ -85,7 +85,7 @@ export class DevSession {
       this.errors = errors;
       return;
     }
-    this.build = await buildProject(this.root, { model });
+    this.build = await this.buildOf(model);
     this.setRoutes(model);
     this.model = model;
     await this.live.setBuild(this.build);
@@ -121,6 +121,18 @@ export class DevSession {
       }
     }
     return false;
+  }
+
+  /** The project built for the dev server: dependencies kept in .strato/deps while the requirements stay the same. */
+  private buildOf(model: ProjectModel): Promise<BuildResult> {
+    return buildProject(this.root, {
+      model,
+      reuseDependencies: true,
+      onProgress: (m) => {
+        if (m.startsWith('installing')) this.events.log?.(`${m} (pip)...`);
+        else if (m.startsWith('dependencies unchanged')) this.events.log?.(m);
+      },
+    });
   }
 
   private setRoutes(model: ProjectModel): void {
@@ -179,10 +191,7 @@ export class DevSession {
           this.events.reloaded?.(this.errors, Date.now() - started);
           return;
         }
-        const build = await buildProject(this.root, {
-          model,
-          onProgress: (m) => m.startsWith('installing') && this.events.log?.(`${m} (pip)...`),
-        });
+        const build = await this.buildOf(model);
         await this.live.setBuild(build);
         this.build = build;
         this.setRoutes(model);
