@@ -6,7 +6,7 @@ import sys
 import time
 
 from ._context import StratoContextError, lookup  # noqa: F401 (StratoContextError: what callers catch)
-from ._wire import ENDED, StratoRemoteError, error_text, query_string, request, stream_values
+from ._wire import ENDED, StratoRemoteError, error_text, param_text, query_string, request, stream_values
 from .catalog import DEFAULT_CLIENT_TIMEOUT_MS
 
 
@@ -112,12 +112,13 @@ def stream_queue(endpoint, fn, args, kwargs, method=None):
 
 
 def call_route(endpoint, method, path, fn, args, kwargs):
-    """Calls a load-balanced route: path parameters filled in, the rest as the JSON body (or query for GET/DELETE)."""
+    """Calls a load-balanced route: path parameters filled in, the rest as the JSON body (or query for GET/DELETE),
+    each value in the JSON form a FastAPI route would answer it with (a pydantic model as its fields: _jsonable)."""
     import urllib.parse
 
     payload = _arguments(fn, args, kwargs)
     for param in [p[1:-1] for p in path.split("/") if p.startswith("{") and p.endswith("}")]:
-        path = path.replace("{" + param + "}", urllib.parse.quote(str(payload.pop(param, "")), safe=""))
+        path = path.replace("{" + param + "}", urllib.parse.quote(param_text(payload.pop(param, "")), safe=""))
     ep = lookup(endpoint.name)
     timeout = (endpoint.execution_timeout_ms or ep["timeout_ms"] or DEFAULT_CLIENT_TIMEOUT_MS) / 1000
     url = f"{ep['url']}{path}"

@@ -25,7 +25,7 @@ def request(method, url, key, body=None, timeout=60.0):
     import urllib.parse
     import urllib.request
 
-    data = None if body is None else json.dumps(body).encode("utf-8")
+    data = None if body is None else _body_json(body).encode("utf-8")
     if data is not None:
         # The platform answers 413 to a larger body, but closes the connection while it is still being sent, and
         # the sender sees only a broken pipe: said here, before anything is sent.
@@ -58,6 +58,17 @@ def request(method, url, key, body=None, timeout=60.0):
         return status, raw.decode("utf-8", "replace")
 
 
+def _body_json(body):
+    """The JSON text of what is sent: a pydantic model, a datetime, a UUID, a Decimal, an Enum, a set, a dataclass (and
+    a container of those) in the JSON form a FastAPI route would answer it with (_jsonable), as the route reads it."""
+    from ._jsonable import dumps
+
+    try:
+        return dumps(body)
+    except (TypeError, ValueError) as e:
+        raise (TypeError if isinstance(e, TypeError) else ValueError)(f"the call's arguments cannot be sent as JSON: {e}") from None
+
+
 def graphql(base, key, query, variables):
     status, body = request("POST", f"{base}/graphql", key, {"query": query, "variables": variables})
     if not isinstance(body, dict) or body.get("errors"):
@@ -67,8 +78,9 @@ def graphql(base, key, query, variables):
 
 
 def query_string(args):
-    """The query of a GET or DELETE route call: each argument as its text (a string as it is, anything else as
-    JSON), a list, set or tuple as its key once per item, and None (an Optional left at its default) left out."""
+    """The query of a GET or DELETE route call: each argument as its text (a string as it is, anything else as its
+    JSON form, the quotes of a text form dropped: a UUID or a datetime as itself), a list, set or tuple as its key
+    once per item, and None (an Optional left at its default) left out."""
     import urllib.parse
 
     pairs = []
@@ -76,8 +88,19 @@ def query_string(args):
         if value is None:
             continue
         items = value if isinstance(value, (list, tuple, set, frozenset)) else (value,)
-        pairs += [(key, item if isinstance(item, str) else json.dumps(item)) for item in items]
+        pairs += [(key, param_text(item)) for item in items]
     return urllib.parse.urlencode(pairs)
+
+
+def param_text(value):
+    """A value as a query parameter's or a path segment's text (_jsonable.text_form); what JSON cannot hold raises
+    TypeError or ValueError saying so."""
+    from ._jsonable import text_form
+
+    try:
+        return text_form(value)
+    except (TypeError, ValueError) as e:
+        raise (TypeError if isinstance(e, TypeError) else ValueError)(f"a route argument cannot be sent as text: {e}") from None
 
 
 def stream_values(chunks, pieces):
