@@ -134,6 +134,19 @@ test('a mounted volume with no volume file is an error with a did-you-mean', () 
   }
 });
 
+test('regions compare as regions, not as spellings: eu-ro-1 and EU-RO-1 are one region', () => {
+  const p = project({
+    'a.dstack.yml': 'type: task\nvolumes:\n  - data:/data\n  - more:/more\nregions: [eu-ro-1]\n',
+    'v/data.dstack.yml': 'type: volume\nname: data\nbackend: strato\nregion: EU-RO-1\n',
+    'v/more.dstack.yml': 'type: volume\nname: more\nbackend: strato\nregion: eu-ro-1\n',
+  });
+  try {
+    assert.deepEqual(codes(loadOrchestration(p.root).diagnostics), []);
+  } finally {
+    p.done();
+  }
+});
+
 test("regions that exclude the volume's region, and volumes in two regions, are errors pointing at the volume files", () => {
   const p = project({
     'a.dstack.yml': 'type: task\nvolumes:\n  - data:/data\n  - more:/more\nregions: [US-KS-2]\n',

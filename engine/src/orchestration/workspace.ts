@@ -2,10 +2,13 @@
 // volume's region fixes the region of the Pod that mounts it (regions that exclude it, or two regions, are errors).
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { didYouMean } from '../catalog';
+import { didYouMean, findDatacenter } from '../catalog';
 import { listProjectFiles } from '../project/ignore';
 import type { Diagnostic } from '../project/model';
 import { analyzeDstack, dstackKindOf, type DstackFile } from './validate';
+
+/** A region as the catalog spells it (eu-ro-1 and EU-RO-1 are one region), so that spellings compare as regions. */
+const regionKey = (region: string) => findDatacenter(region)?.id ?? region.trim().toLowerCase();
 
 export function checkWorkspace(files: readonly DstackFile[]): Diagnostic[] {
   const out: Diagnostic[] = [];
@@ -31,7 +34,7 @@ export function checkWorkspace(files: readonly DstackFile[]): Diagnostic[] {
       }
       used.push({ volume, mount });
       const region = volume.region?.value;
-      if (region && task.regions && !task.regions.value.includes(region)) {
+      if (region && task.regions && !task.regions.value.some((r) => regionKey(r) === regionKey(region))) {
         out.push({
           code: 'region-conflict',
           severity: 'error',
@@ -44,7 +47,12 @@ export function checkWorkspace(files: readonly DstackFile[]): Diagnostic[] {
         });
       }
     }
-    const regions = new Set(used.map((u) => u.volume.region?.value).filter((r): r is string => !!r));
+    const regions = new Set(
+      used
+        .map((u) => u.volume.region?.value)
+        .filter((r): r is string => !!r)
+        .map(regionKey),
+    );
     if (regions.size > 1) {
       out.push({
         code: 'region-conflict',
