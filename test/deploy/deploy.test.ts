@@ -50,8 +50,11 @@ async function initProject(name: string): Promise<string> {
 
 test('deploy of the template: four timed steps, endpoints grouped by type with URLs, routes and samples; every endpoint answers', async () => {
   const dir = await initProject('shop');
+  // torch is the base image's: never installed, and the build step says so (the embedded platform's Python must have it).
+  writeFileSync(path.join(dir, 'requirements.txt'), 'torch\n');
   const r = await runCli(['deploy'], { cwd: dir, env });
   assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stdout, /✓ build +3 endpoints, \d+ KB; not installed \(in the base image or --exclude\): torch/);
   const steps = r.stdout
     .split('\n')
     .filter((l) => l.startsWith('✓'))

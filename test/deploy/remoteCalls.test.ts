@@ -243,7 +243,7 @@ test('a call its signature refuses raises TypeError at once, before any request 
   // The platform's address is a closed port: an error about reaching it would mean a request was tried.
   const r = await python(
     `from cpu_worker import cpu_stats
-for call in (lambda: cpu_stats(), lambda: cpu_stats([1], colour=1), lambda: cpu_stats([1], [2])):
+for call in (lambda: cpu_stats(), lambda: cpu_stats([1], colour=1), lambda: cpu_stats([1], [2]), lambda: cpu_stats(nums=[1])):
     try:
         call()
     except TypeError as e:
@@ -257,6 +257,8 @@ for call in (lambda: cpu_stats(), lambda: cpu_stats([1], colour=1), lambda: cpu_
     "TypeError: cpu_stats(): missing a required argument: 'numbers'",
     "TypeError: cpu_stats(): got an unexpected keyword argument 'colour'",
     'TypeError: cpu_stats(): too many positional arguments',
+    // A misspelled name is named, as a local call names it, not the required argument it leaves out.
+    "TypeError: cpu_stats(): got an unexpected keyword argument 'nums'",
   ]);
 });
 

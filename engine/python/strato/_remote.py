@@ -19,6 +19,12 @@ def _arguments(fn, args, kwargs):
         signature = inspect.signature(fn)
     except (TypeError, ValueError):  # nothing to check against (a callable without a signature): sent as given
         return {**dict(zip(getattr(getattr(fn, "__code__", None), "co_varnames", ()), args)), **kwargs}
+    params = signature.parameters
+    if not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+        # A misspelled keyword is named as a local call names it, before any missing argument it leaves behind.
+        unknown = [k for k in kwargs if k not in params or params[k].kind is inspect.Parameter.POSITIONAL_ONLY]
+        if unknown:
+            raise TypeError(f"{name}(): got an unexpected keyword argument {unknown[0]!r}")
     try:
         bound = signature.bind(*args, **kwargs)
     except TypeError as e:

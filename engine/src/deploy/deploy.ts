@@ -67,7 +67,8 @@ export async function deployProject(root: string, o: DeployOptions): Promise<Dep
     () => buildProject(root, { exclude: o.exclude, onProgress: o.onProgress, onWarning: o.onWarning }),
     (b) =>
       `${Object.keys(b.manifest.resources).length} endpoints, ${(b.sizeBytes / 1024).toFixed(0)} ` +
-      `KB${b.secretsLeftOut.length ? `; ${secretsLine(b.secretsLeftOut)}` : ''}`,
+      `KB${b.excluded.length ? `; not installed (in the base image or --exclude): ${b.excluded.join(', ')}` : ''}` +
+      `${b.secretsLeftOut.length ? `; ${secretsLine(b.secretsLeftOut)}` : ''}`,
   );
 
   await o.afterBuild?.(buildResult);

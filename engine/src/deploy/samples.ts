@@ -26,9 +26,9 @@ function ofType(t: string, name: string): unknown {
   if (t.startsWith('int')) return 1;
   if (t.startsWith('float')) return 1.5;
   if (t.startsWith('bool')) return true;
-  if (t.startsWith('list') || t.startsWith('tuple') || t.startsWith('sequence')) {
+  if (/^(typing\.)?(list|tuple|sequence|set|frozenset)\b/.test(t)) {
     const inner = /^[a-z.]+\[([^,\]]+)/.exec(t)?.[1] ?? '';
-    if (inner.startsWith('int')) return [1, 2];
+    if (inner.startsWith('int') || inner === '' || inner === 'any') return [1, 2]; // an untyped list: numbers, most often
     if (inner.startsWith('float')) return [1.5, 2.5];
     return [ofType(inner, 'item'), ofType(inner, 'item')];
   }
@@ -54,7 +54,13 @@ export function sampleCall(ep: Endpoint, spec: EndpointSpec | undefined): string
   }
   const route = spec?.routes.find((r) => r.method === 'POST') ?? spec?.routes[0];
   if (!route) return `curl ${ep.url}/ping ${auth}`;
-  const url = `${ep.url}${route.path.replace(/\{([^}]+)\}/g, 'example-$1')}`;
+  // A path parameter is a value of its annotated type (/items/1 for item_id: int), else example-<name>.
+  const pathParam = (name: string) => {
+    const p = route.function.params.find((x) => x.name === name);
+    const value = p?.annotation ? placeholder({ ...p, default: undefined }) : undefined;
+    return typeof value === 'number' || (typeof value === 'string' && value !== 'value') ? String(value) : `example-${name}`;
+  };
+  const url = `${ep.url}${route.path.replace(/\{([^}]+)\}/g, (_, name: string) => encodeURIComponent(pathParam(name)))}`;
   if (route.method === 'GET' || route.method === 'DELETE') return `curl -X ${route.method} ${url} ${auth}`;
   return `curl -X ${route.method} ${url} ${auth} -H 'Content-Type: application/json' -d ${quote(JSON.stringify(sampleArgs(route.function)))}`;
 }

@@ -1,8 +1,9 @@
 // One platform per data dir: two processes opening the same embedded database would corrupt it. The lock file
-// holds the owner's pid; a lock left by a dead process (SIGKILL, power loss) is taken over.
+// holds the owner's pid and the data dir; a lock left by a dead process (SIGKILL, power loss), or copied with its data
+// dir, is taken over.
 import fs from 'node:fs';
 import { UserError } from '../util/errors';
-import { lockHolder } from '../protocol/layout';
+import { lockHolder, lockText } from '../protocol/layout';
 
 export interface DataDirLock {
   release(): void;
@@ -12,12 +13,12 @@ export function acquireLock(file: string): DataDirLock {
   for (let attempt = 0; attempt < 3; attempt++) {
     try {
       const fd = fs.openSync(file, 'wx', 0o600);
-      fs.writeSync(fd, String(process.pid));
+      fs.writeSync(fd, lockText(file));
       fs.closeSync(fd);
       return {
         release: () => {
           try {
-            if (fs.readFileSync(file, 'utf8').trim() === String(process.pid)) fs.rmSync(file, { force: true });
+            if (Number.parseInt(fs.readFileSync(file, 'utf8'), 10) === process.pid) fs.rmSync(file, { force: true });
           } catch {
             /* already gone */
           }

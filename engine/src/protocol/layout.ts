@@ -125,7 +125,23 @@ export function pidAlive(pid: number): boolean {
   }
 }
 
-/** The pid of the live process that holds a platform's data dir lock (`lockFile`), or null: none, or its holder is gone. */
+/** What a data dir lock holds: the owner's pid, and the data dir it locks (a lock copied with its data dir is stale). */
+export function lockText(lockFile: string): string {
+  return `${process.pid}\n${realDir(lockFile)}\n`;
+}
+
+const realDir = (lockFile: string) => {
+  try {
+    return fs.realpathSync(path.dirname(lockFile));
+  } catch {
+    return path.resolve(path.dirname(lockFile));
+  }
+};
+
+/**
+ * The pid of the live process that holds a platform's data dir lock (`lockFile`), or null: none, its holder is gone,
+ * or the lock names another data dir (this one is a copy, lock file included, of a dir that process uses).
+ */
 export function lockHolder(lockFile: string): number | null {
   let text: string;
   try {
@@ -133,6 +149,8 @@ export function lockHolder(lockFile: string): number | null {
   } catch {
     return null;
   }
-  const owner = Number.parseInt(text, 10);
+  const [pid, dir] = text.split('\n');
+  const owner = Number.parseInt(pid, 10);
+  if (dir && dir !== realDir(lockFile)) return null;
   return Number.isInteger(owner) && pidAlive(owner) ? owner : null;
 }
