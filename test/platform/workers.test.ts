@@ -26,6 +26,7 @@ before(async () => {
     queueSpec('aconcurrent', 'asleep', { workers: [0, 1], maxConcurrency: 8, isAsync: true }),
     { name: 'broken', file: 'broken.py', fn: 'handler', workers: [0, 1] },
     queueSpec('gpu', 'env_info', { gpu: 'ADA_24' }),
+    queueSpec('cpu-env', 'env_info', { workers: [0, 1] }),
     { name: 'envdump', file: 'envdump.py', fn: 'handler', workers: [0, 1], env: { MY_VAR: 'from-endpoint' } },
   ]);
   eps = await deploy(tp.cp, art);
@@ -104,6 +105,9 @@ test('a GPU endpoint runs without a GPU, and its health says the hardware is abs
   const h = await tp.cp.endpointHealth(eps.gpu.id);
   assert.match(h?.hardwareNote ?? '', /asks for a GPU \(ADA_24\) but this machine has none/);
   assert.equal((await tp.cp.endpointHealth(eps.warm.id))?.hardwareNote, null);
+  // A CPU endpoint is told so on a machine without GPUs too, whatever the platform's own environment says.
+  const cpu = (await call('POST', `${eps['cpu-env'].url}/runsync`, { body: { input: {} } })).json as { output: { cuda: string | null } };
+  assert.equal(cpu.output.cuda, '');
 });
 
 test("workers get the allow-list, the endpoint env and the STRATO_* variables, not the operator's other variables", async () => {

@@ -113,7 +113,7 @@ export class Supervisor {
       own.CUDA_VISIBLE_DEVICES = devices;
       // CUDA numbers GPUs fastest first unless told otherwise; the indexes above are nvidia-smi's (PCI bus order).
       if (devices) own.CUDA_DEVICE_ORDER = 'PCI_BUS_ID';
-    } else if (host.gpus.count > 0) own.CUDA_VISIBLE_DEVICES = ''; // a CPU endpoint never takes a GPU
+    } else own.CUDA_VISIBLE_DEVICES = ''; // a CPU endpoint never takes a GPU, whatever the machine's detection missed
     const processEnv: NodeJS.ProcessEnv = { ...inherited, ...own };
     // Warm templates fork local processes; another launcher (the preview's containers, a worker host's agent)
     // starts workers its own way.
