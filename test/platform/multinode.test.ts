@@ -192,6 +192,19 @@ describe('three nodes on one database', { skip: skip ?? false }, () => {
     ]);
   });
 
+  test("a node started with a live node's URL as its --node-url is refused, naming the other node", async () => {
+    const database = await postgres().createDatabase();
+    const a = await startTestPlatform({ database });
+    platforms.push(a);
+    const taken = `http://127.0.0.1:${a.platform.port}`;
+    await assert.rejects(
+      startTestPlatform({ database, nodeUrl: taken }),
+      new RegExp(
+        `another live node \\(${a.platform.instanceId}\\) is reached at ${taken.replace(/\./g, '\\.')}, the URL this node would register: .*--node-url`,
+      ),
+    );
+  });
+
   test('queued jobs go where workers wait: jobs sent to one node run on the workers of the others too', async () => {
     const database = await postgres().createDatabase();
     const nodes = await Promise.all([0, 1, 2].map(() => startTestPlatform({ database })));

@@ -4,6 +4,8 @@
 // service behind a load balancer), state survives a restart, a database outage answers 503 with a sentence and the service recovers by
 // itself, and a bad URL is refused with a sentence. Each run makes its own cluster (Debian's postgresql).
 import { after, before, test } from 'node:test';
+import pg from 'pg';
+import net from 'node:net';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -98,9 +100,16 @@ test('a database outage answers 503 with a sentence, and the service recovers by
   const database = await pgServer.createDatabase();
   const tp = await startTestPlatform({ database });
   try {
-    const eps = await deploy(tp.cp, await buildTestArtifact({ 'worker.py': WORKER_PY }, [queueSpec('echo', 'echo', { workers: [1, 1] })]));
+    const eps = await deploy(
+      tp.cp,
+      await buildTestArtifact({ 'worker.py': WORKER_PY }, [queueSpec('echo', 'echo', { workers: [1, 1] }), queueSpec('cold', 'echo', { workers: [0, 1] })]),
+    );
+    const health = async (url: string) => (await call('GET', `${url}/health`)).json as { jobs: Record<string, number> };
+    await waitUntil('the warm worker', async () => (await call('POST', `${eps.echo.url}/runsync`, { body: { input: {} } })).status === 200, 60_000, 250);
     pgServer.pause();
-    const down = await call('POST', `${eps.echo.url}/run`, { body: { input: {} }, timeoutMs: 60_000 });
+    // The job was taken, but its row could not be stored and no worker had it yet: it is taken back, so that the
+    // client, told 503, runs it once by retrying (before, it stayed queued, was stored on recovery and ran too).
+    const down = await call('POST', `${eps.cold.url}/run`, { body: { input: { withdrawn: 1 } }, timeoutMs: 60_000 });
     assert.equal(down.status, 503, down.text);
     assert.match(down.text, /database/i);
     // While the database is known out of reach, a /runsync is refused at once too, not kept waiting for a job that
@@ -121,11 +130,72 @@ test('a database outage answers 503 with a sentence, and the service recovers by
       500,
     );
     assert.match(up.text, /"back":1/);
+    await new Promise((r) => setTimeout(r, 1500));
+    assert.deepEqual([(await health(eps.cold.url)).jobs.completed, (await health(eps.cold.url)).jobs.inQueue], [0, 0], 'the job answered 503 never ran');
+
+    // A job a worker took at once when its row could not be stored runs anyway: it is answered as taken, not 503.
+    pgServer.pause();
+    const taken = await call('POST', `${eps.echo.url}/run`, { body: { input: { taken: 1 } }, timeoutMs: 60_000 });
+    assert.equal(taken.status, 200, taken.text);
+    pgServer.resume();
+    const id = (taken.json as { id: string }).id;
+    await waitUntil('the taken job to be recorded', async () => (await call('GET', `${eps.echo.url}/status/${id}`)).text.includes('"taken":1'), 60_000, 500);
   } finally {
     if (pgServer) pgServer.resume();
     await tp.close();
   }
 });
+
+test(
+  'a database a newer Strato migrated is refused and left as it is; a user that may not create tables is told what to grant',
+  { skip: skip ?? false },
+  async () => {
+    const database = await pgServer.createDatabase();
+    await (await startTestPlatform({ database })).close();
+    const sql = async (url: string, text: string) => {
+      const c = new pg.Client({ connectionString: url });
+      await c.connect();
+      try {
+        return (await c.query(text)).rows;
+      } finally {
+        await c.end();
+      }
+    };
+    await sql(database, `update meta set value = '99' where key = 'schema_version'`);
+    await assert.rejects(startTestPlatform({ database }), /the database holds Strato's schema version 99, newer than this platform's \(\d+\): a newer release/);
+    assert.deepEqual(await sql(database, `select value from meta where key = 'schema_version'`), [{ value: '99' }], 'the marker is not downgraded');
+
+    const fresh = await pgServer.createDatabase();
+    const role = `ro_${Math.random().toString(36).slice(2, 8)}`;
+    await sql(fresh, `create role ${role} login; grant connect on database ${new URL(fresh).pathname.slice(1)} to ${role}`);
+    // A start that fails once the database is open (its port taken) closes its connections: none are left behind.
+    const busy = net.createServer().listen(0, '127.0.0.1');
+    await new Promise((r) => busy.once('listening', r));
+    try {
+      await assert.rejects(startTestPlatform({ database: fresh, port: (busy.address() as net.AddressInfo).port }), /in use/);
+    } finally {
+      busy.close();
+    }
+    const name = new URL(fresh).pathname.slice(1);
+    await waitUntil(
+      'no connection left',
+      async () => (await sql(database, `select count(*)::int as n from pg_stat_activity where datname = '${name}'`))[0].n === 0,
+      10_000,
+      200,
+    );
+    // A user that may only connect: to a new database (it cannot create the tables), to one another user migrated.
+    const empty = await pgServer.createDatabase();
+    await sql(empty, `grant connect on database ${new URL(empty).pathname.slice(1)} to ${role}`);
+    await assert.rejects(
+      startTestPlatform({ database: empty.replace('postgres://strato@', `postgres://${role}@`) }),
+      /the database user may not use or create Strato's tables \(permission denied for schema public\): start the platform as the user that owns them/,
+    );
+    await assert.rejects(
+      startTestPlatform({ database: fresh.replace('postgres://strato@', `postgres://${role}@`) }),
+      /the database user may not use or create Strato's tables \(permission denied for table meta\): .*GRANT CREATE ON SCHEMA public/,
+    );
+  },
+);
 
 test('a Unix-socket URL, as pg reads it (postgres://user@/db?host=/dir), is taken', { skip: skip ?? false }, async () => {
   const db = new URL(await pgServer.createDatabase()).pathname.slice(1);

@@ -134,7 +134,7 @@ export class Cluster {
   async start(): Promise<void> {
     // One secret for every node of the database: calls between nodes are not for clients' keys.
     this.secret = Buffer.from(await this.d.store.metaOnce('cluster_secret', randomBytes(24).toString('hex')));
-    await this.refuseTakenId();
+    await this.refuseTakenPlace();
     await this.d.store.registerNode(this.d.url());
     const changed = () => this.changed();
     const heard = (payload: string) => {
@@ -152,22 +152,32 @@ export class Cluster {
   }
 
   /**
-   * Refuses to start with the id of a node alive at another URL: a data dir (or a machine image) copied with its
-   * node-id file. Taking the id over would point the other node's row here and hand its jobs and slots back and forth.
-   * A row alive at another URL may also be this node's own last run, stopped a moment ago on another port: only a
-   * live node heartbeats again, so a row that does not within one and a half periods is taken over.
+   * Refuses to start with the id of a node alive at another URL (a data dir or machine image copied with its node-id
+   * file: taking the id over would hand the other node's jobs and slots back and forth), or at the URL of another live
+   * node (a copied --node-url: the others would send this node's requests there). A row alive in the way may also be a
+   * node stopped a moment ago (this one's last run on another port, another that had this port): only a live node
+   * heartbeats again, so a row that does not within its heartbeat period and a half is taken over.
    */
-  private async refuseTakenId(): Promise<void> {
-    const row = async () => (await this.d.store.listNodes()).find((n) => n.id === this.d.nodeId);
-    const first = await row();
-    if (!first?.alive || first.url === this.d.url()) return;
-    await new Promise((r) => setTimeout(r, this.d.heartbeatMs * 1.5));
-    const again = await row();
-    if (again?.alive && again.url === first.url && Number(again.heartbeat_at) > Number(first.heartbeat_at))
+  private async refuseTakenPlace(): Promise<void> {
+    const url = this.d.url();
+    const inTheWay = (await this.d.store.listNodes()).filter((n) => n.alive && (n.id === this.d.nodeId) !== (n.url === url));
+    if (!inTheWay.length) return;
+    // A node heartbeats at most every half of its own lost bound (options.ts); this one's period, at least.
+    const period = Math.max(this.d.heartbeatMs, ...inTheWay.map((n) => Number(n.lost_ms ?? 0) / 2));
+    await new Promise((r) => setTimeout(r, period * 1.5));
+    const now = await this.d.store.listNodes();
+    for (const first of inTheWay) {
+      const again = now.find((n) => n.id === first.id);
+      if (!again?.alive || again.url !== first.url || Number(again.heartbeat_at) <= Number(first.heartbeat_at)) continue;
       throw new UserError(
-        `node id ${this.d.nodeId} belongs to a live node at ${first.url}: this node's data dir holds a copy of that node's ` +
-          'node-id file (a copied data dir or machine image); remove node-id from this data dir and start again, for an id of its own',
+        first.id === this.d.nodeId
+          ? `node id ${this.d.nodeId} belongs to a live node at ${first.url}: this node's data dir holds a copy of that node's ` +
+              'node-id file (a copied data dir or machine image); remove node-id from this data dir and start again, for an id of its own'
+          : `another live node (${first.id}) is reached at ${url}, the URL this node would register: the other nodes would send ` +
+              "this node's requests to it. Give this node the URL the others reach it at (--node-url http://HOST:PORT), or leave " +
+              '--node-url out (this host and port).',
       );
+    }
   }
 
   /** Another node changed control-plane records or keys: read them again. */

@@ -154,7 +154,7 @@ async function submit(d: JobsApiDeps, req: IncomingMessage, res: ServerResponse,
   const job = (admitted === true || (admitted !== false && (await admitted))) && d.engine.submit(endpointId, input, route, waitGiven);
   if (!job) return sendError(res, 429, `endpoint ${endpointId} has too many queued jobs; retry later or raise its workers max`);
   if (route === 'run') {
-    await d.writer.durable();
+    await durableOrRunning(d, job);
     return sendRaw(res, 200, `{"id":"${job.id}","status":"IN_QUEUE"}`);
   }
   const until = Date.now() + waitMs;
@@ -168,8 +168,21 @@ async function submit(d: JobsApiDeps, req: IncomingMessage, res: ServerResponse,
   if (res.headersSent) return;
   if (job.handedTo && d.cluster) return sendRaw(res, 200, await followed(d.cluster, job, until));
   // A finished job's output is in this answer; one that is still waiting must be durable before its id is given.
-  if (!job.ended) await d.writer.durable();
+  if (!job.ended) await durableOrRunning(d, job);
   return sendRaw(res, 200, job.toJson());
+}
+
+/**
+ * Waits for the job's row to commit. When the commit fails (the database went out of reach after the job was taken),
+ * a job no worker has yet is taken back and the error (503) answered, so that the client's retry is its only run; a
+ * job already running is answered as taken: it will run anyway, and its row is written when the database is back.
+ */
+async function durableOrRunning(d: JobsApiDeps, job: Job): Promise<void> {
+  try {
+    await d.writer.durable();
+  } catch (e) {
+    if (d.engine.withdraw(job)) throw e;
+  }
 }
 
 /** The JSON text of `input` exactly as the client wrote it (never re-serialised), or why the body is not acceptable. */

@@ -69,6 +69,9 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
   const layout = platformLayout(o.dataDir);
   ensureLayout(layout);
   const lock = acquireLock(layout.lockFile);
+  // What a start that fails half-way must close again, latest first: a node whose port is taken would otherwise keep
+  // its database connections and timers, and never exit.
+  const undo: Array<() => unknown> = [];
   try {
     const apiKey = o.apiKey ?? loadOrCreateKey(layout.keyFile);
     // A PostgreSQL server when one is given (several nodes can share it), else the embedded PGlite in the data dir.
@@ -76,6 +79,7 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
       ? await openPostgres(o.database, o.log, o.databaseFrom)
       : await openPglite(layout.db, { templateDir: options.pgliteTemplateDir ?? defaultTemplateDir(userDataRoot()), log: o.log });
     // On a server other nodes may share, this node has an id of its own (kept in its data dir) and owns the jobs it accepts.
+    undo.push(() => driver.close());
     const nodeId = o.database ? nodeIdOf(layout.root) : INSTANCE_ID;
     const store = await SqlStore.open(driver, { nodeId, notify: Boolean(o.database), lostMs: o.nodeLostMs });
     const artifacts = new Artifacts(layout, o.database ? store : undefined);
@@ -92,8 +96,10 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
     cp.sync.clustered = Boolean(o.database);
     cp.log = o.log;
     const keys = await KeyRing.load(apiKey, store, o.clock, o.log);
+    undo.push(() => keys.close());
     const delays = { eagerMs: o.groupCommitMs, lazyMs: o.lazyCommitMs, syncMs: o.syncCommitMs };
     const writer = new JobWriter(store, delays, (e) => o.log(`strato platform: the job store could not commit (${e.message}); retrying`));
+    undo.push(() => writer.close());
     let port = o.port;
     const workerUrl = () => localUrl(o.host, port);
 
@@ -149,6 +155,7 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
       launcher: options.workerLauncher,
       volumePath: (ep, v) => volumes.pathOf(ep.appId, v.datacenter, v.name),
     });
+    undo.push(() => supervisor.close());
     let lb: LbRouter | null = null;
     let node: ClusterNode | undefined; // a cluster's node (PostgreSQL), once the server listens
     let nodeUrl: string | undefined;
@@ -173,6 +180,7 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
     const sched = scheduler;
     artifacts.inUse = (id) => sched.runsBuild(id);
     lb = new LbRouter({ keys, cp, scheduler: sched, coldStartWaitMs: Math.min(o.workerStartTimeoutMs, 120_000), peers: () => node?.lbPeers });
+    undo.push(() => lb?.close());
     cp.onEndpointChange((ev) => {
       if (ev.type === 'deleted') {
         engine.dropEndpoint(ev.endpoint.id);
@@ -339,15 +347,11 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
         },
         log: o.log,
       });
-      try {
-        await node.start();
-      } catch (e) {
+      undo.push(() => {
         server.close();
         server.closeAllConnections();
-        await writer.close();
-        await store.close();
-        throw e;
-      }
+      });
+      await node.start();
     }
     sched.start();
     const expiry = new JobExpiry({ engine, writer, store, clock: o.clock, instanceId: nodeId });
@@ -398,6 +402,13 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
         })()),
     };
   } catch (e) {
+    for (const step of undo.reverse()) {
+      try {
+        await step();
+      } catch {
+        /* closing what a failed start opened: the start's own error is the one to tell */
+      }
+    }
     lock.release();
     throw e;
   }

@@ -315,6 +315,16 @@ export class JobEngine {
     return job.workerId ? (this.workers.get(job.workerId) ?? null) : null;
   }
 
+  /**
+   * Takes back a job whose acceptance could not be stored (the database is out of reach) if no worker has it yet: it
+   * never runs, so the client that is told to retry runs it once. False: it is running, and stays.
+   */
+  withdraw(job: Job): boolean {
+    if (job.status !== 'IN_QUEUE' || job.handingOff || job.handedTo) return false;
+    this.remove(job);
+    return true;
+  }
+
   /** Forgets a job entirely (expiry, deleted endpoint). */
   remove(job: Job): void {
     const e = this.endpointJobs(job.endpointId);

@@ -17,6 +17,13 @@ export interface StoreIdentity {
 
 const LIVE = `('IN_QUEUE', 'IN_PROGRESS')`;
 
+/**
+ * The node row `n` is alive: its heartbeat is younger than the longer of this node's bound (the parameter `lostMs`)
+ * and the node's own (nodes.lost_ms, what it registered with: it heartbeats at a third of it). A node started with a
+ * short --node-lost-ms therefore never takes nodes that heartbeat at their own, slower pace for lost.
+ */
+export const aliveSql = (n: string, lostMs: string) => `${n}.heartbeat_at > ${DB_NOW} - greatest(${lostMs}::bigint, ${n}.lost_ms)`;
+
 type NodePart = Pick<
   PlatformStore,
   | 'registerNode'
@@ -42,9 +49,9 @@ export class NodeStatements implements NodePart {
 
   async registerNode(url: string): Promise<void> {
     await this.db.query(
-      `insert into nodes (id, url, started_at, heartbeat_at) values ($1, $2, ${DB_NOW}, ${DB_NOW})
-       on conflict (id) do update set url = excluded.url, started_at = excluded.started_at, heartbeat_at = excluded.heartbeat_at`,
-      [this.identity.nodeId, url],
+      `insert into nodes (id, url, started_at, heartbeat_at, lost_ms) values ($1, $2, ${DB_NOW}, ${DB_NOW}, $3)
+       on conflict (id) do update set url = excluded.url, started_at = excluded.started_at, heartbeat_at = excluded.heartbeat_at, lost_ms = excluded.lost_ms`,
+      [this.identity.nodeId, url, this.identity.lostMs],
     );
   }
   async heartbeatNode(): Promise<boolean> {
@@ -52,7 +59,7 @@ export class NodeStatements implements NodePart {
     return rows.length > 0;
   }
   listNodes(): Promise<NodeRow[]> {
-    return this.db.query<NodeRow>(`select id, url, started_at, heartbeat_at, heartbeat_at > ${DB_NOW} - $1 as alive from nodes order by started_at, id`, [
+    return this.db.query<NodeRow>(`select id, url, started_at, heartbeat_at, lost_ms, ${aliveSql('nodes', '$1')} as alive from nodes order by started_at, id`, [
       this.identity.lostMs,
     ]);
   }
@@ -74,7 +81,7 @@ export class NodeStatements implements NodePart {
   }
   /** The row's owner is another node that is not alive (lost, or never registered: jobs from before clusters); $1 me, $2 lostMs. */
   private lostOwner(): string {
-    return `owner <> $1 and not exists (select 1 from nodes n where n.id = jobs.owner and n.heartbeat_at > ${DB_NOW} - $2)`;
+    return `owner <> $1 and not exists (select 1 from nodes n where n.id = jobs.owner and ${aliveSql('n', '$2')})`;
   }
 
   handOffJobs(ids: string[], to: string): Promise<JobRow[]> {
@@ -96,7 +103,7 @@ export class NodeStatements implements NodePart {
     // The share counts live nodes on the database's clock (none registered: the embedded database's one node).
     const share = fair
       ? `and (select count(*) from worker_slots m where m.endpoint_id = $1 and m.node_id = $2 and m.slot < $4) <
-           ceil($4::numeric / greatest(1, (select count(*) from nodes n where n.heartbeat_at > ${DB_NOW} - $5)))`
+           ceil($4::numeric / greatest(1, (select count(*) from nodes n where ${aliveSql('n', '$5')})))`
       : 'and $5::bigint >= 0';
     const rows = await this.db.query<{ slot: number }>(
       `insert into worker_slots (endpoint_id, slot, node_id, worker_id)
@@ -118,7 +125,7 @@ export class NodeStatements implements NodePart {
   async freeLostSlots(): Promise<string[]> {
     const rows = await this.db.query<{ endpoint_id: string }>(
       `delete from worker_slots w where w.node_id <> $1
-       and not exists (select 1 from nodes n where n.id = w.node_id and n.heartbeat_at > ${DB_NOW} - $2) returning endpoint_id`,
+       and not exists (select 1 from nodes n where n.id = w.node_id and ${aliveSql('n', '$2')}) returning endpoint_id`,
       [this.identity.nodeId, this.identity.lostMs],
     );
     return [...new Set(rows.map((r) => r.endpoint_id))];
@@ -134,7 +141,7 @@ export class NodeStatements implements NodePart {
     // The primary key (endpoint_id, slot) finds the endpoint's few rows; lost nodes' slots are about to be freed.
     return this.db.query<SlotHolder>(
       `select n.id, n.url, count(*)::int as slots from worker_slots w join nodes n on n.id = w.node_id
-       where w.endpoint_id = $1 and w.node_id <> $2 and n.heartbeat_at > ${DB_NOW} - $3 group by n.id, n.url order by n.id`,
+       where w.endpoint_id = $1 and w.node_id <> $2 and ${aliveSql('n', '$3')} group by n.id, n.url order by n.id`,
       [endpointId, this.identity.nodeId, this.identity.lostMs],
     );
   }

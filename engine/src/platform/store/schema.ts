@@ -8,7 +8,7 @@
 // the worker slots that bound an endpoint's workers for the whole service (issue 11).
 // Columns added later to an existing table are added by `alter table ... if not exists` below.
 
-export const SCHEMA_VERSION = '4';
+export const SCHEMA_VERSION = '5';
 
 export const schemaSql = `
 create table if not exists meta (
@@ -112,6 +112,8 @@ create table if not exists nodes (
   started_at bigint not null,
   heartbeat_at bigint not null
 );
+-- The bound the node was started with (--node-lost-ms): others never take it for lost sooner (nodeStatements.ts aliveSql).
+alter table nodes add column if not exists lost_ms bigint not null default 0;
 -- Uploaded build archives, in pieces, so that every node of a cluster can unpack a build it did not receive. Written
 -- before the build's row (no foreign key), deleted with the build's app.
 create table if not exists build_archives (

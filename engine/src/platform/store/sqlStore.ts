@@ -1,10 +1,11 @@
 // PlatformStore over any SqlDriver. Control-plane writes are rare: each is one transaction with its audit entry.
 // Job writes arrive as group-commit batches and are applied with one statement per batch (JSON arrays expanded in
 // SQL), because a statement costs far more than a row on an embedded database.
-import { DB_NOW, NodeStatements, type StoreIdentity } from './nodeStatements';
+import { aliveSql, NodeStatements, type StoreIdentity } from './nodeStatements';
 import { SCHEMA_VERSION, schemaSql } from './schema';
 import { DELETE_JOBS, INSERT_JOBS, UPDATE_JOBS } from './jobStatements';
 import type { NamedCall } from './namedStatements';
+import { UserError } from '../../util/errors';
 import {
   type AppRow,
   type AuditQuery,
@@ -63,6 +64,30 @@ export const CHANGES_CHANNEL = 'strato_changes';
 
 export type { StoreIdentity };
 
+/**
+ * Migrates the schema, in one place for PGlite and PostgreSQL alike; nodes starting together take turns (a transaction
+ * lock, released when the statements' implicit transaction ends). A database a newer release migrated is left alone.
+ */
+async function migrate(db: SqlDriver): Promise<void> {
+  await db.exec('set standard_conforming_strings = on');
+  const found = await schemaVersionOf(db);
+  if (found > Number(SCHEMA_VERSION))
+    throw new UserError(
+      `the database holds Strato's schema version ${found}, newer than this platform's (${SCHEMA_VERSION}): a newer release of Strato ` +
+        'migrated it. Run that release here too (every node of a cluster on the same one); this one leaves the database as it is.',
+    );
+  await db.exec(`select pg_advisory_xact_lock(${MIGRATION_LOCK});\n${schemaSql}`);
+  await db.query(`insert into meta (key, value) values ('schema_version', $1) on conflict (key) do update set value = excluded.value`, [SCHEMA_VERSION]);
+}
+
+/** The schema version a database was last migrated to; 0 for a new database. */
+async function schemaVersionOf(db: SqlDriver): Promise<number> {
+  const [table] = await db.query<{ found: string | null }>(`select to_regclass('meta')::text as found`);
+  if (!table?.found) return 0;
+  const [row] = await db.query<{ value: string }>(`select value from meta where key = 'schema_version'`);
+  return Number(row?.value ?? 0) || 0;
+}
+
 /** The statements about nodes and what they hold are its base class's (nodeStatements.ts). */
 export class SqlStore extends NodeStatements implements PlatformStore {
   private constructor(db: SqlDriver, identity: StoreIdentity) {
@@ -70,11 +95,16 @@ export class SqlStore extends NodeStatements implements PlatformStore {
   }
 
   static async open(db: SqlDriver, identity: StoreIdentity = { nodeId: 'u1', notify: false, lostMs: 0 }): Promise<SqlStore> {
-    await db.exec('set standard_conforming_strings = on');
-    // One place migrates, for PGlite and PostgreSQL alike; nodes starting together take turns (a transaction lock,
-    // released when the statements' implicit transaction ends).
-    await db.exec(`select pg_advisory_xact_lock(${MIGRATION_LOCK});\n${schemaSql}`);
-    await db.query(`insert into meta (key, value) values ('schema_version', $1) on conflict (key) do update set value = excluded.value`, [SCHEMA_VERSION]);
+    try {
+      await migrate(db);
+    } catch (e) {
+      if ((e as { code?: string }).code !== '42501') throw e;
+      throw new UserError(
+        `the database user may not use or create Strato's tables (${(e as Error).message}): start the platform as the user that ` +
+          "owns them (the one that started it first), or as the database's owner; a new database needs a user that may create " +
+          'tables (GRANT CREATE ON SCHEMA public TO <user>, as the owner).',
+      );
+    }
     return new SqlStore(db, identity);
   }
 
@@ -269,7 +299,7 @@ export class SqlStore extends NodeStatements implements PlatformStore {
     // This node's rows, and those of lost nodes (nobody else deletes them); only its own are counted out of its health.
     const expired =
       `status in ${ENDED} and expires_at <= $1 and not (id = any($2::text[])) ` +
-      `and (owner = $3 or not exists (select 1 from nodes n where n.id = jobs.owner and n.heartbeat_at > ${DB_NOW} - $4))`;
+      `and (owner = $3 or not exists (select 1 from nodes n where n.id = jobs.owner and ${aliveSql('n', '$4')}))`;
     const which = limit === undefined ? expired : `id in (select id from jobs where ${expired} limit ${Math.max(1, Math.floor(limit))})`;
     const gone = await this.db.query<ExpiredJob>(`delete from jobs where ${which} returning id, endpoint_id, status, retries, owner`, [
       now,

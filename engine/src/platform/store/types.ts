@@ -72,6 +72,8 @@ export interface NodeRow {
   url: string;
   started_at: number;
   heartbeat_at: number;
+  /** The node's own lost bound (--node-lost-ms); absent where the row is made up (the asking node itself). */
+  lost_ms?: number;
   alive: boolean;
 }
 
