@@ -192,6 +192,21 @@ describe('three nodes on one database', { skip: skip ?? false }, () => {
     ]);
   });
 
+  test('a node with a shorter --node-lost-ms than the others never takes them for lost (each node is judged by its own bound too)', async () => {
+    const database = await postgres().createDatabase();
+    const steady = await startTestPlatform({ database, nodeLostMs: 6000 }); // heartbeats every 2 s
+    const hasty = await startTestPlatform({ database, nodeLostMs: 1000 }); // would call a 1 s-old heartbeat lost
+    platforms.push(steady, hasty);
+    const states = new Set<string>();
+    for (const until = Date.now() + 4500; Date.now() < until;) {
+      const r = await call('POST', `${hasty.url}/graphql`, { body: { query: '{ platform { nodes { id state } } }' } });
+      const nodes = (r.json as { data: { platform: { nodes: Array<{ id: string; state: string }> } } }).data.platform.nodes;
+      states.add(nodes.find((n) => n.id === steady.platform.instanceId)?.state ?? 'missing');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    assert.deepEqual([...states], ['alive']);
+  });
+
   test("a node started with a live node's URL as its --node-url is refused, naming the other node", async () => {
     const database = await postgres().createDatabase();
     const a = await startTestPlatform({ database });
