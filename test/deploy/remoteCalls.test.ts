@@ -220,7 +220,7 @@ test("arguments over the platform's body limit are refused before they are sent,
   const r = await python(
     `from cpu_worker import cpu_stats
 from lb_worker import process
-for call in (lambda: cpu_stats([1.5] * 5_000_000), lambda: process("a" * 25_000_000)):
+for call in (lambda: cpu_stats([1.5] * 6_000_000), lambda: process("a" * 25_000_000)):
     try:
         call()
     except Exception as e:
