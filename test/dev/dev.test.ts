@@ -290,14 +290,13 @@ test('a save that leaves the requirements as they were reuses the installed depe
   running.push(dev);
   assert.match(dev.stderr(), /installing 1 dependency for Linux x86_64/);
   const gpuFile = path.join(dir, 'gpu_worker.py');
-  let seen = dev.stderr().length;
+  const seen = dev.stderr().length;
   writeFileSync(gpuFile, `${readFileSync(gpuFile, 'utf8')}\n# an edit that changes no requirement\n`);
   await dev.waitFor(/reloaded in \d+ ms/, 60_000, 'stderr');
   const second = dev.stderr().slice(seen);
   assert.match(second, /dependencies unchanged: the 1 dependency for Linux x86_64, Python [\d.]+ installed before are reused/);
   assert.doesNotMatch(second, /installing/);
   assert.equal((await call(dev.port, 'POST', '/cpu_worker/runsync', { input: { numbers: [1, 3] } })).body.output.mean, 2);
-  seen = dev.stderr().length;
   writeFileSync(cpuFile, original.replace('workers=(0, 2)', 'workers=(0, 2), dependencies=["tinyreuse", "tinyreuse2"]'));
   await dev.waitFor(/installing 2 dependencies/, 60_000, 'stderr');
   await dev.waitFor(/reloaded in \d+ ms[\s\S]*reloaded in \d+ ms/, 60_000, 'stderr');
