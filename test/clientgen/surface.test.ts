@@ -112,3 +112,43 @@ test('a route that returns (body, status) is typed as its body, in the module an
   assert.deepEqual(schema('/check', 'get'), { $ref: '#/components/schemas/Item' });
   assert.equal(schema('/pair', 'get').type, 'array');
 });
+
+test('a route taking a pydantic model: the model as the body field it is sent in, defaults optional there only; a 422 where the body is checked', async () => {
+  const model = await analyzeFiles({
+    'api.py':
+      `${HEAD}from pydantic import BaseModel, Field\n\nclass Item(BaseModel):\n    name: str\n    price: float\n    tags: list[str] = []\n\n` +
+      `api = Endpoint(name="api", cpu="cpu3c-1-2")\n\n@api.post("/items")\ndef create_item(item: Item) -> Item:\n    return item\n\n` +
+      `@api.get("/items/{id}")\ndef get_item(id: int, full: bool = False) -> Item:\n    return Item(name="x", price=1)\n\n` +
+      `@api.post("/raw")\ndef raw(data, n=1):\n    return data\n`,
+  });
+  const env = environment([
+    {
+      name: 'api',
+      type: 'LOAD_BALANCED',
+      routes: [
+        { method: 'POST', path: '/items', function: 'create_item' },
+        { method: 'GET', path: '/items/{id}', function: 'get_item' },
+        { method: 'POST', path: '/raw', function: 'raw' },
+      ],
+    },
+  ]);
+  const { text, surface } = await typescriptClient(model, env);
+  assert.deepEqual(surface.warnings, []);
+  assert.match(text, /export interface Item \{\n {2}name: string;\n {2}price: number;\n(.*\n)* {2}tags: string\[\];\n\}/);
+  assert.match(text, /export interface ItemInput \{\n {2}name: string;\n {2}price: number;\n(.*\n)* {2}tags\?: string\[\];\n\}/);
+  assert.match(text, /export interface CreateItemInput \{\n {2}item: ItemInput;\n\}/, 'sent as {"item": {...}}, as the runtime still takes it');
+  assert.match(text, /export type CreateItemOutput = Item;/);
+  assert.match(text, /Python: BaseModel `Item` in api\.py\./);
+
+  const { document } = environmentOpenApiDocument(model, env);
+  const paths = document.paths as Record<string, Record<string, any>>;
+  const responses = (path: string, method: string) => Object.keys(paths[`/v2/api-id${path}`][method].responses);
+  assert.deepEqual(responses('/items', 'post'), ['200', '400', '401', '422', '429', '500']);
+  assert.deepEqual(paths['/v2/api-id/items'].post.responses['422'].content['application/json'].schema, { $ref: '#/components/schemas/RouteValidationError' });
+  assert.ok(!responses('/items/{id}', 'get').includes('422'), 'path and query values that do not convert are a 400');
+  assert.ok(!responses('/raw', 'post').includes('422'), 'nothing annotated: nothing checked');
+  const schemas = (document.components as { schemas: Record<string, any> }).schemas;
+  assert.deepEqual(schemas.ItemInput.required, ['name', 'price']);
+  assert.deepEqual(schemas.Item.required, ['name', 'price', 'tags']);
+  assert.deepEqual(schemas.RouteValidationError.required, ['error', 'detail', 'errors']);
+});

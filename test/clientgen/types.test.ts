@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import Ajv from 'ajv';
 import { analyzeFiles } from '../helpers/analysis';
 import { defaultValue, jsonSchema } from '../../engine/src/clientgen/openapi';
-import { queueSignature } from '../../engine/src/clientgen/signatures';
+import { queueSignature, routeSignature } from '../../engine/src/clientgen/signatures';
 import { Names, TypeMapper, type JsonType } from '../../engine/src/clientgen/types';
 import { tsType } from '../../engine/src/clientgen/typescript';
 import { ChunkJoiner } from '../../engine/src/clientgen/runtime';
@@ -287,4 +287,107 @@ test('positional-only parameters are not offered: one without a default leaves t
 test('the analysis records positional-only parameters', async () => {
   const model = await analyzeFiles({ 'w.py': `${HEAD}@Endpoint(name="f")\ndef f(a: int, /, b: int) -> int:\n    return 1\n` });
   assert.deepEqual(mapFunction(model).types, {});
+});
+
+/** The parameters' and result's types of the endpoint `name` (or of its route `route`), and the mapper (warnings, shapes). */
+function signatureOf(model: ProjectModel, name: string, mapper = new TypeMapper(model, new Names()), route?: string) {
+  const ep = model.endpoints.find((e) => e.name === name)!;
+  const fn = route ? ep.routes.find((r) => r.function.name === route)!.function : undefined;
+  const sig = fn ? routeSignature(ep, fn, mapper) : queueSignature(ep, ep.functions[0], mapper);
+  const types: Record<string, string> = {};
+  if (sig.input.kind === 'object') for (const f of sig.input.fields) types[`${f.name}${f.optional ? '?' : ''}`] = tsType(f.type);
+  return { types, output: tsType(sig.output), mapper };
+}
+
+const fieldsOf = (mapper: TypeMapper) =>
+  Object.fromEntries(mapper.shapes.map((s) => [s.name, s.fields.map((f) => `${f.name}${f.optional ? '?' : ''}: ${tsType(f.type)}`)]));
+
+test("an imported name is the declaration its import names: an alias is its module's class, never another module's of that name", async () => {
+  const model = await analyzeFiles({
+    'other/__init__.py': 'from .models import Point\n',
+    'other/models.py': 'from typing import TypedDict\n\nclass Point(TypedDict):\n    lat: float\n    lon: float\n',
+    'models.py': 'from typing import TypedDict\n\nclass Pair(TypedDict):\n    a: int\n    b: int\n',
+    'g.py':
+      `${HEAD}from other.models import Point as GeoPoint\nimport other.models as om\nimport other.models\nfrom other import Point as Re\n\n` +
+      '@Endpoint(name="geo")\ndef geo_alias(p: GeoPoint, q: om.Point, r: other.models.Point, s: Re) -> list[GeoPoint]:\n    pass\n',
+    'd.py': `${HEAD}from other.models import Point as Pair\n\n@Endpoint(name="d")\ndef wrongtype(p: Pair) -> Pair:\n    pass\n`,
+    'e.py': `${HEAD}from datetime import datetime as Pair\n\n@Endpoint(name="e")\ndef elsewhere(p: Pair, q: "Pair") -> None:\n    pass\n`,
+    'f.py': `${HEAD}from models import Pair\n\n@Endpoint(name="f")\ndef own(p: Pair) -> None:\n    pass\n`,
+  });
+  const geo = signatureOf(model, 'geo');
+  assert.deepEqual(geo.types, { p: 'Point', q: 'Point', r: 'Point', s: 'Point' });
+  assert.equal(geo.output, 'Point[]');
+  assert.deepEqual(geo.mapper.warnings, []);
+  assert.deepEqual(fieldsOf(geo.mapper), { Point: ['lat: number', 'lon: number'] });
+
+  const d = signatureOf(model, 'd');
+  assert.deepEqual([d.types, d.output], [{ p: 'Point' }, 'Point'], 'Pair here is other.models.Point, not the TypedDict Pair of models.py');
+  assert.deepEqual(fieldsOf(d.mapper), { Point: ['lat: number', 'lon: number'] });
+  assert.deepEqual(d.mapper.shapes[0].python, { name: 'Point', kind: 'TypedDict', file: 'other/models.py' });
+
+  const e = signatureOf(model, 'e');
+  assert.deepEqual(e.types, { p: 'unknown /* Pair */', q: 'unknown /* "Pair" */' }, "a class from outside the project is not the project's Pair");
+  assert.equal(e.mapper.warnings.length, 2);
+  assert.deepEqual(fieldsOf(signatureOf(model, 'f').mapper), { Pair: ['a: number', 'b: number'] });
+});
+
+test('pydantic models are named shapes: defaults optional in what a route takes only, Field(...) read, aliases, nesting, inheritance', async () => {
+  const models =
+    'from datetime import datetime\nfrom typing import Literal, Optional\nfrom pydantic import BaseModel, ConfigDict, Field\n\n' +
+    'class Tag(BaseModel):\n    name: str\n    weight: float = 1.0\n\n' +
+    'class Item(BaseModel):\n    """An item."""\n    model_config = ConfigDict(extra="forbid")\n    name: str\n    price: float\n    tags: list[str] = []\n' +
+    '    note: Optional[str] = None\n    code: str | None\n    sku: str = Field(..., alias="SKU")\n    qty: int = Field(default=1, ge=0)\n' +
+    '    labels: list[Tag] = Field(default_factory=list)\n    _cache: dict = {}\n\n' +
+    'class Sale(Item):\n    discount: float\n\n' +
+    'class Fixed(BaseModel):\n    x: int\n    parent: Optional["Fixed"]\n    kind: Literal["Item"] = "Item"\n    at: datetime = None\n';
+  const model = await analyzeFiles({
+    'models.py': models,
+    'w.py':
+      `${HEAD}import models as m\nfrom models import Item, Fixed\n\napi = Endpoint(name="api", cpu="cpu3c-1-2")\n\n@api.post("/f")\n` +
+      'def f(item: Item, items: list[Item], fixed: Fixed, sale: Optional[m.Sale] = None) -> Item:\n    pass\n\n' +
+      '@api.get("/g")\ndef g() -> dict[str, m.Sale]:\n    pass\n\n@Endpoint(name="q")\ndef q(item: Item) -> Fixed:\n    pass\n',
+  });
+  const mapper = new TypeMapper(model, new Names());
+  const f = signatureOf(model, 'api', mapper, 'f');
+  assert.deepEqual(f.types, { item: 'ItemInput', items: 'ItemInput[]', fixed: 'FixedInput', 'sale?': 'SaleInput | null' });
+  assert.equal(f.output, 'Item');
+  assert.equal(signatureOf(model, 'api', mapper, 'g').output, 'Record<string, Sale>');
+  const q = signatureOf(model, 'q', mapper);
+  assert.deepEqual(q.types, { item: 'Item' }, 'a queue-based function receives the JSON as sent: every field');
+  assert.deepEqual(
+    mapper.warnings.map((w) => `${w.file}:${w.line + 1}: ${w.message.split(':')[0]}`),
+    ['models.py:29: field at of Fixed'],
+    'once, though Fixed is declared for inputs too',
+  );
+  const item = ['name: string', 'price: number', 'tags: string[]', 'note: string | null', 'code: string | null', 'SKU: string', 'qty: number', 'labels: Tag[]'];
+  const input = [
+    'name: string',
+    'price: number',
+    'tags?: string[]',
+    'note?: string | null',
+    'code: string | null',
+    'SKU: string',
+    'qty?: number',
+    'labels?: TagInput[]',
+  ];
+  assert.deepEqual(fieldsOf(mapper), {
+    ItemInput: input,
+    TagInput: ['name: string', 'weight?: number'],
+    FixedInput: ['x: number', 'parent: FixedInput | null', "kind?: 'Item'", 'at?: unknown /* datetime */'],
+    SaleInput: [...input, 'discount: number'],
+    Item: item,
+    Tag: ['name: string', 'weight: number'],
+    Sale: [...item, 'discount: number'],
+    Fixed: ['x: number', 'parent: Fixed | null', "kind: 'Item'", 'at: unknown /* datetime */'],
+  });
+  const shape = (name: string) => mapper.shapes.find((s) => s.name === name)!;
+  assert.deepEqual(shape('ItemInput').python, { name: 'Item', kind: 'BaseModel', file: 'models.py' });
+  assert.equal(shape('Item').doc, 'An item.');
+  assert.deepEqual(
+    shape('ItemInput').fields.map((f) => f.default),
+    [undefined, undefined, '[]', 'None', undefined, undefined, '1', 'Field(default_factory=list)'],
+  );
+  const schema = jsonSchema({ kind: 'object', fields: shape('ItemInput').fields });
+  assert.deepEqual(schema.required, ['name', 'price', 'code', 'SKU']);
+  assert.deepEqual((schema.properties as Record<string, unknown>).qty, { type: 'integer', default: 1 });
 });

@@ -14,7 +14,7 @@ type Schema = Record<string, unknown>;
 type Operation = Record<string, unknown>;
 
 /** Component names of the document itself; the project's types take others. */
-const OWN_SCHEMAS = ['Error', 'RouteError', 'JobStatus', 'JobAccepted'];
+const OWN_SCHEMAS = ['Error', 'RouteError', 'RouteValidationError', 'JobStatus', 'JobAccepted'];
 
 /** A Python default as a JSON value, when it is a plain literal. */
 export function defaultValue(text: string | undefined): unknown {
@@ -96,6 +96,32 @@ function components(shapes: readonly NamedShape[]): Record<string, Schema> {
   const schemas: Record<string, Schema> = {
     Error: { type: 'object', required: ['error'], properties: { error: { type: 'string' } } },
     RouteError: { type: 'object', required: ['error', 'detail'], properties: { error: { type: 'string' }, detail: { type: 'string' } } },
+    RouteValidationError: {
+      type: 'object',
+      required: ['error', 'detail', 'errors'],
+      properties: {
+        error: { type: 'string' },
+        detail: { type: 'string' },
+        errors: {
+          type: 'array',
+          description: 'One item per problem, as FastAPI lists them in its detail.',
+          items: {
+            type: 'object',
+            required: ['type', 'loc', 'msg'],
+            properties: {
+              type: { type: 'string' },
+              loc: {
+                type: 'array',
+                items: { anyOf: [{ type: 'string' }, { type: 'integer' }] },
+                description: '"body", the argument, then the place in its value',
+              },
+              msg: { type: 'string' },
+              input: { description: 'The value refused' },
+            },
+          },
+        },
+      },
+    },
     JobStatus: { type: 'string', enum: ['IN_QUEUE', 'IN_PROGRESS', 'COMPLETED', 'FAILED', 'CANCELLED', 'TIMED_OUT'] },
     JobAccepted: { type: 'object', required: ['id', 'status'], properties: { id: { type: 'string' }, status: { $ref: '#/components/schemas/JobStatus' } } },
   };
@@ -178,6 +204,9 @@ function callOperation(c: FunctionCall): Operation {
         required: others.some((f) => !f.optional),
         content: { 'application/json': { schema: input.kind === 'object' ? objectSchema(others, input.rest) : jsonSchema(input) } },
       };
+      // A body field is checked against its annotation (docs/worker-protocol.md).
+      if (others.some((f) => c.signature.checked?.includes(f.name)))
+        responses['422'] = json({ $ref: '#/components/schemas/RouteValidationError' }, 'A body field its annotation refuses (errors: each problem)');
     }
     if (parameters.length) op.parameters = parameters;
     responses['200'] = json(jsonSchema(c.signature.output), "The function's result");

@@ -11,6 +11,11 @@ export interface Signature {
   /** Each streamed value: what a generator yields; a function that does not stream sends its whole output once. */
   chunk: JsonType;
   streams: boolean;
+  /**
+   * A route's arguments whose annotation the runtime checks a body value against (pydantic, or the lax int, float,
+   * bool and str rules): a value it refuses is a 422. All annotated ones but `Any` and `object`.
+   */
+  checked?: string[];
 }
 
 /** A parameter before `/` (`def f(a, /, b)`): Python refuses it by name, so no JSON input can carry it. */
@@ -59,7 +64,19 @@ export function parameterDocs(docstring: string | undefined): Map<string, string
   return docs;
 }
 
-export function argumentsOf(fn: FunctionInfo, mapper: TypeMapper, file: string, skip: ReadonlySet<string> = new Set()): Extract<JsonType, { kind: 'object' }> {
+/**
+ * The object a call's arguments travel in. `validated`: the runtime builds each named argument from what is sent by
+ * its annotation (a route's: docs/worker-protocol.md), so a pydantic model's defaults fill the fields a call leaves
+ * out; a queue-based function (and `**kwargs`) receives the JSON as sent (a model parameter as a dict), so it must
+ * hold every field.
+ */
+export function argumentsOf(
+  fn: FunctionInfo,
+  mapper: TypeMapper,
+  file: string,
+  skip: ReadonlySet<string> = new Set(),
+  validated = false,
+): Extract<JsonType, { kind: 'object' }> {
   const docs = parameterDocs(fn.docstring);
   const line = fn.nameRange.start.line;
   const unnamed = fn.params.filter(isPositionalOnly);
@@ -82,7 +99,7 @@ export function argumentsOf(fn: FunctionInfo, mapper: TypeMapper, file: string, 
   const fields: JsonField[] = [];
   for (const p of callableParams(fn)) {
     if (skip.has(p.name)) continue;
-    const type = p.type ? mapper.map(p.type, { file, line, what: `parameter ${p.name} of ${fn.name}()` }) : typeOfDefault(p.default);
+    const type = p.type ? mapper.map(p.type, { file, line, what: `parameter ${p.name} of ${fn.name}()`, input: validated }) : typeOfDefault(p.default);
     fields.push({ name: p.name, type, optional: p.default !== undefined, doc: docs.get(p.name), default: p.default });
   }
   const kwargs = fn.params.find((p) => p.kind === 'var-keyword');
@@ -145,7 +162,10 @@ function routeBody(t: JsonType): JsonType {
 
 export function routeSignature(ep: EndpointSpec, fn: FunctionInfo, mapper: TypeMapper): Signature {
   const output = routeBody(resultOf(fn, mapper, ep.file).output);
-  return { input: argumentsOf(fn, mapper, ep.file), output, chunk: output, streams: false };
+  const checked = callableParams(fn)
+    .filter((p) => p.type && !(p.type.kind === 'name' && (bareName(p.type.name) === 'Any' || bareName(p.type.name) === 'object')))
+    .map((p) => p.name);
+  return { input: argumentsOf(fn, mapper, ep.file, new Set(), true), output, chunk: output, streams: false, ...(checked.length ? { checked } : {}) };
 }
 
 /** The input of a function the client cannot type: any object. */

@@ -24,10 +24,10 @@ export type JsonType =
   | { kind: 'literal'; value: string | number | boolean | null }
   /** An object written out in place (a function's arguments); `rest` types the keys of `**kwargs`. */
   | { kind: 'object'; fields: JsonField[]; rest?: JsonType }
-  /** A TypedDict or dataclass: `name` is its unique name in the output (see TypeMapper.shapes). */
+  /** A TypedDict, dataclass or pydantic model: `name` is its unique name in the output (see TypeMapper.shapes). */
   | { kind: 'ref'; name: string };
 
-/** A TypedDict or dataclass as the client declares it. */
+/** A TypedDict, dataclass or pydantic model as the client declares it. */
 export interface NamedShape {
   name: string;
   python: { name: string; kind: TypeDeclaration['kind']; file: string };
@@ -47,7 +47,15 @@ export interface Place {
   file: string;
   line: number;
   what: string;
+  /**
+   * The hint types what a call sends to a route (a parameter the runtime builds by its annotation), not what it
+   * answers: a pydantic model's fields with a default may be left out there, so a model with one (or a shape holding
+   * one) is declared a second time for it (`ItemInput`).
+   */
+  input?: boolean;
 }
+
+type Found = { file: FileModel; decl: TypeDeclaration };
 
 export const UNKNOWN: JsonType = { kind: 'unknown' };
 
@@ -120,22 +128,47 @@ export class Names {
   }
 }
 
+/** The last segment of a dotted name: `models.Point` -> `Point`. */
+const lastSegment = (name: string) => name.slice(name.lastIndexOf('.') + 1);
+
+/** How deep a name is followed from module to module (`from pkg import Point`, pkg importing it from pkg.models). */
+const MAX_HOPS = 8;
+
+/** What a module-level import binds a name to: `from m import a as name`, or a module (`import m as name`). */
+interface Binding {
+  /** The module, absolute. */
+  module: string;
+  /** `from m import a as name`: `a`. Absent where the name is a module. */
+  original?: string;
+  /** `import a.b` binds `a`, and `a.b.X` names X of a.b; `import a.b as m` binds the module a.b itself (`m.X`). */
+  top?: boolean;
+  line: number;
+}
+
 /**
- * Maps the hints of one project: declarations are looked up in the hint's own file, then by name across the project
- * (the file's `from ... import` settles a name declared in several modules). Each TypedDict or dataclass used becomes
- * one NamedShape, in the order of first use.
+ * Maps the hints of one project. A name is what the hint's own file binds it to: its import (`from m import Point as
+ * GeoPoint`, `import m as om` and `om.Point` both name Point of m, followed through m's own imports), else its own
+ * declaration (the later one where the file has both); a name the file does not bind (an import under
+ * `if TYPE_CHECKING:`) is the project's declaration of that name, when it has only one. A name the file imports from
+ * outside the project is no declaration of the project's. Each TypedDict, dataclass or pydantic model used becomes
+ * one NamedShape, in the order of first use (a model that takes defaults a second one for inputs: Place.input).
  */
 export class TypeMapper {
   readonly warnings: TypeWarning[] = [];
   readonly shapes: NamedShape[] = [];
   private readonly byKey = new Map<string, NamedShape>();
-  private readonly declarations = new Map<string, Array<{ file: FileModel; decl: TypeDeclaration }>>();
+  private readonly declarations = new Map<string, Found[]>();
+  private readonly files = new Map<string, FileModel>();
+  private readonly modules = new Map<string, FileModel[]>();
+  private readonly differs = new Map<string, boolean>();
 
   constructor(
     private readonly model: ProjectModel,
     readonly names: Names,
   ) {
     for (const file of model.files) {
+      this.files.set(file.file, file);
+      this.modules.set(file.module, [...(this.modules.get(file.module) ?? []), file]);
       for (const decl of file.types ?? []) {
         const list = this.declarations.get(decl.name) ?? [];
         list.push({ file, decl });
@@ -174,7 +207,7 @@ export class TypeMapper {
     if (ARRAYS.has(bare) || TUPLES.has(bare)) return { kind: 'array', items: UNKNOWN };
     if (MAPPINGS.has(bare)) return { kind: 'record', values: UNKNOWN };
     const found = this.resolve(name, at.file);
-    return found ? { kind: 'ref', name: this.shapeOf(found.file, found.decl).name } : undefined;
+    return found ? this.refTo(found, at) : undefined;
   }
 
   private generic(t: Extract<TypeExpr, { kind: 'generic' }>, at: Place): JsonType {
@@ -192,9 +225,9 @@ export class TypeMapper {
       if (t.args.length === 1 && t.args[0].kind === 'other' && t.args[0].text.replace(/\s/g, '') === '()') return { kind: 'tuple', items: [] };
       return { kind: 'tuple', items: t.args.map((a) => this.convert(a, at)) };
     }
-    // A generic TypedDict or dataclass (`Page[Item]`): its shape, the parameters left out.
+    // A generic TypedDict, dataclass or model (`Page[Item]`): its shape, the parameters left out.
     const found = this.resolve(t.name, at.file);
-    if (found) return { kind: 'ref', name: this.shapeOf(found.file, found.decl).name };
+    if (found) return this.refTo(found, at);
     return this.unmapped(t, at);
   }
 
@@ -210,64 +243,195 @@ export class TypeMapper {
 
   private unmapped(t: TypeExpr, at: Place): JsonType {
     const python = pythonText(t);
-    this.warnings.push({
-      file: at.file,
-      line: at.line,
-      message:
-        `${at.what}: the Python type ${python} has no JSON form the client knows, so it is typed unknown; use str, int, float, bool, ` +
-        'list, dict, tuple, Optional, Literal, a TypedDict or a dataclass to type it.',
-    });
+    const message =
+      `${at.what}: the Python type ${python} has no JSON form the client knows, so it is typed unknown; use str, int, float, bool, ` +
+      'list, dict, tuple, Optional, Literal, a TypedDict, a dataclass or a pydantic model to type it.';
+    // Once: a model's fields are mapped twice where it is declared for inputs too.
+    if (!this.warnings.some((w) => w.file === at.file && w.line === at.line && w.message === message))
+      this.warnings.push({ file: at.file, line: at.line, message });
     return { kind: 'unknown', python };
   }
 
   /** The declaration a name in `fromFile` refers to. */
-  private resolve(name: string, fromFile: string): { file: FileModel; decl: TypeDeclaration } | undefined {
-    const simple = name.slice(name.lastIndexOf('.') + 1);
-    const candidates = this.declarations.get(simple);
-    if (!candidates?.length) return undefined;
-    const own = candidates.find((c) => c.file.file === fromFile);
-    if (own || candidates.length === 1) return own ?? candidates[0];
-    const from = this.model.files.find((f) => f.file === fromFile);
-    for (const imp of from?.imports ?? []) {
-      if (!imp.names.includes(simple) && !name.startsWith(`${imp.names[0]}.`)) continue;
-      const module = from ? resolveModule(from.module, imp.module) : imp.module;
-      const hit = candidates.find((c) => c.file.module === module || name === `${module}.${simple}`);
-      if (hit) return hit;
+  private resolve(name: string, fromFile: string): Found | undefined {
+    const file = this.files.get(fromFile);
+    const bound = file ? this.lookup(file, name, 0) : undefined;
+    if (bound !== undefined) return bound ?? undefined;
+    const candidates = this.declarations.get(lastSegment(name));
+    return candidates?.length === 1 ? candidates[0] : undefined;
+  }
+
+  /**
+   * What `file` binds `name` to: a declaration, null where it binds the name to something else (a module or a class
+   * from outside the project, a class of the project that is no JSON shape), undefined where it does not bind it.
+   */
+  private lookup(file: FileModel, name: string, hops: number): Found | null | undefined {
+    if (hops > MAX_HOPS) return null;
+    const dot = name.indexOf('.');
+    const head = dot < 0 ? name : name.slice(0, dot);
+    const own = dot < 0 ? file.types?.find((d) => d.name === name) : undefined;
+    const binding = this.binding(file, head);
+    if (own && (!binding || binding.line < own.nameRange.start.line)) return { file, decl: own };
+    if (!binding) return dot < 0 ? this.starred(file, name, hops) : undefined;
+    const path = dot < 0 ? [] : name.slice(dot + 1).split('.');
+    let module: string;
+    let original: string;
+    if (binding.original !== undefined && !path.length) {
+      module = binding.module;
+      original = binding.original;
+    } else {
+      // A module's member (`om.Point`, `models.Point` after `from pkg import models`, `pkg.models.Point`).
+      if (!path.length) return null;
+      original = path.pop()!;
+      const prefix = binding.original !== undefined ? [binding.module, binding.original] : binding.top ? [head] : [binding.module];
+      module = [...prefix, ...path].join('.');
+    }
+    return this.inModule(module, original, hops);
+  }
+
+  /** The declaration `original` of a module: declared there, imported there, or (a package) declared in one of its modules. */
+  private inModule(module: string, original: string, hops: number): Found | null {
+    const target = this.moduleFile(module);
+    if (!target) return null;
+    const found = this.lookup(target, original, hops + 1);
+    if (found !== undefined) return found;
+    // A package's __init__ that re-exports from its modules without mentioning strato (whose imports the analysis
+    // does not record): the package's one declaration of that name.
+    const inside = (this.declarations.get(original) ?? []).filter((c) => c.file.module.startsWith(`${target.module}.`));
+    return inside.length === 1 ? inside[0] : null;
+  }
+
+  /** `from m import *` of a module of the project that has the name. */
+  private starred(file: FileModel, name: string, hops: number): Found | undefined {
+    for (const imp of file.imports ?? []) {
+      if (!imp.names.includes('*')) continue;
+      const target = this.moduleFile(this.absolute(file, imp.module));
+      const found = target && this.lookup(target, name, hops + 1);
+      if (found) return found;
     }
     return undefined;
   }
 
-  private shapeOf(file: FileModel, decl: TypeDeclaration): NamedShape {
-    const key = `${file.file}:${decl.name}`;
+  /** The last module-level import of `file` that binds `name`. */
+  private binding(file: FileModel, name: string): Binding | undefined {
+    let out: Binding | undefined;
+    for (const imp of file.imports ?? []) {
+      const i = imp.names.indexOf(name);
+      if (i < 0) continue;
+      const line = imp.range.start.line;
+      if (imp.imported) {
+        out = { module: this.absolute(file, imp.module), original: imp.imported[name] ?? name, line };
+        continue;
+      }
+      // `import a, b.c as d`: the modules in the order of the names.
+      const module = imp.module.split(',').map((m) => m.trim())[i] ?? imp.module;
+      out = { module, top: module.split('.')[0] === name, line };
+    }
+    return out;
+  }
+
+  /** The module an import names, absolute (`.models` from `pkg/w.py`, or from `pkg/__init__.py`, is `pkg.models`). */
+  private absolute(file: FileModel, module: string): string {
+    const from = /(^|\/)__init__\.pyi?$/.test(file.file) ? `${file.module}.__init__` : file.module;
+    return resolveModule(from, module);
+  }
+
+  /** The project's file of a module (`src/pkg/models.py` for `pkg.models` where no `pkg/models.py` is, when only one). */
+  private moduleFile(module: string): FileModel | undefined {
+    const exact = this.modules.get(module);
+    if (exact) return exact[0];
+    const suffix = this.model.files.filter((f) => f.module.endsWith(`.${module}`));
+    return suffix.length === 1 ? suffix[0] : undefined;
+  }
+
+  /** The shape a hint names: a second one for inputs where a field with a default may be left out (Place.input). */
+  private refTo(found: Found, at: Place): JsonType {
+    const input = at.input === true && this.takesDefaults(found);
+    return { kind: 'ref', name: this.shapeOf(found.file, found.decl, input).name };
+  }
+
+  /** Whether a pydantic model with a default is this shape, a base of it or in one of its fields (at any depth). */
+  private takesDefaults(start: Found): boolean {
+    const startKey = keyOf(start);
+    const known = this.differs.get(startKey);
+    if (known !== undefined) return known;
+    const seen = new Set<string>([startKey]);
+    const stack = [start];
+    let out = false;
+    const visit = (name: string, from: string) => {
+      const found = this.resolve(name, from);
+      if (found && !seen.has(keyOf(found))) {
+        seen.add(keyOf(found));
+        stack.push(found);
+      }
+    };
+    while (stack.length && !out) {
+      const { file, decl } = stack.pop()!;
+      if (decl.kind === 'BaseModel' && decl.fields.some((f) => f.default !== undefined)) out = true;
+      for (const base of decl.bases) visit(base, file.file);
+      for (const f of decl.fields) for (const name of namesIn(f.type)) visit(name, file.file);
+    }
+    this.differs.set(startKey, out);
+    return out;
+  }
+
+  private shapeOf(file: FileModel, decl: TypeDeclaration, input = false): NamedShape {
+    const key = `${keyOf({ file, decl })}${input ? ':input' : ''}`;
     const known = this.byKey.get(key);
     if (known) return known;
     const shape: NamedShape = {
-      name: this.names.take(decl.name, `${decl.name}Type`),
+      name: input ? this.names.take(`${decl.name}Input`, `${decl.name}InputType`) : this.names.take(decl.name, `${decl.name}Type`),
       python: { name: decl.name, kind: decl.kind, file: file.file },
       fields: [],
-      doc: decl.docstring,
+      doc: input ? [decl.docstring, 'As a call sends it: a field with a default may be left out.'].filter(Boolean).join('\n\n') : decl.docstring,
     };
     // Registered before its fields are mapped, so that a shape that refers to itself (a tree) ends.
     this.byKey.set(key, shape);
     this.shapes.push(shape);
-    shape.fields = this.fieldsOf(file, decl, new Set([key]));
+    shape.fields = this.fieldsOf(file, decl, new Set([keyOf({ file, decl })]), input);
     return shape;
   }
 
-  /** Fields of the bases first (TypedDicts and dataclasses both inherit), then the class's own. */
-  private fieldsOf(file: FileModel, decl: TypeDeclaration, seen: Set<string>): JsonField[] {
+  /**
+   * Fields of the bases first (TypedDicts, dataclasses and models all inherit), then the class's own. A model's field
+   * is its alias where it has one (what the model reads and answers); one with a default may be left out of an input.
+   */
+  private fieldsOf(file: FileModel, decl: TypeDeclaration, seen: Set<string>, input: boolean): JsonField[] {
     const out = new Map<string, JsonField>();
     for (const base of decl.bases) {
       const found = this.resolve(base, file.file);
-      const key = found && `${found.file.file}:${found.decl.name}`;
+      const key = found && keyOf(found);
       if (!found || !key || seen.has(key) || found.decl.kind !== decl.kind) continue;
       seen.add(key);
-      for (const f of this.fieldsOf(found.file, found.decl, seen)) out.set(f.name, f);
+      for (const f of this.fieldsOf(found.file, found.decl, seen, input)) out.set(f.name, f);
     }
     for (const f of decl.fields) {
-      const at = { file: file.file, line: f.line, what: `field ${f.name} of ${decl.name}` };
-      out.set(f.name, { name: f.name, type: this.map(f.type, at), optional: f.optional, ...(f.default !== undefined ? { default: f.default } : {}) });
+      const at = { file: file.file, line: f.line, what: `field ${f.name} of ${decl.name}`, ...(input ? { input } : {}) };
+      const name = f.alias ?? f.name;
+      const optional = decl.kind === 'BaseModel' ? input && f.default !== undefined : f.optional;
+      out.set(name, { name, type: this.map(f.type, at), optional, ...(f.default !== undefined ? { default: f.default } : {}) });
     }
     return [...out.values()];
+  }
+}
+
+const keyOf = (f: Found) => `${f.file.file}:${f.decl.name}`;
+
+/** The names a hint mentions (`dict[str, list[Item]]`: dict, str, list, Item), forward references included. */
+function namesIn(t: TypeExpr | undefined): string[] {
+  if (!t) return [];
+  switch (t.kind) {
+    case 'name':
+      return [t.name];
+    case 'generic':
+      return bareName(t.name) === 'Literal' ? [] : [t.name, ...t.args.flatMap(namesIn)];
+    case 'union':
+      return t.options.flatMap(namesIn);
+    case 'list':
+      return t.items.flatMap(namesIn);
+    case 'string':
+      return /^[A-Za-z_][\w.]*$/.test(t.value) ? [t.value] : [];
+    default:
+      return [];
   }
 }

@@ -72,7 +72,7 @@ export function analyzeTree(file: string, tree: ModuleTree, text: string, option
   if (tree.hasError) reportSyntaxErrors(tree.errorRoots(), sink);
   checkShadowedModule(file, sink);
   // Types a function's hints name may live in a module of their own, which need not mention strato.
-  if (text.includes('TypedDict') || text.includes('dataclass')) model.types = typeDeclarations(tree.statements());
+  if (text.includes('TypedDict') || text.includes('dataclass') || text.includes('BaseModel')) model.types = typeDeclarations(tree.statements());
   if (!mentionsStrato) return model;
 
   const statements = tree.statementFacts(`statement\u0000${file}`, (stmt) => statementFacts(stmt, file));
@@ -246,12 +246,14 @@ function readDecorated(stmt: SyntaxNode, at: DeclarationScope): Declared {
 function typeDeclarations(statements: readonly SyntaxNode[]): FileModel['types'] {
   const out: FileModel['types'] = [];
   const typedDicts = new Set<string>();
+  const models = new Set<string>();
   for (const stmt of statements) {
     const def = stmt.type === 'decorated_definition' ? stmt.childForFieldName('definition') : stmt;
     if (def?.type !== 'class_definition') continue;
-    const decl = typeDeclarationOf(def, stmt, typedDicts);
+    const decl = typeDeclarationOf(def, stmt, typedDicts, models);
     if (!decl) continue;
     if (decl.kind === 'TypedDict') typedDicts.add(decl.name);
+    if (decl.kind === 'BaseModel') models.add(decl.name);
     out.push(decl);
   }
   return out;

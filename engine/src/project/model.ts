@@ -255,23 +255,28 @@ export interface ImportInfo {
   text: string;
 }
 
-/** A field of a TypedDict or a dataclass. */
+/** A field of a TypedDict, a dataclass or a pydantic model. */
 export interface TypeField {
   name: string;
   annotation?: string;
   type?: TypeExpr;
-  /** TypedDict: the key may be absent (`total=False`, `NotRequired[...]`); dataclass: always false. */
+  /** TypedDict: the key may be absent (`total=False`, `NotRequired[...]`); dataclass and BaseModel: always false. */
   optional: boolean;
-  /** Source text of the default value (a dataclass field's `= ...`). */
+  /**
+   * Source text of the default value (a dataclass field's `= ...`). A BaseModel field's `Field(...)`: its `default=`
+   * (or first argument), the whole call for a `default_factory=`, none for `Field(...)` (required).
+   */
   default?: string;
+  /** A BaseModel field's `Field(alias="...")`: its key in the JSON the model reads and answers. */
+  alias?: string;
   /** 0-based line of the field. */
   line: number;
 }
 
-/** A module-level `class X(TypedDict)` or `@dataclass class X`: a named JSON object shape. */
+/** A module-level `class X(TypedDict)`, `@dataclass class X` or `class X(BaseModel)` (pydantic): a named JSON object shape. */
 export interface TypeDeclaration {
   name: string;
-  kind: 'TypedDict' | 'dataclass';
+  kind: 'TypedDict' | 'dataclass' | 'BaseModel';
   /** The other classes it extends, as written (a TypedDict extending another TypedDict). */
   bases: string[];
   fields: TypeField[];
@@ -283,7 +288,7 @@ export interface FileModel {
   file: string;
   module: string;
   endpoints: EndpointSpec[];
-  /** TypedDicts and dataclasses declared at module level (whether or not the file uses strato). */
+  /** TypedDicts, dataclasses and pydantic models declared at module level (whether or not the file uses strato). */
   types: TypeDeclaration[];
   /** Module-level imports. */
   imports: ImportInfo[];
