@@ -28,6 +28,9 @@ def fail(kind):
         return {"error": "model not loaded"}
     if kind == "set":
         return {"tags": {"b", "a"}, "ids": frozenset([2, 1]), "mixed": {1}}
+    if kind == "forms":  # the JSON forms a load-balanced route answers with (_jsonable.py): queue outputs too
+        import datetime, decimal, uuid
+        return {"when": datetime.date(2024, 5, 1), "id": uuid.UUID(int=1), "amount": decimal.Decimal("1.5")}
     if kind == "object":
         return {"handle": object()}
     if kind == "nan":
@@ -219,6 +222,7 @@ for (const over of ['channel', 'http'] as const)
         { id: 'f3', input: { kind: 'other' } },
         { id: 'f4', input: { kind: 'object' } },
         { id: 'f8', input: { kind: 'set' } },
+        { id: 'f9', input: { kind: 'forms' } },
         { id: 'f5', input: { kind: 'nan' } },
         { id: 'f6', input: { kind: 'cycle' } },
         { id: 'f7', input: { kind: 'other' } },
@@ -230,6 +234,7 @@ for (const over of ['channel', 'http'] as const)
       assert.match((await doneOf('f4')).error ?? '', /^TypeError: the output is not JSON serializable: Object of type object/);
       // A set is a list, sorted (set[T] is T[] to a typed client).
       assert.deepEqual((await doneOf('f8')).output, { tags: ['a', 'b'], ids: [1, 2], mixed: [1] });
+      assert.deepEqual((await doneOf('f9')).output, { when: '2024-05-01', id: '00000000-0000-0000-0000-000000000001', amount: 1.5 });
       assert.match((await doneOf('f5')).error ?? '', /^TypeError: the output is not JSON serializable: Out of range float values/);
       assert.equal(
         (await doneOf('f6')).error,

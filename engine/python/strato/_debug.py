@@ -101,6 +101,7 @@ def _call_route(module, name, method, path, body):
     from urllib.parse import quote
 
     from ._app import import_function
+    from ._jsonable import dumps
     from ._wire import query_string
     from ._lb import start_server
 
@@ -115,7 +116,7 @@ def _call_route(module, name, method, path, body):
         if body:
             url += "?" + query_string(body)
     else:
-        data = json.dumps(body).encode()
+        data = dumps(body).encode()  # the JSON form a script's call sends (_jsonable.py)
     conn = http.client.HTTPConnection("127.0.0.1", server.server_port)
     conn.request(method, url, body=data, headers={"Content-Type": "application/json"} if data else {})
     response = conn.getresponse()

@@ -109,19 +109,12 @@ def user_traceback(exc):
 
 
 def json_default(value):
-    """json.dumps(default=...) of every output: a dataclass instance is the object of its fields (the encoder goes on
-    into them), a set a list (sorted when its items compare, as a typed client reads set[T]: docs/clients.md);
-    anything else JSON cannot hold is refused as json refuses it."""
-    if hasattr(type(value), "__dataclass_fields__"):
-        import dataclasses  # already loaded: the value's class is a dataclass
+    """json.dumps(default=...) of every output: the JSON form a load-balanced route answers with (_jsonable.py: a
+    dataclass as the object of its fields, a set as a sorted list, a pydantic model, a datetime, a UUID, a Decimal,
+    an Enum...); anything else JSON cannot hold is refused, saying what it can."""
+    from ._jsonable import json_form  # only for values JSON cannot hold by itself: loaded on first need
 
-        return {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
-    if isinstance(value, (set, frozenset)):
-        try:
-            return sorted(value)
-        except TypeError:  # items of kinds that do not compare
-            return list(value)
-    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+    return json_form(value)
 
 
 def compact_encoder(default=None, allow_nan=True):
