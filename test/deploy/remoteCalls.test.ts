@@ -85,15 +85,16 @@ def fails(reason: str) -> dict:
 class Model:
     """A class endpoint: built once per worker."""
 
-    def __init__(self):
+    def __init__(self, times: int = 1, suffix: str = ""):
         import os
 
         self.pid = os.getpid()
+        self.times, self.suffix = times, suffix
 
     def predict(self, text: str) -> dict:
         import os
 
-        return {"text": text.upper(), "worker": os.environ.get("STRATO_WORKER_ID"), "pid": self.pid}
+        return {"text": text.upper() * self.times + self.suffix, "worker": os.environ.get("STRATO_WORKER_ID"), "pid": self.pid}
 
     def count(self, n: int):
         yield from range(n)
@@ -306,7 +307,9 @@ m = Model()
 out = m.predict("hi")
 print(out["text"], out["worker"] is not None, out["pid"] != os.getpid())
 print(list(m.count(3)))
-for bad in (lambda: Model(1), lambda: m.train()):
+# The constructor's arguments go with each call, as the reference product sends them: an instance per set.
+print(Model(2, suffix="!").predict("hi")["text"], Model(times=3).predict("ab")["text"], m.predict("x")["text"])
+for bad in (lambda: Model(1, 2, 3), lambda: m.train()):
     try:
         bad()
     except (TypeError, AttributeError) as e:
@@ -317,9 +320,9 @@ for bad in (lambda: Model(1), lambda: m.train()):
   );
   assert.equal(r.code, 0, r.stderr);
   const lines = r.stdout.trim().split('\n');
-  assert.deepEqual(lines.slice(0, 2), ['HI True True', '[0, 1, 2]']);
-  assert.match(lines[2], /^TypeError: Model\(\) of the deployed endpoint 'model' takes no arguments/);
-  assert.match(lines[3], /^AttributeError: the deployed 'Model' has no method 'train' to call: its public methods are count, predict/);
+  assert.deepEqual(lines.slice(0, 3), ['HI True True', '[0, 1, 2]', 'HIHI! ABABAB X']);
+  assert.match(lines[3], /^TypeError: Model\(\): too many positional arguments/);
+  assert.match(lines[4], /^AttributeError: the deployed 'Model' has no method 'train' to call: its public methods are count, predict/);
 });
 
 test('STRATO_APP and STRATO_ENV let a script that moved elsewhere find the app', async () => {

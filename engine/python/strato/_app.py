@@ -90,12 +90,25 @@ def public_methods(cls):
     return list(names)
 
 
+# The key of a class endpoint's input that carries the constructor's arguments a caller gave (`Model("large")`):
+# {"args": [...], "kwargs": {...}}. Each set of them gets an instance of its own, the last few kept.
+INIT_KEY = "__init__"
+_INSTANCES_KEPT = 4
+
+
 class Target:
-    """What a queue job's input is applied to: the function, or a method of the class instantiated once."""
+    """What a queue job's input is applied to: the function, or a method of the class instantiated once (and once per
+    set of constructor arguments callers send)."""
 
     def __init__(self, obj):
         self.fn = self.methods = None
         if isinstance(obj, type):
+            import collections
+            import threading
+
+            self.cls, self.names = obj, None
+            self.built = collections.OrderedDict()  # json text of constructor arguments -> the methods of its instance
+            self.build_lock = threading.Lock()
             self.label = f"class {obj.__name__}"
             names = public_methods(obj)
             if not names:
@@ -109,6 +122,7 @@ class Target:
                 raise SetupError(f"creating the instance of {self.label} failed: {type(e).__name__}: {e}",
                                  user_traceback(e)) from None
             self.methods = {n: getattr(instance, n) for n in names}
+            self.names = names
         else:
             self.label = f"{getattr(obj, '__name__', 'the function')}()"
             self.fn = obj
@@ -127,8 +141,12 @@ class Target:
                             f"got {json_type(job_input)}")
         if self.fn is not None:
             return self.fn(**job_input)
-        if len(self.methods) == 1:
-            ((name, method),) = self.methods.items()
+        methods = self.methods
+        if INIT_KEY in job_input:
+            methods = self._methods_of(job_input[INIT_KEY])
+            job_input = {k: v for k, v in job_input.items() if k != INIT_KEY}
+        if len(methods) == 1:
+            ((name, method),) = methods.items()
             if job_input.get("method") == name:
                 job_input = {k: v for k, v in job_input.items() if k != "method"}
             return method(**job_input)
@@ -136,10 +154,29 @@ class Target:
         choices = ", ".join(repr(n) for n in sorted(self.methods))
         if name is None:
             raise ValueError(f'input needs "method" to pick the method of {self.label} to call: one of {choices}')
-        method = self.methods.get(name) if isinstance(name, str) else None
+        method = methods.get(name) if isinstance(name, str) else None
         if method is None:
             raise ValueError(f"unknown method {name!r} of {self.label}: use one of {choices}")
         return method(**{k: v for k, v in job_input.items() if k != "method"})
+
+    def _methods_of(self, init):
+        """The methods of the instance built with these constructor arguments, built on first use; a few are kept."""
+        if not isinstance(init, dict) or not isinstance(init.get("args", []), list) or not isinstance(init.get("kwargs", {}), dict):
+            raise TypeError(f'"{INIT_KEY}" of a call of {self.label} must be {{"args": [...], "kwargs": {{...}}}}, '
+                            f"got {json_type(init)}")
+        key = json.dumps(init, sort_keys=True)
+        with self.build_lock:  # jobs running at once (max_concurrency) build one instance per set
+            methods = self.built.get(key)
+            if methods is None:
+                from .endpoint import construct_here
+
+                instance = construct_here(self.cls, init.get("args", []), init.get("kwargs", {}))
+                methods = self.built[key] = {n: getattr(instance, n) for n in self.names}
+                while len(self.built) > _INSTANCES_KEPT:
+                    self.built.popitem(last=False)
+            else:
+                self.built.move_to_end(key)
+        return methods
 
 
 def route_table(resource, routes):

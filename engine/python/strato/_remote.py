@@ -7,6 +7,7 @@ import time
 
 from ._context import StratoContextError, lookup  # noqa: F401 (StratoContextError: what callers catch)
 from ._wire import ENDED, StratoRemoteError, error_text, param_text, query_string, request, stream_values
+from ._app import INIT_KEY
 from .catalog import DEFAULT_CLIENT_TIMEOUT_MS
 
 
@@ -42,10 +43,10 @@ def _arguments(fn, args, kwargs):
     return out
 
 
-def call_queue(endpoint, fn, args, kwargs, method=None):
+def call_queue(endpoint, fn, args, kwargs, method=None, init=None):
     """Runs the function on its queue-based endpoint through /runsync, polling /status past the wait; `method`: the
     method of a class endpoint it calls (the input's "method")."""
-    payload = _with_method(method, _arguments(fn, args, kwargs))
+    payload = _with_method(method, _arguments(fn, args, kwargs), init)
     ep = lookup(endpoint.name)
     timeout_ms = endpoint.execution_timeout_ms or ep["timeout_ms"] or DEFAULT_CLIENT_TIMEOUT_MS
     wait = max(1000, min(int(timeout_ms), 300_000))
@@ -69,17 +70,21 @@ def call_queue(endpoint, fn, args, kwargs, method=None):
     return job.get("output")
 
 
-def _with_method(method, payload):
+def _with_method(method, payload, init=None):
+    """A class endpoint's input: the method picked, and the constructor's arguments its instance is built with
+    (INIT_KEY, _app.Target) when the caller gave some."""
+    if init is not None:
+        payload = {INIT_KEY: init, **payload}
     return payload if method is None else {"method": method, **payload}
 
 
-def stream_queue(endpoint, fn, args, kwargs, method=None):
+def stream_queue(endpoint, fn, args, kwargs, method=None, init=None):
     """Runs a generator function on its queue-based endpoint (/run) and yields each value as the handler yields it
     (/stream), the pieces of a value the platform split (over 1 MB) put together again. A failure is raised after
     the values that came before it, as iterating the function locally would."""
     import urllib.parse
 
-    payload = _with_method(method, _arguments(fn, args, kwargs))
+    payload = _with_method(method, _arguments(fn, args, kwargs), init)
     ep = lookup(endpoint.name)
     status, job = request("POST", f"{ep['url']}/run", ep["key"], {"input": payload})
     if status != 200 or not isinstance(job, dict) or not job.get("id"):

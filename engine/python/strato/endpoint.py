@@ -228,12 +228,13 @@ class Endpoint:
 _here = threading.local()  # set while the runtime builds the instance it serves (construct_here)
 
 
-def construct_here(cls):
+def construct_here(cls, args=(), kwargs=None):
     """The instance a worker or a local server serves: the class itself, built in this process whatever the
-    environment says (a worker started without STRATO_ENDPOINT_NAME is its endpoint's still)."""
+    environment says (a worker started without STRATO_ENDPOINT_NAME is its endpoint's still); with the constructor's
+    arguments a caller sent (`Model("large")` in a script)."""
     _here.active = True
     try:
-        return cls()
+        return cls(*args, **(kwargs or {}))
     finally:
         _here.active = False
 
@@ -250,10 +251,7 @@ def _construct_remotely(endpoint, cls):
 
     def __new__(klass, *args, **kwargs):
         if klass is cls and not getattr(_here, "active", False) and not _context.runs_locally(endpoint):
-            if args or kwargs:
-                raise TypeError(f"{cls.__name__}() of the deployed endpoint {endpoint.name!r} takes no arguments: its "
-                                "workers create the instance without any (set STRATO_LOCAL=1 to build it here)")
-            return _RemoteInstance(endpoint, cls)
+            return _RemoteInstance(endpoint, cls, args, kwargs)
         if own is not None:
             return own(klass, *args, **kwargs)
         parent = super(cls, klass).__new__
@@ -263,12 +261,25 @@ def _construct_remotely(endpoint, cls):
 
 
 class _RemoteInstance:
-    """A class endpoint's deployed instance, seen from a caller: its public methods, each a call of the endpoint."""
+    """A class endpoint's deployed instance, seen from a caller: its public methods, each a call of the endpoint. The
+    constructor's arguments (`Model("large", temperature=0.9)`, as the reference product takes them) go with every
+    call, and the worker serves it from an instance built with them (_app.Target)."""
 
-    def __init__(self, endpoint, cls):
+    def __init__(self, endpoint, cls, args=(), kwargs=None):
         from ._app import public_methods
 
         self._endpoint, self._cls, self._methods = endpoint, cls, set(public_methods(cls))
+        self._init = None
+        if args or kwargs:
+            import inspect
+
+            try:  # a call __init__ refuses raises here, as building the class locally would
+                inspect.signature(cls.__init__).bind(None, *args, **(kwargs or {}))
+            except TypeError as e:
+                raise TypeError(f"{cls.__name__}(): {e}") from None
+            except ValueError:  # no signature to check against: the worker's construction says
+                pass
+            self._init = {"args": list(args), "kwargs": dict(kwargs or {})}
 
     def __getattr__(self, name):
         if name.startswith("_") or name not in self._methods:
@@ -282,7 +293,7 @@ class _RemoteInstance:
         signature = fn if plain else functools.partial(fn, None)
         if not plain:
             signature.__name__ = fn.__name__  # for the messages of a call its signature refuses
-        wrapper = _dispatching_wrapper(self._endpoint, fn, None, method=name, signature=signature)
+        wrapper = _dispatching_wrapper(self._endpoint, fn, None, method=name, signature=signature, init=self._init)
         setattr(self, name, wrapper)
         return wrapper
 
@@ -290,18 +301,19 @@ class _RemoteInstance:
         return f"<{self._cls.__name__} on the deployed endpoint {self._endpoint.name!r}>"
 
 
-def _dispatching_wrapper(endpoint, fn, route, method=None, signature=None):
+def _dispatching_wrapper(endpoint, fn, route, method=None, signature=None, init=None):
     """A wrapper with fn's kind (coroutine, generator and async generator functions stay so) that runs fn here when this process is
     the endpoint's own worker (or STRATO_LOCAL=1), and otherwise calls the deployed endpoint (scripts, other
     endpoints). `fn.__wrapped__` is always the plain function. `method`: fn is that method of a class endpoint,
-    called only on the endpoint (its arguments bound against `signature`, the method without `self`)."""
+    called only on the endpoint (its arguments bound against `signature`, the method without `self`), `init` the
+    constructor's arguments the instance is built with there."""
     from . import _context, _remote
 
     bind = signature or fn
 
     def remote(args, kwargs):
         if route is None:
-            return _remote.call_queue(endpoint, bind, args, kwargs, method=method)
+            return _remote.call_queue(endpoint, bind, args, kwargs, method=method, init=init)
         return _remote.call_route(endpoint, route[0], route[1], fn, args, kwargs)
 
     flags = getattr(getattr(fn, "__code__", None), "co_flags", 0)
@@ -317,7 +329,7 @@ def _dispatching_wrapper(endpoint, fn, route, method=None, signature=None):
             if method is None and _context.runs_locally(endpoint):
                 return (yield from fn(*args, **kwargs))
             if route is None:  # each value as the handler yields it
-                yield from _remote.stream_queue(endpoint, bind, args, kwargs, method=method)
+                yield from _remote.stream_queue(endpoint, bind, args, kwargs, method=method, init=init)
             else:
                 yield from (remote(args, kwargs) or [])
     elif flags & _CO_ASYNC_GENERATOR:
@@ -333,7 +345,7 @@ def _dispatching_wrapper(endpoint, fn, route, method=None, signature=None):
                     yield value
                 return
             # Each value as the handler yields it; the event loop goes on while a read waits.
-            values = _remote.stream_queue(endpoint, bind, args, kwargs, method=method)
+            values = _remote.stream_queue(endpoint, bind, args, kwargs, method=method, init=init)
             end = object()
             while (value := await asyncio.to_thread(next, values, end)) is not end:
                 yield value
