@@ -5,7 +5,7 @@
 # loads it here.
 import json
 
-from ._invoke import compact_encoder
+from ._invoke import output_json
 
 
 def _iso(value):
@@ -97,20 +97,9 @@ def json_form(value):
     return form(value)
 
 
-_text = compact_encoder(default=json_form, allow_nan=False)
-
-
-def dumps(value):
-    """The value as compact JSON text, non-ASCII kept (as FastAPI renders it), every value json_form knows in its JSON
-    form. What JSON cannot hold raises TypeError (an object) or ValueError (NaN, an infinity, a value that contains
-    itself). A lone surrogate (only in a string) is written as its JSON escape, so that the text is valid UTF-8."""
-    text = _text(value)
-    if not text.isascii():
-        try:
-            text.encode("utf-8")
-        except UnicodeEncodeError:
-            text = text.encode("utf-8", "backslashreplace").decode("utf-8")
-    return text
+# The value as compact JSON text, non-ASCII kept, every value json_form knows in its JSON form: the encoder of job
+# outputs, whose default is json_form (_invoke.json_default). What JSON cannot hold raises TypeError or ValueError.
+dumps = output_json
 
 
 def text_form(value):

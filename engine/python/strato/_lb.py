@@ -7,8 +7,7 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 
 from . import _log as log
 from . import _server
-from ._invoke import error_text, output_json, settle, user_traceback
-from ._jsonable import dumps
+from ._invoke import error_text, settle, user_traceback
 from ._routeargs import ABSENT, RouteError, bind, query_args
 from ._server import JsonHandler
 
@@ -89,26 +88,6 @@ class RouteHandler(JsonHandler):
         if type(result) is tuple and len(result) == 2 and type(result[1]) is int:
             result, status = result
         return status, result, None
-
-    def send_json(self, status, payload, headers=None):
-        # The answer in its JSON form as FastAPI renders it (_jsonable: pydantic models, datetimes, UUIDs, Decimals,
-        # Enums, sets, dataclasses), compact, non-ASCII text kept.
-        try:
-            data = dumps(payload).encode()
-        except (TypeError, ValueError) as e:
-            log.error(f"{self.command} {self.path}: the answer cannot be sent as JSON: {error_text(e)}")
-            status = 500
-            data = output_json({"error": "response is not JSON serializable", "detail": error_text(e)}).encode()
-        self.send_response(status)
-        for key, value in (headers or {}).items():
-            self.send_header(key, value)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        if self.close_connection:
-            self.send_header("Connection", "close")
-        self.end_headers()
-        if self.command != "HEAD":
-            self.wfile.write(data)
 
     def _failure(self, exc):
         # An exception carrying an HTTP status (like FastAPI's HTTPException) answers with that status.

@@ -64,10 +64,12 @@ class JsonHandler(BaseHTTPRequestHandler):
             if isinstance(payload, Page):
                 data, content_type = payload.encode(), "text/html; charset=utf-8"
             else:
-                # Compact, non-ASCII text kept (as FastAPI renders, and as queue outputs are): no \uXXXX escapes, but
-                # for a lone surrogate (output_json).
+                # In the JSON form FastAPI renders (_jsonable: pydantic models, datetimes, UUIDs, Decimals, Enums, sets,
+                # dataclasses), compact, non-ASCII text kept, as queue outputs are: no \uXXXX escapes, but for a lone
+                # surrogate (output_json).
                 data = output_json(payload).encode()
         except (TypeError, ValueError) as e:
+            log.error(f"{self.command} {self.path}: the answer cannot be sent as JSON: {error_text(e)}")
             status, data = 500, output_json({"error": "response is not JSON serializable",
                                              "detail": error_text(e)}).encode()
         self.send_response(status)
