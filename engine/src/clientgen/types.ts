@@ -1,7 +1,7 @@
 // Python type hints -> JSON types: the one mapping behind the typed TypeScript client and the OpenAPI documents
 // (deployed and the dev server's /docs). A hint with no JSON form becomes `unknown` and a warning, never a failure.
 import type { FileModel, ProjectModel, TypeDeclaration, TypeExpr } from '../project/model';
-import { resolveModule } from '../project/analyze';
+import { Declarations, type Found } from './declarations';
 
 export interface JsonField {
   name: string;
@@ -54,8 +54,6 @@ export interface Place {
    */
   input?: boolean;
 }
-
-type Found = { file: FileModel; decl: TypeDeclaration };
 
 export const UNKNOWN: JsonType = { kind: 'unknown' };
 
@@ -128,53 +126,23 @@ export class Names {
   }
 }
 
-/** The last segment of a dotted name: `models.Point` -> `Point`. */
-const lastSegment = (name: string) => name.slice(name.lastIndexOf('.') + 1);
-
-/** How deep a name is followed from module to module (`from pkg import Point`, pkg importing it from pkg.models). */
-const MAX_HOPS = 8;
-
-/** What a module-level import binds a name to: `from m import a as name`, or a module (`import m as name`). */
-interface Binding {
-  /** The module, absolute. */
-  module: string;
-  /** `from m import a as name`: `a`. Absent where the name is a module. */
-  original?: string;
-  /** `import a.b` binds `a`, and `a.b.X` names X of a.b; `import a.b as m` binds the module a.b itself (`m.X`). */
-  top?: boolean;
-  line: number;
-}
-
 /**
- * Maps the hints of one project. A name is what the hint's own file binds it to: its import (`from m import Point as
- * GeoPoint`, `import m as om` and `om.Point` both name Point of m, followed through m's own imports), else its own
- * declaration (the later one where the file has both); a name the file does not bind (an import under
- * `if TYPE_CHECKING:`) is the project's declaration of that name, when it has only one. A name the file imports from
- * outside the project is no declaration of the project's. Each TypedDict, dataclass or pydantic model used becomes
- * one NamedShape, in the order of first use (a model that takes defaults a second one for inputs: Place.input).
+ * Maps the hints of one project, a class name to the declaration its file means (declarations.ts). Each TypedDict,
+ * dataclass or pydantic model used becomes one NamedShape, in the order of first use (a model that takes defaults a
+ * second one for inputs: Place.input).
  */
 export class TypeMapper {
   readonly warnings: TypeWarning[] = [];
   readonly shapes: NamedShape[] = [];
   private readonly byKey = new Map<string, NamedShape>();
-  private readonly declarations = new Map<string, Found[]>();
-  private readonly files = new Map<string, FileModel>();
-  private readonly modules = new Map<string, FileModel[]>();
+  private readonly declared: Declarations;
   private readonly differs = new Map<string, boolean>();
 
   constructor(
-    private readonly model: ProjectModel,
+    model: ProjectModel,
     readonly names: Names,
   ) {
-    for (const file of model.files) {
-      this.files.set(file.file, file);
-      this.modules.set(file.module, [...(this.modules.get(file.module) ?? []), file]);
-      for (const decl of file.types ?? []) {
-        const list = this.declarations.get(decl.name) ?? [];
-        list.push({ file, decl });
-        this.declarations.set(decl.name, list);
-      }
-    }
+    this.declared = new Declarations(model);
   }
 
   map(t: TypeExpr | undefined, at: Place): JsonType {
@@ -206,7 +174,7 @@ export class TypeMapper {
     if (bare === 'Any' || bare === 'object') return UNKNOWN;
     if (ARRAYS.has(bare) || TUPLES.has(bare)) return { kind: 'array', items: UNKNOWN };
     if (MAPPINGS.has(bare)) return { kind: 'record', values: UNKNOWN };
-    const found = this.resolve(name, at.file);
+    const found = this.declared.resolve(name, at.file);
     return found ? this.refTo(found, at) : undefined;
   }
 
@@ -226,7 +194,7 @@ export class TypeMapper {
       return { kind: 'tuple', items: t.args.map((a) => this.convert(a, at)) };
     }
     // A generic TypedDict, dataclass or model (`Page[Item]`): its shape, the parameters left out.
-    const found = this.resolve(t.name, at.file);
+    const found = this.declared.resolve(t.name, at.file);
     if (found) return this.refTo(found, at);
     return this.unmapped(t, at);
   }
@@ -252,98 +220,6 @@ export class TypeMapper {
     return { kind: 'unknown', python };
   }
 
-  /** The declaration a name in `fromFile` refers to. */
-  private resolve(name: string, fromFile: string): Found | undefined {
-    const file = this.files.get(fromFile);
-    const bound = file ? this.lookup(file, name, 0) : undefined;
-    if (bound !== undefined) return bound ?? undefined;
-    const candidates = this.declarations.get(lastSegment(name));
-    return candidates?.length === 1 ? candidates[0] : undefined;
-  }
-
-  /**
-   * What `file` binds `name` to: a declaration, null where it binds the name to something else (a module or a class
-   * from outside the project, a class of the project that is no JSON shape), undefined where it does not bind it.
-   */
-  private lookup(file: FileModel, name: string, hops: number): Found | null | undefined {
-    if (hops > MAX_HOPS) return null;
-    const dot = name.indexOf('.');
-    const head = dot < 0 ? name : name.slice(0, dot);
-    const own = dot < 0 ? file.types?.find((d) => d.name === name) : undefined;
-    const binding = this.binding(file, head);
-    if (own && (!binding || binding.line < own.nameRange.start.line)) return { file, decl: own };
-    if (!binding) return dot < 0 ? this.starred(file, name, hops) : undefined;
-    const path = dot < 0 ? [] : name.slice(dot + 1).split('.');
-    let module: string;
-    let original: string;
-    if (binding.original !== undefined && !path.length) {
-      module = binding.module;
-      original = binding.original;
-    } else {
-      // A module's member (`om.Point`, `models.Point` after `from pkg import models`, `pkg.models.Point`).
-      if (!path.length) return null;
-      original = path.pop()!;
-      const prefix = binding.original !== undefined ? [binding.module, binding.original] : binding.top ? [head] : [binding.module];
-      module = [...prefix, ...path].join('.');
-    }
-    return this.inModule(module, original, hops);
-  }
-
-  /** The declaration `original` of a module: declared there, imported there, or (a package) declared in one of its modules. */
-  private inModule(module: string, original: string, hops: number): Found | null {
-    const target = this.moduleFile(module);
-    if (!target) return null;
-    const found = this.lookup(target, original, hops + 1);
-    if (found !== undefined) return found;
-    // A package's __init__ that re-exports from its modules without mentioning strato (whose imports the analysis
-    // does not record): the package's one declaration of that name.
-    const inside = (this.declarations.get(original) ?? []).filter((c) => c.file.module.startsWith(`${target.module}.`));
-    return inside.length === 1 ? inside[0] : null;
-  }
-
-  /** `from m import *` of a module of the project that has the name. */
-  private starred(file: FileModel, name: string, hops: number): Found | undefined {
-    for (const imp of file.imports ?? []) {
-      if (!imp.names.includes('*')) continue;
-      const target = this.moduleFile(this.absolute(file, imp.module));
-      const found = target && this.lookup(target, name, hops + 1);
-      if (found) return found;
-    }
-    return undefined;
-  }
-
-  /** The last module-level import of `file` that binds `name`. */
-  private binding(file: FileModel, name: string): Binding | undefined {
-    let out: Binding | undefined;
-    for (const imp of file.imports ?? []) {
-      const i = imp.names.indexOf(name);
-      if (i < 0) continue;
-      const line = imp.range.start.line;
-      if (imp.imported) {
-        out = { module: this.absolute(file, imp.module), original: imp.imported[name] ?? name, line };
-        continue;
-      }
-      // `import a, b.c as d`: the modules in the order of the names.
-      const module = imp.module.split(',').map((m) => m.trim())[i] ?? imp.module;
-      out = { module, top: module.split('.')[0] === name, line };
-    }
-    return out;
-  }
-
-  /** The module an import names, absolute (`.models` from `pkg/w.py`, or from `pkg/__init__.py`, is `pkg.models`). */
-  private absolute(file: FileModel, module: string): string {
-    const from = /(^|\/)__init__\.pyi?$/.test(file.file) ? `${file.module}.__init__` : file.module;
-    return resolveModule(from, module);
-  }
-
-  /** The project's file of a module (`src/pkg/models.py` for `pkg.models` where no `pkg/models.py` is, when only one). */
-  private moduleFile(module: string): FileModel | undefined {
-    const exact = this.modules.get(module);
-    if (exact) return exact[0];
-    const suffix = this.model.files.filter((f) => f.module.endsWith(`.${module}`));
-    return suffix.length === 1 ? suffix[0] : undefined;
-  }
-
   /** The shape a hint names: a second one for inputs where a field with a default may be left out (Place.input). */
   private refTo(found: Found, at: Place): JsonType {
     const input = at.input === true && this.takesDefaults(found);
@@ -359,7 +235,7 @@ export class TypeMapper {
     const stack = [start];
     let out = false;
     const visit = (name: string, from: string) => {
-      const found = this.resolve(name, from);
+      const found = this.declared.resolve(name, from);
       if (found && !seen.has(keyOf(found))) {
         seen.add(keyOf(found));
         stack.push(found);
@@ -399,7 +275,7 @@ export class TypeMapper {
   private fieldsOf(file: FileModel, decl: TypeDeclaration, seen: Set<string>, input: boolean): JsonField[] {
     const out = new Map<string, JsonField>();
     for (const base of decl.bases) {
-      const found = this.resolve(base, file.file);
+      const found = this.declared.resolve(base, file.file);
       const key = found && keyOf(found);
       if (!found || !key || seen.has(key) || found.decl.kind !== decl.kind) continue;
       seen.add(key);
