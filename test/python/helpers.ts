@@ -80,6 +80,12 @@ export function withTimeout<T>(promise: Promise<T>, ms: number, what: string): P
   ]);
 }
 
+/** An HTTP call to a route server whose answers are JSON: its status, parsed body and headers. */
+export async function callJson(url: string, method: string, path: string, body?: string) {
+  const res = await fetch(url + path, { method, body, headers: body ? { 'content-type': 'application/json' } : {} });
+  return { status: res.status, body: (await res.json()) as any, headers: res.headers };
+}
+
 const tempDirs: string[] = [];
 
 export function tempDir(prefix = 'strato-py-'): string {
