@@ -14,10 +14,8 @@ import { startHousekeeping } from './housekeeping';
 import { JobExpiry } from './jobs/jobExpiry';
 import { Guard } from './graphql/guard';
 import { graphqlHandler } from './graphql/handler';
-import type { EndpointHealthView } from './graphql/resolvers';
 import { jobsApi } from './jobsApi';
-import { serviceHealth, type HealthDeps, type HealthNotes } from './serviceHealth';
-import DataLoader from 'dataloader';
+import { healthLoader, type HealthDeps, type HealthNotes } from './serviceHealth';
 import { Dispatcher } from './jobs/dispatch';
 import { INSTANCE_ID, JobEngine } from './jobs/jobEngine';
 import { defaultNodeUrl, nodeIdOf } from './cluster';
@@ -251,23 +249,7 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
           version: PLATFORM_VERSION,
           instanceId: nodeId,
           nodes: async () => (node ? node.cluster.views() : [{ id: nodeId, url: baseUrl, startedAt, heartbeatAt: Date.now(), state: 'alive' as const }]),
-          // The endpoints one answer lists are asked of the other nodes in one call.
-          health: (
-            (loader) => (id: string) =>
-              loader.load(id)
-          )(
-            new DataLoader(
-              async (ids: readonly string[]): Promise<EndpointHealthView[]> =>
-                (await serviceHealth(healthDeps, [...ids])).map((h) => ({
-                  ...h.workers,
-                  inQueue: h.jobs.inQueue,
-                  inProgress: h.jobs.inProgress,
-                  lastError: h.lastError,
-                  hardwareNote: h.hardwareNote,
-                })),
-              { cache: false },
-            ),
-          ),
+          health: healthLoader(healthDeps),
           notes: (ep) => hostChecks.notes(ep.config),
           hosts: () => serviceHosts(pool, node?.cluster),
           audit: async (q) => (await store.listAudit(q)).map(auditEntry),

@@ -3,7 +3,9 @@
 // answers its part (the jobs it owns, the workers it runs, why its workers cannot start) through `/_cluster/health`,
 // all endpoints of one request in one call, and the counts are summed; a live node that does not answer fails the
 // request with a 503 that names it (cluster.ts).
+import DataLoader from 'dataloader';
 import type { Cluster } from './cluster';
+import type { EndpointHealthView } from './graphql/resolvers';
 import type { JobCounts } from './jobs/endpointJobs';
 import type { JobEngine } from './jobs/jobEngine';
 
@@ -73,4 +75,23 @@ export function serveNodeHealth(cluster: Cluster, d: HealthDeps): void {
     const ids = (body as { endpointIds?: unknown } | null)?.endpointIds;
     return Array.isArray(ids) ? ids.map((id) => ({ ...nodeHealth(d, String(id)), node: cluster.nodeId })) : [];
   });
+}
+
+/**
+ * GraphQL's `health` of one endpoint: the endpoints one answer lists are gathered, and the other nodes asked for them
+ * in one call (a new loader per request: nothing is cached between requests).
+ */
+export function healthLoader(d: HealthDeps): (endpointId: string) => Promise<EndpointHealthView> {
+  const loader = new DataLoader(
+    async (ids: readonly string[]): Promise<EndpointHealthView[]> =>
+      (await serviceHealth(d, [...ids])).map((h) => ({
+        ...h.workers,
+        inQueue: h.jobs.inQueue,
+        inProgress: h.jobs.inProgress,
+        lastError: h.lastError,
+        hardwareNote: h.hardwareNote,
+      })),
+    { cache: false },
+  );
+  return (id) => loader.load(id);
 }
