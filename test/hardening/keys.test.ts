@@ -279,6 +279,20 @@ describe('audit log', () => {
     assert.ok(aliceOnly.every((e) => e.keyName === 'alice'));
   });
 
+  test("an artifact upload refused to a key outside its app is recorded as denied, as the change's other refusals are", async () => {
+    // The upload URL came from a key that may deploy to blog; alice's key may not put the artifact there.
+    const requested = await graphql(tp.key, 'mutation($a: ID!) { requestBuildUpload(appId: $a, size: 3) { uploadId } }', {
+      a: blog.echo.appId,
+    });
+    const uploadId = (requested.json as { data: { requestBuildUpload: { uploadId: string } } }).data.requestBuildUpload.uploadId;
+    const put = await fetch(`${tp.url}/_uploads/${uploadId}`, { method: 'PUT', headers: { authorization: `Bearer ${secrets.alice}` }, body: 'abc' });
+    assert.equal(put.status, 403);
+    assert.match(((await put.json()) as { error: string }).error, /^the key "alice" \(deploy: shop\) may not upload builds to app "blog"/);
+    const [entry] = await tp.cp.audit({ key: 'alice', limit: 1 });
+    assert.deepEqual([entry.operation, entry.outcome, entry.app, entry.targetType, entry.targetId], ['uploadBuild', 'denied', 'blog', 'app', blog.echo.appId]);
+    assert.match(JSON.parse(entry.detail!).reason, /may not upload builds to app "blog"/);
+  });
+
   test("an endpoint's STRATO_API_KEY (the deployer's key, for calls to other endpoints) is never answered", async () => {
     // (A key given to an endpoint is stored with its configuration, like any env value: a key of its own here.)
     const own = (await tp.cp.createKey('shop-caller', 'invoke', ['shop'])).secret;

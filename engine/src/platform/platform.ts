@@ -3,12 +3,11 @@
 // processes, and the HTTP server; `close()` stops workers (their jobs return to the queue), flushes the last group
 // commit and releases the data dir.
 import fs from 'node:fs';
-import { mayChange, refusal } from './auth';
+import type { Principal } from './auth';
 import { Artifacts } from './controlPlane/artifacts';
 import { KeyRing } from './controlPlane/keys';
 import { ControlPlane } from './controlPlane/service';
 import { auditEntry } from './controlPlane/audit';
-import { forbidden } from './errors';
 import { sendError } from './http';
 import { startHousekeeping } from './housekeeping';
 import { JobExpiry } from './jobs/jobExpiry';
@@ -231,6 +230,11 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
       },
       log: o.log,
     });
+    /** A key's scope checks; a refused change is written to the audit log (answered even when it cannot be written). */
+    const guardOf = (principal: Principal) =>
+      new Guard(principal, o.clock, (row) =>
+        store.insertAudit(row).catch((e: Error) => o.log(`strato platform: could not write an audit entry (${e.message})`)),
+      );
     const workerDeps = { engine, dispatch, scheduler: sched, log: o.log };
     const channels = workerChannels(workerDeps);
     const server = createServer({
@@ -241,10 +245,7 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
         (principal) => ({
           cp,
           keys,
-          guard: new Guard(principal, o.clock, (row) =>
-            // A refusal is answered even when its entry cannot be written.
-            store.insertAudit(row).catch((e: Error) => o.log(`strato platform: could not write an audit entry (${e.message})`)),
-          ),
+          guard: guardOf(principal),
           baseUrl,
           version: PLATFORM_VERSION,
           instanceId: nodeId,
@@ -294,8 +295,9 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
           }
         : undefined,
       upload: async (id, req, by) => {
-        const app = cp.app(await artifacts.appOf(id))?.name ?? '';
-        if (!mayChange(by, app)) throw forbidden(refusal.change(by, app, `upload builds to app "${app}"`));
+        const target = cp.target('app', await artifacts.appOf(id));
+        const app = target.app ?? '';
+        await guardOf(by).change('uploadBuild', { ...target, app }, `upload builds to app "${app}"`);
         return artifacts.receive(id, req);
       },
       info: () => ({ version: PLATFORM_VERSION, instanceId: nodeId }),
