@@ -3,6 +3,7 @@
 // worker, and a clear error when workers cannot start.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { ControlPlaneClient } from '../../engine/src/api/controlPlane';
 import { buildTestArtifact } from '../helpers/artifact';
 import { call, deploy, startTestPlatform, waitUntil, type TestPlatform } from '../helpers/platform';
 import { BROKEN_PY, queueSpec, WORKER_PY } from '../helpers/testWorkers';
@@ -80,7 +81,7 @@ test('max_concurrency jobs run at once in one worker (sync and async handlers)',
   }
 });
 
-test('a worker that cannot start fails the queued jobs with its error', async () => {
+test('a worker that cannot start fails the queued jobs saying so and where its error output is; deploy keys read that output in health, invoke keys do not', async () => {
   const u = eps.broken.url;
   const { id } = (await call('POST', `${u}/run`, { body: { input: {} } })).json as { id: string };
   const job = await waitUntil(
@@ -91,11 +92,19 @@ test('a worker that cannot start fails the queued jobs with its error', async ()
     },
     30_000,
   );
-  assert.match(job.error ?? '', /failed to start/);
-  assert.match(job.error ?? '', /not_a_module_that_exists/);
-  assert.match(job.error ?? '', /fix the endpoint and deploy it again \(under strato dev: save the fix\), then retry the job$/);
+  // Every caller of the endpoint reads its jobs: the worker's own output (which may quote a secret) is not in them.
+  assert.match(
+    job.error ?? '',
+    /^the endpoint's worker failed to start: worker \S+ exited with code 1; its error output is in the endpoint's logs \(strato logs broken\); fix the endpoint and deploy it again \(under strato dev: save the fix\), then retry the job$/,
+  );
   const h = await tp.cp.endpointHealth(eps.broken.id);
-  assert.match(h?.lastError ?? '', /not_a_module_that_exists/);
+  assert.match(h?.lastError ?? '', /^the endpoint's worker failed to start: worker \S+ exited with code 1; its last error output: .*not_a_module_that_exists/);
+  const invoker = new ControlPlaneClient({ baseUrl: tp.url, apiKey: (await tp.cp.createKey('caller', 'invoke')).secret });
+  const seen = await invoker.endpointHealth(eps.broken.id);
+  assert.match(
+    seen?.lastError ?? '',
+    /^the endpoint's worker failed to start: worker \S+ exited with code 1; its error output is in the endpoint's logs \(strato logs broken\)$/,
+  );
 });
 
 test('a GPU endpoint runs without a GPU, and its health says the hardware is absent', async () => {

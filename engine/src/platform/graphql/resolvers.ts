@@ -10,6 +10,7 @@ import { AUDIT_DEFAULT_LIMIT, AUDIT_MAX_LIMIT, type AuditTarget } from '../contr
 import { mayReadSecrets } from '../auth';
 import { badRequest } from '../errors';
 import type { Guard } from './guard';
+import { withoutErrorOutput } from '../workers/exitText';
 
 /** The wire shape is the client's (engine/src/api): one definition for both ends of the API. */
 export type EndpointHealthView = EndpointHealth;
@@ -145,7 +146,12 @@ class EndpointView {
   sourceFingerprint = () => this.ep.config.sourceFingerprint;
   createdAt = () => this.ep.createdAt;
   updatedAt = () => this.ep.updatedAt;
-  health = () => this.ctx.health(this.ep.id);
+  /** An invoke key reads the counts and notes, not a worker's error output (exitText.ts). */
+  health = async () => {
+    const h = await this.ctx.health(this.ep.id);
+    if (!h.lastError || mayReadSecrets(this.ctx.guard.principal)) return h;
+    return { ...h, lastError: withoutErrorOutput(h.lastError, this.ep.name) };
+  };
   datacenters = () => this.ep.config.datacenters ?? null;
   volumes = () => this.ep.config.volumes.map((v) => ({ name: v.name, datacenter: v.datacenter, sizeGb: v.size }));
   scalerType = () => this.ep.config.scalerType;

@@ -12,6 +12,7 @@ import type { WorkerSlots } from './slots';
 import { wantedWorkers } from './scaling';
 import { Waiters } from '../../util/waiters';
 import { healthBucket, isBusy, type Worker } from './worker';
+import { withErrorOutput, withoutErrorOutput } from './exitText';
 
 export interface SchedulerDeps {
   cp: ControlPlane;
@@ -372,20 +373,18 @@ export class Scheduler {
     s.workers.delete(w);
     if (w.slot !== undefined) this.d.slots.release(w.endpointId, w.id);
     const { how, tail } = this.d.supervisor.describeExit(w, code, signal);
-    const why = `${how}${tail ? `; its last error output: ${tail}` : ''}`;
     const expected = wasPhase === 'stopping' || wasPhase === 'draining' || this.closing;
-    this.d.dispatch.workerGone(
-      w,
-      expected ? 'requeue' : 'fail',
-      `${how} ${expected ? 'while it was being stopped' : 'while running this job'}${tail ? `; its last error output: ${tail}` : ''}`,
-    );
+    // A job's error is read by every caller of the endpoint: it says where the worker's output is, not what it was.
+    const endpointName = this.d.cp.endpoint(w.endpointId)?.name;
+    const jobError = `${how} ${expected ? 'while it was being stopped' : 'while running this job'}`;
+    this.d.dispatch.workerGone(w, expected ? 'requeue' : 'fail', withoutErrorOutput(withErrorOutput(jobError, tail), endpointName));
     if (!expected && !w.readyAt) {
       s.startFailures++;
-      s.lastError = `the endpoint's worker failed to start: ${why}`;
+      s.lastError = withErrorOutput(`the endpoint's worker failed to start: ${how}`, tail);
       s.nextSpawnAt = Date.now() + Math.min(30_000, 250 * 2 ** (s.startFailures - 1));
       this.d.log(`strato platform: ${s.lastError}`);
-      if (s.startFailures >= FAILURES_BEFORE_FAILING_JOBS) this.failQueued(w.endpointId, s.lastError);
-    } else if (!expected) this.d.log(`strato platform: ${why}`);
+      if (s.startFailures >= FAILURES_BEFORE_FAILING_JOBS) this.failQueued(w.endpointId, withoutErrorOutput(s.lastError, endpointName));
+    } else if (!expected) this.d.log(`strato platform: ${withErrorOutput(how, tail)}`);
     this.demand(w.endpointId);
   }
 

@@ -11,7 +11,7 @@ import type { Templates } from './templates';
 import { localLauncher, type WorkerLauncher } from './launcher';
 import { inheritedWorkerEnv } from './environment';
 import { volumeEnv } from '../controlPlane/volumes';
-import { isRuntimeProgress } from '../../protocol/logs';
+import { howItEnded, lastMeaningful } from './exitText';
 import { formatLogRecord, type LogRecordStream } from './logFile';
 
 export interface SupervisorDeps {
@@ -160,7 +160,7 @@ export class Supervisor {
       });
     };
     child.on('error', (e) => {
-      w.stderrTail.push(`could not start ${this.d.python}: ${e.message} (set STRATO_PYTHON or --python to a Python 3 interpreter)`);
+      w.spawnError = `could not start ${this.d.python}: ${e.message} (set STRATO_PYTHON or --python to a Python 3 interpreter)`;
       if (child.pid === undefined) end(127, null); // never started: no 'exit' event follows
     });
     child.on('exit', end);
@@ -186,7 +186,7 @@ export class Supervisor {
 
   /** How the worker ended, and the last line of its error output that explains it (if any). */
   describeExit(w: Worker, code: number | null, signal: NodeJS.Signals | null): { how: string; tail: string } {
-    const how = `worker ${w.id} ${signal ? `was killed by ${signal}` : `exited with code ${code}`}`;
+    const how = w.spawnError ? `worker ${w.id}: ${w.spawnError}` : `worker ${w.id} ${howItEnded(code, signal)}`;
     return { how, tail: lastMeaningful(w.stderrTail) };
   }
 
@@ -210,12 +210,4 @@ export class Supervisor {
     }
     return s;
   }
-}
-
-/** The last stderr line that is not the runtime's own progress log. */
-function lastMeaningful(lines: string[]): string {
-  const nonEmpty = lines.filter((l) => l.trim() && !isRuntimeProgress(l));
-  if (nonEmpty.length === 0) return '';
-  const last = nonEmpty[nonEmpty.length - 1].trim();
-  return last.length > 500 ? `${last.slice(0, 500)}...` : last;
 }

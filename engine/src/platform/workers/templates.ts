@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { DeployedEndpoint } from '../controlPlane/service';
 import { ForkedProcess } from './forked';
-import { isRuntimeProgress } from '../../protocol/logs';
+import { howItEnded, lastMeaningful, withErrorOutput } from './exitText';
 
 export interface TemplateDeps {
   python: string;
@@ -172,13 +172,9 @@ export class Templates {
     const wait = BACKOFF_MS[Math.min(s.failures, BACKOFF_MS.length - 1)];
     s.failures++;
     s.nextStartAt = Date.now() + wait;
-    const tail =
-      t.stderrTail
-        .filter((l) => l.trim() && !isRuntimeProgress(l))
-        .pop()
-        ?.trim() ?? '';
-    const how = signal ? `was killed by ${signal}` : `exited with code ${code}`;
-    s.lastError = t.ready ? null : `the endpoint's worker template ${how}${tail ? `: ${tail}` : ''}`;
+    const tail = lastMeaningful(t.stderrTail);
+    const how = howItEnded(code, signal);
+    s.lastError = t.ready ? null : withErrorOutput(`the endpoint's worker template ${how}`, tail);
     this.d.log(`strato platform: worker template of endpoint ${endpointId} ${how}${tail ? ` (${tail})` : ''}; next try in ${wait / 1000} s`);
   }
 

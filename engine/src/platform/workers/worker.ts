@@ -40,6 +40,8 @@ export interface Worker {
   cancelRequested: Map<string, number>;
   /** Last lines of stderr, for error messages. */
   stderrTail: string[];
+  /** Why the platform could not start its process: the platform's own words, not the worker's output (exitText.ts). */
+  spawnError?: string;
   /** The host it runs on (hosts.ts): 'local', or a worker host's id. */
   hostId?: string;
   /** The endpoint's worker slot it holds for the whole service (slots.ts); below workers.min: a minimum's worker. */
