@@ -81,8 +81,8 @@ export function withTimeout<T>(promise: Promise<T>, ms: number, what: string): P
 }
 
 /** An HTTP call to a route server whose answers are JSON: its status, parsed body and headers. */
-export async function callJson(url: string, method: string, path: string, body?: string) {
-  const res = await fetch(url + path, { method, body, headers: body ? { 'content-type': 'application/json' } : {} });
+export async function callJson(url: string, method: string, path: string, body?: string, headers: Record<string, string> = {}) {
+  const res = await fetch(url + path, { method, body, headers: { ...(body ? { 'content-type': 'application/json' } : {}), ...headers } });
   return { status: res.status, body: (await res.json()) as any, headers: res.headers };
 }
 

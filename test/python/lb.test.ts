@@ -4,6 +4,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { callJson, FakePlatform, killAll, makeArtifact, removeTempDirs, runPython, startPython, waitFor, withTimeout, type Proc } from './helpers';
 import { freePort } from '../helpers/ports';
+import { WORKER_TOKEN_HEADER } from '../../engine/src/platform/lbRouter';
 
 const API = `
 import asyncio
@@ -112,7 +113,9 @@ let platform: FakePlatform;
 let worker: Proc;
 let base: string;
 
-const call = (method: string, path: string, body?: string, url = base) => callJson(url, method, path, body);
+/** A call to the worker as the platform's proxy makes it (with the worker's token), or to a local server (none). */
+const call = (method: string, path: string, body?: string, url = base) =>
+  callJson(url, method, path, body, url === base ? { [WORKER_TOKEN_HEADER]: platform.token } : {});
 
 before(async () => {
   dir = makeArtifact({ 'lb_worker.py': API }, { api: { module: 'lb_worker', functions: Object.values(ROUTES), loadBalanced: true, routes: ROUTES } });
@@ -139,6 +142,17 @@ describe('load-balanced worker', () => {
     assert.deepEqual(await call('GET', '/ping').then((r) => [r.status, r.body]), [200, { status: 'healthy' }]);
   });
 
+  test("answers only requests that carry its token, as the platform's proxy sends them: its port is open to the host's other processes", async () => {
+    const refused: Record<string, string>[] = [{}, { [WORKER_TOKEN_HEADER]: 'not-the-token' }, { authorization: `Bearer ${platform.token}` }];
+    for (const headers of refused) {
+      const r = await callJson(base, 'POST', '/process', JSON.stringify({ text: 'no key' }), headers);
+      assert.equal(r.status, 401);
+      assert.match(r.body.detail, /^this worker answers its platform only: call the endpoint through the platform, \/lb\/<endpoint id>\/<route>/);
+      assert.equal((await callJson(base, 'GET', '/ping', undefined, headers)).status, 401);
+    }
+    assert.equal((await call('POST', '/process', JSON.stringify({ text: 'ok' }))).status, 200);
+  });
+
   test('JSON body fields are the arguments of a POST route', async () => {
     const r = await call('POST', '/process', JSON.stringify({ text: 'hi', upper: true }));
     assert.deepEqual([r.status, r.body], [200, { text: 'HI' }]);
@@ -149,10 +163,10 @@ describe('load-balanced worker', () => {
     const res = await fetch(`${base}/process`, {
       method: 'POST',
       body: JSON.stringify({ text: 'こんにちは 😀' }),
-      headers: { 'content-type': 'application/json' },
+      headers: { 'content-type': 'application/json', [WORKER_TOKEN_HEADER]: platform.token },
     });
     assert.equal(await res.text(), '{"text":"こんにちは 😀"}');
-    const lone = await fetch(`${base}/surrogate`);
+    const lone = await fetch(`${base}/surrogate`, { headers: { [WORKER_TOKEN_HEADER]: platform.token } });
     assert.equal(lone.status, 200);
     const text = await lone.text();
     assert.equal(text, '{"s":"a\\udc80b"}');

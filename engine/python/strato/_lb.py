@@ -1,6 +1,9 @@
 # The HTTP server of a load-balanced endpoint: its routes (path parameters, JSON body fields and query parameters
 # as keyword arguments, checked and converted by annotation as FastAPI does) plus GET /ping, behind the platform's
-# proxy (worker mode) or for a developer (local mode).
+# proxy (worker mode) or for a developer (local mode). Behind the platform it answers only the platform's proxy, which
+# sends the worker's token: its port is on the host's loopback (or an agent's network), where any local process could
+# otherwise call the routes without an API key.
+import hmac
 import json
 import re
 from urllib.parse import parse_qsl, unquote, urlsplit
@@ -12,6 +15,8 @@ from ._routeargs import ABSENT, RouteError, bind, query_args
 from ._server import JsonHandler
 
 _TOO_DEEP = "the body nests arrays and objects deeper than Python's JSON decoder goes; flatten it"
+# The header the platform's proxy (lbRouter.ts) sends the worker's token in.
+TOKEN_HEADER = "X-Strato-Worker-Token"
 
 
 def _norm(path):
@@ -60,8 +65,14 @@ class Router:
 
 class RouteHandler(JsonHandler):
     router = None  # set on a subclass per server
+    token = None  # behind a platform: the worker's token, which every request must carry
 
     def answer(self):
+        if self.token is not None and not hmac.compare_digest(self.headers.get(TOKEN_HEADER, "").encode(), self.token):
+            self.close_connection = True  # its body is not read
+            return 401, {"error": "unauthorized",
+                         "detail": "this worker answers its platform only: call the endpoint through the platform, "
+                                   "/lb/<endpoint id>/<route>, with an API key"}, None
         try:
             raw = self.read_body()
             url = urlsplit(self.path)
@@ -101,6 +112,9 @@ class RouteHandler(JsonHandler):
         return 500, {"error": "internal server error", "detail": error_text(exc)}, None
 
 
-def start_server(table, host, port):
-    """Serves the routes of table ({"METHOD /path": function}) in a daemon thread; returns the server."""
-    return _server.start(type("Routes", (RouteHandler,), {"router": Router(table)}), host, port)
+def start_server(table, host, port, token=None):
+    """Serves the routes of table ({"METHOD /path": function}) in a daemon thread; returns the server. With a token,
+    a request without it in TOKEN_HEADER is refused (401)."""
+    handler = type("Routes", (RouteHandler,), {"router": Router(table),
+                                               "token": None if token is None else token.encode()})
+    return _server.start(handler, host, port)

@@ -131,7 +131,7 @@ def run_lb_worker(table):
     stopper = Stopper()
     contact = Contact(stopper)
     try:
-        server = start_server(table, settings.lb_host, settings.lb_port)
+        server = start_server(table, settings.lb_host, settings.lb_port, token=settings.token)
     except OSError as e:
         raise SetupError(f"cannot listen on {settings.lb_host}:{settings.lb_port}: {e.strerror or e}") from None
     post_ready(settings, contact, server.server_port)

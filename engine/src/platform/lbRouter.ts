@@ -24,6 +24,8 @@ export interface LbRouterDeps {
   peers(): LbPeers | undefined;
 }
 
+/** The header a load-balanced worker's token goes in (the Python runtime's _lb.TOKEN_HEADER). */
+export const WORKER_TOKEN_HEADER = 'x-strato-worker-token';
 const HOP_HEADERS = new Set(['connection', 'keep-alive', 'transfer-encoding', 'upgrade', 'proxy-connection', 'te', 'trailer']);
 
 export class LbRouter {
@@ -148,6 +150,8 @@ export class LbRouter {
     const headers: http.OutgoingHttpHeaders = {};
     for (const [k, v] of Object.entries(req.headers)) if (!HOP_HEADERS.has(k) && k !== 'authorization' && k !== FORWARDED_HEADER) headers[k] = v;
     headers.host = `${w.host ?? '127.0.0.1'}:${w.port}`;
+    // The worker answers only requests that carry its token (_lb.py): its port is open to the host's other processes.
+    headers[WORKER_TOKEN_HEADER] = w.token;
     w.inFlight++;
     w.lastBusy = Date.now();
     let finished = false;
