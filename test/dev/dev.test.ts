@@ -322,22 +322,32 @@ test('a taken port: the next free one is used and said', async () => {
   }
 });
 
-test('--auto-provision: all at start, reused from the cache after a crash, refused above 5 without a terminal', async () => {
+test('--auto-provision: all at start; the next dev server takes over what a crashed one left and removes it when it stops; refused above 5 without a terminal', async () => {
   const dir = await project('auto');
   const d1 = await serve(dir, ['--auto-provision', '--no-reload']);
   assert.match(d1.stderr(), /provisioned 3 live endpoint\(s\)/);
   assert.deepEqual(await liveEndpoints('auto'), ['live-cpu-stats', 'live-gpu-hello', 'live-lb-api']);
   d1.child.kill('SIGKILL'); // a crash: nothing cleaned up, the cache still lists them
   await new Promise((r) => d1.child.once('exit', r));
-  // One endpoint's configuration changes meanwhile: it is updated, the two others are reused as they are.
+  // One endpoint's configuration changes meanwhile: it is updated, the two others are reused as they are, by a dev
+  // server that provisions nothing itself (no --auto-provision): what the crashed one left is still this project's.
   const cpuFile = path.join(dir, 'cpu_worker.py');
   writeFileSync(cpuFile, readFileSync(cpuFile, 'utf8').replace('workers=(0, 2)', 'workers=(0, 3)'));
-  const d2 = await serve(dir, ['--auto-provision', '--no-reload']);
-  assert.match(d2.stderr(), /provisioned 1 live endpoint\(s\), reused 2 from the cache \(gpu-hello, lb-api\)/);
+  const d2 = await serve(dir, ['--no-reload']);
+  assert.match(
+    d2.stderr(),
+    /an earlier strato dev of this project left live endpoints behind: reused live-gpu-hello, live-lb-api; updated live-cpu-stats; they go when this one stops/,
+  );
   const live = await p.cp.findEndpoint('auto', 'live', 'live-cpu-stats');
   assert.equal(live?.workersMax, 3);
   assert.equal((await call(d2.port, 'POST', '/cpu_worker/runsync', { input: { numbers: [5] } })).body.output.count, 1);
   await d2.stop();
+  assert.deepEqual(await liveEndpoints('auto'), []);
+  // Ctrl+C while it provisions (the first endpoint made, the others on their way): what it made is removed.
+  const early = await startDev(['--auto-provision', '--port', '0', '--no-reload'], { cwd: dir, env });
+  await early.waitFor(/provisioned live-/, 60000, 'stderr');
+  assert.equal(await early.stop(), 130);
+  assert.match(early.stderr(), /stopping: removing live endpoints\.\.\.\n(.*\n)*removed live-cpu-stats, live-gpu-hello, live-lb-api\n/);
   assert.deepEqual(await liveEndpoints('auto'), []);
 
   for (let i = 0; i < 3; i++) {
@@ -426,6 +436,8 @@ test('startup errors: no worker file, a remote platform without a key', async ()
     assert.match(r.stderr, /^error: --host 256\.1\.1\.1 is not an address of this machine \(\w+\); use 127\.0\.0\.1/m);
     assert.doesNotMatch(r.stderr, /report this as a bug/);
   }
+  // The dev server's host was refused before anything was made on the platform (no app, no live environment).
+  assert.equal(await p.cp.findApp('badhost'), null);
   const anyPort = await startServing(['--host', '127.0.0.1', '--port', '0', '--no-reload'], { cwd: dir, env });
   running.push(anyPort);
   assert.doesNotMatch(anyPort.stderr(), /is taken/, '--port 0 asks for any free port');

@@ -158,35 +158,60 @@ export class LiveEndpoints {
     return this.ensureWithPeers(name);
   }
 
-  /** Provisions every endpoint, at most `concurrency` at once, reusing cached ones whose configuration is unchanged. */
-  async provisionAll(concurrency = 3): Promise<{ created: string[]; reused: string[] }> {
-    const names = Object.keys(this.current!.build.manifest.resources);
+  /**
+   * Takes over the live endpoints an earlier session recorded and did not remove (it was killed, or its terminal closed
+   * with it): those still declared with the same configuration are this session's (reused, and removed when it stops);
+   * the others are removed now. Without it they stayed on the platform with nobody to remove them. Their names.
+   */
+  async adoptLeftovers(): Promise<{ reused: string[]; updated: string[]; removed: string[] }> {
     const cache = this.readCache();
+    const out = { reused: [] as string[], updated: [] as string[], removed: [] as string[] };
+    await Promise.all(
+      Object.entries(cache?.endpoints ?? {}).map(async ([live, cached]) => {
+        const existing = await this.client.getEndpoint(cached.id).catch(() => null);
+        if (!existing || existing.name !== live) return;
+        const name = Object.keys(this.current!.build.manifest.resources).find((n) => liveName(n) === live);
+        if (!name) {
+          if (
+            await this.client.deleteEndpoint(existing.id).then(
+              () => true,
+              () => false,
+            )
+          )
+            out.removed.push(live);
+        } else if (cached.hash === this.hashOf(name)) {
+          this.live.set(name, Promise.resolve(existing));
+          this.hashes.set(name, cached.hash);
+          this.resolved.set(name, { id: existing.id, hash: cached.hash });
+          out.reused.push(live);
+        } else if (
+          await this.ensure(name).then(
+            () => true,
+            () => false,
+          )
+        )
+          out.updated.push(live); // saved again: the same endpoint
+      }),
+    );
+    this.persist();
+    for (const list of Object.values(out)) list.sort();
+    return out;
+  }
+
+  /** Provisions every endpoint not provisioned yet, at most `concurrency` at once. */
+  async provisionAll(concurrency = 3): Promise<{ created: string[] }> {
+    const names = Object.keys(this.current!.build.manifest.resources).filter((n) => !this.live.has(n));
     const created: string[] = [];
-    const reused: string[] = [];
     let next = 0;
     const worker = async () => {
       while (next < names.length) {
         const name = names[next++];
-        const cached = cache?.endpoints[liveName(name)];
-        const hash = this.hashOf(name);
-        if (cached && cached.hash === hash) {
-          const existing = await this.client.getEndpoint(cached.id).catch(() => null);
-          if (existing && existing.name === liveName(name)) {
-            this.live.set(name, Promise.resolve(existing));
-            this.hashes.set(name, hash);
-            this.resolved.set(name, { id: existing.id, hash });
-            this.onChange?.();
-            reused.push(name);
-            continue;
-          }
-        }
         await this.ensure(name);
         created.push(name);
       }
     };
     await Promise.all(Array.from({ length: Math.min(concurrency, names.length) }, worker));
-    return { created, reused };
+    return { created };
   }
 
   /** Deletes every live endpoint this session provisioned or reused. */
@@ -258,7 +283,7 @@ export class LiveEndpoints {
     return ep;
   }
 
-  /** Records what is deployed so that a later `--auto-provision` can reuse it. */
+  /** Records what is deployed, so that a session that could not remove it is followed by one that does (adoptLeftovers). */
   private persist(): void {
     const entries: CacheFile['endpoints'] = {};
     for (const [name, r] of this.resolved) entries[liveName(name)] = r;

@@ -89,6 +89,13 @@ export class DevSession {
     this.setRoutes(model);
     this.model = model;
     await this.live.setBuild(this.build);
+    const left = await this.live.adoptLeftovers();
+    const told = [
+      left.reused.length ? `reused ${left.reused.join(', ')}` : '',
+      left.updated.length ? `updated ${left.updated.join(', ')}` : '',
+      left.removed.length ? `removed ${left.removed.join(', ')} (no longer declared)` : '',
+    ].filter(Boolean);
+    if (told.length) this.events.log?.(`an earlier strato dev of this project left live endpoints behind: ${told.join('; ')}; they go when this one stops`);
   }
 
   /**

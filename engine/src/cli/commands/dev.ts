@@ -71,30 +71,63 @@ async function runDev(opts: DevOptions): Promise<void> {
     },
     { debug: opts.debug },
   );
-  await session.start();
-  for (const e of session.errors) process.stderr.write(`${red(describeDevError(e))}\n`);
-
-  if (opts.autoProvision && session.build) {
-    const n = Object.keys(session.build.manifest.resources).length;
-    if (n > AUTO_PROVISION_CONFIRM_ABOVE) {
-      if (!process.stdin.isTTY)
-        throw new UserError(
-          `--auto-provision would deploy ${n} live endpoints (more than ${AUTO_PROVISION_CONFIRM_ABOVE}) and there is no terminal to confirm: run ` +
-            `without --auto-provision to provision each endpoint on its first call.`,
-        );
-      if (!(await confirm(`--auto-provision will deploy ${n} live endpoints. Continue?`, false)))
-        throw new UserError('nothing provisioned; run without --auto-provision to provision endpoints on their first call.');
-    }
-    const r = await session.live.provisionAll(3);
-    process.stderr.write(
-      `${green('provisioned')} ${r.created.length} live ` +
-        `endpoint(s)${r.reused.length ? `, reused ${r.reused.length} from the cache (${r.reused.join(', ')})` : ''}\n`,
-    );
-  }
-
+  // The server listens first: a host or port it cannot have is refused before anything is made on the platform.
   const server = createDevServer(session, opts.host);
   const used = await listen(server, opts.host, port);
   if (port !== 0 && used !== port) process.stderr.write(`${yellow(`port ${port} is taken`)}: using ${used}\n`);
+  // From here a stop signal removes what was made (the live environment, endpoints), once the step in progress ends.
+  let startup: Promise<unknown> = Promise.resolve();
+  let stopping: Promise<void> | undefined;
+  let serving = false;
+  const stopped = new Promise<void>((resolve) => {
+    onStopSignal(() => {
+      if (stopping) process.exit(130);
+      stopping = (async () => {
+        process.stderr.write('\nstopping: removing live endpoints...\n');
+        server.close();
+        server.closeAllConnections();
+        await startup.catch(() => {});
+        session.live.onChange = undefined;
+        const removed = await session.close().catch(() => []);
+        devState.removeDevState(root);
+        process.stderr.write(`${removed.length ? `removed ${removed.map((n) => LIVE_PREFIX + n).join(', ')}` : 'no live endpoint to remove'}\n`);
+        // Stopped while starting (a confirmation prompt may still wait for an answer): the start goes no further.
+        if (!serving) process.exit(130);
+        resolve();
+      })();
+    });
+  });
+  try {
+    startup = session.start();
+    await startup;
+    if (stopping) return stopped; // its cleanup exits
+    for (const e of session.errors) process.stderr.write(`${red(describeDevError(e))}\n`);
+
+    if (opts.autoProvision && session.build) {
+      const n = Object.keys(session.build.manifest.resources).length;
+      if (n > AUTO_PROVISION_CONFIRM_ABOVE) {
+        if (!process.stdin.isTTY)
+          throw new UserError(
+            `--auto-provision would deploy ${n} live endpoints (more than ${AUTO_PROVISION_CONFIRM_ABOVE}) and there is no terminal to confirm: run ` +
+              `without --auto-provision to provision each endpoint on its first call.`,
+          );
+        if (!(await confirm(`--auto-provision will deploy ${n} live endpoints. Continue?`, false)))
+          throw new UserError('nothing provisioned; run without --auto-provision to provision endpoints on their first call.');
+      }
+      const provisioning = session.live.provisionAll(3);
+      startup = provisioning;
+      const r = await provisioning;
+      if (stopping) return stopped;
+      process.stderr.write(`${green('provisioned')} ${r.created.length} live endpoint(s)\n`);
+    }
+  } catch (e) {
+    // A start that failed (a platform out of reach, a refused confirmation) leaves nothing behind and no server.
+    server.close();
+    server.closeAllConnections();
+    if (session.build) await session.close().catch(() => []); // before its build, nothing was made
+    throw e;
+  }
+
   if (opts.reload) session.watch();
 
   const base = `http://${hostPort(opts.host, used)}`;
@@ -134,25 +167,11 @@ async function runDev(opts: DevOptions): Promise<void> {
   if (opts.debug)
     process.stdout.write(
       `  Debugging: each new worker listens for a debugger (debugpy) and waits a few seconds for one; in VS Code run ` +
-        `"Strato: Attach to Dev Server" (workers announce themselves in ${path.relative(process.cwd(), session.debugDir)}).\n\n`,
+        `"Strato: Attach Debugger to Dev Server" (workers announce themselves in ${path.relative(process.cwd(), session.debugDir)}).\n\n`,
     );
 
-  await new Promise<void>((resolve) => {
-    let stopping = false;
-    const stop = async () => {
-      if (stopping) process.exit(130);
-      stopping = true;
-      process.stderr.write('\nstopping: removing live endpoints...\n');
-      server.close();
-      server.closeAllConnections();
-      session.live.onChange = undefined;
-      const removed = await session.close().catch(() => []);
-      devState.removeDevState(root);
-      process.stderr.write(`${removed.length ? `removed ${removed.map((n) => LIVE_PREFIX + n).join(', ')}` : 'no live endpoint to remove'}\n`);
-      resolve();
-    };
-    onStopSignal(() => void stop());
-  });
+  serving = true;
+  return stopped;
 }
 
 export function register(program: Command): void {
