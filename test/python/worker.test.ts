@@ -8,7 +8,7 @@ import path from 'node:path';
 import { FakePlatform, killAll, makeArtifact, removeTempDirs, startPython, waitFor, withTimeout, writeFiles, type Proc } from './helpers';
 
 const WORKER = `
-import asyncio, os, time
+import asyncio, dataclasses, os, time
 from strato import Endpoint
 
 @Endpoint(name="echo", cpu="cpu3c-1-2")
@@ -100,9 +100,22 @@ class Model:
 @Endpoint(name="noop")
 def noop():
     return None
+
+@dataclasses.dataclass
+class SlowOut:
+    value: int
+
+    def __getattribute__(self, name):  # its JSON form takes 0.8 s (a large output, a slow model serializer)
+        if name == "value":
+            time.sleep(0.8)
+        return object.__getattribute__(self, name)
+
+@Endpoint(name="slowout")
+def slowout():
+    return SlowOut(42)
 `;
 
-const names = ['echo', 'aecho', 'afail', 'fail', 'gen', 'agen', 'slow', 'waits', 'model', 'noop'];
+const names = ['echo', 'aecho', 'afail', 'fail', 'gen', 'agen', 'slow', 'waits', 'model', 'noop', 'slowout'];
 let dir: string;
 let platform: FakePlatform;
 let proc: Proc | undefined;
@@ -158,6 +171,15 @@ for (const over of ['channel', 'http'] as const)
         assert.ok(platform.takes.length > 0 && platform.takes.every((t) => t.waitMs === 20000 && t.max === 1));
         assert.match(proc!.stderr(), /ready: up to 1 job\(s\) at once, over HTTP long-polls \(no job channel/);
       }
+    });
+
+    test('a job whose result takes long to encode is still reported in heartbeats until the result leaves (else the platform runs it again)', async () => {
+      await startWorker('slowout', { STRATO_HEARTBEAT_MS: '100' });
+      platform.enqueue({ id: 'so1', input: {} });
+      assert.deepEqual((await doneOf('so1')).output, { value: 42 });
+      // The handler returns at once; its output's JSON form takes 0.8 s, over which ~8 heartbeats are sent.
+      assert.ok(platform.heartbeats.filter((h) => h.jobs.includes('so1')).length >= 4, JSON.stringify(platform.heartbeats));
+      await waitFor(() => platform.heartbeats.at(-1)!.jobs.length === 0, 'a heartbeat without the job once its result left');
     });
 
     test('awaits an async function', async () => {

@@ -153,7 +153,7 @@ class ChannelSlots:
                 self._send(conn, body)
             with self.w.lock:
                 if body is not None:
-                    self.w.unreserve()
+                    self.w.unreserve(body["jobId"])
                 self.readers += 1
 
     def _read_for_loop(self):
@@ -180,12 +180,12 @@ class ChannelSlots:
             threading.Thread(target=self._deliver_slowly, args=(body,), name="strato-deliver", daemon=True).start()
             return
         with self.w.lock:
-            self.w.unreserve()
+            self.w.unreserve(body["jobId"])
 
     def _deliver_slowly(self, body):
         self._send(self.w.settings.connect(), body)
         with self.w.lock:
-            self.w.unreserve()
+            self.w.unreserve(body["jobId"])
 
     def _next(self):
         """The next job to run (None: the worker is ending). Only the leader calls it."""

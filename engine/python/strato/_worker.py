@@ -38,6 +38,9 @@ class QueueWorker:
         self.waiting = 0  # threads in cv.wait
         self.runs = {}  # job id -> Run: jobs holding a slot
         self.reserved = 0  # slots kept while their `done` asks for a next job
+        # Jobs whose handler returned and whose result is being encoded, logged or sent: still reported in heartbeats,
+        # or a result that takes longer than the platform's hand-over bound to leave has its job run again.
+        self.leaving = set()
         self.idle = 0  # slot threads waiting for a job
         self.pending = queue.SimpleQueue()  # jobs handed to slot threads
         self.stopping = False
@@ -101,11 +104,12 @@ class QueueWorker:
 
     def _in_progress(self):
         with self.lock:
-            return list(self.runs)
+            return [*self.runs, *self.leaving]
 
     def cancel(self, job_id):
         with self.lock:
             run = self.runs.pop(job_id, None)
+            self.leaving.discard(job_id)  # a result still leaving is dropped there: no longer reported
             self._changed()  # its slot is free for the poller at once, even if sync code keeps running
         if run is not None:
             run.cancel()
@@ -185,7 +189,7 @@ class QueueWorker:
         body["take"] = 0 if self.stopping else 1
         response = self.post(conn, "done", body)
         jobs = ((response.data or {}).get("jobs") or []) if response is not None and response.status == 200 else []
-        return self._release(jobs)
+        return self._release(jobs, body["jobId"])
 
     def result(self, conn, job, reserve=False):
         """Runs an admitted job; the body of its `done`, or None when it was cancelled (the result is dropped).
@@ -244,6 +248,8 @@ class QueueWorker:
             if owned:
                 del self.runs[job_id]
                 self.reserved += reserve
+                if reserve and not outcome.cancelled:
+                    self.leaving.add(job_id)
             self._changed()
         if not owned or outcome.cancelled:
             if owned and reserve:
@@ -266,16 +272,18 @@ class QueueWorker:
             log.debug(f"job {job_id} done in {(time.monotonic() - started) * 1000:.1f} ms")
         return body
 
-    def unreserve(self):
+    def unreserve(self, job_id):
         """The result of a reserved slot left (call it holding self.lock)."""
         self.reserved -= 1
+        self.leaving.discard(job_id)
         self._changed()
 
-    def _release(self, jobs):
-        """Gives back the slot reserved for `done`; the first chained job runs in this thread, extra ones
-        (a platform handing out more than asked) go through the usual hand-off."""
+    def _release(self, jobs, job_id=None):
+        """Gives back the slot reserved for `done` (of job_id, whose result left); the first chained job runs in this
+        thread, extra ones (a platform handing out more than asked) go through the usual hand-off."""
         with self.lock:
             self.reserved -= 1
+            self.leaving.discard(job_id)
             self._changed()
             first = None
             if jobs and not self.stopping and _well_formed(jobs[0]):
