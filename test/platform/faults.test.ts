@@ -72,19 +72,23 @@ describe('worker faults', () => {
     );
   });
 
-  test("a worker that dies quotes its error output since its last job ended, never an earlier caller's traceback", async () => {
+  test("a worker that dies: its job's error says where its output is (its last line logged without a newline too), never quoting an earlier caller's traceback", async () => {
     const tp = await startTestPlatform();
     platforms.push(tp);
     const worker =
-      'import os\n\n\ndef flaky(mode="fail", secret=""):\n    if mode == "fail":\n        raise ValueError(f"bad input {secret}")\n    os._exit(3)\n';
+      'import os, sys\n\n\ndef flaky(mode="fail", secret=""):\n    if mode == "fail":\n        raise ValueError(f"bad input {secret}")\n' +
+      '    sys.stderr.write("CUDA error: out of memory")  # no newline: the last thing it wrote\n    sys.stderr.flush()\n    os._exit(3)\n';
     const art = await buildTestArtifact({ 'worker.py': worker }, [queueSpec('flaky', 'flaky', { workers: [1, 1] })]);
     const u = (await deploy(tp.cp, art)).flaky.url;
     const first = (await call('POST', `${u}/runsync`, { body: { input: { mode: 'fail', secret: 'alice-private' } } })).json as JobView;
     assert.match(first.error ?? '', /ValueError: bad input alice-private/);
     const crashed = (await call('POST', `${u}/runsync`, { body: { input: { mode: 'crash' } } })).json as { id: string };
     const job = await ended(u, crashed.id);
-    assert.match(job.error ?? '', /exited with code 3 while running this job/);
+    assert.match(job.error ?? '', /exited with code 3 while running this job; its error output is in the endpoint's logs \(strato logs flaky\)$/);
     assert.doesNotMatch(job.error ?? '', /alice-private/);
+    // Its last line had no newline: logged all the same, where the job's error says it is.
+    const logs = await call('GET', `${u}/logs`);
+    assert.match(logs.text, /CUDA error: out of memory/);
   });
 });
 

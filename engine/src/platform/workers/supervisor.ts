@@ -128,23 +128,30 @@ export class Supervisor {
     const note = isGpu ? host.gpus.note(ep.config.gpuIds) : null;
     if (note) this.writeLog(ep.id, w.id, 'P', note);
     if (forked) this.writeLog(ep.id, w.id, 'P', "forked from the endpoint's template");
+    /** Logs a stream's lines as they come; returns what logs its last line when it has no newline (a crash's message). */
     const pipe = (stream: NodeJS.ReadableStream | null, isErr: boolean) => {
       let partial = '';
+      const put = (line: string) => {
+        this.writeLog(ep.id, w.id, isErr ? 'E' : 'O', line);
+        if (isErr) {
+          w.stderrTail.push(line);
+          if (w.stderrTail.length > TAIL_LINES) w.stderrTail.shift();
+        }
+      };
+      const flush = () => {
+        if (partial) put(partial);
+        partial = '';
+      };
       stream?.setEncoding('utf8');
       stream?.on('data', (text: string) => {
         const lines = (partial + text).split('\n');
         partial = lines.pop() ?? '';
-        for (const line of lines) {
-          this.writeLog(ep.id, w.id, isErr ? 'E' : 'O', line);
-          if (isErr) {
-            w.stderrTail.push(line);
-            if (w.stderrTail.length > TAIL_LINES) w.stderrTail.shift();
-          }
-        }
+        for (const line of lines) put(line);
       });
+      stream?.on('end', flush);
+      return flush;
     };
-    pipe(child.stdout, false);
-    pipe(child.stderr, true);
+    const flushes = [pipe(child.stdout, false), pipe(child.stderr, true)];
     let ended = false;
     const end = (code: number | null, signal: NodeJS.Signals | null) => {
       if (ended) return;
@@ -153,6 +160,7 @@ export class Supervisor {
       host.gpus.release(w.id);
       host.workers--;
       setImmediate(() => {
+        for (const flush of flushes) flush();
         const was = w.phase;
         w.phase = 'exited';
         w.process = null;
