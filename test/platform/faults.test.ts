@@ -138,6 +138,24 @@ describe('platform crash', () => {
   });
 });
 
+describe('platform stop', () => {
+  test('a /runsync still waiting is answered with its job as it stands when the platform stops, which does not wait out the wait', async () => {
+    const tp = await startTestPlatform();
+    const art = await buildTestArtifact({ 'worker.py': WORKER_PY }, [queueSpec('sleep', 'sleep', { workers: [1, 1] })]);
+    const u = (await deploy(tp.cp, art)).sleep.url;
+    const waiting = call('POST', `${u}/runsync?wait=60000`, { body: { input: { seconds: 30 } } });
+    await waitUntil('the job running', async () => ((await tp.cp.endpointHealth((await tp.cp.listEndpoints())[0].id))?.inProgress ?? 0) > 0);
+    const t = Date.now();
+    await tp.close();
+    const answer = await waiting;
+    assert.ok(Date.now() - t < 20_000, `the stop took ${Date.now() - t} ms`);
+    assert.equal(answer.status, 200, answer.text);
+    const job = answer.json as { id: string; status: string };
+    assert.match(job.id, /\S/);
+    assert.ok(['IN_QUEUE', 'IN_PROGRESS'].includes(job.status), answer.text);
+  });
+});
+
 describe('no interpreter', () => {
   test('a missing Python interpreter fails jobs with an error that says how to set it', async () => {
     const tp = await startTestPlatform({ python: 'no-such-python-strato' });

@@ -367,6 +367,10 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
       close: () =>
         (closing ??= (async () => {
           stopHousekeeping();
+          // A waiting /runsync is answered with its job's id and state (committed first), not cut off with the server.
+          engine.stopWaits();
+          await writer.durable().catch(() => {});
+          await new Promise((r) => setImmediate(r));
           await node?.close();
           logWaiters.wakeAll();
           await sched.close(o.workerStopGraceMs);

@@ -41,7 +41,7 @@ export class Job implements StoredJob {
   /** Real time the current attempt was handed to its worker. */
   handedAt: number | null = null;
   /** Called at every state change and new chunk (`watch`: runsync and stream long-polls); made for the first one. */
-  private listeners: Set<() => void> | null = null;
+  private listeners: Set<(force?: boolean) => void> | null = null;
   /** Heartbeats from the owning worker that did not list this job (lost hand-over detection). */
   missedHeartbeats = 0;
   /** The node that answers for the job (its instance id): the one that accepted it, or adopted it from a lost one. */
@@ -157,8 +157,8 @@ export class Job implements StoredJob {
    */
   watch(settled: (job: Job) => boolean, ms: number, done: () => void): void {
     if (settled(this) || ms <= 0) return done();
-    const listener = () => {
-      if (!settled(this)) return;
+    const listener = (force?: boolean) => {
+      if (!force && !settled(this)) return;
       clearTimeout(timer);
       this.listeners?.delete(listener);
       done();
@@ -167,7 +167,13 @@ export class Job implements StoredJob {
       this.listeners?.delete(listener);
       done();
     }, ms);
+    timer.unref(); // a wait never keeps a stopping platform alive
     (this.listeners ??= new Set()).add(listener);
+  }
+
+  /** Ends every wait on this job now, as if its time had run out (the platform is stopping). */
+  stopWaits(): void {
+    if (this.listeners) for (const l of [...this.listeners]) l(true);
   }
 
   notify(): void {

@@ -251,6 +251,11 @@ export class JobEngine {
     job.watch(isOver, ms, done);
   }
 
+  /** The platform is stopping: every `/runsync` and `/stream` that waits is answered now, with its job as it stands. */
+  stopWaits(): void {
+    for (const job of this.jobs.values()) job.stopWaits();
+  }
+
   /** Waits until the job ends or leaves this node, or `ms` pass. */
   waitForEnd(job: Job, ms: number): Promise<void> {
     return new Promise((resolve) => this.whenEnded(job, ms, resolve));
