@@ -74,6 +74,9 @@ export class ClusterNode {
   async start(): Promise<void> {
     try {
       await this.cluster.start();
+      // What other nodes changed between this node's first read and its LISTEN (nodes started together: another's
+      // platform key, its apps) was heard by nobody here: read once more, now that every later change is heard.
+      await Promise.all([this.cp.sync.catchUp(), this.keys.syncAgain()]);
       await this.keys.share(this.cluster.nodeId);
       this.sharing.start();
       this.queueBound.start();
