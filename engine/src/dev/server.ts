@@ -55,6 +55,7 @@ export function createDevServer(session: DevSession, listenHost = 'localhost'): 
 }
 
 async function handle(session: DevSession, req: http.IncomingMessage): Promise<Reply> {
+  await session.started;
   const url = new URL(req.url ?? '/', 'http://dev');
   const method = (req.method ?? 'GET').toUpperCase();
   if (method === 'GET' && url.pathname === '/') {

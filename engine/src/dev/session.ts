@@ -40,6 +40,9 @@ export class DevSession {
   private generation = 0;
   /** Modification times of the Python files the current code was built from. */
   private snapshot = new Map<string, number>();
+  private markStarted!: () => void;
+  /** Resolves once start() has ended, well or not: the server listens first, and a request that comes before waits. */
+  readonly started = new Promise<void>((resolve) => (this.markStarted = resolve));
 
   constructor(
     readonly root: string,
@@ -58,6 +61,14 @@ export class DevSession {
   }
 
   async start(): Promise<void> {
+    try {
+      await this.startOnce();
+    } finally {
+      this.markStarted();
+    }
+  }
+
+  private async startOnce(): Promise<void> {
     checkNames(this.appName, undefined);
     if (this.options.debug) {
       if (!isLoopbackUrl(this.target.baseUrl))
