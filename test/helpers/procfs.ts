@@ -3,7 +3,7 @@
 import fs from 'node:fs';
 
 /** What /proc says of a process, or of one of its threads (Linux; undefined elsewhere, or once it is gone). */
-export function processStat(pid: number, tid?: number): { comm: string; ppid: number; pgid: number; cpuMs: number } | undefined {
+export function processStat(pid: number, tid?: number): { comm: string; state: string; ppid: number; pgid: number; cpuMs: number } | undefined {
   let stat: string;
   try {
     stat = fs.readFileSync(tid === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${tid}/stat`, 'utf8');
@@ -14,6 +14,7 @@ export function processStat(pid: number, tid?: number): { comm: string; ppid: nu
   // utime and stime are in clock ticks of 1/100 s (USER_HZ)
   return {
     comm: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')),
+    state: f[0], // R, S, D... Z: ended, not yet reaped
     ppid: Number(f[1]),
     pgid: Number(f[2]),
     cpuMs: (Number(f[11]) + Number(f[12])) * 10,

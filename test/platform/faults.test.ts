@@ -10,6 +10,7 @@ import { ControlPlaneClient } from '../../engine/src/api/controlPlane';
 import { buildTestArtifact } from '../helpers/artifact';
 import { call, deploy, spawnPlatformProcess, startTestPlatform, TEST_KEY, waitUntil, type PlatformProcess, type TestPlatform } from '../helpers/platform';
 import { queueSpec, WORKER_PY } from '../helpers/testWorkers';
+import { commandLine, descendants, processStat } from '../helpers/procfs';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'strato-faults-'));
 const platforms: TestPlatform[] = [];
@@ -135,6 +136,23 @@ describe('platform crash', () => {
     // A graceful stop keeps queued jobs too.
     await second.stop();
     assert.match(second.output(), /stopped/);
+  });
+});
+
+describe('platform killed while a template imports', () => {
+  test("a worker template stuck importing the endpoint's code (a download that hangs) goes with a platform SIGKILLed meanwhile", async () => {
+    const node = await spawnPlatformProcess(path.join(tmp, 'template-data'));
+    processes.push(node);
+    const cp = new ControlPlaneClient({ baseUrl: node.url, apiKey: TEST_KEY });
+    const stuck = 'import time\ntime.sleep(600)  # at import, as a model download that hangs\n\n\ndef handler(**kw):\n    return 1\n';
+    const art = await buildTestArtifact({ 'worker.py': stuck }, [queueSpec('stuck', 'handler', { workers: [0, 1] })]);
+    const u = (await deploy(cp, art)).stuck.url;
+    await call('POST', `${u}/run`, { body: { input: {} } });
+    const importing = () => descendants(node.child.pid!).filter((p) => /handler_stuck/.test(commandLine(p)));
+    const pids = await waitUntil('the template (and worker) importing', () => (importing().length ? importing() : null));
+    await node.crash();
+    const gone = (pid: number) => [undefined, 'Z'].includes(processStat(pid)?.state);
+    await waitUntil(`${pids.join(', ')} gone with the platform`, () => pids.every(gone), 10_000);
   });
 });
 

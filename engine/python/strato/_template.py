@@ -168,6 +168,16 @@ def _libc():
     return _LIBC[0] if _LIBC else None
 
 
+def tie_to_platform():
+    """A template dies with the platform node that started it, from its first line on: its pipe is only watched once the
+    endpoint's code is imported, and an import that hangs (a model download) would outlive a node killed meanwhile."""
+    if not sys.platform.startswith("linux"):
+        return
+    _die_with_parent()
+    if os.getppid() == 1:  # the node died before the tie was made
+        os._exit(1)
+
+
 def _die_with_parent():
     """PR_SET_PDEATHSIG: a worker whose template died would have nobody to report its exit."""
     libc = _libc()

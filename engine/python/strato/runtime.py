@@ -57,6 +57,10 @@ def exit_with_agent():
 
 
 def _serve(name, handler_file):
+    if os.environ.get("STRATO_TEMPLATE") == "1":
+        from ._template import tie_to_platform
+
+        tie_to_platform()
     resource, routes, _ = load_endpoint(name, handler_file)
     if os.environ.get("STRATO_TEMPLATE") == "1":
         return _serve_template(name, resource, routes)
