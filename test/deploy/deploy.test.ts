@@ -3,6 +3,8 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { runCli } from '../helpers/cli';
@@ -192,7 +194,7 @@ test('environments: --env staging beside production, env list, ambiguity without
   // A short or mistyped name is most likely the one that exists.
   for (const typed of ['prod', 'prodution']) {
     const near = await runCli(['env', 'get', typed], { cwd: dir, env });
-    assert.match(near.stderr, new RegExp(`has no environment "${typed}" \\(it has production\\): did you mean --env production\\?`));
+    assert.match(near.stderr, new RegExp(`has no environment "${typed}" \\(it has production\\): did you mean "production"\\?`));
   }
   // Every environment undeployed: env list says so rather than print nothing.
   assert.equal((await runCli(['undeploy', '--env', 'production', '--yes'], { cwd: dir, env })).code, 0);
@@ -225,6 +227,25 @@ test('failures name what failed and what to do: wrong key, unreachable platform,
   const down = await runCli(['env', 'list'], { cwd: dir, env: { ...env, STRATO_API_URL: 'http://127.0.0.1:9' } });
   assert.equal(down.code, 1);
   assert.match(down.stderr, /could not reach the Strato platform at http:\/\/127\.0\.0\.1:9/);
+  // A URL that is not a platform's base URL: said so, with what a base URL looks like (not the server's whole page).
+  const withPath = await runCli(['env', 'list'], { cwd: dir, env: { ...env, STRATO_API_URL: `${p.url}/graphql` } });
+  assert.equal(withPath.code, 1);
+  assert.match(
+    withPath.stderr,
+    /does not answer as a Strato platform \(POST \/graphql answered HTTP 404 .*\): STRATO_API_URL must be a platform's base URL, such as http:\/\/127\.0\.0\.1:7450 \(without \/graphql\)/,
+  );
+  const html = http.createServer((_req, res) =>
+    res.writeHead(501, { 'content-type': 'text/html' }).end('<!DOCTYPE HTML><html><body>Unsupported method</body></html>'),
+  );
+  await new Promise<void>((r) => html.listen(0, '127.0.0.1', r));
+  try {
+    const other = await runCli(['env', 'list'], { cwd: dir, env: { ...env, STRATO_API_URL: `http://127.0.0.1:${(html.address() as AddressInfo).port}` } });
+    assert.equal(other.code, 1);
+    assert.match(other.stderr, /does not answer as a Strato platform \(POST \/graphql answered HTTP 501 with an HTML page\)/);
+    assert.doesNotMatch(other.stderr, /DOCTYPE/);
+  } finally {
+    html.close();
+  }
   writeFileSync(path.join(dir, 'cpu_worker.py'), 'from strato import Endpoint\n\n@Endpoint(name="c", workers=(2, 1))\ndef c():\n    return 1\n');
   const bad = await runCli(['deploy'], { cwd: dir, env });
   assert.equal(bad.code, 1);
@@ -255,6 +276,11 @@ test('a command outside any project is refused rather than act on the app its fo
   assert.equal(r.code, 1);
   assert.match(r.stderr, /elsewhere\/shelf is not in a Strato project \(none of pyproject\.toml, requirements\.txt, \.strato\/ is here or in a folder above\)/);
   assert.ok((await envGet(dir, 'production')).endpoints.length > 0, 'nothing was removed');
+  // A deploy packages sources: it says so, and does not offer STRATO_APP (which names the app of the other commands).
+  const deployed = await runCli(['deploy'], { cwd: stranger, env });
+  assert.equal(deployed.code, 1);
+  assert.match(deployed.stderr, /elsewhere\/shelf is not a Strato project .*, so nothing was packaged: run strato deploy in the project folder/);
+  assert.doesNotMatch(deployed.stderr, /STRATO_APP/);
   const sub = path.join(dir, 'notebooks');
   mkdirSync(sub);
   const listed = await runCli(['env', 'get', 'production', '--json'], { cwd: sub, env });

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { UserError } from '../util/errors';
 import { parseServerUrl } from '../util/hostUrl';
 import { daemonStatus, ensureLocalPlatform } from './localPlatform';
-import { defaultPlatformDir, readKeyFile } from '../protocol/layout';
+import { DEFAULT_PORT, defaultPlatformDir, readKeyFile } from '../protocol/layout';
 import type { ApiTarget } from './http';
 import { checkKeyDestination, type SettingSource } from './trust';
 
@@ -78,7 +78,7 @@ export async function resolveApiConfig(o: ResolveOptions & { start?: boolean } =
   const urlSource: SettingSource = o.projectUrl || !env.STRATO_API_URL ? 'project' : 'user';
   const remote = (o.projectUrl || env.STRATO_API_URL || dotEnv.STRATO_API_URL || '').trim().replace(/\/+$/, '');
   if (remote) {
-    const parsed = parseServerUrl(remote, 'STRATO_API_URL', 'http://127.0.0.1:7450');
+    const parsed = parseServerUrl(remote, 'STRATO_API_URL', `http://127.0.0.1:${DEFAULT_PORT}`);
     let problem =
       'problem' in parsed
         ? parsed.problem

@@ -17,6 +17,7 @@ import type {
   Volume,
 } from '../protocol/controlPlane';
 import type { Manifest } from '../protocol/manifest';
+import { DEFAULT_PORT } from '../protocol/layout';
 import { UserError } from '../util/errors';
 import { errorText, send, type ApiTarget } from './http';
 
@@ -83,6 +84,8 @@ export class ControlPlaneClient {
       throw new ControlPlaneError(e.extensions?.code ?? 'ERROR', `the control plane refused the request: ${e.message}`);
     }
     if (r.status !== 200 || !body.data) {
+      const platformJson = typeof r.body === 'object' && r.body !== null && 'error' in r.body;
+      if (!platformJson || r.status === 404) throw new ControlPlaneError('HTTP', notAPlatform(this.target.baseUrl, r.status, r.body));
       throw new ControlPlaneError('HTTP', `the control plane answered HTTP ${r.status}: ${errorText(r.body)}`);
     }
     return body.data;
@@ -253,4 +256,15 @@ export class ControlPlaneClient {
     );
     return d.platform;
   }
+}
+
+/** What a server that does not answer GraphQL as a platform does at `baseUrl` means: STRATO_API_URL is not a platform's base URL. */
+function notAPlatform(baseUrl: string, status: number, body: unknown): string {
+  const text = typeof body === 'string' ? body : JSON.stringify(body ?? '');
+  const what = /^\s*</.test(text) ? 'an HTML page' : `"${text.replace(/\s+/g, ' ').slice(0, 120)}"`;
+  const pathPart = new URL(baseUrl).pathname.replace(/\/+$/, '');
+  return (
+    `${baseUrl} does not answer as a Strato platform (POST /graphql answered HTTP ${status} with ${what}): STRATO_API_URL must be a ` +
+    `platform's base URL, such as http://127.0.0.1:${DEFAULT_PORT}${pathPart ? ` (without ${pathPart})` : ''}`
+  );
 }

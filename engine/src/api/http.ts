@@ -112,7 +112,9 @@ export function networkError(baseUrl: string, e: unknown, timeoutMs: number): Us
   const err = e as { code?: string; message?: string; cause?: { code?: string } };
   const code = err.code ?? err.cause?.code ?? '';
   if (code === 'TIMEOUT') {
-    return new UserError(`the Strato platform at ${baseUrl} did not answer within ${Math.round(timeoutMs / 1000)} s; try again or raise the timeout`);
+    return new UserError(
+      `the Strato platform at ${baseUrl} did not answer within ${Math.round(timeoutMs / 1000)} s; check that STRATO_API_URL is a Strato platform and that it runs (strato platform status), then try again`,
+    );
   }
   return new UserError(
     `could not reach the Strato platform at ${baseUrl} (${code || err.message || String(e)}); ` +

@@ -102,7 +102,7 @@ export function findEnvironment(app: App | null, appName: string, requested: str
       const guess = names.find((n) => n.startsWith(requested)) ?? didYouMean(requested, names);
       throw new UserError(
         `app "${appName}" has no environment "${requested}"${names.length ? ` (it has ${names.join(', ')})` : ''}: ` +
-          (guess ? `did you mean --env ${guess}?` : `nothing is deployed there (strato deploy --env ${requested} makes it).`),
+          (guess ? `did you mean "${guess}"?` : `nothing is deployed there (strato deploy --env ${requested} makes it).`),
       );
     }
     return found;

@@ -30,7 +30,8 @@ export function acquireLock(file: string): DataDirLock {
       if (owner !== null && owner !== process.pid) {
         throw new UserError(
           `another Strato platform (pid ${owner}) is using the data dir of ${file.replace(/[/\\][^/\\]*$/, '')}; ` +
-            'stop it with `strato platform stop` (or kill that process) or pass a different --data-dir',
+            `stop it (Ctrl+C in its terminal; \`strato platform stop\` when it is the background one; else kill ${owner}) or pass ` +
+            'a different --data-dir',
         );
       }
       fs.rmSync(file, { force: true }); // stale: its owner is gone

@@ -60,11 +60,14 @@ export function register(program: Command): void {
         throw new UserError(
           `${previewOnly.join(' and ')} ${previewOnly.length > 1 ? 'are' : 'is'} for --preview (the base images of its containers): add --preview, or leave ${previewOnly.length > 1 ? 'them' : 'it'} out`,
         );
-      const [{ commandContext }, { deployProject, sampleCall, READY_TIMEOUT_MS }, { formatDiagnostic }] = await Promise.all([
+      const [{ commandContext }, { deployProject, sampleCall, READY_TIMEOUT_MS }, { formatDiagnostic }, { projectRootAt, notAProject }] = await Promise.all([
         import('../../deploy/context'),
         import('../../deploy'),
         import('../../project'),
+        import('../../project/ignore'),
       ]);
+      // A deploy packages a project's sources: STRATO_APP, which names the app of the other commands, is no way out.
+      if (!projectRootAt(process.cwd())) throw new UserError(notAProject(process.cwd(), 'nothing was packaged', 'strato deploy'));
       const { root, target } = await commandContext(process.cwd());
       const progress = new Progress();
       const r = await deployProject(root, {
