@@ -139,6 +139,23 @@ describe('platform crash', () => {
   });
 });
 
+describe('what a worker started', () => {
+  test('goes with the worker (its process group): a subprocess left by a crashed worker would keep the GPUs handed on', async () => {
+    const tp = await startTestPlatform();
+    platforms.push(tp);
+    const marker = path.join(tmp, 'orphan.pid');
+    const worker =
+      'import os, subprocess\n\n\ndef spawns(marker):\n    child = subprocess.Popen(["sleep", "60"])\n' +
+      '    open(marker, "w").write(str(child.pid))\n    os._exit(3)\n';
+    const art = await buildTestArtifact({ 'worker.py': worker }, [queueSpec('spawns', 'spawns', { workers: [0, 1] })]);
+    const u = (await deploy(tp.cp, art)).spawns.url;
+    const { id } = (await call('POST', `${u}/run`, { body: { input: { marker } } })).json as { id: string };
+    assert.match((await ended(u, id)).error ?? '', /exited with code 3 while running this job/);
+    const orphan = Number(fs.readFileSync(marker, 'utf8'));
+    await waitUntil(`its subprocess ${orphan} gone`, () => [undefined, 'Z'].includes(processStat(orphan)?.state), 10_000);
+  });
+});
+
 describe('platform killed while a template imports', () => {
   test("a worker template stuck importing the endpoint's code (a download that hangs) goes with a platform SIGKILLed meanwhile", async () => {
     const node = await spawnPlatformProcess(path.join(tmp, 'template-data'));

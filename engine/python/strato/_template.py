@@ -130,6 +130,9 @@ def _become_worker(request):
         os._exit(1)
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    from .runtime import lead_process_group
+
+    lead_process_group()
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
     os.close(devnull)

@@ -22,6 +22,7 @@ def serve(endpoint_name):
     else the local handler test server (--rp_serve_api, --test_input, test_input.json)."""
     handler_file = caller_file()
     if os.environ.get("STRATO_WORKER_TOKEN") and (os.environ.get("STRATO_WORKER_HOST") or os.environ.get("STRATO_PARENT_PIPE")):
+        lead_process_group()
         exit_with_agent()
     try:
         _serve(endpoint_name, handler_file)
@@ -34,6 +35,16 @@ def exit_setup_error(e):
         log.error(e.detail.rstrip())
     log.error(str(e))
     sys.exit(1)
+
+
+def lead_process_group():
+    """A platform worker leads a process group of its own: what its code starts (a DataLoader's workers, an inference
+    engine's processes) joins it, and the platform ends the group with the worker, so that nothing the worker started
+    keeps the GPUs it held once they are handed to another worker."""
+    try:
+        os.setpgid(0, 0)
+    except (AttributeError, OSError):  # not POSIX, or already a group leader
+        pass
 
 
 def exit_with_agent():

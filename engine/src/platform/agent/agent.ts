@@ -232,6 +232,15 @@ async function serve(
     child.on('error', (e) => {
       if (child.pid === undefined) fail(`worker host ${o.name} could not start ${o.python}: ${e.message} (set STRATO_PYTHON or --python there)`);
     });
+    // What the worker started is in its process group (runtime.py): it goes with the worker, and with it the GPUs it
+    // held (a leftover holding the worker's output pipes would also hold back 'close', the exit's report).
+    child.on('exit', () => {
+      try {
+        if (child.pid) process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        // no process of its group is left
+      }
+    });
     child.on('close', (code, signal) => {
       workers.delete(c.workerId);
       report({ type: 'exit', workerId: c.workerId, code, signal }, true);

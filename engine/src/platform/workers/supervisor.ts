@@ -120,6 +120,7 @@ export class Supervisor {
     const launcher = host.launcher ?? this.launcher;
     const forked = this.d.launcher || host.launcher ? null : (this.d.templates?.fork(ep, root, processEnv, w.id) ?? null);
     w.forked = forked !== null;
+    const local = !host.launcher && !this.d.launcher; // a process of this machine (not a container, not a host's)
     const child = forked ?? launcher.launch(w, { endpoint: ep, root, env: own, processEnv, gpuCount: isGpu ? ep.config.gpuCount : 0, volumes });
     w.process = child;
     host.workers++;
@@ -156,6 +157,15 @@ export class Supervisor {
     const end = (code: number | null, signal: NodeJS.Signals | null) => {
       if (ended) return;
       ended = true;
+      // What the worker started (a DataLoader's processes) is in its process group (runtime.py): it goes with the worker,
+      // before the worker's GPUs are handed to another. Only here: a worker host's agent ends its own workers' groups.
+      if (local && child.pid) {
+        try {
+          process.kill(-child.pid, 'SIGKILL');
+        } catch {
+          // no process of its group is left
+        }
+      }
       // Let the pipes deliver the last lines first: they explain the exit.
       host.gpus.release(w.id);
       host.workers--;
