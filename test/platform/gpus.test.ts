@@ -95,4 +95,6 @@ test("a GPU name given for nvidia-smi's (--gpus, STRATO_GPUS) that is no catalog
   assert.match(short, /write "NVIDIA H100 80GB HBM3" or "NVIDIA H100 PCIe" or "NVIDIA H100 NVL"$/);
   assert.match(gpuModelNote('NVIDIA H10 80GB HBM3') ?? '', /write "NVIDIA H100 80GB HBM3"$/);
   assert.match(gpuModelNote('fake-a') ?? '', /it serves endpoints that take any GPU, and others only where no host has a GPU of their type/);
+  // The brand without the product line is that model, not the nearest string (an RTX A4000, another generation).
+  assert.match(gpuModelNote('NVIDIA RTX 4090') ?? '', /write "NVIDIA GeForce RTX 4090"$/);
 });

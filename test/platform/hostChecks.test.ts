@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { buildTestArtifact } from '../helpers/artifact';
 import { call, deploy, startTestPlatform, waitUntil, type TestPlatform } from '../helpers/platform';
 import { queueSpec, WORKER_PY } from '../helpers/testWorkers';
+import { tooFewGpus } from '../../engine/src/platform/workers/gpus';
 
 let tp: TestPlatform;
 before(async () => {
@@ -51,4 +52,16 @@ test('system_dependencies missing on the host are named, installed ones are not;
   assert.equal((r.json as { status: string }).status, 'COMPLETED');
   const h = await waitUntil('the health note', async () => (await tp.cp.endpointHealth(eps.media.id))?.hardwareNote);
   assert.match(h, /strato-no-such-package-xyz/);
+});
+
+test('gpu_count is compared with the GPUs of the kind the endpoint asks for, not with all of the machine (deploy notes and health say the same)', () => {
+  const inv = { count: 2, names: ['NVIDIA L4', 'NVIDIA RTX A4000'] };
+  assert.equal(
+    tooFewGpus(inv, { count: 2, gpuIds: 'NVIDIA L4' }),
+    'the endpoint asks for 2 GPUs per worker (gpu_count) and this machine has 1 NVIDIA L4: its workers cannot start here',
+  );
+  assert.equal(tooFewGpus(inv, { count: 1, gpuIds: 'NVIDIA L4' }), null);
+  assert.equal(tooFewGpus(inv, { count: 2, gpuIds: undefined }), null, 'any GPU: both count');
+  assert.match(tooFewGpus(inv, { count: 3, gpuIds: undefined }) ?? '', /asks for 3 GPUs per worker \(gpu_count\) and this machine has 2: /);
+  assert.equal(tooFewGpus({ count: 0, names: [] }, { count: 4, gpuIds: undefined }), null, 'no GPUs: its workers run on the CPU (another note)');
 });

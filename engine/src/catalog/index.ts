@@ -179,7 +179,9 @@ export function gpuNames(): string[] {
 export function gpuModelNote(name: string): string | null {
   const models = gpuTypes.map((t) => t.id);
   if (models.some((m) => m.toLowerCase() === name.trim().toLowerCase())) return null;
-  const meant = findGpusByName(name).map((t) => t.id);
+  // "NVIDIA RTX 4090" is the brand without the product line of "NVIDIA GeForce RTX 4090", not the nearest string.
+  const unlined = gpuTypes.filter((t) => t.id.replace(/\s+GeForce\s+/, ' ').toLowerCase() === name.trim().toLowerCase());
+  const meant = (unlined.length ? unlined : findGpusByName(name)).map((t) => t.id);
   const near = meant.length === 0 ? didYouMean(name, models) : undefined;
   const instead = meant.length > 0 ? meant : near ? [near] : [];
   const why = `GPU "${name}" is not a model name as nvidia-smi reports it, so endpoints that ask for a GPU type do not count it as theirs`;

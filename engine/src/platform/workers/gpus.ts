@@ -11,6 +11,22 @@ export interface GpuInventory {
   cudaVersion?: string;
 }
 
+/** Indexes of the GPUs of `inv` a worker of the endpoint may hold: those of its kinds, or all where none is. */
+export function usableGpus(inv: GpuInventory, gpuIds: string | undefined): number[] {
+  const all = [...Array(inv.count).keys()];
+  const ofKind = all.filter((i) => gpuServes(gpuIds, inv.names[i] ?? ''));
+  return ofKind.length > 0 ? ofKind : all;
+}
+
+/** Why no worker of the endpoint can ever start on this machine: more GPUs per worker than it has of the kind; else null. */
+export function tooFewGpus(inv: GpuInventory, want: GpuWant): string | null {
+  const n = Math.max(1, want.count);
+  const usable = usableGpus(inv, want.gpuIds);
+  if (inv.count === 0 || n <= usable.length) return null;
+  const kind = usable.length < inv.count ? ` ${want.gpuIds}` : '';
+  return `the endpoint asks for ${n} GPUs per worker (gpu_count) and this machine has ${usable.length}${kind}: its workers cannot start here`;
+}
+
 let cached: GpuInventory | null = null;
 
 /** GPU names given in place of nvidia-smi's (STRATO_GPUS, `--gpus`): comma-separated, blanks dropped. */
@@ -95,9 +111,7 @@ export class GpuAllocator {
 
   /** Indexes of the GPUs a worker of the endpoint may hold: those of its kinds, or all where none is. */
   usable(gpuIds: string | undefined): number[] {
-    const all = [...Array(this.inv.count).keys()];
-    const ofKind = all.filter((i) => gpuServes(gpuIds, this.inv.names[i] ?? ''));
-    return ofKind.length > 0 ? ofKind : all;
+    return usableGpus(this.inv, gpuIds);
   }
 
   /** Whether a worker wanting these GPUs can start now (always, on a machine without GPUs). */
@@ -129,11 +143,10 @@ export class GpuAllocator {
   /** Why a worker of this endpoint cannot start now for want of GPUs, else null. */
   waiting(endpointId: string, want: GpuWant): string | null {
     if (this.canAssign(want)) return null;
-    const n = Math.max(1, want.count);
+    const tooFew = tooFewGpus(this.inv, want);
+    if (tooFew) return tooFew;
     const usable = this.usable(want.gpuIds);
     const kind = usable.length < this.inv.count ? ` ${want.gpuIds}` : '';
-    if (n > usable.length)
-      return `the endpoint asks for ${n} GPUs per worker (gpu_count) and this machine has ${usable.length}${kind}: its workers cannot start here`;
     const holders = new Set(usable.map((i) => this.owners.get(this.holders.get(i) ?? '')).filter((e) => e !== undefined));
     const own = holders.has(endpointId);
     return (

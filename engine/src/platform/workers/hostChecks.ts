@@ -4,7 +4,7 @@
 import { spawnSync } from 'node:child_process';
 import { cudaAtLeast } from '../../catalog/parameterRules';
 import type { ResolvedEndpointConfig } from '../controlPlane/endpointConfig';
-import type { GpuInventory } from './gpus';
+import { tooFewGpus, type GpuInventory } from './gpus';
 
 export class HostChecks {
   private installed = new Map<string, boolean>();
@@ -55,8 +55,8 @@ export class HostChecks {
       );
     const blocked = this.blocked(c);
     if (blocked) notes.push(blocked);
-    if (!c.cpu && this.gpus.count > 0 && c.gpuCount > this.gpus.count)
-      notes.push(`the endpoint asks for ${c.gpuCount} GPUs per worker (gpu_count) and this machine has ${this.gpus.count}: its workers cannot start here`);
+    const tooFew = c.cpu ? null : tooFewGpus(this.gpus, { count: c.gpuCount, gpuIds: c.gpuIds });
+    if (tooFew) notes.push(tooFew);
     return notes;
   }
 }
