@@ -283,3 +283,23 @@ test('Ctrl+C during the start (after the network is made) removes what was made 
   assert.deepEqual(await listContainers(d.engine, label), []);
   assert.deepEqual(await listNetworks(d.engine, label), []);
 });
+
+test('Ctrl+C while it waits for a worker whose import hangs ends the wait at once and removes everything', { skip: skip ?? false }, async () => {
+  const dir = path.join(tmp, 'hangs');
+  assert.equal((await runCli(['init', 'hangs'], { cwd: tmp })).code, 0);
+  for (const f of ['gpu_worker.py', 'lb_worker.py']) rmSync(path.join(dir, f));
+  writeFileSync(
+    path.join(dir, 'slow_worker.py'),
+    `import time\ntime.sleep(600)  # a model download that hangs\nfrom strato import Endpoint\n\n\n@Endpoint(name="slow", cpu="cpu3c-1-2")\n` +
+      `def slow(x: int) -> int:\n    """Never ready."""\n    return x\n`,
+  );
+  const { child, out, err, exited } = await startPreview(dir, [], (o) => /✓ containers/.test(o));
+  const t = Date.now();
+  child.kill('SIGINT');
+  const code = await exited;
+  assert.ok(Date.now() - t < 20_000, `the stop took ${Date.now() - t} ms (the ready wait is 60 s)`);
+  assert.equal(code, 130, `${out()}\n${err()}`);
+  const label = `strato.preview=${previewKey(dir)}`;
+  assert.deepEqual(await listContainers(d.engine, label), []);
+  assert.deepEqual(await listNetworks(d.engine, label), []);
+});

@@ -26,6 +26,8 @@ export interface DeployOptions {
    * for them (queued jobs, or the router's cold start), and `env get` or waitForWorkers() report them ready.
    */
   readyTimeoutMs?: number;
+  /** Asked while that wait goes on: true ends it at once (the preview was stopped with Ctrl+C). */
+  cancelled?: () => boolean;
   /** Runs between the build and the upload (the preview checks images and makes its network there). */
   afterBuild?: (b: BuildResult) => Promise<void>;
   /** Workers of every endpoint, instead of the configuration's (the preview runs exactly one each). */
@@ -119,7 +121,7 @@ export async function deployProject(root: string, o: DeployOptions): Promise<Dep
     'configure',
     async () => {
       await discoverable(client, app.name, environment.name, endpoints);
-      if (o.readyTimeoutMs) return waitWith(client, endpoints, o.readyTimeoutMs);
+      if (o.readyTimeoutMs) return waitWith(client, endpoints, o.readyTimeoutMs, o.cancelled);
       return { problems: [] as WorkerProblem[], starting: endpoints.filter((e) => e.workersMin > 0).map((e) => e.name) };
     },
     (r) =>
@@ -161,11 +163,11 @@ export function waitForWorkers(target: ApiTarget, endpoints: Endpoint[], timeout
   return waitWith(new ControlPlaneClient(target), endpoints, timeoutMs);
 }
 
-async function waitWith(client: ControlPlaneClient, endpoints: Endpoint[], timeoutMs: number): Promise<WorkersReadiness> {
+async function waitWith(client: ControlPlaneClient, endpoints: Endpoint[], timeoutMs: number, cancelled?: () => boolean): Promise<WorkersReadiness> {
   const problems: WorkerProblem[] = [];
   const deadline = Date.now() + timeoutMs;
   const waiting = new Set(endpoints.filter((e) => e.workersMin > 0).map((e) => e.id));
-  while (waiting.size && Date.now() < deadline) {
+  while (waiting.size && Date.now() < deadline && !cancelled?.()) {
     for (const id of [...waiting]) {
       const h = await client.endpointHealth(id);
       const ep = endpoints.find((e) => e.id === id)!;

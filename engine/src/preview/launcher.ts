@@ -111,10 +111,17 @@ export class ContainerLauncher implements WorkerLauncher {
       proc.end(null);
       return;
     }
-    await startContainer(this.o.engine, id);
-    // The platform forwards load-balanced requests to the container's address (the port the worker reports).
-    if (w.loadBalanced) w.host = await containerAddress(this.o.engine, id, net.name);
-    const logs = await followLogs(this.o.engine, id, (text, isErr) => (isErr ? proc.stderr : proc.stdout).write(text));
+    let logs: Awaited<ReturnType<typeof followLogs>>;
+    try {
+      await startContainer(this.o.engine, id);
+      // The platform forwards load-balanced requests to the container's address (the port the worker reports).
+      if (w.loadBalanced) w.host = await containerAddress(this.o.engine, id, net.name);
+      logs = await followLogs(this.o.engine, id, (text, isErr) => (isErr ? proc.stderr : proc.stdout).write(text));
+    } catch (e) {
+      // A container that did not start is not left behind (one more on every retry of its worker).
+      await this.remove(id);
+      throw e;
+    }
     const code = await waitContainer(this.o.engine, id);
     // Let the last log lines arrive: they explain the exit.
     await new Promise<void>((r) => {

@@ -34,6 +34,8 @@ export interface PreviewOptions {
   onProgress?: (message: string) => void;
   onWarning?: (d: Diagnostic) => void;
   readyTimeoutMs?: number;
+  /** Asked while the preview waits for its workers: true ends the wait (Ctrl+C during the start). */
+  cancelled?: () => boolean;
   log?: (line: string) => void;
 }
 
@@ -107,7 +109,10 @@ export async function startPreview(root: string, o: PreviewOptions = {}): Promis
       const running = platform ?? (await platformStarting?.catch(() => null));
       await running?.close().catch((e: Error) => log(`strato preview: ${e.message}`));
       await forwarder?.close();
-      await removeLeftovers(engine, `strato.preview=${key}`, log);
+      // The engine may be gone (stopped mid-preview): what this machine holds is removed all the same.
+      await removeLeftovers(engine, `strato.preview=${key}`, log).catch((e: Error) =>
+        log(`strato preview: the Docker engine did not answer (${e.message}); its containers and network go with it, or with the next preview`),
+      );
       fs.rmSync(dataDir, { recursive: true, force: true });
       const state = readState(stateFile);
       if (state?.pid === process.pid) fs.rmSync(stateFile, { force: true });
@@ -126,6 +131,7 @@ export async function startPreview(root: string, o: PreviewOptions = {}): Promis
       exclude: o.exclude,
       workers: { min: 1, max: 1 },
       readyTimeoutMs: o.readyTimeoutMs ?? 60_000,
+      cancelled: o.cancelled,
       onProgress: o.onProgress,
       onWarning: o.onWarning,
       onStep: (step, phase, detail, ms) => {
@@ -193,17 +199,24 @@ export async function startPreview(root: string, o: PreviewOptions = {}): Promis
 async function checkImages(engine: DockerEngine, b: BuildResult, images: Map<string, string>, o: PreviewOptions): Promise<void> {
   // An endpoint's own image (image=) wins; then the flags; then its hardware's base image.
   for (const [name, r] of Object.entries(b.manifest.resources)) images.set(name, r.image ?? (r.cpu ? o.cpuImage : o.gpuImage) ?? r.imageName);
+  // Every missing image is named at once: building only the first named would stop the next run at the second.
+  const missing: string[] = [];
+  let why = '';
   for (const image of new Set(images.values())) {
     if (await imageExists(engine, image)) continue;
     o.onProgress?.(`pulling ${image}`);
     const pulled = await pullImage(engine, image);
     if (pulled.ok && (await imageExists(engine, image))) continue;
     const users = [...images].filter(([, i]) => i === image).map(([n]) => n);
-    throw new UserError(
-      `image ${image} (for ${users.join(', ')}) is not in the Docker engine and cannot be pulled ` +
-        `(${pulled.ok ? 'pulled, but not found' : pulled.message}): run strato preview image --tag ${image} to build it from this machine's Python.`,
-    );
+    missing.push(`${image} (for ${users.join(', ')})`);
+    why = pulled.ok ? 'pulled, but not found' : pulled.message;
   }
+  if (!missing.length) return;
+  const tags = missing.map((m) => m.slice(0, m.indexOf(' (')));
+  throw new UserError(
+    `${missing.length === 1 ? 'image' : 'images'} ${missing.join(' and ')} ${missing.length === 1 ? 'is' : 'are'} not in the Docker engine and ` +
+      `cannot be pulled (${why}): run strato preview image --tag ${tags.join(' ')} to build ${missing.length === 1 ? 'it' : 'them'} from this machine's Python.`,
+  );
 }
 
 /** Endpoints with system_dependencies run in their image plus those packages (built once per image and package set). */

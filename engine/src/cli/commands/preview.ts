@@ -33,6 +33,7 @@ export async function runPreview(opts: PreviewFlags): Promise<void> {
     cpuImage: opts.cpuImage,
     gpuImage: opts.gpuImage,
     onProgress: (m) => progress.update(m),
+    cancelled: () => interrupted,
     onWarning: (d) => {
       progress.done();
       process.stderr.write(`${yellow(formatDiagnostic(d))}\n`);
@@ -51,7 +52,13 @@ export async function runPreview(opts: PreviewFlags): Promise<void> {
     if (stopping) return;
     stopping = true;
     process.stderr.write(`\n${dim(`${signal}: removing the preview's containers and network...`)}\n`);
-    void p.stop().then(() => process.exit(0));
+    void p.stop().then(
+      () => process.exit(0),
+      (e: Error) => {
+        process.stderr.write(`error: the preview could not be removed whole (${e.message}); the next preview removes what is left\n`);
+        process.exit(1);
+      },
+    );
   };
   onStopSignal((signal) => stop(signal === 'SIGINT' ? 'Ctrl+C' : signal));
   if (interrupted) return stop('Ctrl+C');
