@@ -120,7 +120,10 @@ def caller(text: str) -> dict:
     """Calls the load-balanced lb-api endpoint from this container."""
     from lb_worker import process
 
-    return {"host": socket.gethostname(), "secret": os.environ.get("PREVIEW_SECRET"), "result": process(text, uppercase=True)}
+    import ssl
+
+    cas = ssl.create_default_context().cert_store_stats()["x509_ca"]  # what HTTPS from a worker can verify
+    return {"host": socket.gethostname(), "secret": os.environ.get("PREVIEW_SECRET"), "result": process(text, uppercase=True), "cas": cas}
 
 
 @Endpoint(name="ticks", cpu="cpu3c-1-2")
@@ -177,6 +180,7 @@ def ticks(n: int):
     assert.equal(called.json.status, 'COMPLETED', JSON.stringify(called.json));
     assert.deepEqual(called.json.output.result, { text: 'ABC', length: 3 });
     assert.equal(called.json.output.secret, 's3cret', '.env reaches the container as environment');
+    assert.ok(called.json.output.cas > 0, "the image's CA bundle is OpenSSL's: HTTPS from a worker verifies certificates");
     assert.ok(
       running.some((c) => c.Id.startsWith(called.json.output.host)),
       'the handler ran inside a preview container',

@@ -126,9 +126,13 @@ export async function buildBaseImage(o: {
     );
     const [first, ...rest] = o.tags;
     o.onProgress?.(`importing ${first}`);
+    const caBundle = CA_FILES.find((f) => fs.existsSync(f));
     await importImage(engine, first, stream as unknown as NodeJS.ReadableStream, [
       'ENV PATH=/usr/local/bin:/usr/bin:/bin',
       'ENV LANG=C.UTF-8',
+      // OpenSSL looks for its CAs under its own directory (/usr/lib/ssl), which the image has not: HTTPS from a worker
+      // would fail to verify every certificate. The bundle copied in is named instead.
+      ...(caBundle ? [`ENV SSL_CERT_FILE=${caBundle}`] : []),
       'WORKDIR /app',
       'CMD ["python3"]',
     ]);
