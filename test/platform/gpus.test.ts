@@ -8,6 +8,7 @@ import { buildTestArtifact } from '../helpers/artifact';
 import { call, deploy, startTestPlatform, waitUntil, type TestPlatform } from '../helpers/platform';
 import { queueSpec, WORKER_PY } from '../helpers/testWorkers';
 import { gpuModelNote } from '../../engine/src/catalog';
+import { getEnvironment, workersText } from '../../engine/src/deploy/environments';
 
 const GPU_PY = `
 import os
@@ -85,6 +86,13 @@ test('a CPU endpoint never sees a GPU; an endpoint that needs more GPUs than the
   assert.match(note, /asks for 3 GPUs per worker \(gpu_count\) and this machine has 2/);
   assert.equal(total((await call('GET', `${eps.huge.url}/health`)).json as Health), 0);
   assert.deepEqual(eps.huge.notes, ['the endpoint asks for 3 GPUs per worker (gpu_count) and this machine has 2: its workers cannot start here']);
+  // strato env get says it too: the workers line, and the JSON's workers.note.
+  const target = { baseUrl: tp.url, apiKey: tp.key };
+  const appName = (await tp.cp.listApps()).find((a) => a.id === eps.huge.appId)!.name;
+  const env = await getEnvironment(target, appName, undefined);
+  const huge = env.endpoints.find((e) => e.name === 'huge')!;
+  assert.match(huge.workers?.note ?? '', /asks for 3 GPUs per worker \(gpu_count\) and this machine has 2/);
+  assert.match(workersText(huge.workers!), /^workers 0 ready \(min 0, max \d+\); the endpoint asks for 3 GPUs per worker/);
 });
 
 test("a GPU name given for nvidia-smi's (--gpus, STRATO_GPUS) that is no catalog model gets a note saying what to write", () => {

@@ -26,6 +26,8 @@ export interface WorkersSummary {
   starting: number;
   /** Why workers cannot start, when the last attempt failed. */
   error: string | null;
+  /** Why workers do not start here or wait (the hardware, GPUs held by other workers), as the platform's health says. */
+  note: string | null;
 }
 
 export interface VolumeSummary {
@@ -58,12 +60,20 @@ const volumeSummary = (v: Volume): VolumeSummary => ({
 export function workersText(w: WorkersSummary): string {
   if (w.error) return `workers cannot start: ${w.error}`;
   const now = `${w.ready} ready${w.starting ? `, ${w.starting} starting` : ''}`;
-  return `workers ${now} (min ${w.min}, max ${w.max})`;
+  return `workers ${now} (min ${w.min}, max ${w.max})${w.note ? `; ${w.note}` : ''}`;
 }
 
 export function summarize(e: Endpoint, health?: EndpointHealth): EndpointSummary {
   const s: EndpointSummary = { name: e.name, type: e.type, id: e.id, url: e.url, routes: e.routes, executionTimeoutMs: e.declaredExecutionTimeoutMs };
-  if (health) s.workers = { min: e.workersMin, max: e.workersMax, ready: health.idle + health.running, starting: health.initializing, error: health.lastError };
+  if (health)
+    s.workers = {
+      min: e.workersMin,
+      max: e.workersMax,
+      ready: health.idle + health.running,
+      starting: health.initializing,
+      error: health.lastError,
+      note: health.hardwareNote,
+    };
   return s;
 }
 

@@ -140,7 +140,7 @@ export function register(program: Command): void {
     .argument('<NAME>', 'environment name')
     .option(
       '--json',
-      'print JSON: {app, environment, buildId, endpoints: [{name, type, id, url, routes, executionTimeoutMs, workers: {min, max, ready, starting, error}}], volumes: [{name, datacenter, sizeGb, usedBytes, endpoints}]}',
+      'print JSON: {app, environment, buildId, endpoints: [{name, type, id, url, routes, executionTimeoutMs, workers: {min, max, ready, starting, error, note}}], volumes: [{name, datacenter, sizeGb, usedBytes, endpoints}]}',
     )
     .action(async (name: string, opts: { json?: boolean }) => {
       const { app, target, environments } = await environmentCommand();
