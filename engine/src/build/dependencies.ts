@@ -163,7 +163,10 @@ export function pipInstall(o: PipOptions): Promise<void> {
     child.on('close', (code, signal) => {
       if (code === 0) return resolve();
       // Stopped by a signal (Ctrl+C, a hang-up): nothing was wrong with the requirements.
-      if (signal) return reject(new UserError(`dependency installation was stopped (${signal}) before it finished: what it installed is not used, and the next build installs again`));
+      if (signal)
+        return reject(
+          new UserError(`dependency installation was stopped (${signal}) before it finished: what it installed is not used, and the next build installs again`),
+        );
       reject(
         new UserError(
           `dependency installation failed (pip exit status ${code}):\n${pipReason(errLines, outLines)}\nCheck the package names and versions in ` +
