@@ -1,7 +1,8 @@
 // What the multi-node tests share: a PostgreSQL server of the file's own (their suites skip where the package is
-// missing), a temporary folder, and the nodes they start, all stopped and removed after the file's tests; and how they
-// address one node and count the workers alive on this machine.
-import { after, before } from 'node:test';
+// missing), a temporary folder, and the nodes they start, stopped after each test (each node holds up to eleven of
+// the server's connections: a file's worth of nodes left running would exhaust them); and how they address one node
+// and count the workers alive on this machine.
+import { after, afterEach, before } from 'node:test';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -12,14 +13,14 @@ export interface ClusterBed {
   /** Why the suites skip (no PostgreSQL here), else null. */
   skip: string | null;
   tmp: string;
-  /** In-process nodes to close, and node processes to kill, after the file's tests. */
+  /** In-process nodes to close, and node processes to kill, after each test. */
   platforms: TestPlatform[];
   processes: PlatformProcess[];
   /** The file's PostgreSQL server (started before its tests). */
   postgres(): TestPostgres;
   /**
    * `n` node processes on a new database of the server, lost after 3 s without a heartbeat, whose workers are plain
-   * processes (no templates: /proc shows each one's worker id); killed after the file's tests.
+   * processes (no templates: /proc shows each one's worker id); killed after the test.
    */
   nodeProcesses(n: number): Promise<{ database: string; nodes: PlatformProcess[] }>;
 }
@@ -56,9 +57,11 @@ export function clusterBed(prefix: string): ClusterBed {
   before(async () => {
     if (!skip) server = await startPostgres();
   });
-  after(async () => {
-    for (const p of bed.processes) p.killGroup();
-    for (const p of bed.platforms) await p.close().catch(() => undefined);
+  afterEach(async () => {
+    for (const p of bed.processes.splice(0)) p.killGroup();
+    for (const p of bed.platforms.splice(0)) await p.close().catch(() => undefined);
+  });
+  after(() => {
     server?.stop();
     fs.rmSync(bed.tmp, { recursive: true, force: true });
   });

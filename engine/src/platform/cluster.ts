@@ -100,9 +100,14 @@ export class Cluster {
   private readonly routes = new Map<string, NodeRoute>();
   /**
    * After this node could not reach the database, it adopts nothing until the others have had the time to heartbeat
-   * again: they were cut off too, and are not lost for that.
+   * again: they were cut off too, and are not lost for that. The wait counts from this node's first heartbeat that
+   * gets through (`cutOff` until then), not from its last failure: the outage may outlast any wait counted from its
+   * start, and this node's process may have stood still meanwhile (the others' heartbeats are as old as the outage).
+   * A heartbeat after a pause longer than the lost bound (the process stood still) starts the same wait.
    */
   private adoptAfter = 0;
+  private cutOff = false;
+  private beatAt = Date.now();
   private forgetAfter = 0;
   /** Another node has jobs of this endpoint queued that its workers do not take (workSharing.ts). */
   onQueued: (endpointId: string) => void = () => undefined;
@@ -191,17 +196,27 @@ export class Cluster {
     this.beating ??= (async () => {
       try {
         if (!(await this.d.store.heartbeatNode())) await this.d.store.registerNode(this.d.url());
-        if (Date.now() >= this.adoptAfter) {
+        if (this.cutOff || Date.now() - this.beatAt > this.d.lostMs) {
+          this.cutOff = false;
+          this.adoptAfter = Date.now() + this.d.lostMs + 2 * this.d.heartbeatMs;
+        }
+        this.beatAt = Date.now();
+        if (this.mayAdopt()) {
           await this.adopt();
           await this.freeLostSlots();
           await this.forgetGone();
         }
       } catch (e) {
-        this.adoptAfter = Date.now() + this.d.lostMs + 2 * this.d.heartbeatMs;
+        this.cutOff = true;
         this.d.log(`strato platform: the node heartbeat failed (${(e as Error).message}); trying again`);
       }
     })().finally(() => (this.beating = null));
     return this.beating;
+  }
+
+  /** Whether this node may take lost nodes' jobs now (not cut off from the database, nor just back: `adoptAfter`). */
+  private mayAdopt(): boolean {
+    return !this.cutOff && Date.now() >= this.adoptAfter;
   }
 
   /** Claims every job of lost nodes, batch by batch, and queues them here; returns how many were taken. */
@@ -291,7 +306,7 @@ export class Cluster {
     if (row.owner === this.d.nodeId) return false;
     let owner = (await this.nodes()).find((n) => n.id === row.owner);
     if (!owner?.alive) owner = (await this.nodes(true)).find((n) => n.id === row.owner); // a node that just started, or came back
-    if (!owner?.alive && Date.now() >= this.adoptAfter) {
+    if (!owner?.alive && this.mayAdopt()) {
       // Its owner is lost: this node takes the job over now rather than wait for the next heartbeat.
       const mine = await this.d.store.adoptJob(jobId);
       if (mine && !['COMPLETED', 'FAILED', 'CANCELLED', 'TIMED_OUT'].includes(mine.status)) this.d.engine.adopt([mine]);
