@@ -8,6 +8,7 @@ import { buildTestArtifact } from '../helpers/artifact';
 import { call, deploy, startTestPlatform, waitUntil, type TestPlatform } from '../helpers/platform';
 import { queueSpec, WORKER_PY } from '../helpers/testWorkers';
 import { tooFewGpus } from '../../engine/src/platform/workers/gpus';
+import { READY_TIMEOUT_MS, waitForWorkers } from '../../engine/src/deploy/deploy';
 
 let tp: TestPlatform;
 before(async () => {
@@ -35,6 +36,23 @@ test('GPU workers do not start on a driver below min_cuda_version; at or above i
   assert.match(h.hardwareNote ?? '', /needs CUDA 12\.8 \(min_cuda_version\) and this machine's GPU driver supports CUDA 12\.4/);
   assert.equal(((await call('GET', `${eps.needs128.url}/status/${id}`)).json as { status: string }).status, 'IN_QUEUE', 'the job waits');
   assert.deepEqual(eps.needs128.notes.length, 1);
+  assert.match(h.blocked ?? '', /needs CUDA 12\.8/, 'blocked as long as the driver stays as it is');
+  assert.equal((await tp.cp.endpointHealth(eps.needs124.id))?.blocked, null);
+});
+
+test('deploy --wait (and the extension after a deploy) reports workers that cannot start while the hosts stay as they are, without waiting its 20 s', async () => {
+  const art = await buildTestArtifact({ 'worker.py': WORKER_PY }, [
+    queueSpec('pair', 'env_info', { gpu: 'any', workers: [1, 1], resource: { gpu_count: 2, min_cuda_version: '12.4' } }),
+    queueSpec('cpu', 'noop', { workers: [1, 1] }),
+  ]);
+  const eps = await deploy(tp.cp, art);
+  const started = Date.now();
+  const r = await waitForWorkers({ baseUrl: tp.url, apiKey: tp.key }, [eps.pair, eps.cpu]);
+  assert.ok(Date.now() - started < READY_TIMEOUT_MS / 2, `answered in ${Date.now() - started} ms`);
+  assert.deepEqual(r, {
+    problems: [{ endpoint: 'pair', error: 'the endpoint asks for 2 GPUs per worker (gpu_count) and this machine has 1: its workers cannot start here' }],
+    starting: [],
+  });
 });
 
 test('system_dependencies missing on the host are named, installed ones are not; nothing is installed', async () => {

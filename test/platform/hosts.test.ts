@@ -31,6 +31,8 @@ test('an endpoint pinned to a datacenter goes to a host there, or says which hos
     name(p.place(endpoint({ datacenters: ['US-IL-1'] }))),
     /^no worker host serves US-IL-1: the hosts are .* \(EU-RO-1\), kansas \(US-KS-2\); start one there/,
   );
+  assert.equal(p.unplaceable(endpoint({ datacenters: ['US-IL-1'] })), name(p.place(endpoint({ datacenters: ['US-IL-1'] }))), 'the same sentence');
+  assert.equal(p.unplaceable(endpoint({ datacenters: ['US-KS-2'] })), null);
   assert.deepEqual(p.served()?.sort(), ['EU-RO-1', 'US-KS-2']);
 });
 
@@ -52,7 +54,8 @@ test('a GPU endpoint goes to a host with enough free GPUs and a new enough drive
   const nw = p.get('h-new')!;
   nw.gpus.assign('w1', 'x', { count: 1 });
   assert.match(name(p.place(gpu({ minCudaVersion: '12.4' }))), /waiting for a free GPU: all 1 GPU is held/);
-  assert.equal(p.blocked(gpu({ minCudaVersion: '12.4' })), null, 'one host has the driver: not blocked, waiting');
+  assert.equal(p.unplaceable(gpu({ minCudaVersion: '12.4' })), null, 'one host has the driver: not blocked, waiting');
+  assert.match(p.unplaceable(gpu({ gpuCount: 3 })) ?? '', /no worker host has that many: its workers cannot start/, 'blocked while the hosts stay as they are');
   assert.equal(name(p.place(gpu())), 'old');
   assert.equal(p.gpuNote(gpu()), null, 'GPUs exist: no "runs on the CPU" note');
 });

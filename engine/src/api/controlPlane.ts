@@ -187,7 +187,7 @@ export class ControlPlaneClient {
 
   async endpointHealth(id: string): Promise<EndpointHealth | null> {
     const d = await this.query<{ endpoint: { health: EndpointHealth } | null }>(
-      `query($id: ID!) { endpoint(id: $id) { health { idle running initializing inQueue inProgress lastError hardwareNote } } }`,
+      `query($id: ID!) { endpoint(id: $id) { health { idle running initializing inQueue inProgress lastError hardwareNote blocked } } }`,
       { id },
     );
     return d.endpoint?.health ?? null;
@@ -196,7 +196,7 @@ export class ControlPlaneClient {
   /** The health of every endpoint of an environment, by endpoint id, in one request. */
   async environmentHealth(environmentId: string): Promise<Map<string, EndpointHealth>> {
     const d = await this.query<{ endpoints: Array<{ id: string; health: EndpointHealth }> }>(
-      `query($e: ID) { endpoints(environmentId: $e) { id health { idle running initializing inQueue inProgress lastError hardwareNote } } }`,
+      `query($e: ID) { endpoints(environmentId: $e) { id health { idle running initializing inQueue inProgress lastError hardwareNote blocked } } }`,
       { e: environmentId },
     );
     return new Map(d.endpoints.map((e) => [e.id, e.health]));

@@ -171,12 +171,10 @@ async function waitWith(client: ControlPlaneClient, endpoints: Endpoint[], timeo
     for (const id of [...waiting]) {
       const h = await client.endpointHealth(id);
       const ep = endpoints.find((e) => e.id === id)!;
-      if (h?.lastError) {
-        problems.push({ endpoint: ep.name, error: h.lastError });
-        waiting.delete(id);
-      } else if (h && h.idle + h.running >= Math.min(ep.workersMin, 1)) {
-        waiting.delete(id);
-      }
+      const ready = !!h && h.idle + h.running >= Math.min(ep.workersMin, 1);
+      const cannot = h?.lastError ?? (ready ? null : h?.blocked);
+      if (cannot) problems.push({ endpoint: ep.name, error: cannot });
+      if (cannot || ready) waiting.delete(id);
     }
     if (waiting.size) await new Promise((r) => setTimeout(r, 100));
   }

@@ -170,7 +170,7 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
       lbPending: (id) => lb?.pendingOf(id) ?? 0,
       backlog: (ep) => node?.gpuOffers.backlog(ep) ?? 0,
       // A build this node did not receive is fetched from the database first (clusters).
-      blocked: (ep) => pool.blocked(ep) ?? artifacts.missing(ep.buildId, () => sched.demand(ep.id)),
+      blocked: (ep) => pool.unplaceable(ep) ?? artifacts.missing(ep.buildId, () => sched.demand(ep.id)),
       clock: o.clock,
       log: o.log,
     });
@@ -196,14 +196,16 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
       const ep = cp.endpoint(id);
       // The health view has one free-text note: the missing hardware, what the host lacks, a volume over its
       // quota, and why workers start without a template.
+      const blocked = ep ? pool.unplaceable(ep) : null;
       const notes = [
+        blocked,
         ep ? pool.gpuNote(ep) : null,
         ...(ep ? [...hostChecks.notes(ep.config), ...cp.volumeNotes(ep)] : []),
         sched.waitingReason(id),
         templates?.note(id) ?? null,
       ].filter(Boolean);
       const hardwareNote = notes.length ? [...new Set(notes)].join('; ') : null;
-      return { lastError: sched.lastError(id) ?? templates?.lastError(id) ?? null, hardwareNote };
+      return { lastError: sched.lastError(id) ?? templates?.lastError(id) ?? null, hardwareNote, blocked };
     };
     const healthDeps: HealthDeps = {
       engine,

@@ -25,6 +25,11 @@ export interface Health {
 export interface HealthNotes {
   lastError: string | null;
   hardwareNote: string | null;
+  /**
+   * Why no worker can start as long as the hosts stay as they are (no host of its datacenter, too few GPUs, a driver
+   * too old; workers/hosts.ts `unplaceable`): of the service, when every node says so.
+   */
+  blocked: string | null;
 }
 
 export type ServiceHealth = Health & HealthNotes;
@@ -63,6 +68,7 @@ export async function serviceHealth(d: HealthDeps, endpointIds: string[]): Promi
       for (const k of Object.keys(sum.workers) as Array<keyof WorkerCounts>) sum.workers[k] += Number(h.workers?.[k]) || 0;
       sum.lastError ??= h.lastError ? `on node ${h.node}: ${h.lastError}` : null;
       if (h.hardwareNote && h.hardwareNote !== sum.hardwareNote) notes.push(`on node ${h.node}: ${h.hardwareNote}`);
+      if (!h.blocked) sum.blocked = null; // another node can start them
     }
     sum.hardwareNote = notes.length ? notes.join('; ') : null;
   }
@@ -90,6 +96,7 @@ export function healthLoader(d: HealthDeps): (endpointId: string) => Promise<End
         inProgress: h.jobs.inProgress,
         lastError: h.lastError,
         hardwareNote: h.hardwareNote,
+        blocked: h.blocked,
       })),
     { cache: false },
   );

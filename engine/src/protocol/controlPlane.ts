@@ -85,6 +85,8 @@ export interface EndpointHealth {
   lastError: string | null;
   /** Set when the endpoint asks for hardware this machine lacks (a GPU on a machine without one). */
   hardwareNote: string | null;
+  /** Why no worker can start while the service's hosts stay as they are (too few GPUs, no host of its datacenter); else null. */
+  blocked: string | null;
 }
 
 export interface EndpointInput {

@@ -268,6 +268,8 @@ export const typeDefs = /* GraphQL */ `
     lastError: String
     "Set when the endpoint asks for hardware this machine does not have (a GPU on a machine without one)."
     hardwareNote: String
+    "Why no worker can start while the service's hosts stay as they are (no host of its datacenter, more GPUs per worker than any host has, a GPU driver below min_cuda_version), else null; its jobs wait."
+    blocked: String
   }
 
   input EnvVarInput {

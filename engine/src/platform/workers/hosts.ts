@@ -6,7 +6,7 @@ import os from 'node:os';
 import type { DeployedEndpoint } from '../controlPlane/service';
 import type { HostView } from '../../protocol/agents';
 import type { WorkerLauncher } from './launcher';
-import { describeGpus, type GpuAllocator, type GpuInventory } from './gpus';
+import { describeGpus, tooFewGpus, type GpuAllocator, type GpuInventory, type GpuWant } from './gpus';
 import type { HostChecks } from './hostChecks';
 
 export interface WorkerHost {
@@ -110,16 +110,12 @@ export class HostPool {
     return this.eligible(ep).some((h) => h.gpus.count > 0);
   }
 
-  /** Why no host can run the endpoint's workers at all (a GPU driver below min_cuda_version), or null. */
-  blocked(ep: DeployedEndpoint): string | null {
-    const hosts = this.eligible(ep);
-    const reasons = hosts.map((h) => h.checks.blocked(ep.config));
-    if (hosts.length === 0 || reasons.some((r) => r === null)) return null;
-    return hosts.length === 1 ? reasons[0] : `no worker host can run it: ${reasons.map((r, i) => `${hosts[i].name}: ${r}`).join('; ')}`;
-  }
-
-  /** The host for a new worker of the endpoint, or why none can take one now (placement rules above). */
-  place(ep: DeployedEndpoint): WorkerHost | string {
+  /**
+   * Why no worker of the endpoint can start on these hosts as long as they stay as they are: none serves its
+   * datacenter, every GPU driver is below its min_cuda_version, none has its gpu_count GPUs of the kind. Null when its
+   * workers start here, wait for a free GPU, or run on another node's GPUs.
+   */
+  unplaceable(ep: DeployedEndpoint): string | null {
     const hosts = this.eligible(ep);
     if (hosts.length === 0) {
       const offered = this.all().map((h) => `${h.name} (${h.datacenters?.join(', ') ?? 'every datacenter'})`);
@@ -128,32 +124,48 @@ export class HostPool {
         `the hosts are ${offered.join(', ')}; start one there with strato platform agent --join <url> --datacenter <id>, or change its datacenter=`
       );
     }
-    let fit = hosts.filter((h) => h.checks.blocked(ep.config) === null);
-    if (!ep.config.cpu) {
-      // GPU endpoints go to hosts with GPUs, of the kind they ask for where a host has it (else any GPU); where no
-      // eligible host has any, they run on the CPU (decisions.md).
-      const want = { count: Math.max(1, ep.config.gpuCount), gpuIds: ep.config.gpuIds };
-      const withGpus = fit.filter((h) => h.gpus.count > 0);
-      if (withGpus.length > 0) {
-        const ofKind = withGpus.filter((h) => h.gpus.hasKind(want.gpuIds));
-        const candidates = ofKind.length > 0 ? ofKind : withGpus;
-        const big = candidates.filter((h) => h.gpus.usable(want.gpuIds).length >= want.count);
-        const free = big.filter((h) => h.gpus.canAssign(want));
-        if (free.length === 0) {
-          if (candidates.length === 1) return candidates[0].gpus.waiting(ep.id, want) ?? 'waiting for a free GPU';
-          const kind = ofKind.length > 0 && want.gpuIds && want.gpuIds !== 'any' ? ` ${want.gpuIds}` : '';
-          const held = big.reduce((s, h) => s + h.gpus.usable(want.gpuIds).length, 0);
-          return big.length === 0
-            ? `the endpoint asks for ${want.count}${kind} GPUs per worker (gpu_count) and no worker host has that many: its workers cannot start`
-            : `waiting for a free GPU: all ${held}${kind} GPUs of ${big.length} worker hosts are held; jobs wait until one is free (a GPU belongs to one worker at a time)`;
-        }
-        fit = free;
-      } else {
-        const there = this.elsewhere?.(ep);
-        if (there) return there;
+    const reasons = hosts.map((h) => h.checks.blocked(ep.config));
+    if (reasons.every((r) => r !== null))
+      return hosts.length === 1 ? reasons[0] : `no worker host can run it: ${reasons.map((r, i) => `${hosts[i].name}: ${r}`).join('; ')}`;
+    const gpus = this.gpuCandidates(ep, hosts.filter((_, i) => reasons[i] === null));
+    if (!gpus || gpus.hosts.some((h) => h.gpus.usable(gpus.want.gpuIds).length >= gpus.want.count)) return null;
+    if (gpus.hosts.length === 1) return tooFewGpus(gpus.hosts[0].inventory, gpus.want);
+    return `the endpoint asks for ${gpus.want.count}${gpus.kind} GPUs per worker (gpu_count) and no worker host has that many: its workers cannot start`;
+  }
+
+  /**
+   * The hosts a GPU endpoint's workers go to among `fit`: those with GPUs of the kind it asks for where one has it,
+   * else any with GPUs; null for a CPU endpoint, or where none of `fit` has a GPU (they run on the CPU, decisions.md).
+   */
+  private gpuCandidates(ep: DeployedEndpoint, fit: WorkerHost[]): { hosts: WorkerHost[]; want: GpuWant; kind: string } | null {
+    if (ep.config.cpu) return null;
+    const want = { count: Math.max(1, ep.config.gpuCount), gpuIds: ep.config.gpuIds };
+    const withGpus = fit.filter((h) => h.gpus.count > 0);
+    if (withGpus.length === 0) return null;
+    const ofKind = withGpus.filter((h) => h.gpus.hasKind(want.gpuIds));
+    const kind = ofKind.length > 0 && want.gpuIds && want.gpuIds !== 'any' ? ` ${want.gpuIds}` : '';
+    return { hosts: ofKind.length > 0 ? ofKind : withGpus, want, kind };
+  }
+
+  /** The host for a new worker of the endpoint, or why none can take one now (placement rules above). */
+  place(ep: DeployedEndpoint): WorkerHost | string {
+    const never = this.unplaceable(ep);
+    if (never) return never;
+    let fit = this.eligible(ep).filter((h) => h.checks.blocked(ep.config) === null);
+    const gpus = this.gpuCandidates(ep, fit);
+    if (gpus) {
+      const free = gpus.hosts.filter((h) => h.gpus.canAssign(gpus.want));
+      if (free.length === 0) {
+        if (gpus.hosts.length === 1) return gpus.hosts[0].gpus.waiting(ep.id, gpus.want) ?? 'waiting for a free GPU';
+        const big = gpus.hosts.filter((h) => h.gpus.usable(gpus.want.gpuIds).length >= gpus.want.count);
+        const held = big.reduce((s, h) => s + h.gpus.usable(gpus.want.gpuIds).length, 0);
+        return `waiting for a free GPU: all ${held}${gpus.kind} GPUs of ${big.length} worker hosts are held; jobs wait until one is free (a GPU belongs to one worker at a time)`;
       }
+      fit = free;
+    } else if (!ep.config.cpu) {
+      const there = this.elsewhere?.(ep);
+      if (there) return there;
     }
-    if (fit.length === 0) return hosts.map((h) => h.checks.blocked(ep.config)).find(Boolean) ?? 'no worker host can run it';
     return fit.reduce((best, h) => (h.workers < best.workers ? h : best));
   }
 
