@@ -127,7 +127,10 @@ export class HostPool {
     const reasons = hosts.map((h) => h.checks.blocked(ep.config));
     if (reasons.every((r) => r !== null))
       return hosts.length === 1 ? reasons[0] : `no worker host can run it: ${reasons.map((r, i) => `${hosts[i].name}: ${r}`).join('; ')}`;
-    const gpus = this.gpuCandidates(ep, hosts.filter((_, i) => reasons[i] === null));
+    const gpus = this.gpuCandidates(
+      ep,
+      hosts.filter((_, i) => reasons[i] === null),
+    );
     if (!gpus || gpus.hosts.some((h) => h.gpus.usable(gpus.want.gpuIds).length >= gpus.want.count)) return null;
     if (gpus.hosts.length === 1) return tooFewGpus(gpus.hosts[0].inventory, gpus.want);
     return `the endpoint asks for ${gpus.want.count}${gpus.kind} GPUs per worker (gpu_count) and no worker host has that many: its workers cannot start`;
