@@ -42,6 +42,21 @@ test('platform serve refuses a --public-url or --node-url that is no http(s) URL
   assert.ok(!existsSync(path.join(dir, 'data', 'platform', 'state.json')), 'no background platform was started');
 });
 
+test('preview image refuses an interpreter that is not there and a tag that is no image name, before asking Docker', async () => {
+  const cases: Array<[string[], RegExp]> = [
+    [['--python', '/nope/python3'], /^error: --python \/nope\/python3 is not an executable file: give a Python 3 interpreter/m],
+    [['--tag', 'UPPER:x'], /^error: --tag "UPPER:x" is not an image name: use lowercase repository names/m],
+    [['--tag', 'ok:1', '--tag', 'a@@b'], /^error: --tag "a@@b" is not an image name/m],
+  ];
+  for (const [args, expected] of cases) {
+    // No engine answers at DOCKER_HOST: a refusal that named Docker would mean the flags were not judged first.
+    const r = await runCli(['preview', 'image', ...args], { cwd: dir, env: { ...env, DOCKER_HOST: `unix://${path.join(dir, 'no.sock')}` } });
+    assert.equal(r.code, 1, r.stdout);
+    assert.match(r.stderr, expected);
+    assert.doesNotMatch(r.stderr, /\n\s+at /, 'no stack trace');
+  }
+});
+
 test('trust takes only an http(s) URL; STRATO_API_URL that is not one is named', async () => {
   for (const url of ['file:///etc/passwd', 'ftp://x', 'notaurl']) {
     const r = await runCli(['trust', url], { cwd: dir, env });

@@ -7,6 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import * as tar from 'tar';
+import { baseImageName } from '../build/manifest';
 import { buildImage, DockerEngine, importImage } from '../containers';
 import { UserError } from '../util/errors';
 
@@ -88,15 +89,16 @@ function stage(dir: string, layout: PythonLayout, libs: string[]): void {
 
 /** Builds the base image from `python` and tags it with every name in `tags`. */
 export async function buildBaseImage(o: {
-  tags: string[];
+  /** Default: the CPU and GPU base images a preview with this Python looks for. */
+  tags?: string[];
   python?: string;
   engine?: DockerEngine;
   onProgress?: (m: string) => void;
 }): Promise<BaseImageResult> {
   const t0 = Date.now();
-  const engine = o.engine ?? (await new DockerEngine().connect());
   const python = o.python ?? '/usr/bin/python3';
   const layout = await inspectPython(python);
+  const engine = o.engine ?? (await new DockerEngine().connect());
   o.onProgress?.(`collecting Python ${layout.version} from ${layout.executable}`);
   const dynloadFiles = fs.existsSync(layout.dynload)
     ? fs
@@ -124,7 +126,8 @@ export async function buildBaseImage(o: {
       },
       fs.readdirSync(dir).map((e) => `./${e}`),
     );
-    const [first, ...rest] = o.tags;
+    const tags = o.tags?.length ? o.tags : [baseImageName('cpu', layout.version), baseImageName('gpu', layout.version)];
+    const [first, ...rest] = tags;
     o.onProgress?.(`importing ${first}`);
     const caBundle = CA_FILES.find((f) => fs.existsSync(f));
     await importImage(engine, first, stream as unknown as NodeJS.ReadableStream, [
@@ -141,7 +144,7 @@ export async function buildBaseImage(o: {
       const [repo, t] = at > tag.lastIndexOf('/') ? [tag.slice(0, at), tag.slice(at + 1)] : [tag, 'latest'];
       await engine.call('POST', `/images/${encodeURIComponent(first)}/tag?repo=${encodeURIComponent(repo)}&tag=${encodeURIComponent(t)}`);
     }
-    return { tags: o.tags, python: layout.executable, pythonVersion: layout.version, files, sizeBytes, ms: Date.now() - t0 };
+    return { tags, python: layout.executable, pythonVersion: layout.version, files, sizeBytes, ms: Date.now() - t0 };
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }

@@ -4,6 +4,8 @@ import type { Command } from 'commander';
 import { printEndpoints } from '../endpointListing';
 import { Progress, bold, dim, green, red, yellow } from '../output';
 import { onStopSignal } from '../signals';
+import { UserError } from '../../util/errors';
+import { checkedPythonExecutable } from '../../util/paths';
 
 export interface PreviewFlags {
   env?: string;
@@ -79,16 +81,19 @@ export function register(program: Command): void {
   preview
     .command('image')
     .description("build the preview's base images from this machine's Python (no registry needed)")
-    .option('--python <path>', 'interpreter to copy into the image', '/usr/bin/python3')
+    .option('--python <path>', 'interpreter to copy into the image (default: STRATO_PYTHON, else python3)')
     .option('--tag <image...>', 'image names (default: the CPU and GPU base images the preview looks for)')
-    .action(async (opts: { python: string; tag?: string[] }) => {
+    .action(async (opts: { python?: string; tag?: string[] }) => {
       const { buildBaseImage } = await import('../../preview');
-      const { baseImageName } = await import('../../build/manifest');
-      const { execFileSync } = await import('node:child_process');
-      const version = execFileSync(opts.python, ['-S', '-c', 'import sys;print("%d.%d"%sys.version_info[:2])'], { encoding: 'utf8' }).trim();
-      const tags = opts.tag ?? [baseImageName('cpu', version), baseImageName('gpu', version)];
+      const python = checkedPythonExecutable(opts.python);
+      const { checkImage } = await import('../../catalog/parameterRules');
+      const bad = opts.tag?.find((t) => !checkImage(t).ok || t.includes('@'));
+      if (bad !== undefined)
+        throw new UserError(
+          `--tag ${JSON.stringify(bad)} is not an image name: use lowercase repository names and an optional tag, such as strato-base-cpu:py3.11 or registry.local:5000/team/base:1`,
+        );
       const progress = new Progress();
-      const r = await buildBaseImage({ tags, python: opts.python, onProgress: (m) => progress.update(m) });
+      const r = await buildBaseImage({ tags: opts.tag, python, onProgress: (m) => progress.update(m) });
       progress.done();
       process.stdout.write(
         `${green('✓')} ${r.tags.join(', ')} from ${r.python} (Python ${r.pythonVersion}): ${r.files} files, ${(r.sizeBytes / 1e6).toFixed(0)} MB ` +
