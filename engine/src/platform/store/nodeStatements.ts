@@ -24,6 +24,15 @@ const LIVE = `('IN_QUEUE', 'IN_PROGRESS')`;
  */
 export const aliveSql = (n: string, lostMs: string) => `${n}.heartbeat_at > ${DB_NOW} - greatest(${lostMs}::bigint, ${n}.lost_ms)`;
 
+/**
+ * The database server has run for the longest lost bound of the nodes (or this node's `lostMs`): after it restarted,
+ * every node's heartbeat is as old as the outage, and none is lost for that before it had the time to heartbeat again
+ * (at most half its bound apart). What taking a node's jobs or worker slots requires, whatever the taker saw of the
+ * outage (cluster.ts waits too, after an outage it saw).
+ */
+const serverSettled = (lostMs: string) =>
+  `${DB_NOW} - (extract(epoch from pg_postmaster_start_time()) * 1000)::bigint > greatest(${lostMs}::bigint, (select coalesce(max(lost_ms), 0) from nodes))`;
+
 type NodePart = Pick<
   PlatformStore,
   | 'registerNode'
@@ -81,7 +90,7 @@ export class NodeStatements implements NodePart {
   }
   /** The row's owner is another node that is not alive (lost, or never registered: jobs from before clusters); $1 me, $2 lostMs. */
   private lostOwner(): string {
-    return `owner <> $1 and not exists (select 1 from nodes n where n.id = jobs.owner and ${aliveSql('n', '$2')})`;
+    return `owner <> $1 and not exists (select 1 from nodes n where n.id = jobs.owner and ${aliveSql('n', '$2')}) and ${serverSettled('$2')}`;
   }
 
   handOffJobs(ids: string[], to: string): Promise<JobRow[]> {
@@ -125,7 +134,7 @@ export class NodeStatements implements NodePart {
   async freeLostSlots(): Promise<string[]> {
     const rows = await this.db.query<{ endpoint_id: string }>(
       `delete from worker_slots w where w.node_id <> $1
-       and not exists (select 1 from nodes n where n.id = w.node_id and ${aliveSql('n', '$2')}) returning endpoint_id`,
+       and not exists (select 1 from nodes n where n.id = w.node_id and ${aliveSql('n', '$2')}) and ${serverSettled('$2')} returning endpoint_id`,
       [this.identity.nodeId, this.identity.lostMs],
     );
     return [...new Set(rows.map((r) => r.endpoint_id))];
