@@ -118,6 +118,8 @@ function generate(catalog) {
     '# The largest request bodies the platform takes (HTTP 413 above): /run, and /runsync and load-balanced routes.',
     `RUN_BODY_BYTES = ${catalog.limits.runBodyBytes}`,
     `RUNSYNC_BODY_BYTES = ${catalog.limits.runsyncBodyBytes}`,
+    "# The largest message a worker sends the platform (a job's result, its output's JSON in it): a frame or a body.",
+    `WORKER_MESSAGE_BYTES = ${catalog.limits.workerMessageBytes}`,
     "# What marks a project's folder (a name ending in / is a folder), as the CLI finds it.",
     `PROJECT_MARKERS = (${catalog.projectMarkers.map(py).join(', ')})`,
     '# Rule messages, the same words as the analysis and the platform; filled with str.format.',

@@ -113,9 +113,14 @@ class SlowOut:
 @Endpoint(name="slowout")
 def slowout():
     return SlowOut(42)
+
+@Endpoint(name="huge")
+def huge(small=False):
+    from strato.catalog import WORKER_MESSAGE_BYTES
+    return "ok" if small else "x" * (WORKER_MESSAGE_BYTES + 1048576)
 `;
 
-const names = ['echo', 'aecho', 'afail', 'fail', 'gen', 'agen', 'slow', 'waits', 'model', 'noop', 'slowout'];
+const names = ['echo', 'aecho', 'afail', 'fail', 'gen', 'agen', 'slow', 'waits', 'model', 'noop', 'slowout', 'huge'];
 let dir: string;
 let platform: FakePlatform;
 let proc: Proc | undefined;
@@ -180,6 +185,17 @@ for (const over of ['channel', 'http'] as const)
       // The handler returns at once; its output's JSON form takes 0.8 s, over which ~8 heartbeats are sent.
       assert.ok(platform.heartbeats.filter((h) => h.jobs.includes('so1')).length >= 4, JSON.stringify(platform.heartbeats));
       await waitFor(() => platform.heartbeats.at(-1)!.jobs.length === 0, 'a heartbeat without the job once its result left');
+    });
+
+    test('an output over the largest message a worker may send fails its job with its size and what to do (the platform refuses a larger message)', async () => {
+      await startWorker('huge');
+      platform.enqueue({ id: 'hu1', input: {} });
+      assert.match(
+        (await doneOf('hu1', 30000)).error ?? '',
+        /^ValueError: the output is 257 MB as JSON, over the 256 MB a job's result may be: return less, or write large results to a network volume/,
+      );
+      platform.enqueue({ id: 'hu2', input: { small: true } });
+      assert.equal((await doneOf('hu2')).output, 'ok', 'the worker goes on');
     });
 
     test('awaits an async function', async () => {

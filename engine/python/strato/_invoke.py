@@ -7,6 +7,7 @@ from json import encoder as _json_encoder
 from types import AsyncGeneratorType, GeneratorType
 
 from . import _log as log
+from .catalog import WORKER_MESSAGE_BYTES
 
 _loop = None
 _loop_lock = threading.Lock()
@@ -151,6 +152,24 @@ def output_json(value):
         except UnicodeEncodeError:
             text = text.encode("utf-8", "backslashreplace").decode("utf-8")
     return text
+
+
+# Room in a worker's message for what goes around the output (ids, the frame): a few hundred bytes, generously.
+_MESSAGE_ROOM = 65536
+
+
+def oversized(text):
+    """Why an output's JSON text is too large for the platform to take (a sentence), else None. Sent anyway, it
+    would be refused, and the job run again, each time."""
+    limit = WORKER_MESSAGE_BYTES - _MESSAGE_ROOM
+    if len(text) * 4 <= limit:  # UTF-8 takes at most 4 bytes a character: no need to count
+        return None
+    size = len(text) if text.isascii() else len(text.encode("utf-8", "backslashreplace"))
+    if size <= limit:
+        return None
+    return (f"ValueError: the output is {size / 1048576:.0f} MB as JSON, over the {WORKER_MESSAGE_BYTES // 1048576} MB a "
+            "job's result may be: return less, or write large results to a network volume or object storage and "
+            "return where they are")
 
 
 def json_type(value):

@@ -9,7 +9,7 @@ from types import CoroutineType
 from . import _log as log
 from ._channel import ChannelSlots, Refused, open_channel
 from ._http import HttpError
-from ._invoke import Outcome, Run, event_loop, execute, failed, log_failure, output_json, start_task
+from ._invoke import Outcome, Run, event_loop, execute, failed, log_failure, output_json, oversized, start_task
 from ._platform import GRACE_S, Contact, Stopper, post_ready, start_heartbeat
 
 TAKE_WAIT_MS = 20000
@@ -265,6 +265,11 @@ class QueueWorker:
                 body["outputJson"] = output_json(outcome.output)
             except (TypeError, ValueError) as e:
                 outcome = Outcome(error=f"TypeError: the output is not JSON serializable: {e}")
+            else:
+                too_large = oversized(body["outputJson"])
+                if too_large:
+                    del body["outputJson"]
+                    outcome = Outcome(error=too_large)
         if outcome.error is not None:
             body["error"] = outcome.error
             log_failure(job_id, outcome)

@@ -156,6 +156,8 @@ DEFAULT_CLIENT_TIMEOUT_MS = 60000
 # The largest request bodies the platform takes (HTTP 413 above): /run, and /runsync and load-balanced routes.
 RUN_BODY_BYTES = 10485760
 RUNSYNC_BODY_BYTES = 20971520
+# The largest message a worker sends the platform (a job's result, its output's JSON in it): a frame or a body.
+WORKER_MESSAGE_BYTES = 268435456
 # What marks a project's folder (a name ending in / is a folder), as the CLI finds it.
 PROJECT_MARKERS = ("pyproject.toml", "requirements.txt", ".strato/")
 # Rule messages, the same words as the analysis and the platform; filled with str.format.

@@ -3,6 +3,7 @@
 // retired worker gets 401/404 and exits.
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { limits } from './options';
 import { PlatformError } from './errors';
 import { pathOf, readBody, sendError, sendJson, sendRaw } from './http';
 import type { Dispatcher } from './jobs/dispatch';
@@ -19,7 +20,6 @@ export interface WorkerApiDeps {
   log(line: string): void;
 }
 
-const BODY_LIMIT = 256 * 1024 * 1024;
 const MAX_WAIT_MS = 60_000;
 
 export interface WorkerBody {
@@ -50,7 +50,7 @@ export function workerApi(d: WorkerApiDeps) {
     }
     let body: WorkerBody;
     try {
-      const parsed: unknown = JSON.parse((await readBody(req, BODY_LIMIT, 'a worker request')).toString('utf8'));
+      const parsed: unknown = JSON.parse((await readBody(req, limits.workerMessageBytes, 'a worker request')).toString('utf8'));
       if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return sendError(res, 400, 'the worker request must be a JSON object');
       body = parsed as WorkerBody;
     } catch (e) {

@@ -7,6 +7,7 @@
 import { STATUS_CODES, type IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
+import { limits } from './options';
 import { pathOf } from './http';
 import type { Job } from './jobs/job';
 import { authenticate, jobsJson, recordDone, type WorkerApiDeps, type WorkerBody } from './workerApi';
@@ -15,8 +16,6 @@ import { isBusy } from './workers/worker';
 export const CHANNEL_OP = 'channel';
 /** A frame is its length (4 bytes, big-endian) and that many bytes of UTF-8 JSON. */
 const HEADER_BYTES = 4;
-/** The largest frame a worker may send (a job's output): the limit of an HTTP `done`. */
-const FRAME_LIMIT = 256 * 1024 * 1024;
 
 export interface WorkerChannels {
   /** The server's `connect` listener. */
@@ -69,7 +68,7 @@ export function workerChannels(d: WorkerApiDeps): WorkerChannels {
         detach();
       });
 
-      const reader = new FrameReader(FRAME_LIMIT);
+      const reader = new FrameReader(limits.workerMessageBytes);
       const onData = (chunk: Buffer) => {
         let frames: Buffer[];
         try {
