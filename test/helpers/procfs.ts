@@ -1,25 +1,9 @@
 // What Linux's /proc says of processes, for the benches and the tests that clean up after themselves: their ids,
 // command lines, CPU time and descendants. Elsewhere (no /proc) each answers nothing rather than throwing.
 import fs from 'node:fs';
+import { processStat } from '../../engine/src/util/procfs';
 
-/** What /proc says of a process, or of one of its threads (Linux; undefined elsewhere, or once it is gone). */
-export function processStat(pid: number, tid?: number): { comm: string; state: string; ppid: number; pgid: number; cpuMs: number } | undefined {
-  let stat: string;
-  try {
-    stat = fs.readFileSync(tid === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${tid}/stat`, 'utf8');
-  } catch {
-    return undefined;
-  }
-  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  // utime and stime are in clock ticks of 1/100 s (USER_HZ)
-  return {
-    comm: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')),
-    state: f[0], // R, S, D... Z: ended, not yet reaped
-    ppid: Number(f[1]),
-    pgid: Number(f[2]),
-    cpuMs: (Number(f[11]) + Number(f[12])) * 10,
-  };
-}
+export { processStat };
 
 /** The ids of the processes running now (Linux /proc; none elsewhere). */
 export function processIds(): number[] {

@@ -71,6 +71,29 @@ describe('worker faults', () => {
       tp.logs.some((l) => /no heartbeat/.test(l)),
       'the platform says why it replaced the worker',
     );
+    assert.ok(!tp.logs.some((l) => /but is computing/.test(l)), 'a stopped process uses no CPU: not taken for busy');
+  });
+
+  test("a handler in one long call of C code holding Python's GIL (no heartbeat, CPU used) runs to its end on its worker, once", async () => {
+    const tp = await startTestPlatform();
+    platforms.push(tp);
+    const worker =
+      'import collections, itertools, os, time\n\n\ndef busy(seconds=8.0):\n' +
+      '    t = time.perf_counter()\n    collections.deque(itertools.repeat(None, 10_000_000), maxlen=0)\n' +
+      '    per = (time.perf_counter() - t) / 10_000_000\n' +
+      '    # One C call: the heartbeat thread gets the GIL only when it returns.\n' +
+      '    collections.deque(itertools.repeat(None, int(seconds / per)), maxlen=0)\n    return {"pid": os.getpid()}\n';
+    const art = await buildTestArtifact({ 'worker.py': worker }, [queueSpec('busy', 'busy', { workers: [1, 1] })]);
+    const u = (await deploy(tp.cp, art)).busy.url;
+    const r = (await call('POST', `${u}/runsync?wait=60000`, { body: { input: { seconds: 8 } }, timeoutMs: 70_000 })).json as JobView & { id: string };
+    assert.equal(r.status, 'COMPLETED', JSON.stringify(r));
+    assert.ok(
+      tp.logs.some((l) => /sent no heartbeat for \d+ ms but is computing/.test(l)),
+      tp.logs.join('\n'),
+    );
+    assert.ok(!tp.logs.some((l) => /replacing it/.test(l)), tp.logs.join('\n'));
+    const again = (await call('POST', `${u}/runsync`, { body: { input: { seconds: 0 } } })).json as JobView;
+    assert.equal(again.output?.pid, r.output?.pid, 'the same worker: it was not replaced');
   });
 
   test("a worker that dies: its job's error says where its output is (its last line logged without a newline too), never quoting an earlier caller's traceback", async () => {

@@ -13,6 +13,7 @@ import { wantedWorkers } from './scaling';
 import { Waiters } from '../../util/waiters';
 import { healthBucket, isBusy, type Worker } from './worker';
 import { withErrorOutput, withoutErrorOutput } from './exitText';
+import { hungAfterMs, judgeLate } from './liveness';
 
 export interface SchedulerDeps {
   cp: ControlPlane;
@@ -319,22 +320,25 @@ export class Scheduler {
       this.lastSlotSync = now;
       void this.syncSlots();
     }
-    const hungAfter = Math.max(3 * this.d.heartbeatMs, 5000);
+    const hungAfter = hungAfterMs(this.d.heartbeatMs);
     for (const [endpointId, s] of this.endpoints) {
       for (const w of s.workers) {
         if (w.phase === 'initializing' && now - w.spawnedAt > this.d.startTimeoutMs) {
           w.stderrTail.push(`the worker was not ready ${Math.round(this.d.startTimeoutMs / 1000)} s after it started`);
           this.d.supervisor.kill(w);
-        } else if ((w.phase === 'ready' || w.phase === 'draining') && now - w.lastSeen > hungAfter) {
+        } else if (w.phase === 'ready' || w.phase === 'draining') {
+          const late = judgeLate(w, now, hungAfter);
+          if (!late) continue;
+          if (late.computing) {
+            if (late.first)
+              this.d.log(
+                `strato platform: worker ${w.id} sent no heartbeat for ${now - w.lastSeen} ms but is computing (one long call of C code ` +
+                  "holds Python's GIL); its jobs go on until their execution timeout",
+              );
+            continue;
+          }
           this.d.log(`strato platform: worker ${w.id} sent no heartbeat for ${now - w.lastSeen} ms; replacing it`);
-          // Python's threads stop together: a handler holding the GIL in one long call of C code (a huge regex, some
-          // extension) stops the heartbeat's thread too, which is the likelier cause than a stopped process.
-          this.d.dispatch.workerGone(
-            w,
-            'requeue',
-            `worker ${w.id} stopped responding (no heartbeat for ${Math.round(hungAfter / 1000)} s: a handler holding Python's GIL in one ` +
-              'long call of C code stops every thread of its worker, the heartbeat too; release it, e.g. split the call, or run it in a subprocess)',
-          );
+          this.d.dispatch.workerGone(w, 'requeue', late.why);
           w.phase = 'stopping';
           this.d.supervisor.kill(w);
         }
