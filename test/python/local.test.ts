@@ -8,7 +8,7 @@ import { killAll, makeArtifact, removeTempDirs, runPython, startPython, waitFor,
 import { freePort } from '../helpers/ports';
 
 const WORKER = `
-import asyncio, time
+import asyncio, dataclasses, time
 from strato import Endpoint
 
 @Endpoint(name="hello")
@@ -19,6 +19,16 @@ def hello(name: str, sleep_ms: int = 0):
         raise ValueError("boom!")
     if name == "nan":
         return {"loss": float("nan")}
+    if name == "gone":
+        @dataclasses.dataclass
+        class Lazy:  # a field that raises when read
+            weights: int
+
+            def __getattribute__(self, field):
+                if field == "weights":
+                    raise RuntimeError("the weights are gone")
+                return object.__getattribute__(self, field)
+        return Lazy(1)
     return {"greeting": f"hello {name}", "start": start, "end": time.time()}
 
 @Endpoint(name="count")
@@ -108,6 +118,10 @@ describe('one-shot runs', () => {
     const job = JSON.parse(r.stdout);
     assert.equal(job.status, 'FAILED');
     assert.match(job.error, /^TypeError: the output is not JSON serializable: Out of range float values/);
+    // A serializer that raises fails the job the same way (the local runner's thread died, the job never ended).
+    const gone = await runPython(['handler_hello.py', '--test_input', '{"input": {"name": "gone"}}'], { cwd: dir });
+    assert.equal(gone.code, 1, gone.stderr);
+    assert.equal(JSON.parse(gone.stdout).error, 'RuntimeError while turning the output into JSON: the weights are gone');
   });
 
   test('--rp_log_level ERROR keeps info lines out of the log', async () => {

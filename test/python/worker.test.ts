@@ -8,7 +8,7 @@ import path from 'node:path';
 import { FakePlatform, killAll, makeArtifact, removeTempDirs, startPython, waitFor, withTimeout, writeFiles, type Proc } from './helpers';
 
 const WORKER = `
-import asyncio, dataclasses, os, time
+import asyncio, dataclasses, os, time, typing
 from strato import Endpoint
 
 @Endpoint(name="echo", cpu="cpu3c-1-2")
@@ -114,13 +114,35 @@ class SlowOut:
 def slowout():
     return SlowOut(42)
 
+@dataclasses.dataclass
+class Res:
+    x: int
+    seed: dataclasses.InitVar[int]
+    kind: "typing.ClassVar[str]" = "res"
+
+    def __post_init__(self, seed):
+        self.y = seed
+
+@dataclasses.dataclass
+class Broken:
+    value: int
+
+    def __getattribute__(self, name):
+        if name == "value":
+            raise RuntimeError("the model's weights are gone")
+        return object.__getattribute__(self, name)
+
+@Endpoint(name="dcout")
+def dcout(kind):
+    return Res(1, 5) if kind == "initvar" else Broken(1)
+
 @Endpoint(name="huge")
 def huge(small=False):
     from strato.catalog import WORKER_MESSAGE_BYTES
     return "ok" if small else "x" * (WORKER_MESSAGE_BYTES + 1048576)
 `;
 
-const names = ['echo', 'aecho', 'afail', 'fail', 'gen', 'agen', 'slow', 'waits', 'model', 'noop', 'slowout', 'huge'];
+const names = ['echo', 'aecho', 'afail', 'fail', 'gen', 'agen', 'slow', 'waits', 'model', 'noop', 'slowout', 'huge', 'dcout'];
 let dir: string;
 let platform: FakePlatform;
 let proc: Proc | undefined;
@@ -196,6 +218,14 @@ for (const over of ['channel', 'http'] as const)
       );
       platform.enqueue({ id: 'hu2', input: { small: true } });
       assert.equal((await doneOf('hu2')).output, 'ok', 'the worker goes on');
+    });
+
+    test('a dataclass output keeps its fields only (not its InitVar and ClassVar); one whose serialization raises fails its job, the worker goes on', async () => {
+      await startWorker('dcout');
+      platform.enqueue({ id: 'dc1', input: { kind: 'initvar' } }, { id: 'dc2', input: { kind: 'broken' } }, { id: 'dc3', input: { kind: 'initvar' } });
+      assert.deepEqual((await doneOf('dc1')).output, { x: 1 });
+      assert.equal((await doneOf('dc2')).error, "RuntimeError while turning the output into JSON: the model's weights are gone");
+      assert.deepEqual((await doneOf('dc3')).output, { x: 1 });
     });
 
     test('awaits an async function', async () => {

@@ -3,6 +3,7 @@
 import json
 import queue
 import threading
+import traceback
 from json import encoder as _json_encoder
 from types import AsyncGeneratorType, GeneratorType
 
@@ -170,6 +171,21 @@ def oversized(text):
     return (f"ValueError: the output is {size / 1048576:.0f} MB as JSON, over the {WORKER_MESSAGE_BYTES // 1048576} MB a "
             "job's result may be: return less, or write large results to a network volume or object storage and "
             "return where they are")
+
+
+def encoded_output(value):
+    """A job's output as the platform gets it: (its JSON text, None), or (None, an Outcome failing the job with why
+    it cannot be sent: not JSON, a serializer that raised, too large). The platform worker's rule; the local server
+    applies it too."""
+    try:
+        text = output_json(value)
+    except (TypeError, ValueError) as e:
+        return None, Outcome(error=f"TypeError: the output is not JSON serializable: {e}")
+    except Exception as e:  # a model's serializer, a property of the output that raises
+        return None, Outcome(error=f"{type(e).__name__} while turning the output into JSON: {e}",
+                             traceback=traceback.format_exc())
+    too_large = oversized(text)
+    return (None, Outcome(error=too_large)) if too_large else (text, None)
 
 
 def json_type(value):

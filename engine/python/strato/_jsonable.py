@@ -68,7 +68,11 @@ _forms = {}  # class -> its function from _BY_NAME (or _dataclass, or None), fou
 
 
 def _dataclass(value):
-    return {name: getattr(value, name) for name in type(value).__dataclass_fields__}
+    # Its fields, not ClassVar and InitVar pseudo-fields (__dataclass_fields__ holds those too: an InitVar is no
+    # attribute at all). The module is loaded already: the value's class was made by it.
+    import dataclasses
+
+    return {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
 
 
 def _form_of(cls):

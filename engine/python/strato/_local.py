@@ -12,7 +12,7 @@ from collections import OrderedDict
 
 from . import _log as log
 from . import _server
-from ._invoke import Run, execute, json_default, log_failure, output_json
+from ._invoke import Run, encoded_output, execute, json_default, log_failure, output_json
 from ._server import JsonHandler
 
 _KEEP_JOBS = 1000  # finished jobs kept for /status and /stream
@@ -123,10 +123,9 @@ class LocalRunner:
         outcome = execute(lambda: self.call_job({"id": job.id, "input": job.input}), job.run, on_chunk,
                           self.any_error_key)
         if outcome.error is None and not outcome.cancelled:
-            try:  # the platform worker fails such a job too: better to learn it here
-                _check_json(outcome.output, "the output")
-            except TypeError as e:
-                outcome.error = f"TypeError: {e}"
+            failure = encoded_output(outcome.output)[1]  # the platform worker fails such a job too: better to learn it here
+            if failure is not None:
+                outcome = failure
         ended = time.monotonic()
         if job.ended is not None or outcome.cancelled:  # cancelled meanwhile
             return

@@ -68,7 +68,7 @@ class JsonHandler(BaseHTTPRequestHandler):
                 # dataclasses), compact, non-ASCII text kept, as queue outputs are: no \uXXXX escapes, but for a lone
                 # surrogate (output_json).
                 data = output_json(payload).encode()
-        except (TypeError, ValueError) as e:
+        except Exception as e:  # not JSON (TypeError, ValueError), or a model's serializer that raised
             log.error(f"{self.command} {self.path}: the answer cannot be sent as JSON: {error_text(e)}")
             status, data = 500, output_json({"error": "response is not JSON serializable",
                                              "detail": error_text(e)}).encode()

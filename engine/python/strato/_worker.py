@@ -9,7 +9,7 @@ from types import CoroutineType
 from . import _log as log
 from ._channel import ChannelSlots, Refused, open_channel
 from ._http import HttpError
-from ._invoke import Outcome, Run, event_loop, execute, failed, log_failure, output_json, oversized, start_task
+from ._invoke import Run, encoded_output, event_loop, execute, failed, log_failure, start_task
 from ._platform import GRACE_S, Contact, Stopper, post_ready, start_heartbeat
 
 TAKE_WAIT_MS = 20000
@@ -258,18 +258,14 @@ class QueueWorker:
             return None
         body = {"workerId": self.settings.worker_id, "jobId": job_id}
         if outcome.error is None:
-            try:
-                # The output's own JSON text travels as a string, so that the platform stores and answers exactly
-                # it (12345678901234567890 stays whole, 2.0 stays 2.0, -0.0 stays -0.0); a value JSON cannot
-                # hold (NaN, an infinity, an object) fails the job with the reason.
-                body["outputJson"] = output_json(outcome.output)
-            except (TypeError, ValueError) as e:
-                outcome = Outcome(error=f"TypeError: the output is not JSON serializable: {e}")
+            # The output's own JSON text travels as a string, so that the platform stores and answers exactly it
+            # (12345678901234567890 stays whole, 2.0 stays 2.0, -0.0 stays -0.0); an output that cannot be sent fails
+            # the job with the reason.
+            text, failure = encoded_output(outcome.output)
+            if failure is None:
+                body["outputJson"] = text
             else:
-                too_large = oversized(body["outputJson"])
-                if too_large:
-                    del body["outputJson"]
-                    outcome = Outcome(error=too_large)
+                outcome = failure
         if outcome.error is not None:
             body["error"] = outcome.error
             log_failure(job_id, outcome)
