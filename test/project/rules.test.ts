@@ -253,6 +253,18 @@ test("the move fix writes a multi-line import as one line that parses (comments 
   assert.deepEqual(d.fix?.kind === 'move-import' && d.fix.targets.map((t) => t.text), ['import requests\r\n    ']);
 });
 
+test("no move fix when a class endpoint's body uses the import outside its methods (it runs at import time); a method-only use is moved", async () => {
+  const cls = (attr: string) =>
+    `import numpy as np\n${HEADER}\n@Endpoint(name="m", gpu="ADA_24")\nclass Model:\n${attr}\n    def run(self, x):\n        return np.zeros(3).tolist()\n`;
+  const [inBody] = (await analyzeSource(cls('    dtype = np.float32\n'))).diagnostics;
+  assert.equal(inBody.code, 'top-level-import');
+  assert.equal(inBody.fix, undefined, 'moving it into run() would leave dtype = np.float32 without np');
+  const [inDefault] = (await analyzeSource(cls('    class Config:\n        kind = np.float32\n'))).diagnostics;
+  assert.equal(inDefault.fix, undefined, 'a nested class body runs at import time too');
+  const [methodOnly] = (await analyzeSource(cls('    name = "m"\n'))).diagnostics;
+  assert.equal(methodOnly.fix?.kind, 'move-import');
+});
+
 test('syntax errors are reported and never stop the analysis of the rest', async () => {
   const m = await analyzeSource(`${HEADER}@Endpoint(name="ok")\ndef f():\n    return 1\n\ndef broken(:\n    pass\n`);
   assert.ok(m.diagnostics.some((d) => d.code === 'syntax-error'));

@@ -56,10 +56,24 @@ function topLevel(stmt: SyntaxNode): TopLevel {
   const def = defOf(stmt);
   const body = def?.childForFieldName('body') ?? null;
   const text = stmt.text;
-  // Decorators and signatures run at import time too; other statements count unless they are imports or comments.
-  const head = def && body ? text.slice(0, body.startIndex - stmt.startIndex) : text;
+  // Decorators and signatures run at import time too, and a class's body but for its methods' bodies; other
+  // statements count unless they are imports or comments.
+  const head = def && body ? text.slice(0, body.startIndex - stmt.startIndex) + (def.type === 'class_definition' ? runsAtImport(body) : '') : text;
   const checksHead = def !== null || (stmt.type !== 'import_statement' && stmt.type !== 'import_from_statement' && stmt.type !== 'comment');
   return { row: stmt.startPosition.row, isDef: def !== null, bodyText: body?.text ?? '', head, checksHead };
+}
+
+/** What of a class body runs when the class is made: all of it but the bodies of its methods (nested classes alike). */
+function runsAtImport(body: SyntaxNode): string {
+  return children(body)
+    .map((s) => {
+      const def = defOf(s);
+      const inner = def?.childForFieldName('body');
+      if (!def || !inner) return s.text;
+      const head = s.text.slice(0, inner.startIndex - s.startIndex);
+      return def.type === 'class_definition' ? head + runsAtImport(inner) : head;
+    })
+    .join('\n');
 }
 
 function lineRange(imp: ImportInfo): ImportInfo['range'] {
