@@ -171,6 +171,24 @@ test('endpoint names must be valid; the function name is the default', async () 
   const m = await analyzeSource(queue('gpu="any"'));
   assert.deepEqual([m.diagnostics.length, m.endpoints[0].name], [0, 'fn']);
   assert.deepEqual(codes(await diagnose(queue('name="ok-name_2"'))), []);
+  // A name taken from the code is held to the same rule (the Python package refuses it at import), and one from a
+  // constant is shown as its value.
+  for (const [fn, message] of [
+    [
+      'café',
+      '"café" (the name it takes from the code when no name= is given) cannot be an endpoint name: use 1 to 63 letters, digits, \'-\' or \'_\', starting with a letter or digit; give it one, e.g. name="caf".',
+    ],
+    ['_private', /^"_private" \(the name it takes from the code .*; give it one, e\.g\. name="private"\.$/],
+    [`f${'x'.repeat(70)}`, /^"fx{70}" \(the name it takes from the code/],
+  ] as const) {
+    const [dd] = await diagnose(queue('gpu="any"').replace('def fn', `def ${fn}`));
+    assert.equal(dd?.code, 'invalid-endpoint-name', fn);
+    if (typeof message === 'string') assert.equal(dd.message, message);
+    else assert.match(dd.message, message);
+    assert.equal(dd.fix, undefined, 'no name= to rename');
+  }
+  const [constant] = await diagnose(queue('name=NAME').replace('\n@Endpoint', '\nNAME = "bad name"\n@Endpoint'));
+  assert.match(constant.message, /^"bad name" \(the value of NAME\) cannot be an endpoint name: .*, e\.g\. "bad-name"\.$/);
 });
 
 const lb = (routes: string, decl = 'api = Endpoint(name="svc", cpu="cpu3c-1-2", workers=(1, 2))') => `${HEADER}${decl}\n${routes}`;

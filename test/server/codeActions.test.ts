@@ -177,7 +177,7 @@ describe('quick fixes', () => {
 
   it('an invalid endpoint name is replaced with a valid one', async () => {
     const src = `${HEADER}@Endpoint(name="my endpoint!")\ndef m(v):\n    return v\n`;
-    const r = await fix(src, 'invalid-endpoint-name', /Rename the endpoint to "my-endpoint-"/);
+    const r = await fix(src, 'invalid-endpoint-name', /Rename the endpoint to "my-endpoint"/);
     assert.deepEqual(r.diagnostics, []);
   });
 

@@ -322,15 +322,24 @@ function endpointFromCall(
   if (nameArg && typeof nameArg.value === 'string') name = nameArg.value;
   else if (nameArg && nameArg.value !== null) sink.add('invalid-endpoint-name', `name must be a string, got ${nameArg.text}.`, nameArg.valueRange);
   const nameRange = nameArg?.valueRange ?? rangeOf(call);
-  if (nameArg && typeof nameArg.value === 'string' && !ENDPOINT_NAME.test(nameArg.value)) {
-    const cleaned = nameArg.value
+  // The name given, else the one taken from the code (the Python package refuses either at import).
+  const checked = nameArg ? (typeof nameArg.value === 'string' ? nameArg.value : null) : defaultName;
+  if (checked !== null && !ENDPOINT_NAME.test(checked)) {
+    const cleaned = checked
       .replace(/[^A-Za-z0-9_-]+/g, '-')
       .replace(/^[-_]+/, '')
+      .replace(/[-_]+$/, '')
       .slice(0, 63);
-    const rule = parameterMessage('invalid-name', { value: nameArg.text });
-    sink.add('invalid-endpoint-name', cleaned ? `${rule.slice(0, -1)}, e.g. "${cleaned}".` : rule, nameRange, {
+    const shown = !nameArg
+      ? `${JSON.stringify(checked)} (the name it takes from the code when no name= is given)`
+      : nameArg.source === 'literal'
+        ? nameArg.text
+        : `${JSON.stringify(checked)} (the value of ${nameArg.text})`;
+    const rule = parameterMessage('invalid-name', { value: shown }).slice(0, -1);
+    const advice = !cleaned || !ENDPOINT_NAME.test(cleaned) ? '.' : nameArg ? `, e.g. "${cleaned}".` : `; give it one, e.g. name="${cleaned}".`;
+    sink.add('invalid-endpoint-name', rule + advice, nameRange, {
       fix:
-        cleaned && ENDPOINT_NAME.test(cleaned) && nameArg.source === 'literal' ? { kind: 'rename-endpoint', range: nameRange, suggestion: cleaned } : undefined,
+        cleaned && ENDPOINT_NAME.test(cleaned) && nameArg?.source === 'literal' ? { kind: 'rename-endpoint', range: nameRange, suggestion: cleaned } : undefined,
     });
   }
   return {
