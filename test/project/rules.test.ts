@@ -145,6 +145,9 @@ test('env must be a dict of strings with valid names', async () => {
   assert.deepEqual(codes(await diagnose(queue('name="a", env=["A"]'))), ['invalid-env']);
   assert.deepEqual(codes(await diagnose(queue('name="a", env={"A": 1}'))), ['invalid-env']);
   assert.deepEqual(codes(await diagnose(queue('name="a", env={"1A": "x"}'))), ['invalid-env']);
+  // Values in Python's words: None is no string to quote, True is written "True".
+  assert.match((await diagnose(queue('name="a", env={"K": None}')))[0].message, /^env value of K is None, which no environment variable holds: give a string/);
+  assert.match((await diagnose(queue('name="a", env={"K": True}')))[0].message, /write it in quotes, e\.g\. "True"\.$/);
   assert.deepEqual(codes(await diagnose(queue('name="a", env={"A_1": "x", "B": "y"}'))), []);
 });
 

@@ -179,7 +179,13 @@ export function validateEndpointArgs(a: EndpointArgs, sink: DiagnosticSink): End
           env.valueRange,
         );
       else if (badValue)
-        sink.add('invalid-env', `env value of ${badValue[0]} must be a string: write it in quotes, e.g. "${String(badValue[1])}".`, env.valueRange);
+        sink.add(
+          'invalid-env',
+          badValue[1] === null
+            ? `env value of ${badValue[0]} is None, which no environment variable holds: give a string (or "" for empty), or leave the key out.`
+            : `env value of ${badValue[0]} must be a string: write it in quotes, e.g. "${badValue[1] === true ? 'True' : badValue[1] === false ? 'False' : String(badValue[1])}".`,
+          env.valueRange,
+        );
       else config.env = v as Record<string, string>;
     }
   }
