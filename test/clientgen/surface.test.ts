@@ -80,6 +80,14 @@ test('endpoint names one in camelCase (lb-api, lb_api): neither takes lbApi, eac
     fooDashBar: 'foo-bar',
     fooDotBar: 'foo.bar',
   });
+  // Names that differ in their capitals too: myFn was my-fn's member; none keeps it once the others are deployed.
+  const group = { 'x.py': q('my-fn'), 'y.py': q('MyFn'), 'z.py': q('myFn'), 'w.py': q('my_Fn') };
+  assert.deepEqual((await members(group, ['my-fn', 'MyFn', 'myFn', 'my_Fn'])).members, {
+    myDashFn: 'my-fn',
+    upperMyFn: 'MyFn',
+    myFnEndpoint: 'myFn',
+    myUnderscoreUpperFn: 'my_Fn',
+  });
 });
 
 test('a route that returns (body, status) is typed as its body, in the module and in the OpenAPI document', async () => {

@@ -146,10 +146,17 @@ function functionMembers(bound: ReadonlyArray<{ d: EndpointSummary; spec: Endpoi
 
 /**
  * The member each endpoint's name makes: its name in camelCase (`lb-api` -> `lbApi`), unless another endpoint's name
- * makes the same (`lb-api` and `lb_api`): then neither takes it, by the rule of functionMembers, and each spells its
- * separators out (`lbDashApi`, `lbUnderscoreApi`), so that which one is `lbApi` never depends on how the names sort.
+ * makes the same (`lb-api`, `lb_api`, `LbApi`, `lbApi`): then none takes it, by the rule of functionMembers, and each
+ * spells out what camelCase drops: its separators and the capitals its words start with (`lbDashApi`,
+ * `lbUnderscoreApi`, `upperLbApi`); the one that has neither (`lbApi` itself) becomes `lbApiEndpoint`. So code that
+ * used `lbApi` stops compiling rather than calls another endpoint, whatever the names and however they sort.
  */
 const SEPARATOR_WORDS: Record<string, string> = { '-': ' dash ', '.': ' dot ', _: ' underscore ' };
+
+function spelledOut(name: string, member: string): string {
+  const spelled = camelCase(name.replace(/(^|[-._])([A-Z])/g, '$1 upper $2').replace(/[-._]/g, (c) => SEPARATOR_WORDS[c]));
+  return spelled === member ? `${member}Endpoint` : spelled;
+}
 
 function nameMembers(endpoints: readonly string[], warnings: string[]): Map<string, string> {
   const claims = new Map<string, string[]>();
@@ -161,7 +168,7 @@ function nameMembers(endpoints: readonly string[], warnings: string[]): Map<stri
       continue;
     }
     names.sort(); // by code point: the warning reads the same whatever the locale
-    const spelled = names.map((e) => camelCase(e.replace(/[-._]/g, (c) => SEPARATOR_WORDS[c])));
+    const spelled = names.map((e) => spelledOut(e, member));
     names.forEach((e, i) => out.set(e, spelled[i]));
     warnings.push(
       `endpoints ${names.join(' and ')} have one name in camelCase (${member}): the client names them ${spelled.join(' and ')}; ` +
