@@ -117,6 +117,47 @@ test('a YAML syntax error is reported at the parser position', () => {
   const d = diagnose('type: task\ncommands: [a, b\n');
   assert.equal(d[0].code, 'syntax-error');
   assert.match(d[0].message, /^YAML syntax error/);
+  // Errors the user makes most get their own sentence, never the parser library's advice.
+  const [dup] = diagnose('type: task\nname: a\nname: b\n');
+  assert.equal(dup.message, 'the key name is set twice in this mapping (the tool refuses the file): keep one.');
+  assert.deepEqual(dup.range.start, { line: 2, character: 0 });
+  const [docs] = diagnose('type: task\nname: a\n---\ntype: task\nname: b\n');
+  assert.match(docs.message, /^the file holds several YAML documents \(separated by ---\): .* put each in a file of its own\.$/);
+  assert.doesNotMatch(docs.message, /parseAllDocuments/);
+  assert.match(diagnose('type: task\nenv:\n\tA: 1\n')[0].message, /^a tab indents this line/);
+});
+
+test('ports: a number or local:remote, 1 to 65535; an unquoted pair YAML 1.1 reads in base 60 must be quoted', () => {
+  const ports = (list: string) => diagnose(`type: task\ncommands: [python a.py]\nports: [${list}]\n`);
+  assert.deepEqual(codes(ports('8000, "8080:30", 8080:80, 22')), []);
+  const [sexagesimal] = ports('8080:30');
+  assert.equal(
+    sexagesimal.message,
+    'unquoted, 8080:30 is read by the tool as the number 484830 (YAML 1.1 reads it in base 60): write it in quotes, "8080:30".',
+  );
+  assert.equal(ports('99999')[0].message, 'port 99999 is out of range: a port is 1 to 65535.');
+  assert.equal(ports('"0:80"')[0].message, 'port 0 is out of range: a port is 1 to 65535.');
+});
+
+test('two volume files of one name are an error at each, and each declaration is held to the region rule', () => {
+  const p = project({
+    'vol.dstack.yml': 'type: volume\nname: data\nbackend: strato\nregion: EU-RO-1\n',
+    'vol2.dstack.yml': 'type: volume\nname: data\nbackend: strato\nregion: US-KS-2\n',
+    'train.dstack.yml': 'type: task\ncommands: [python t.py]\nvolumes: [data:/data]\nregions: [US-KS-2]\n',
+  });
+  try {
+    const d = loadOrchestration(p.root).diagnostics;
+    const dup = d.filter((x) => x.code === 'duplicate-volume');
+    assert.deepEqual(dup.map((x) => x.file).sort(), ['vol.dstack.yml', 'vol2.dstack.yml']);
+    assert.match(dup[0].message, /^volume "data" is declared in 2 files \(vol\.dstack\.yml, vol2\.dstack\.yml\): /);
+    assert.equal(dup[0].related?.length, 1);
+    assert.ok(
+      d.some((x) => x.code === 'region-conflict' && x.file === 'train.dstack.yml'),
+      'the EU-RO-1 one still conflicts with regions: [US-KS-2]',
+    );
+  } finally {
+    p.done();
+  }
 });
 
 test('a mounted volume with no volume file is an error with a did-you-mean', () => {

@@ -10,7 +10,8 @@ export interface Problem {
   code: RuleCode;
   message: string;
 }
-export type ValueCheck = (value: unknown) => Problem | undefined;
+/** `plain`: the value was written without quotes (the tool's YAML 1.1 reader reads some such values otherwise). */
+export type ValueCheck = (value: unknown, how?: { plain: boolean }) => Problem | undefined;
 
 export interface KeySpec {
   doc: string;
@@ -173,6 +174,25 @@ export const RESOURCES: Record<string, KeySpec> = {
   shm_size: str('Shared memory size, e.g. 8GB.', { check: checkSize('shm_size', '8GB') }),
 };
 
+/**
+ * A port or local:remote, each 1 to 65535. Unquoted, YAML 1.1 (the tool's reader) takes `8080:30` for a number in
+ * base 60 (484830): a pair whose second part is below 60 must be quoted.
+ */
+const checkPort: ValueCheck = (v, how) => {
+  const m = /^(\d{1,5})(?::(\d{1,5}))?$/.exec(String(v));
+  if (!m) return { code: 'invalid-value', message: `port "${String(v)}" is not a port: write a number or local:remote, e.g. 8000 or "8080:80".` };
+  const out = [m[1], m[2]].find((p) => p !== undefined && (Number(p) < 1 || Number(p) > 65535));
+  if (out) return { code: 'invalid-value', message: `port ${out} is out of range: a port is 1 to 65535.` };
+  if (how?.plain && /^[1-9]\d*:[0-5]?\d$/.test(String(v))) {
+    const read = Number(m[1]) * 60 + Number(m[2]);
+    return {
+      code: 'invalid-value',
+      message: `unquoted, ${String(v)} is read by the tool as the number ${read} (YAML 1.1 reads it in base 60): write it in quotes, "${String(v)}".`,
+    };
+  }
+  return undefined;
+};
+
 export const TASK: Record<string, KeySpec> = {
   type: str('Configuration type.', { required: true, values: CONFIG_TYPES }),
   name: str('Name of the task (the run name).'),
@@ -186,10 +206,7 @@ export const TASK: Record<string, KeySpec> = {
     item: {
       doc: 'A port or local:remote.',
       type: 'string-or-integer',
-      check: (v) =>
-        /^\d{1,5}(:\d{1,5})?$/.test(String(v))
-          ? undefined
-          : { code: 'invalid-value', message: `port "${String(v)}" is not a port: write a number or local:remote, e.g. 8000 or "8080:80".` },
+      check: checkPort,
     },
   },
   spot_policy: str('Whether to use spot instances: spot, on-demand or auto.', { values: SPOT_POLICIES }),

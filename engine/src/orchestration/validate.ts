@@ -1,6 +1,6 @@
 // One orchestration YAML file -> its model (kind, name, region, mounts) and its diagnostics, with positions
 // taken from the `yaml` package's own node ranges. Cross-file rules live in workspace.ts.
-import { isAlias, isMap, isScalar, isSeq, LineCounter, parseDocument, visit, type Document, type Node, type YAMLMap } from 'yaml';
+import { isAlias, isMap, isScalar, isSeq, LineCounter, parseDocument, visit, type Document, type Node, type YAMLError, type YAMLMap } from 'yaml';
 import { didYouMean } from '../catalog';
 import { DiagnosticSink } from '../project/rules';
 import type { Range } from '../project/model';
@@ -132,6 +132,22 @@ function keyGuess(key: string, keys: readonly string[]): string | undefined {
   return key.split(/[_-]/).every((w) => words.includes(w) || didYouMean(w, words)) ? guess : undefined;
 }
 
+/** A YAML parse error in a sentence that says what to do: the parser's own words for the rest (a library's advice dropped). */
+function yamlErrorText(e: YAMLError, text: string): string {
+  switch (e.code) {
+    case 'DUPLICATE_KEY': {
+      const key = /^[^:\n]*/.exec(text.slice(e.pos[0]))![0].trim();
+      return `${key ? `the key ${key}` : 'a key'} is set twice in this mapping (the tool refuses the file): keep one.`;
+    }
+    case 'MULTIPLE_DOCS':
+      return 'the file holds several YAML documents (separated by ---): the tool reads one configuration a file; put each in a file of its own.';
+    case 'TAB_AS_INDENT':
+      return 'a tab indents this line: YAML indents with spaces only; replace the tab with spaces.';
+    default:
+      return `YAML syntax error: ${e.message.split('\n')[0]}; fix the indentation or quoting here.`;
+  }
+}
+
 export function analyzeDstack(file: string, text: string): { model: DstackFile; sink: DiagnosticSink } {
   const sink = new DiagnosticSink(file);
   const lc = new LineCounter();
@@ -145,12 +161,7 @@ export function analyzeDstack(file: string, text: string): { model: DstackFile; 
     return { start: pos(r[0]), end: pos(r[1]) };
   };
   const model: DstackFile = { file, kind: 'other', mounts: [] };
-  for (const e of doc.errors) {
-    sink.add('syntax-error', `YAML syntax error: ${e.message.split('\n')[0]}; fix the indentation or quoting here.`, {
-      start: pos(e.pos[0]),
-      end: pos(e.pos[1]),
-    });
-  }
+  for (const e of doc.errors) sink.add('syntax-error', yamlErrorText(e, text), { start: pos(e.pos[0]), end: pos(e.pos[1]) });
   // The parser accepts an alias with no anchor; the tool fails to read the file.
   visit(doc, {
     Alias(_, n) {
@@ -228,7 +239,7 @@ export function analyzeDstack(file: string, text: string): { model: DstackFile; 
           },
         );
       } else if (spec.check) {
-        const p = spec.check(v);
+        const p = spec.check(v, { plain: node.type === 'PLAIN' });
         if (p) sink.add(p.code, p.message, r);
       }
     } else if (isSeq(node) && spec.item) {

@@ -1,5 +1,6 @@
-// Cross-file rules of the orchestration YAML: a mounted volume must have a volume file of that name, and a
-// volume's region fixes the region of the Pod that mounts it (regions that exclude it, or two regions, are errors).
+// Cross-file rules of the orchestration YAML: a volume name is declared by one volume file, a mounted volume must
+// have one, and a volume's region fixes the region of the Pod that mounts it (regions that exclude it, or two regions,
+// are errors).
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { didYouMean, findDatacenter } from '../catalog';
@@ -12,14 +13,26 @@ const regionKey = (region: string) => findDatacenter(region)?.id ?? region.trim(
 
 export function checkWorkspace(files: readonly DstackFile[]): Diagnostic[] {
   const out: Diagnostic[] = [];
-  const volumes = new Map<string, DstackFile>();
-  for (const f of files) if (f.kind === 'volume' && f.name) volumes.set(f.name.value, f);
+  const volumes = new Map<string, DstackFile[]>();
+  for (const f of files) if (f.kind === 'volume' && f.name) volumes.set(f.name.value, [...(volumes.get(f.name.value) ?? []), f]);
+  for (const [name, declared] of volumes) {
+    if (declared.length < 2) continue;
+    for (const f of declared)
+      out.push({
+        code: 'duplicate-volume',
+        severity: 'error',
+        file: f.file,
+        range: f.name!.range,
+        message: `volume "${name}" is declared in ${declared.length} files (${declared.map((d) => d.file).join(', ')}): a name is one volume; rename or remove the others.`,
+        related: declared.filter((d) => d !== f).map((d) => ({ file: d.file, range: d.name!.range, message: `volume "${name}" is declared here too` })),
+      });
+  }
   for (const task of files) {
     if (task.kind !== 'task') continue;
     const used: Array<{ volume: DstackFile; mount: DstackFile['mounts'][number] }> = [];
     for (const mount of task.mounts) {
-      const volume = volumes.get(mount.name);
-      if (!volume) {
+      const declared = volumes.get(mount.name) ?? [];
+      if (!declared.length) {
         const guess = didYouMean(mount.name, [...volumes.keys()]);
         out.push({
           code: 'unknown-volume',
@@ -32,19 +45,22 @@ export function checkWorkspace(files: readonly DstackFile[]): Diagnostic[] {
         });
         continue;
       }
-      used.push({ volume, mount });
-      const region = volume.region?.value;
-      if (region && task.regions && !task.regions.value.some((r) => regionKey(r) === regionKey(region))) {
-        out.push({
-          code: 'region-conflict',
-          severity: 'error',
-          file: task.file,
-          range: task.regions.range,
-          message:
-            `volume "${mount.name}" is in region ${region}, which fixes the task's region, but regions excludes it: add ${region} to regions ` +
-            `or use a volume there.`,
-          related: [{ file: volume.file, range: volume.region?.range ?? mount.range, message: `volume "${mount.name}" is in ${region}` }],
-        });
+      // Each declaration is checked (two of one name are an error of their own, above).
+      for (const volume of declared) {
+        used.push({ volume, mount });
+        const region = volume.region?.value;
+        if (region && task.regions && !task.regions.value.some((r) => regionKey(r) === regionKey(region))) {
+          out.push({
+            code: 'region-conflict',
+            severity: 'error',
+            file: task.file,
+            range: task.regions.range,
+            message:
+              `volume "${mount.name}" is in region ${region}, which fixes the task's region, but regions excludes it: add ${region} to regions ` +
+              `or use a volume there.`,
+            related: [{ file: volume.file, range: volume.region?.range ?? mount.range, message: `volume "${mount.name}" is in ${region}` }],
+          });
+        }
       }
     }
     const regions = new Set(

@@ -58,6 +58,7 @@ export type RuleCode =
   | 'unknown-region'
   | 'unknown-backend'
   | 'unknown-volume'
+  | 'duplicate-volume'
   | 'region-conflict'
   | 'clear-text-key';
 
