@@ -274,6 +274,15 @@ test("the move fix writes a multi-line import as one line that parses (comments 
   assert.deepEqual(d.fix?.kind === 'move-import' && d.fix.targets.map((t) => t.text), ['import requests\r\n    ']);
 });
 
+test('a class endpoint with no public method is an error (nothing a job can call); one with a base class is left to the runtime', async () => {
+  const cls = (body: string, bases = '') => `${HEADER}\n@Endpoint(name="m")\nclass Model${bases}:\n${body}\n`;
+  const [d] = await diagnose(cls('    def __init__(self):\n        self.w = 1\n\n    def _load(self):\n        pass\n'));
+  assert.equal(d?.code, 'class-without-method');
+  assert.equal(d.message, "class Model has no public method to call: define one (its name not starting with '_').");
+  assert.deepEqual(codes(await diagnose(cls('    def predict(self, x):\n        return x\n'))), []);
+  assert.deepEqual(codes(await diagnose(cls('    pass\n', '(Base)'))), [], 'its methods may come from Base');
+});
+
 test("no move fix when a class endpoint's body uses the import outside its methods (it runs at import time); a method-only use is moved", async () => {
   const cls = (attr: string) =>
     `import numpy as np\n${HEADER}\n@Endpoint(name="m", gpu="ADA_24")\nclass Model:\n${attr}\n    def run(self, x):\n        return np.zeros(3).tolist()\n`;

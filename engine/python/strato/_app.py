@@ -6,6 +6,7 @@ import os
 import sys
 
 from ._invoke import error_text, json_type, user_traceback
+from .catalog import MESSAGES
 
 MANIFEST = "strato_manifest.json"
 _CO_COROUTINE = 0x80
@@ -112,8 +113,7 @@ class Target:
             self.label = f"class {obj.__name__}"
             names = public_methods(obj)
             if not names:
-                raise SetupError(f"{self.label} has no public method to call: define one (its name not starting "
-                                 "with '_')")
+                raise SetupError(MESSAGES["class-without-method"].format(name=obj.__name__))
             from .endpoint import construct_here
 
             try:

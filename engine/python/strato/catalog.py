@@ -163,6 +163,7 @@ PROJECT_MARKERS = ("pyproject.toml", "requirements.txt", ".strato/")
 # Rule messages, the same words as the analysis and the platform; filled with str.format.
 MESSAGES = {
     "id-and-image": "id and image are mutually exclusive: id connects to an endpoint that exists, image declares how a new one runs.",
+    "class-without-method": "class {name} has no public method to call: define one (its name not starting with '_').",
     "id-with-function": "Endpoint(id=...) connects to an endpoint that already exists, so it cannot decorate a function or declare routes: remove id to declare a new endpoint, or call the existing one with .run(input).",
     "bool-type": "{param} must be True or False, got {value}.",
     "unknown-datacenter": "unknown datacenter {value}: use a DataCenter such as DataCenter.EU_RO_1, or one of {known}.",

@@ -230,6 +230,9 @@ function readDecorated(stmt: SyntaxNode, at: DeclarationScope): Declared {
       const fn = functionInfo(def, stmt);
       const ep = endpointFromCall(expr, 'QUEUE', fn.name, at, at.scope, sink);
       ep.functions.push(fn);
+      // Methods a base class brings are not known here: only a class with none is held to it (its workers would not start).
+      if (fn.isClass && !fn.methods?.length && !def.childForFieldName('superclasses'))
+        sink.add('class-without-method', parameterMessage('class-without-method', { name: fn.name }), fn.nameRange);
       out.endpoints.push(ep);
     } else if (at.isEndpointCallee(expr)) {
       sink.add('invalid-type', 'Endpoint must be called: write @Endpoint(name="...", ...) with parentheses.', rangeOf(dec));
