@@ -59,6 +59,13 @@ test('an unknown GPU string gets a did-you-mean and a replace fix; known groups 
   assert.deepEqual(d[0].fix, { kind: 'replace-value', range: d[0].range, replacement: '"ADA_24"' });
   assert.deepEqual(d[0].range.start, { line: 2, character: 24 });
   assert.deepEqual(codes(await diagnose(queue('name="a", gpu=["NVIDIA H200", GpuType.NVIDIA_L4, "any"]'))), []);
+  // A short model name as other tools write it: the model it means, or the models of that name.
+  const [short] = await diagnose(queue('name="a", gpu="RTX 4090"'));
+  assert.equal(short.message, 'unknown GPU "RTX 4090": did you mean "NVIDIA GeForce RTX 4090"?');
+  assert.deepEqual(short.fix, { kind: 'replace-value', range: short.range, replacement: '"NVIDIA GeForce RTX 4090"' });
+  const [several] = await diagnose(queue('name="a", gpu="H100"'));
+  assert.match(several.message, /^unknown GPU "H100": the models of that name are "NVIDIA H100 [^"]+", "NVIDIA H100 [^"]+"(, "NVIDIA H100 [^"]+")*; write one/);
+  assert.equal(several.fix, undefined, 'no one model to write');
 });
 
 test('GPU and CPU names are matched regardless of case, as the Python package accepts them; the config keeps the catalog spelling', async () => {

@@ -1,6 +1,6 @@
 // Validation of one endpoint's configuration (the decorator's arguments), with the stable codes and
 // messages that the build and the language server both show. Also turns the arguments into EndpointConfig.
-import { cpuShapes, didYouMean, enumClasses, findCpu, findGpu, gpuGroups, gpuTypes, parameters } from '../catalog';
+import { cpuShapes, didYouMean, enumClasses, findCpu, findGpu, findGpusByName, gpuGroups, gpuTypes, parameters } from '../catalog';
 import {
   checkBool,
   checkCudaVersion,
@@ -226,14 +226,22 @@ function checkGpu(gpu: ConfigValue, sink: DiagnosticSink): string[] | undefined 
       canonical.push((found.type ?? found.group)!.id);
       continue;
     }
-    const guess = didYouMean(value, all);
+    // A short model name as other tools write it ("H100", "RTX 4090") means the catalog's models of that name.
+    const meant = findGpusByName(value).map((t) => t.id);
+    const guess = meant.length === 1 ? meant[0] : meant.length === 0 ? didYouMean(value, all) : undefined;
     const fix: FixData | undefined =
       guess && typeof gpu.value === 'string' && gpu.source === 'literal'
         ? { kind: 'replace-value', range: gpu.valueRange, replacement: JSON.stringify(guess) }
         : undefined;
+    const groups = [...new Set(meant.map((id) => gpuTypes.find((t) => t.id === id)!.group))];
     sink.add(
       'unknown-gpu',
-      `unknown GPU "${value}"${guess ? `: did you mean "${guess}"?` : `; use a GpuGroup (${gpuGroups.map((g) => g.id).join(', ')}) or a GpuType model name.`}`,
+      `unknown GPU "${value}"` +
+        (guess
+          ? `: did you mean "${guess}"?`
+          : meant.length > 1
+            ? `: the models of that name are ${meant.map((m) => `"${m}"`).join(', ')}; write one${groups.length === 1 ? `, or the group ${groups[0]}, which holds them all` : ''}.`
+            : `; use a GpuGroup (${gpuGroups.map((g) => g.id).join(', ')}) or a GpuType model name.`),
       gpu.valueRange,
       { fix },
     );
