@@ -121,6 +121,15 @@ test('a route that returns (body, status) is typed as its body, in the module an
   assert.equal(schema('/pair', 'get').type, 'array');
 });
 
+test("a path parameter the route's function does not take is still in its input (the URL needs it); one it takes keeps its type", async () => {
+  const model = await analyzeFiles({
+    'api.py': `${HEAD}api = Endpoint(name="api", cpu="cpu3c-1-2")\n\n@api.post("/kw/{class}/{n}")\ndef kw_route(default: str, n: int = 0) -> str:\n    return default\n`,
+  });
+  const env = environment([{ name: 'api', type: 'LOAD_BALANCED', routes: [{ method: 'POST', path: '/kw/{class}/{n}', function: 'kw_route' }] }]);
+  const { text } = await typescriptClient(model, env);
+  assert.match(text, /export interface KwRouteInput \{\n {2}default: string;\n(.*\n)* {2}n\?: number;\n(.*\n)* {2}class: string;\n\}/);
+});
+
 test('a route taking a pydantic model: the model as the body field it is sent in, defaults optional there only; a 422 where the body is checked', async () => {
   const model = await analyzeFiles({
     'api.py':

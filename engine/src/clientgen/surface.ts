@@ -214,12 +214,21 @@ function loadBalancedEntry(
     const local = spec?.routes.find((x) => x.method === r.method && x.path === r.path);
     if (spec && !local) warnings.push(`${spec.file}: route ${r.method} ${r.path} of ${d.name} is deployed in ${where} but not in the code: it is untyped.`);
     const fnName = local?.function.name ?? r.function;
+    const pathParams = [...r.path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]);
+    let signature = spec && local ? routeSignature(spec, local.function, mapper) : UNTYPED;
+    // A path parameter the function does not take (`/kw/{class}`) is still part of the URL: the call must give it.
+    const { input } = signature;
+    const untaken = input.kind === 'object' ? pathParams.filter((p) => !input.fields.some((f) => f.name === p)) : [];
+    if (input.kind === 'object' && untaken.length) {
+      const extra = untaken.map((p) => ({ name: p, type: { kind: 'string' as const }, optional: false, doc: `The {${p}} of the path.` }));
+      signature = { ...signature, input: { ...input, fields: [...input.fields, ...extra] } };
+    }
     routes.push({
       method: r.method,
       path: r.path,
-      pathParams: [...r.path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]),
+      pathParams,
       member: routeMembers.take(camelCase(fnName), camelCase(`${fnName}_${r.method.toLowerCase()}`)),
-      signature: spec && local ? routeSignature(spec, local.function, mapper) : UNTYPED,
+      signature,
       doc: spec && local ? docOf(spec, local.function) : {},
     });
   }
