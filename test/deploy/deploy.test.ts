@@ -129,6 +129,12 @@ test('deploy returns while minimum workers start; env get and deploy --wait repo
   assert.equal(waited.code, 1, 'what --wait waited for failed: a CI job sees it');
   assert.match(waited.stderr, /error: workers of broken cannot start: .*No module named 'not_a_module_that_exists'/);
   assert.match(waited.stdout, /Deployed broken to production/);
+  // The fix deployed: --wait judges the new revision's workers, not the error of the old one's.
+  writeFileSync(path.join(dir, 'worker.py'), 'from strato import Endpoint\n\n\n@Endpoint(name="broken", workers=(1, 1))\ndef broken():\n    return 1\n');
+  const fixed = await runCli(['deploy', '--wait'], { cwd: dir, env });
+  assert.equal(fixed.code, 0, fixed.stderr);
+  assert.match(fixed.stdout, /minimum workers ready/);
+  assert.doesNotMatch(fixed.stderr, /cannot start/);
 });
 
 test('redeploy (--wait): a source-only change is served, ids stay, an endpoint removed from the code is deleted', async () => {

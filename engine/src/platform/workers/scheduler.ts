@@ -37,6 +37,8 @@ export interface SchedulerDeps {
 
 interface EndpointWorkers {
   workers: Set<Worker>;
+  /** The endpoint revision the start failures below are of: a new one starts with none. */
+  revision: number;
   startFailures: number;
   lastError: string | null;
   nextSpawnAt: number;
@@ -86,7 +88,7 @@ export class Scheduler {
   state(endpointId: string): EndpointWorkers {
     let s = this.endpoints.get(endpointId);
     if (!s) {
-      s = { workers: new Set(), startFailures: 0, lastError: null, nextSpawnAt: 0, lastScaleUpAt: 0, waiting: null, claiming: false, fairUntil: 0 };
+      s = { workers: new Set(), revision: -1, startFailures: 0, lastError: null, nextSpawnAt: 0, lastScaleUpAt: 0, waiting: null, claiming: false, fairUntil: 0 };
       this.endpoints.set(endpointId, s);
     }
     return s;
@@ -172,6 +174,13 @@ export class Scheduler {
     if (!ep) {
       for (const w of [...s.workers]) if (isLive(w)) this.retire(w);
       return;
+    }
+    if (s.revision !== ep.revision) {
+      // A new revision (a fix deployed): what the old one's workers did to start says nothing of it.
+      s.revision = ep.revision;
+      s.startFailures = 0;
+      s.lastError = null;
+      s.nextSpawnAt = 0;
     }
     const cfg = ep.config;
     // An older revision's workers, and those of slots a lowered max no longer has, finish and go; their slots are
@@ -382,7 +391,9 @@ export class Scheduler {
     const endpointName = this.d.cp.endpoint(w.endpointId)?.name;
     const jobError = `${how} ${expected ? 'while it was being stopped' : 'while running this job'}`;
     this.d.dispatch.workerGone(w, expected ? 'requeue' : 'fail', withoutErrorOutput(withErrorOutput(jobError, tail), endpointName));
-    if (!expected && !w.readyAt) {
+    // A worker of an older revision that fails to start (a roll to a fix under way) counts for nothing now.
+    const current = this.d.cp.endpoint(w.endpointId)?.revision === w.revision;
+    if (!expected && !w.readyAt && current) {
       s.startFailures++;
       s.lastError = withErrorOutput(`the endpoint's worker failed to start: ${how}`, tail);
       s.nextSpawnAt = Date.now() + Math.min(30_000, 250 * 2 ** (s.startFailures - 1));

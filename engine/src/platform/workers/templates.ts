@@ -28,6 +28,8 @@ interface Template {
 
 interface EndpointTemplates {
   current: Template | null;
+  /** The revision (and build) the failures below are of: a new one starts with none. */
+  key: string | null;
   failures: number;
   nextStartAt: number;
   /** The revision whose template found it cannot fork safely, and why: plain starts for it. */
@@ -53,6 +55,13 @@ export class Templates {
     if (this.closed) return null;
     const s = this.state(ep.id);
     const key = `${ep.revision}:${ep.buildId}`;
+    if (s.key !== key) {
+      // A new revision (a fix deployed): the old one's template failures say nothing of it.
+      s.key = key;
+      s.failures = 0;
+      s.nextStartAt = 0;
+      s.lastError = null;
+    }
     if (s.unsafe?.key === key) return null;
     if (s.current && s.current.key !== key) {
       this.retire(s.current); // a new revision: the old template leaves with its last worker
@@ -105,7 +114,7 @@ export class Templates {
 
   private state(endpointId: string): EndpointTemplates {
     let s = this.endpoints.get(endpointId);
-    if (!s) this.endpoints.set(endpointId, (s = { current: null, failures: 0, nextStartAt: 0, unsafe: null, lastError: null }));
+    if (!s) this.endpoints.set(endpointId, (s = { current: null, key: null, failures: 0, nextStartAt: 0, unsafe: null, lastError: null }));
     return s;
   }
 
