@@ -88,7 +88,17 @@ export class Scheduler {
   state(endpointId: string): EndpointWorkers {
     let s = this.endpoints.get(endpointId);
     if (!s) {
-      s = { workers: new Set(), revision: -1, startFailures: 0, lastError: null, nextSpawnAt: 0, lastScaleUpAt: 0, waiting: null, claiming: false, fairUntil: 0 };
+      s = {
+        workers: new Set(),
+        revision: -1,
+        startFailures: 0,
+        lastError: null,
+        nextSpawnAt: 0,
+        lastScaleUpAt: 0,
+        waiting: null,
+        claiming: false,
+        fairUntil: 0,
+      };
       this.endpoints.set(endpointId, s);
     }
     return s;
