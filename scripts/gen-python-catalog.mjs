@@ -120,6 +120,8 @@ function generate(catalog) {
     `RUNSYNC_BODY_BYTES = ${catalog.limits.runsyncBodyBytes}`,
     "# The largest message a worker sends the platform (a job's result, its output's JSON in it): a frame or a body.",
     `WORKER_MESSAGE_BYTES = ${catalog.limits.workerMessageBytes}`,
+    "# The reference product's package: an import of it is a line a migration did not change.",
+    `REFERENCE_PACKAGE = ${py(catalog.referencePackage)}`,
     "# What marks a project's folder (a name ending in / is a folder), as the CLI finds it.",
     `PROJECT_MARKERS = (${catalog.projectMarkers.map(py).join(', ')})`,
     '# Rule messages, the same words as the analysis and the platform; filled with str.format.',

@@ -281,6 +281,28 @@ test("the move fix writes a multi-line import as one line that parses (comments 
   assert.deepEqual(d.fix?.kind === 'move-import' && d.fix.targets.map((t) => t.text), ['import requests\r\n    ']);
 });
 
+test("a file still importing the reference product's package is an error with a fix to the strato import (its endpoints were left out without a word)", async () => {
+  const src = 'from runpod_flash import Endpoint, GpuGroup\n\n@Endpoint(name="old", gpu=GpuGroup.ADA_24)\ndef old(x: int):\n    return x\n';
+  const m = await analyzeSource(src);
+  assert.deepEqual(codes(m.diagnostics), ['reference-import']);
+  const [d] = m.diagnostics;
+  assert.equal(d.severity, 'error');
+  assert.match(d.message, /^runpod_flash is the reference product's package, which Strato replaces: change the import line to import from strato/);
+  assert.deepEqual(d.fix, { kind: 'replace-value', range: d.range, replacement: 'from strato import Endpoint, GpuGroup' });
+  const fixed = `from strato import Endpoint, GpuGroup${src.slice(src.indexOf('\n'))}`;
+  const after = await analyzeSource(fixed);
+  assert.deepEqual([codes(after.diagnostics), after.endpoints.map((e) => e.name)], [[], ['old']], 'fixed: its endpoint is found');
+  for (const [line, replacement] of [
+    ['import runpod_flash', 'import strato as runpod_flash'],
+    ['import runpod_flash as rf', 'import strato as rf'],
+    ['from runpod_flash.sub import x', undefined],
+  ] as const) {
+    const [r] = (await analyzeSource(`${line}\n`)).diagnostics;
+    assert.equal(r.code, 'reference-import', line);
+    assert.equal(r.fix?.kind === 'replace-value' ? r.fix.replacement : undefined, replacement, line);
+  }
+});
+
 test('a class endpoint with no public method is an error (nothing a job can call); one with a base class is left to the runtime', async () => {
   const cls = (body: string, bases = '') => `${HEADER}\n@Endpoint(name="m")\nclass Model${bases}:\n${body}\n`;
   const [d] = await diagnose(cls('    def __init__(self):\n        self.w = 1\n\n    def _load(self):\n        pass\n'));

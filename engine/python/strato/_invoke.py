@@ -8,7 +8,7 @@ from json import encoder as _json_encoder
 from types import AsyncGeneratorType, GeneratorType
 
 from . import _log as log
-from .catalog import WORKER_MESSAGE_BYTES
+from .catalog import REFERENCE_PACKAGE, WORKER_MESSAGE_BYTES
 
 _loop = None
 _loop_lock = threading.Lock()
@@ -77,7 +77,11 @@ class Outcome:
 def error_text(exc):
     message = str(exc)
     text = f"{type(exc).__name__}: {message}" if message else type(exc).__name__
-    if isinstance(exc, ModuleNotFoundError) and exc.name and not _is_project_module(exc.name):
+    if isinstance(exc, ModuleNotFoundError) and exc.name and exc.name.split(".")[0] == REFERENCE_PACKAGE:
+        # An import line a migration did not change: no package to install.
+        text += (f"; {REFERENCE_PACKAGE} is the reference product's package, which Strato replaces: change the import "
+                 "line to import from strato (the names are the same)")
+    elif isinstance(exc, ModuleNotFoundError) and exc.name and not _is_project_module(exc.name):
         # Packages reach a worker only one way: the first thing a newcomer needs to know here.
         text += (f"; add {exc.name.split('.')[0]!r} to the endpoint's dependencies=[...] or to requirements.txt (a worker "
                  "has only the packages its build installed)")

@@ -158,11 +158,14 @@ RUN_BODY_BYTES = 10485760
 RUNSYNC_BODY_BYTES = 20971520
 # The largest message a worker sends the platform (a job's result, its output's JSON in it): a frame or a body.
 WORKER_MESSAGE_BYTES = 268435456
+# The reference product's package: an import of it is a line a migration did not change.
+REFERENCE_PACKAGE = "runpod_flash"
 # What marks a project's folder (a name ending in / is a folder), as the CLI finds it.
 PROJECT_MARKERS = ("pyproject.toml", "requirements.txt", ".strato/")
 # Rule messages, the same words as the analysis and the platform; filled with str.format.
 MESSAGES = {
     "id-and-image": "id and image are mutually exclusive: id connects to an endpoint that exists, image declares how a new one runs.",
+    "reference-import": "{module} is the reference product's package, which Strato replaces: change the import line to import from strato (the names are the same); as it is, this file's endpoints are not Strato's and are left out of the build.",
     "class-without-method": "class {name} has no public method to call: define one (its name not starting with '_').",
     "id-with-function": "Endpoint(id=...) connects to an endpoint that already exists, so it cannot decorate a function or declare routes: remove id to declare a new endpoint, or call the existing one with .run(input).",
     "bool-type": "{param} must be True or False, got {value}.",

@@ -55,6 +55,8 @@ export const cudaVersions: readonly string[] = data.cudaVersions;
 export const runtimeModules: readonly string[] = data.runtimeModules;
 /** Files or folders (ending in /) whose presence says "this folder is a Strato project": the CLI and the Python package look for them. */
 export const projectMarkers: readonly string[] = data.projectMarkers;
+/** The reference product's Python package: projects written for it import from strato instead. */
+export const referencePackage: string = data.referencePackage;
 export const scalerTypes: ReadonlyArray<{ id: string; doc: string }> = data.scalerTypes;
 export const serverlessTypes: ReadonlyArray<{ id: string; doc: string }> = data.serverlessTypes;
 /** NetworkVolume defaults and bounds, and where a container finds its volume. */

@@ -18,8 +18,9 @@ import { assignedValue, calleeOf, keywordArg, statementFacts, type Callee, type 
 import { evaluate, type EvalScope } from './values';
 import { children, functionInfo, isExtra, rangeOf, typeDeclarationOf, walk } from './syntax';
 import { parameterMessage } from '../catalog/parameterRules';
+import { referencePackage } from '../catalog';
 import { DiagnosticSink, ENDPOINT_NAME, isKnownParameter, validateEndpointArgs, type EndpointArgs } from './rules';
-import { checkShadowedModule, checkTopLevelImports } from './imports';
+import { checkReferenceImports, checkShadowedModule, checkTopLevelImports } from './imports';
 import { checkRoutes, readRoute, type RouteTarget } from './routes';
 import { checkNestedEndpoints } from './nested';
 
@@ -73,7 +74,8 @@ export function analyzeTree(file: string, tree: ModuleTree, text: string, option
   checkShadowedModule(file, sink);
   // Types a function's hints name may live in a module of their own, which need not mention strato.
   if (text.includes('TypedDict') || text.includes('dataclass') || text.includes('BaseModel')) model.types = typeDeclarations(tree.statements());
-  if (!mentionsStrato) return model;
+  // A file written for the reference product mentions its package instead, and is told to import strato.
+  if (!mentionsStrato && !text.includes(referencePackage)) return model;
 
   const statements = tree.statementFacts(`statement\u0000${file}`, (stmt) => statementFacts(stmt, file));
   const constants = new Map<string, Statement<StatementFacts>>();
@@ -98,6 +100,7 @@ export function analyzeTree(file: string, tree: ModuleTree, text: string, option
     for (const alias of imp.moduleAliases) scope.moduleAliases.add(alias);
     for (const [alias, name] of imp.classAliases) scope.classAliases!.set(alias, name);
   }
+  checkReferenceImports(model, sink);
   model.usesStrato = endpointNames.size > 0 || scope.moduleAliases.size > 0;
   model.strato = {
     endpoint: [...endpointNames],

@@ -1,6 +1,7 @@
 // The "third-party package imported at the top of a worker file" rule and its fix: such imports belong inside
 // the function bodies, because the file is also imported where only the endpoint's workers have the package.
-import { runtimeModules } from '../catalog';
+import { referencePackage, runtimeModules } from '../catalog';
+import { parameterMessage } from '../catalog/parameterRules';
 import type { SyntaxNode } from './parser';
 import type { ModuleTree, Statement } from './segments';
 import type { FileModel, ImportInfo, Position } from './model';
@@ -168,6 +169,29 @@ function targetsIn(stmt: SyntaxNode, names: string[], statement: string): Target
   const body = def?.childForFieldName('body') ?? null;
   if (def) visit(def, body, body?.text ?? '');
   return out;
+}
+
+/**
+ * An import of the reference product's package (`from runpod_flash import Endpoint`): the import line a migration
+ * did not change. Its endpoints are not Strato's, so the build would leave them out without a word. The fix writes
+ * the same import from strato (`import runpod_flash` keeps its name: `import strato as runpod_flash`).
+ */
+export function checkReferenceImports(model: FileModel, sink: DiagnosticSink): void {
+  for (const imp of model.imports) {
+    if (imp.topLevel !== referencePackage) continue;
+    const whole = imp.module === referencePackage;
+    const plain = /^import\s+[\w.]+\s*$/.test(imp.text.trim());
+    const replacement = !whole
+      ? undefined
+      : imp.text.trim().startsWith('from')
+        ? imp.text.replace(new RegExp(`^(\\s*from\\s+)${referencePackage}\\b`), '$1strato')
+        : plain
+          ? `import strato as ${referencePackage}`
+          : imp.text.replace(new RegExp(`^(\\s*import\\s+)${referencePackage}\\b`), '$1strato');
+    sink.add('reference-import', parameterMessage('reference-import', { module: imp.module }), imp.range, {
+      fix: replacement && replacement !== imp.text ? { kind: 'replace-value', range: imp.range, replacement } : undefined,
+    });
+  }
 }
 
 export { rangeOf };

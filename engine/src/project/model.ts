@@ -49,6 +49,8 @@ export type RuleCode =
   | 'id-with-function'
   // `strato dev`: the saved project as a whole did not build (no endpoint left, a dependency that did not install).
   | 'project-error'
+  // An import of the reference product's package (its import line not changed to strato).
+  | 'reference-import'
   // A class endpoint with no public method: nothing a job can call.
   | 'class-without-method'
   // The orchestration tool's YAML files (engine/src/orchestration).
