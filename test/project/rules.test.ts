@@ -203,6 +203,17 @@ test('endpoint names must be valid; the function name is the default', async () 
 
 const lb = (routes: string, decl = 'api = Endpoint(name="svc", cpu="cpu3c-1-2", workers=(1, 2))') => `${HEADER}${decl}\n${routes}`;
 
+test("a route's path parameter must be a Python identifier, as the workers hold it: a FastAPI convertor ({path:path}) is named", async () => {
+  const [conv] = await diagnose(lb('@api.get("/files/{path:path}")\ndef files(path: str):\n    return path\n'));
+  assert.equal(conv?.code, 'route-path-param');
+  assert.equal(
+    conv.message,
+    'path parameter {path:path} in /files/{path:path} must be a Python identifier; a convertor (:path) is not taken: write {path}, which matches one path segment',
+  );
+  assert.equal((await diagnose(lb('@api.get("/x/{a-b}")\ndef x():\n    return 1\n')))[0]?.code, 'route-path-param');
+  assert.deepEqual(codes(await diagnose(lb('@api.get("/items/{item_id}/{名前}")\ndef x(item_id: int):\n    return 1\n'))), []);
+});
+
 test('routes: missing slash (with fix), reserved /ping, unknown method, duplicate route', async () => {
   const slash = await diagnose(lb('@api.post("process")\ndef p(text: str):\n    return text\n'));
   assert.deepEqual(codes(slash), ['route-path-slash']);

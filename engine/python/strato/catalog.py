@@ -166,6 +166,7 @@ PROJECT_MARKERS = ("pyproject.toml", "requirements.txt", ".strato/")
 MESSAGES = {
     "id-and-image": "id and image are mutually exclusive: id connects to an endpoint that exists, image declares how a new one runs.",
     "reference-import": "{module} is the reference product's package, which Strato replaces: change the import line to import from strato (the names are the same); as it is, this file's endpoints are not Strato's and are left out of the build.",
+    "route-path-param": "path parameter {param} in {path} must be a Python identifier{convertor}",
     "class-without-method": "class {name} has no public method to call: define one (its name not starting with '_').",
     "id-with-function": "Endpoint(id=...) connects to an endpoint that already exists, so it cannot decorate a function or declare routes: remove id to declare a new endpoint, or call the existing one with .run(input).",
     "bool-type": "{param} must be True or False, got {value}.",

@@ -9,7 +9,7 @@ from ._params import (
     _bool, _check_name, _cpu_value, _cuda_version, _datacenters, _dependencies, _env, _gpu_list, _image, _int_in_bounds,
     _placement, _rule, _scaler_type, _system_dependencies, _template, _volumes, _workers_pair,
 )
-from .catalog import PARAMETER_DEFAULTS
+from .catalog import MESSAGES, PARAMETER_DEFAULTS
 
 __all__ = ["Endpoint", "remote"]
 
@@ -208,7 +208,11 @@ class Endpoint:
             raise ValueError("path '/ping' is reserved")
         for param in _PATH_PARAM.findall(path):
             if not param.isidentifier():
-                raise ValueError(f"path parameter {{{param}}} in {path} must be a Python identifier")
+                convertor = re.fullmatch(r"([A-Za-z_]\w*):(\w+)", param)
+                raise ValueError(MESSAGES["route-path-param"].format(
+                    param=f"{{{param}}}", path=path,
+                    convertor=(f"; a convertor (:{convertor[2]}) is not taken: write {{{convertor[1]}}}, which matches one "
+                               "path segment") if convertor else ""))
         key = f"{method} {path}"
 
         def register(fn):

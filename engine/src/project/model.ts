@@ -51,6 +51,8 @@ export type RuleCode =
   | 'project-error'
   // An import of the reference product's package (its import line not changed to strato).
   | 'reference-import'
+  // A route's path parameter that is no Python identifier ({path:path}: a FastAPI convertor).
+  | 'route-path-param'
   // A class endpoint with no public method: nothing a job can call.
   | 'class-without-method'
   // The orchestration tool's YAML files (engine/src/orchestration).

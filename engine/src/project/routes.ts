@@ -6,6 +6,7 @@ import type { DiagnosticSink } from './rules';
 import { children, functionInfo, isExtra, rangeOf } from './syntax';
 import { evaluate } from './values';
 import { didYouMean, HTTP_METHODS } from '../catalog';
+import { parameterMessage } from '../catalog/parameterRules';
 
 /** A route decorator on an endpoint variable: the route, when it is a valid one. */
 export interface RouteTarget {
@@ -74,7 +75,27 @@ export function readRoute(
   } else if (route.path === '/ping' || route.path === '/ping/') {
     sink.add('route-path-reserved', `path '/ping' is reserved for the platform's health check: choose another path, e.g. "/health".`, route.pathRange);
   }
+  const bad = pathParamProblem(route.path);
+  if (bad) sink.add('route-path-param', bad, route.pathRange);
   return { variable, route };
+}
+
+/**
+ * Why a route's path parameter cannot be one, else null: each `{...}` names a parameter of the function, a Python
+ * identifier matching one path segment. FastAPI's convertors (`{path:path}`, `{id:int}`) are not taken: the workers
+ * refuse the route at import (engine/python/strato/endpoint.py, the same message).
+ */
+export function pathParamProblem(path: string): string | null {
+  for (const [, param] of path.matchAll(/\{([^{}]*)\}/g)) {
+    if (/^[\p{L}_][\p{L}\p{N}_]*$/u.test(param)) continue; // str.isidentifier(), near enough
+    const convertor = /^([A-Za-z_]\w*):(\w+)$/.exec(param);
+    return parameterMessage('route-path-param', {
+      param: `{${param}}`,
+      path,
+      convertor: convertor ? `; a convertor (:${convertor[2]}) is not taken: write {${convertor[1]}}, which matches one path segment` : '',
+    });
+  }
+  return null;
 }
 
 export function checkRoutes(ep: EndpointSpec, attempted: boolean, sink: DiagnosticSink): void {
