@@ -2,7 +2,7 @@
 // (merged, excluded, transitive exclusion), ignore rules and secrets, and every error path.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync, mkdirSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -89,6 +89,15 @@ test('the init template builds: manifest with exactly the spec fields, handlers,
   execFileSync('tar', ['xzf', path.join(dir, '.strato/artifact.tar.gz'), '-C', extracted]);
   assert.match(readFileSync(path.join(extracted, 'handler_gpu_hello.py'), 'utf8'), /from strato\.runtime import serve\nserve\("gpu-hello"\)/);
   assert.deepEqual(JSON.parse(readFileSync(path.join(extracted, 'strato_manifest.json'), 'utf8')), manifest);
+  // As its header says: run from the unpacked artifact, with nothing installed (strato comes from its deps/).
+  const run = spawnSync(process.env.STRATO_PYTHON || 'python3', ['handler_cpu_stats.py', '--test_input', '{"input": {"numbers": [1, 2, 3]}}'], {
+    cwd: extracted,
+    encoding: 'utf8',
+    env: { ...process.env, PYTHONPATH: '' },
+    timeout: 30_000,
+  });
+  assert.equal(run.status, 0, run.stderr);
+  assert.deepEqual(JSON.parse(run.stdout).output, { count: 3, mean: 2, min: 1, max: 3 });
 });
 
 test('endpoints whose names differ only by - and _ get a handler each, each serving its own endpoint', async () => {

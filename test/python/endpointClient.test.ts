@@ -74,6 +74,10 @@ try:
     Endpoint(id="${ids.failing}").runsync({"message": "no GPU today"})
 except StratoRemoteError as e:
     print("failed:", e.status, "no GPU today" in str(e))
+try:  # what it streamed, then its failure: not a quiet end
+    list(Endpoint(id="${ids.failing}").run({"message": "streamed failure"}).stream())
+except StratoRemoteError as e:
+    print("stream failed:", e.status, "streamed failure" in str(e))
 
 api = Endpoint(id="${ids.api}")
 print(api.post("/process", {"text": "ab", "times": 2})["result"])
@@ -89,6 +93,7 @@ except ValueError as e:
   assert.equal(r.code, 0, r.stderr);
   const lines = r.stdout.trim().split('\n');
   assert.equal(lines[0], 'failed: FAILED True');
+  assert.equal(lines.splice(1, 1)[0], 'stream failed: FAILED True');
   assert.equal(lines[1], 'abab');
   assert.equal(lines[2], "{'item_id': '7', 'q': 'x'}");
   assert.equal(lines[3], "{'item_id': '8', 'q': None}", 'None is an argument left at its default, not the text "None"');

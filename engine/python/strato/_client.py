@@ -59,12 +59,16 @@ class EndpointJob:
                 raise TimeoutError(f"job {self.id} did not end within {timeout} s (status {self._status})")
             time.sleep(delay)
             delay = min(delay * 2, 1.0)
+        self._raise_unless_completed()
+        return self._job.get("output")
+
+    def _raise_unless_completed(self):
+        """An ended job that did not complete raises StratoRemoteError with its error (its record is read once)."""
         if self._job is None:
             self._refresh()
         if self._status != "COMPLETED":
             raise _wire.StratoRemoteError(
                 f"job {self.id} {self._status}: {self._job.get('error') or 'no error text'}", status=self._status, job_id=self.id)
-        return self._job.get("output")
 
     def cancel(self):
         """Cancels the job (a queued job never runs; a running one is stopped); returns its status after."""
@@ -75,7 +79,8 @@ class EndpointJob:
         return self._status
 
     def stream(self):
-        """Yields the job's stream values (what a generator handler yields) as they arrive, split ones whole."""
+        """Yields the job's stream values (what a generator handler yields) as they arrive, split ones whole; a job that
+        ends failed, cancelled or timed out then raises StratoRemoteError with its error, as output() does."""
         pieces = []
         while True:
             url, key = self._url("stream")
@@ -84,6 +89,7 @@ class EndpointJob:
                 _checked(status, body, f"stream of job {self.id}")
             yield from _wire.stream_values(body, pieces)
             if not body and self.status() in _ENDED:
+                self._raise_unless_completed()
                 return
 
     def __repr__(self):
