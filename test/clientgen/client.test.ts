@@ -88,10 +88,25 @@ function tsc(args: string[]): void {
   assert.equal(r.status, 0, `tsc ${args.join(' ')}:\n${r.stdout}${r.stderr}`);
 }
 
-test('the generated module and a typed use of it pass tsc --strict, with the DOM library (browsers) and with Node types', () => {
+test('the generated module and a typed use of it pass tsc --strict, with the DOM library (browsers) and with Node types; the module the strictest options too', () => {
   writeFileSync(path.join(path.dirname(clientFile), 'usage.ts'), USAGE);
   tsc(['--module', 'esnext', '--moduleResolution', 'bundler', '--lib', 'es2022,dom', 'usage.ts']);
   tsc(['--module', 'nodenext', '--lib', 'es2022', '--typeRoots', path.join(REPO, 'node_modules', '@types'), '--types', 'node', 'typed-production.ts']);
+  // A generated module sits inside the user's compilation (skipLibCheck does not cover it): the strictest options too.
+  const strictest = ['--exactOptionalPropertyTypes', '--noPropertyAccessFromIndexSignature', '--noUncheckedIndexedAccess', '--noImplicitReturns'];
+  tsc([
+    ...strictest,
+    '--noUnusedLocals',
+    '--noUnusedParameters',
+    '--noImplicitOverride',
+    '--module',
+    'esnext',
+    '--moduleResolution',
+    'bundler',
+    '--lib',
+    'es2022,dom',
+    'typed-production.ts',
+  ]);
 });
 
 test('the module is formatted TypeScript with TSDoc from the docstrings; base URLs are in it, the key is not', () => {

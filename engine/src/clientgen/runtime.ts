@@ -98,7 +98,7 @@ export class JobFailedError extends StratoError {
   readonly jobId: string;
   readonly status: JobStatus;
   /** The error the function raised (FAILED). */
-  readonly error?: string;
+  readonly error?: string | undefined;
   constructor(readonly job: Job<unknown>) {
     super(`job ${job.id} ended ${job.status}${job.error ? `: ${job.error}` : ''}`);
     this.jobId = job.id;
@@ -168,7 +168,7 @@ export interface QueueFunction<Input, Output, Chunk = Output> {
 /** The API key of the process environment, where there is one (Node, Deno, Bun; not a browser). */
 function environmentKey(): string | undefined {
   const env = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env;
-  return env?.STRATO_API_KEY || undefined;
+  return env?.['STRATO_API_KEY'] || undefined; // an index signature's key: as noPropertyAccessFromIndexSignature has it
 }
 
 /** Waits `ms`; an abort ends the wait with an AbortError. The listener goes with the timer: a long poll adds one at a time. */
@@ -183,7 +183,7 @@ const sleep = (ms: number, signal?: AbortSignal) =>
 interface RequestOptions {
   body?: unknown;
   timeoutMs: number;
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
   /** A load-balanced route answers errors as `{error, detail}`. */
   route?: boolean;
 }
@@ -215,7 +215,7 @@ export class Transport {
       const res = await (this.options.fetch ?? fetch)(url, {
         method,
         headers,
-        body: o.body === undefined ? undefined : JSON.stringify(o.body),
+        body: o.body === undefined ? null : JSON.stringify(o.body),
         signal: controller.signal,
       });
       status = res.status;
