@@ -345,7 +345,9 @@ function endpointFromCall(
     const advice = !cleaned || !ENDPOINT_NAME.test(cleaned) ? '.' : nameArg ? `, e.g. "${cleaned}".` : `; give it one, e.g. name="${cleaned}".`;
     sink.add('invalid-endpoint-name', rule + advice, nameRange, {
       fix:
-        cleaned && ENDPOINT_NAME.test(cleaned) && nameArg?.source === 'literal' ? { kind: 'rename-endpoint', range: nameRange, suggestion: cleaned } : undefined,
+        cleaned && ENDPOINT_NAME.test(cleaned) && nameArg?.source === 'literal'
+          ? { kind: 'rename-endpoint', range: nameRange, suggestion: cleaned }
+          : undefined,
     });
   }
   return {
