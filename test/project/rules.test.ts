@@ -197,6 +197,8 @@ test('endpoint names must be valid; the function name is the default', async () 
     else assert.match(dd.message, message);
     assert.equal(dd.fix, undefined, 'no name= to rename');
   }
+  const [unicode] = await diagnose(queue('name="unicode-名前-x"'));
+  assert.match(unicode.message, /, e\.g\. "unicode-x"\.$/, 'no run of dashes');
   const [constant] = await diagnose(queue('name=NAME').replace('\n@Endpoint', '\nNAME = "bad name"\n@Endpoint'));
   assert.match(constant.message, /^"bad name" \(the value of NAME\) cannot be an endpoint name: .*, e\.g\. "bad-name"\.$/);
 });
@@ -260,6 +262,16 @@ test('duplicate endpoint names across files are reported at both places with rel
   assert.equal(d[0].fix?.kind, 'rename-endpoint');
   const other = await analyzeFiles({ 'a.py': queue('name="one"'), 'b.py': queue('name="two"') });
   assert.deepEqual(other.diagnostics, []);
+});
+
+test('a duplicate name that also breaks the name rule is renamed to a valid one', async () => {
+  const p = await analyzeFiles({ 'a.py': queue('name="with space"'), 'b.py': queue('name="with space"').replace('def fn', 'def other') });
+  const dup = p.diagnostics.filter((d) => d.code === 'duplicate-queue-function');
+  assert.equal(dup.length, 2);
+  for (const d of dup) {
+    assert.match(d.message, /e\.g\. "with-space-\d"\.$/);
+    assert.match(d.fix?.kind === 'rename-endpoint' ? d.fix.suggestion : '', /^with-space-\d$/);
+  }
 });
 
 test('two queue functions under one name are their own rule', async () => {

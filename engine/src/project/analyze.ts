@@ -19,7 +19,7 @@ import { evaluate, type EvalScope } from './values';
 import { children, functionInfo, isExtra, rangeOf, typeDeclarationOf, walk } from './syntax';
 import { parameterMessage } from '../catalog/parameterRules';
 import { referencePackage } from '../catalog';
-import { DiagnosticSink, ENDPOINT_NAME, isKnownParameter, validateEndpointArgs, type EndpointArgs } from './rules';
+import { DiagnosticSink, ENDPOINT_NAME, isKnownParameter, validateEndpointArgs, validEndpointName, type EndpointArgs } from './rules';
 import { checkReferenceImports, checkShadowedModule, checkTopLevelImports } from './imports';
 import { checkRoutes, readRoute, type RouteTarget } from './routes';
 import { checkNestedEndpoints } from './nested';
@@ -331,18 +331,14 @@ function endpointFromCall(
   // The name given, else the one taken from the code (the Python package refuses either at import).
   const checked = nameArg ? (typeof nameArg.value === 'string' ? nameArg.value : null) : defaultName;
   if (checked !== null && !ENDPOINT_NAME.test(checked)) {
-    const cleaned = checked
-      .replace(/[^A-Za-z0-9_-]+/g, '-')
-      .replace(/^[-_]+/, '')
-      .replace(/[-_]+$/, '')
-      .slice(0, 63);
+    const cleaned = validEndpointName(checked);
     const shown = !nameArg
       ? `${JSON.stringify(checked)} (the name it takes from the code when no name= is given)`
       : nameArg.source === 'literal'
         ? nameArg.text
         : `${JSON.stringify(checked)} (the value of ${nameArg.text})`;
     const rule = parameterMessage('invalid-name', { value: shown }).slice(0, -1);
-    const advice = !cleaned || !ENDPOINT_NAME.test(cleaned) ? '.' : nameArg ? `, e.g. "${cleaned}".` : `; give it one, e.g. name="${cleaned}".`;
+    const advice = !cleaned ? '.' : nameArg ? `, e.g. "${cleaned}".` : `; give it one, e.g. name="${cleaned}".`;
     sink.add('invalid-endpoint-name', rule + advice, nameRange, {
       fix:
         cleaned && ENDPOINT_NAME.test(cleaned) && nameArg?.source === 'literal'

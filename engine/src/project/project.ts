@@ -5,6 +5,7 @@ import { pyprojectDependenciesWarning } from './pyproject';
 import path from 'node:path';
 import type { Diagnostic, EndpointSpec, FileModel, ProjectModel } from './model';
 import { analyzeText } from './analyze';
+import { validEndpointName } from './rules';
 import { createPythonParser } from './parser';
 import { listProjectFiles, localModulesOf, type ProjectFiles } from './ignore';
 
@@ -31,9 +32,11 @@ export function duplicateNames(endpoints: readonly EndpointSpec[]): Diagnostic[]
     if (list.length < 2) continue;
     const allQueue = list.every((e) => e.kind === 'QUEUE');
     let n = 2;
+    // Suggested from the name made valid (a duplicate may break the name rule too): never a name that breaks it.
+    const base = validEndpointName(name, 4) ?? 'endpoint';
     for (const ep of list) {
-      while (taken.has(`${name}-${n}`)) n++;
-      const suggestion = `${name}-${n}`;
+      while (taken.has(`${base}-${n}`)) n++;
+      const suggestion = `${base}-${n}`;
       taken.add(suggestion);
       // Listing every other place for each one would grow with the square of the count: name a few.
       const others: EndpointSpec[] = [];

@@ -12,6 +12,7 @@ import {
   checkTemplate,
   checkVolumes,
   checkWorkers as checkWorkersRule,
+  ENDPOINT_NAME,
   parameterDefaults,
   parameterMessage,
   resolvePlacement,
@@ -20,6 +21,17 @@ import {
 import type { ConfigValue, Diagnostic, DynamicValue, EndpointConfig, FixData, Range, RuleCode, Severity } from './model';
 
 export { ENDPOINT_NAME } from '../catalog/parameterRules';
+
+/** A valid endpoint name close to `raw` (what a rename fix writes), room left for a `-N` suffix; undefined where none is. */
+export function validEndpointName(raw: string, room = 0): string | undefined {
+  const cleaned = raw
+    .replace(/[^A-Za-z0-9_-]+/g, '-')
+    .replace(/-{2,}/g, '-')
+    .replace(/^[-_]+/, '')
+    .slice(0, 63 - room)
+    .replace(/[-_]+$/, '');
+  return cleaned && ENDPOINT_NAME.test(cleaned) ? cleaned : undefined;
+}
 const REQUIREMENT =
   /^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?(?:\s*\[\s*[A-Za-z0-9._-]+(?:\s*,\s*[A-Za-z0-9._-]+)*\s*\])?\s*(?:(?:(?:===|==|!=|~=|>=|<=|<|>)\s*[A-Za-z0-9.*+!_-]+)(?:\s*,\s*(?:===|==|!=|~=|>=|<=|<|>)\s*[A-Za-z0-9.*+!_-]+)*|@\s*\S+)?\s*(?:;.*)?$/;
 /** A requirement pip installs from a URL: `git+https://github.com/org/repo@v1#egg=name`, `https://host/pkg.whl`. */
