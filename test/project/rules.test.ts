@@ -387,6 +387,28 @@ test('a top-level file named like a module the worker runtime imports is an erro
   for (const name of imported) if (STDLIB_MODULES.has(name)) assert.ok(runtimeModules.includes(name), `catalog.json runtimeModules lacks ${name}`);
 });
 
+test('@Endpoint inside a module-level if, try or with block is an error naming the block: the analysis and the build read the top level', async () => {
+  const src =
+    `${HEADER}\nif True:\n    @Endpoint(name="inif", gpu="ADA_24")\n    def f(x):\n        return x\ntry:\n    @Endpoint(name="intry")\n    def g(x):\n        return x\n` +
+    `except Exception:\n    pass\n\n@Endpoint(name="top")\ndef h(x):\n    return x\n`;
+  const m = await analyzeSource(src);
+  assert.deepEqual(
+    m.diagnostics.map((d) => [d.code, d.message.split(':')[0]]),
+    [
+      ['nested-endpoint', 'f is inside an if block'],
+      ['nested-endpoint', 'g is inside a try block'],
+    ],
+  );
+  assert.match(
+    m.diagnostics[0].message,
+    /Strato finds endpoints at the top level of a file \(the build does not run it\), so this endpoint would not exist; move f to the top level/,
+  );
+  assert.deepEqual(
+    m.endpoints.map((e) => e.name),
+    ['top'],
+  );
+});
+
 test('@Endpoint on a method or a nested function, and a route inside a function, are errors: they would not be served', async () => {
   const src =
     `${HEADER}\napi = Endpoint(name="api", cpu="cpu3c-1-2")\n\n\nclass Holder:\n    @Endpoint(name="method")\n    def m(self, x: int):\n        return x\n\n\n` +

@@ -6,8 +6,18 @@ import type { Statement } from './segments';
 import type { StatementFacts } from './facts';
 import { children, isExtra, rangeOf, walk } from './syntax';
 
+/** Module-level blocks whose code runs at import, but whose declarations the analysis does not read. */
+const BLOCKS: Record<string, string> = {
+  if_statement: 'an if block',
+  try_statement: 'a try block',
+  with_statement: 'a with block',
+  for_statement: 'a for loop',
+  while_statement: 'a while loop',
+  match_statement: 'a match block',
+};
+
 /**
- * `@Endpoint(...)` or `@api.post(...)` on a method or a function inside another: only module-level functions and
+ * `@Endpoint(...)` or `@api.post(...)` on a method or a function inside another, or inside a module-level block: only module-level functions and
  * classes are served (the build, the dev server and the workers look there), so one found deeper is an error rather
  * than an endpoint that silently is not there.
  */
@@ -19,9 +29,10 @@ export function checkNestedEndpoints(
 ): void {
   for (const ref of statements) {
     const t = ref.facts.type;
-    if (t !== 'class_definition' && t !== 'function_definition' && t !== 'decorated_definition') continue;
+    const block = BLOCKS[t];
+    if (!block && t !== 'class_definition' && t !== 'function_definition' && t !== 'decorated_definition') continue;
     const top = ref.node();
-    const body = (t === 'decorated_definition' ? top.childForFieldName('definition') : top)?.childForFieldName('body');
+    const body = block ? top : (t === 'decorated_definition' ? top.childForFieldName('definition') : top)?.childForFieldName('body');
     if (!body) continue;
     walk(body, (n) => {
       if (n.type === 'string') return false;
@@ -34,13 +45,17 @@ export function checkNestedEndpoints(
         const route = fn?.type === 'attribute' && lbVars.has(fn.childForFieldName('object')?.text ?? '');
         if (!isEndpointCallee(fn) && !route) continue;
         const name = def?.childForFieldName('name')?.text ?? 'this definition';
-        const where =
-          top.type === 'class_definition' || (t === 'decorated_definition' && top.childForFieldName('definition')?.type === 'class_definition')
+        const where = block
+          ? `inside ${block}`
+          : top.type === 'class_definition' || (t === 'decorated_definition' && top.childForFieldName('definition')?.type === 'class_definition')
             ? 'a method'
             : 'a nested function';
+        const why = block
+          ? 'Strato finds endpoints at the top level of a file (the build does not run it)'
+          : 'Strato serves only module-level functions and classes';
         sink.add(
           'nested-endpoint',
-          `${name} is ${where}: Strato serves only module-level functions and classes, so this ${route ? 'route' : 'endpoint'} would not exist; move ${name} to the top level of the file`,
+          `${name} is ${where}: ${why}, so this ${route ? 'route' : 'endpoint'} would not exist; move ${name} to the top level of the file`,
           rangeOf(d),
         );
       }
