@@ -168,6 +168,18 @@ test('values that are not literals are reported where the build needs them; cons
   assert.deepEqual(ok.endpoints[0].config.gpu, ['AMPERE_80']);
 });
 
+test('a float where an int is due is an error, whole or not (the Python package refuses 1e3 and 3.0 there at import)', async () => {
+  for (const args of ['idle_timeout=1e3', 'idle_timeout=1.5', 'gpu_count=2.0', 'workers=(0, 3.0)', 'workers=2.0', 'idle_timeout=T'])
+    assert.equal(
+      (await diagnose(queue(`name="a", ${args}`).replace('\n@Endpoint', '\nT = 10.0\n@Endpoint')))[0]?.code,
+      args.startsWith('workers') ? 'invalid-workers' : 'invalid-type',
+      args,
+    );
+  const [d] = await diagnose(queue('name="a", idle_timeout=1e3'));
+  assert.equal(d.message, 'idle_timeout must be an integer between 1 and 3600, got 1e3.');
+  assert.deepEqual(codes(await diagnose(queue('name="a", idle_timeout=1000, workers=(0, 3)'))), []);
+});
+
 test('unknown parameters are errors with a suggestion', async () => {
   const d = await diagnose(queue('name="a", worker=(0, 1)'));
   assert.deepEqual(codes(d), ['unknown-parameter']);

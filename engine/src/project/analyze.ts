@@ -315,7 +315,14 @@ function endpointFromCall(
     }
     const r = evaluate(valueNode, scope);
     if (r.ok) {
-      a.args[key] = { value: r.value, argRange: rangeOf(arg), valueRange: rangeOf(valueNode), source: r.source, text: valueNode.text } satisfies ConfigValue;
+      a.args[key] = {
+        value: r.value,
+        argRange: rangeOf(arg),
+        valueRange: rangeOf(valueNode),
+        source: r.source,
+        text: valueNode.text,
+        ...(r.float ? { float: true } : {}),
+      } satisfies ConfigValue;
     } else if (r.reason === 'unknown-enum') {
       a.unknownEnums.push({ param: key, range: rangeOf(r.node), enumClass: r.enumClass!, member: r.member!, written: r.node!.text.replace(/\s+/g, '') });
     } else {

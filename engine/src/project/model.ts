@@ -116,6 +116,8 @@ export interface ConfigValue {
   source: ConfigSource;
   /** Source text of the value expression. */
   text: string;
+  /** A Python float is in it (a whole one too: the runtime refuses it where an int is due). */
+  float?: boolean;
 }
 
 /** A decorator argument that could not be evaluated (call, name bound to a non-literal, ...). */

@@ -284,7 +284,7 @@ function checkCpu(cpu: ConfigValue, sink: DiagnosticSink): string | undefined {
 }
 
 function checkWorkers(w: ConfigValue, config: EndpointConfig, sink: DiagnosticSink): void {
-  const r = checkWorkersRule(w.value, w.text);
+  const r = checkWorkersRule(w.float ? Number.NaN : w.value, w.text); // a float is no int, whole or not
   if (r.ok) {
     config.workersMin = r.value.min;
     config.workersMax = r.value.max;
@@ -299,7 +299,7 @@ function checkWorkers(w: ConfigValue, config: EndpointConfig, sink: DiagnosticSi
 
 function checkInt(v: ConfigValue | undefined, param: string, sink: DiagnosticSink): number | undefined {
   if (!v || v.value === null) return undefined;
-  const r = checkIntParameter(param, v.value, v.text);
+  const r = checkIntParameter(param, v.float ? Number.NaN : v.value, v.text); // a float is no int, whole or not
   if (r.ok) return r.value;
   sink.add(r.code, r.message, v.valueRange);
   return undefined;

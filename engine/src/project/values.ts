@@ -17,8 +17,10 @@ export interface EvalScope {
   classAliases?: Map<string, string>;
 }
 
+/** `float`: a Python float is in the value (`3.0`, `1e3` are whole, yet no int: the runtime refuses them where an int is due). */
 export type EvalResult =
-  { ok: true; value: unknown; source: ConfigSource } | { ok: false; node: SyntaxNode; reason: 'dynamic' | 'unknown-enum'; enumClass?: string; member?: string };
+  | { ok: true; value: unknown; source: ConfigSource; float?: boolean }
+  | { ok: false; node: SyntaxNode; reason: 'dynamic' | 'unknown-enum'; enumClass?: string; member?: string };
 
 const dynamic = (node: SyntaxNode): EvalResult => ({ ok: false, node, reason: 'dynamic' });
 
@@ -57,7 +59,7 @@ function evaluateNode(node: SyntaxNode, scope: EvalScope, seen: Set<string>): Ev
     }
     case 'float': {
       const v = Number(node.text.replace(/_/g, ''));
-      return Number.isFinite(v) ? { ok: true, value: v, source: 'literal' } : dynamic(node);
+      return Number.isFinite(v) ? { ok: true, value: v, source: 'literal', float: true } : dynamic(node);
     }
     case 'true':
       return { ok: true, value: true, source: 'literal' };
@@ -75,7 +77,7 @@ function evaluateNode(node: SyntaxNode, scope: EvalScope, seen: Set<string>): Ev
       if (!arg) return dynamic(node);
       const r = evaluate(arg, scope, seen);
       if (!r.ok || typeof r.value !== 'number') return r.ok ? dynamic(node) : r;
-      return { ok: true, value: op === '-' ? -r.value : r.value, source: r.source };
+      return { ok: true, value: op === '-' ? -r.value : r.value, source: r.source, ...(r.float ? { float: true } : {}) };
     }
     case 'binary_operator':
       return evalArithmetic(node, scope, seen);
@@ -97,7 +99,7 @@ function evaluateNode(node: SyntaxNode, scope: EvalScope, seen: Set<string>): Ev
       seen.add(node.text);
       const r = evaluate(bound, scope, seen);
       seen.delete(node.text);
-      return r.ok ? { ok: true, value: r.value, source: 'constant' } : dynamic(node);
+      return r.ok ? { ok: true, value: r.value, source: 'constant', ...(r.float ? { float: true } : {}) } : dynamic(node);
     }
     default:
       return dynamic(node);
@@ -123,20 +125,22 @@ function evalArithmetic(node: SyntaxNode, scope: EvalScope, seen: Set<string>): 
   const x = a.value;
   const y = b.value;
   const result = op === '+' ? x + y : op === '-' ? x - y : op === '*' ? x * y : op === '//' && y !== 0 ? Math.floor(x / y) : op === '**' ? x ** y : undefined;
-  return result === undefined || !Number.isFinite(result) ? dynamic(node) : { ok: true, value: result, source };
+  return result === undefined || !Number.isFinite(result) ? dynamic(node) : { ok: true, value: result, source, ...(a.float || b.float ? { float: true } : {}) };
 }
 
 function evalSequence(node: SyntaxNode, scope: EvalScope, seen: Set<string>): EvalResult {
   const out: unknown[] = [];
   let source: ConfigSource = 'literal';
+  let float = false;
   for (const child of node.namedChildren) {
     if (!child || isExtra(child)) continue;
     const r = evaluate(child, scope, seen);
     if (!r.ok) return r.reason === 'unknown-enum' ? r : dynamic(node);
     if (r.source !== 'literal') source = r.source;
+    float ||= !!r.float;
     out.push(r.value);
   }
-  return { ok: true, value: out, source };
+  return { ok: true, value: out, source, ...(float ? { float: true } : {}) };
 }
 
 function evalDict(node: SyntaxNode, scope: EvalScope, seen: Set<string>): EvalResult {
