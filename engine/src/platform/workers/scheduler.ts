@@ -123,8 +123,10 @@ export class Scheduler {
     return c;
   }
 
+  /** Why the workers of the endpoint's current revision fail to start, if they do (an older revision's failure says nothing). */
   lastError(endpointId: string): string | null {
-    return this.state(endpointId).lastError;
+    const s = this.state(endpointId);
+    return s.revision === this.d.cp.endpoint(endpointId)?.revision ? s.lastError : null;
   }
 
   /** Why more workers wanted by the endpoint are not starting (all GPUs held), else null. */

@@ -37,6 +37,9 @@ interface EndpointTemplates {
   lastError: string | null;
 }
 
+/** A template serves one revision of an endpoint, on one build. */
+const templateKey = (ep: DeployedEndpoint) => `${ep.revision}:${ep.buildId}`;
+
 /** Workers the identity of the template does not carry: each fork gets its own. */
 const PER_WORKER = ['STRATO_WORKER_TOKEN', 'STRATO_WORKER_ID', 'CUDA_VISIBLE_DEVICES', 'STRATO_LB_PORT'];
 const BACKOFF_MS = [1000, 2000, 5000, 15_000, 60_000];
@@ -54,7 +57,7 @@ export class Templates {
   fork(ep: DeployedEndpoint, root: string, env: NodeJS.ProcessEnv, workerId: string): ForkedProcess | null {
     if (this.closed) return null;
     const s = this.state(ep.id);
-    const key = `${ep.revision}:${ep.buildId}`;
+    const key = templateKey(ep);
     if (s.key !== key) {
       // A new revision (a fix deployed): the old one's template failures say nothing of it.
       s.key = key;
@@ -87,8 +90,10 @@ export class Templates {
     return u ? `workers start without a template (slower cold starts): ${u.reason}` : null;
   }
 
-  lastError(endpointId: string): string | null {
-    return this.endpoints.get(endpointId)?.lastError ?? null;
+  /** Why the template of the endpoint's current revision failed, if it did (an older revision's failure says nothing). */
+  lastError(ep: DeployedEndpoint): string | null {
+    const s = this.endpoints.get(ep.id);
+    return s?.key === templateKey(ep) ? s.lastError : null;
   }
 
   /** The pid of the endpoint's ready template (tests, diagnostics). */
