@@ -19,3 +19,11 @@ export function codes(diags: readonly Diagnostic[]): string[] {
 }
 
 export const HEADER = 'from strato import Endpoint, GpuGroup, GpuType, CpuInstanceType\n';
+
+/** A worker file with one queue endpoint whose decorator takes `args`. */
+export const queue = (args: string, body = '    return {}') => `${HEADER}\n@Endpoint(${args})\ndef fn(x: int = 1):\n${body}\n`;
+
+/** The diagnostics of one source file. */
+export async function diagnose(src: string): Promise<Diagnostic[]> {
+  return (await analyzeSource(src)).diagnostics;
+}
