@@ -72,6 +72,13 @@ test('every command works from every place it is offered: palette, view titles, 
     });
     await click(place, 'strato.stopPreview', { action: 'itemMenu', view: 'Environments', item: 'preview', title: 'Stop Deploy Preview', inline });
     assert.strictEqual(await stand.exited, 'SIGINT', 'the preview process got SIGINT');
+    // The item leaves the view before the next one comes: a node of the same id removed and added at once left the
+    // workbench's tree on the removed one ("Data tree node not found"), and the next click found no item.
+    await until('the stopped preview to leave the Environments view', async () => {
+      await state.api.views.refresh();
+      return !state.api.views.environments.nodes().some((n) => n.label === 'preview');
+    });
+    await ui({ action: 'key', key: 'Escape' });
   }
   // View title menus ("More Actions..."), and the debugger attached to a dev server it starts with --debug.
   await click('title:strato.endpoints', 'strato.newProject', { action: 'viewTitleMenu', view: 'Endpoints', title: 'New Project' }, dismiss);
