@@ -6,8 +6,10 @@
 import { readFileSync, writeFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { createRequire } from 'node:module';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const require = createRequire(import.meta.url);
 const source = path.join(root, 'engine/src/catalog/catalog.json');
 const target = path.join(root, 'engine/python/strato/catalog.py');
 
@@ -28,6 +30,31 @@ const memberName = (value, prefix = '') => prefix + value.replace(/[^A-Za-z0-9]+
 
 function member(enumName, value, comment) {
   return `    ${enumName} = ${py(value)}${comment ? `  # ${comment}` : ''}`;
+}
+
+/**
+ * Rules the catalog's TypeScript derives from its data (short GPU names), taken from that code itself: bundled with
+ * esbuild and run here, so that the Python package holds their results, not a second copy of the rule.
+ */
+function catalogCode() {
+  const { buildSync } = require('esbuild');
+  const out = buildSync({ entryPoints: [path.join(root, 'engine/src/catalog/index.ts')], bundle: true, format: 'cjs', platform: 'node', write: false });
+  const module = { exports: {} };
+  new Function('module', 'exports', 'require', out.outputFiles[0].text)(module, module.exports, require);
+  return module.exports;
+}
+
+/** Short model names ("h100", "rtx 4090") -> the catalog models each means, lower-cased, in catalog order. */
+function shortGpuNames() {
+  const { gpuNames, findGpusByName, gpuTypes } = catalogCode();
+  const models = new Set(gpuTypes.map((t) => t.id.toLowerCase()));
+  const entries = [];
+  for (const name of gpuNames()) {
+    const key = name.toLowerCase();
+    if (models.has(key) || entries.some(([k]) => k === key)) continue;
+    entries.push([key, findGpusByName(name).map((t) => t.id)]);
+  }
+  return entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
 }
 
 function generate(catalog) {
@@ -105,6 +132,11 @@ function generate(catalog) {
     ...catalog.parameters.filter((p) => p.min !== undefined || p.max !== undefined).map((p) => `    ${py(p.name)}: (${p.min ?? 'None'}, ${p.max ?? 'None'}),`),
     '}',
     `WORKERS_MAX_UPPER_BOUND = ${catalog.limits.workersMaxUpperBound}`,
+    '# Short GPU names as other tools write them -> the models each means (not accepted as gpu=; named in its error).',
+    `GPU_GROUP_OF = {${catalog.gpuTypes.map((t) => `${py(t.id)}: ${py(t.group)}`).join(', ')}}`,
+    'GPU_SHORT_NAMES = {',
+    ...shortGpuNames().map(([k, ids]) => `    ${py(k)}: (${ids.map(py).join(', ')}${ids.length === 1 ? ',' : ''}),`),
+    '}',
     '# Defaults of the parameters that have one.',
     'PARAMETER_DEFAULTS = {',
     ...catalog.parameters

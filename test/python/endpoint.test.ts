@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { ROOT, errorsOf, killAll, removeTempDirs, runPython } from './helpers';
 import { catalogConstants, enumClasses } from '../../engine/src/catalog';
+import { diagnose, queue } from '../helpers/analysis';
 
 after(() => {
   killAll();
@@ -51,10 +52,21 @@ describe('Endpoint configuration', () => {
       ['Endpoint("a", env={"K": 1})', "env value of 'K' must be a str, got: 1"],
       ['Endpoint("a", env=["K=v"])', "env must be a dict of str to str, got: ['K=v']"],
       ['Endpoint("a", dependencies="numpy")', "dependencies must be a list of package names (non-empty strings), got: 'numpy'"],
-      ['Endpoint("a", gpu="RTX 9999")', "unknown gpu 'RTX 9999': use a GpuGroup (such as GpuGroup.ADA_24) or a GpuType model name (such as 'NVIDIA H200')"],
       ['Endpoint("a", cpu="cpu9-1-1")', "unknown cpu instance type 'cpu9-1-1': use a CpuInstanceType such as CpuInstanceType.CPU3C_2_4 ('cpu3c-2-4')"],
       ['Endpoint("bad name")', "'bad name' cannot be an endpoint name: use 1 to 63 letters, digits, '-' or '_', starting with a letter or digit."],
     ]);
+  });
+
+  test('an unknown GPU is refused in the words of the analysis, a short model name (H100) naming the models it means', async () => {
+    const names = ['RTX 9999', 'H100', 'RTX 4090', 'a100', 'L40S ', 'B200'];
+    const raised = await errorsOf(names.map((n) => `Endpoint("a", gpu=${JSON.stringify(n)})`));
+    for (const [i, name] of names.entries()) {
+      const said = (await diagnose(queue(`name="a", gpu=${JSON.stringify(name)}`))).find((d) => d.code === 'unknown-gpu');
+      assert.ok(said, `the analysis flags gpu=${JSON.stringify(name)}`);
+      assert.equal(raised[i], said.message, name);
+    }
+    assert.match(raised[1]!, /^unknown GPU "H100": the models of that name are "NVIDIA H100 80GB HBM3", "NVIDIA H100 PCIe", "NVIDIA H100 NVL"; write one/);
+    assert.equal(raised[2], 'unknown GPU "RTX 4090": did you mean "NVIDIA GeForce RTX 4090"?');
   });
 
   test('a second function on one queue endpoint, or routes mixed with a function, is refused', async () => {

@@ -4,7 +4,7 @@
 import re
 
 from .catalog import (
-    CPU_DATACENTERS, DEBIAN_PACKAGE_PATTERN, ENDPOINT_NAME_PATTERN, IMAGE_REF_PATTERN, MESSAGES, PARAMETER_BOUNDS,
+    CPU_DATACENTERS, DEBIAN_PACKAGE_PATTERN, ENDPOINT_NAME_PATTERN, GPU_GROUP_OF, GPU_SHORT_NAMES, IMAGE_REF_PATTERN, MESSAGES, PARAMETER_BOUNDS,
     PARAMETER_DEFAULTS, WORKERS_MAX_UPPER_BOUND, CpuInstanceType, CudaVersion, DataCenter, GpuGroup, GpuType, ServerlessScalerType,
 )
 from .resources import NetworkVolume, PodTemplate, datacenter_value
@@ -63,12 +63,21 @@ def _gpu_list(gpu):
             raise ValueError(f"gpu must be a GpuGroup, a GpuType, a string or a list of them, got: {item!r}")
         value = _GPU_VALUES.get(str.__str__(item).lower())
         if value is None:
-            raise ValueError(
-                f"unknown gpu {str.__str__(item)!r}: use a GpuGroup (such as GpuGroup.ADA_24) "
-                "or a GpuType model name (such as 'NVIDIA H200')"
-            )
+            raise ValueError(_unknown_gpu(str.__str__(item)))
         values.append(value)
     return values
+
+
+def _unknown_gpu(name):
+    """The analysis's words for a GPU name the catalog lacks; a short model name ("H100") names its models."""
+    meant = GPU_SHORT_NAMES.get(name.strip().lower(), ())
+    if len(meant) == 1:
+        return _rule("unknown-gpu-guess", value=_json(name), guess=_json(meant[0]))
+    if meant:
+        groups = {GPU_GROUP_OF[m] for m in meant}
+        key = "unknown-gpu-group" if len(groups) == 1 else "unknown-gpu-models"
+        return _rule(key, value=_json(name), models=", ".join(_json(m) for m in meant), group=next(iter(groups)))
+    return _rule("unknown-gpu", value=_json(name), groups=", ".join(g.value for g in GpuGroup))
 
 
 def _cpu_value(cpu):

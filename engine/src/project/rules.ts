@@ -246,14 +246,18 @@ function checkGpu(gpu: ConfigValue, sink: DiagnosticSink): string[] | undefined 
         ? { kind: 'replace-value', range: gpu.valueRange, replacement: JSON.stringify(guess) }
         : undefined;
     const groups = [...new Set(meant.map((id) => gpuTypes.find((t) => t.id === id)!.group))];
+    const quoted = JSON.stringify(value);
     sink.add(
       'unknown-gpu',
-      `unknown GPU "${value}"` +
-        (guess
-          ? `: did you mean "${guess}"?`
-          : meant.length > 1
-            ? `: the models of that name are ${meant.map((m) => `"${m}"`).join(', ')}; write one${groups.length === 1 ? `, or the group ${groups[0]}, which holds them all` : ''}.`
-            : `; use a GpuGroup (${gpuGroups.map((g) => g.id).join(', ')}) or a GpuType model name.`),
+      guess
+        ? parameterMessage('unknown-gpu-guess', { value: quoted, guess: JSON.stringify(guess) })
+        : meant.length > 1
+          ? parameterMessage(groups.length === 1 ? 'unknown-gpu-group' : 'unknown-gpu-models', {
+              value: quoted,
+              models: meant.map((m) => JSON.stringify(m)).join(', '),
+              group: groups[0],
+            })
+          : parameterMessage('unknown-gpu', { value: quoted, groups: gpuGroups.map((g) => g.id).join(', ') }),
       gpu.valueRange,
       { fix },
     );
