@@ -216,7 +216,9 @@ test('a call past its time-out is a TimeoutError naming the job; a full queue is
   assert.ok(late instanceof mod.TimeoutError, String(late));
   assert.equal(late.timeoutMs, 1500);
   assert.match(late.jobId, /^sync-/);
-  // The one worker sleeps through that job: two more wait in the queue, the next is refused.
+  // The one worker sleeps through that job (once it has started: a slow machine may take longer than the time-out to
+  // start it): two more wait in the queue, the next is refused.
+  for (let i = 0; i < 300 && (await c.slow.job(late.jobId).status()).status === 'IN_QUEUE'; i++) await new Promise((r) => setTimeout(r, 100));
   const queued = [await c.slow.run({ seconds: 1 }), await c.slow.run({ seconds: 1 })];
   const refused = await c.slow.run({ seconds: 1 }).catch((e: unknown) => e);
   assert.ok(refused instanceof mod.RateLimitError, String(refused));
