@@ -1,7 +1,7 @@
 // Pure logic behind the run command's input box: the JSON prefilled from the function's parameters, and
 // parsing what the user typed back into the object sent as `input` (queue) or the body (load-balanced route), and
 // where the box's first value comes from (the last input, test_input.json, the parameters).
-import { sampleArgs } from '../../engine/src/deploy';
+import { sampleArgs } from '../../engine/src/project/sampleInput';
 import type { EndpointSpec, FunctionInfo } from '../../engine/src/project';
 
 /** The function a code lens or tree node names, within its endpoint (a route's function for LB endpoints). */

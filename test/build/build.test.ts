@@ -98,6 +98,18 @@ test('the init template builds: manifest with exactly the spec fields, handlers,
   });
   assert.equal(run.status, 0, run.stderr);
   assert.deepEqual(JSON.parse(run.stdout).output, { count: 3, mean: 2, min: 1, max: 3 });
+  // With no input, it shows one built from the function's parameters (the manifest's), and that one runs.
+  const bare = spawnSync(process.env.STRATO_PYTHON || 'python3', ['handler_cpu_stats.py'], { cwd: extracted, encoding: 'utf8', timeout: 30_000 });
+  assert.equal(bare.status, 1, bare.stderr);
+  const shown = /nothing to run: pass --test_input '([^']+)'/.exec(bare.stderr)?.[1];
+  assert.ok(shown, bare.stderr);
+  assert.deepEqual(JSON.parse(shown), { input: manifest.resources['cpu-stats'].functions[0].sample_input });
+  const sample = spawnSync(process.env.STRATO_PYTHON || 'python3', ['handler_cpu_stats.py', '--test_input', shown], {
+    cwd: extracted,
+    encoding: 'utf8',
+    timeout: 30_000,
+  });
+  assert.equal(JSON.parse(sample.stdout).status, 'COMPLETED', sample.stderr);
 });
 
 test('endpoints whose names differ only by - and _ get a handler each, each serving its own endpoint', async () => {

@@ -3,7 +3,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { analyzeFiles } from '../helpers/analysis';
-import { sampleArgs, sampleCall } from '../../engine/src/deploy/samples';
+import { sampleCall } from '../../engine/src/deploy/samples';
+import { sampleArgs } from '../../engine/src/project/sampleInput';
 import type { Endpoint } from '../../engine/src/api/controlPlane';
 
 const HEAD = 'from strato import Endpoint\n\n';

@@ -111,6 +111,8 @@ export interface EndpointDef {
   loadBalanced?: boolean;
   routes?: Record<string, string>;
   maxConcurrency?: number;
+  /** The manifest's sample_input of its function (a build makes it from the parameters). */
+  sampleInput?: Record<string, unknown>;
 }
 
 /** An artifact-like folder: the given source files, strato_manifest.json and handler_<name>.py per endpoint. */
@@ -128,7 +130,15 @@ export function makeArtifact(files: Record<string, string>, endpoints: Record<st
       workersMax: 1,
       cpu: 'cpu3c-1-2',
       env: {},
-      functions: ep.functions.map((f) => ({ name: f, module: ep.module, is_async: false, is_class: false, is_generator: false, params: [] })),
+      functions: ep.functions.map((f) => ({
+        name: f,
+        module: ep.module,
+        is_async: false,
+        is_class: false,
+        is_generator: false,
+        params: [],
+        ...(ep.sampleInput ? { sample_input: ep.sampleInput } : {}),
+      })),
       handler_file: handler,
       gpu_count: 1,
       idle_timeout: 60,

@@ -38,11 +38,16 @@ async def count(n: int, delay_ms: int = 0):
         yield {"i": i}
 `;
 
+/** What a build writes as hello's sample input (project/sampleInput.ts): the examples the server shows. */
+const HELLO_SAMPLE = { name: 'value', sleep_ms: 0 };
 let dir: string;
 const servers: Proc[] = [];
 
 before(() => {
-  dir = makeArtifact({ 'worker.py': WORKER }, { hello: { module: 'worker', functions: ['hello'] }, count: { module: 'worker', functions: ['count'] } });
+  dir = makeArtifact(
+    { 'worker.py': WORKER },
+    { hello: { module: 'worker', functions: ['hello'], sampleInput: HELLO_SAMPLE }, count: { module: 'worker', functions: ['count'] } },
+  );
 });
 after(() => {
   killAll();
@@ -165,7 +170,7 @@ describe('local test server (--rp_serve_api)', () => {
     const page = await docs.text();
     assert.match(page, /<title>handler_hello\.py: local test server<\/title>/);
     for (const route of ['/runsync', '/run', '/status/{id}', '/stream/{id}', '/cancel/{id}']) assert.ok(page.includes(`<code>${route}</code>`), route);
-    assert.match(page, /<textarea id='body'>\{\n {2}&quot;input&quot;: \{\n {4}&quot;name&quot;: &quot;world&quot;/);
+    assert.ok(page.includes(`<textarea id='body'>${JSON.stringify({ input: HELLO_SAMPLE }, null, 2).replace(/"/g, '&quot;')}</textarea>`), page);
     assert.match(page, /fetch\('\/runsync'/);
     const doc = (await (await fetch(`${url}/openapi.json`)).json()) as { openapi: string; paths: Record<string, Record<string, unknown>> };
     assert.equal(doc.openapi, '3.0.3');
@@ -179,7 +184,7 @@ describe('local test server (--rp_serve_api)', () => {
   test('bad bodies are 400 with a sentence saying what to send', async () => {
     const bad = await post(`${url}/runsync`, '{"input": ');
     assert.equal(bad.status, 400);
-    assert.match(bad.body.error, /not valid JSON.*send \{"input"/);
+    assert.deepEqual(JSON.parse(/: send (\{.*\})$/.exec(bad.body.error)?.[1] ?? 'null'), { input: HELLO_SAMPLE }, bad.body.error);
     const noInput = await post(`${url}/run`, { name: 'x' });
     assert.equal(noInput.status, 400);
     assert.match(noInput.body.error, /"input" key/);

@@ -18,10 +18,17 @@ from ._server import JsonHandler
 _KEEP_JOBS = 1000  # finished jobs kept for /status and /stream
 _STREAM_WAIT_S = 3.0  # /stream waits this long for a new chunk of a running job (decisions.md)
 _RUN_LIMIT, _RUNSYNC_LIMIT = 10 * 1024 * 1024, 20 * 1024 * 1024
-_EXAMPLE = '{"input": {"name": "world"}}'
+# A handler(job)'s example input; an endpoint's is built from its function's parameters (the manifest's sample_input).
+_DEFAULT_INPUT = {"name": "world"}
+_EXAMPLE = json.dumps({"input": _DEFAULT_INPUT})
 
 
-def parse_flags(argv):
+def example_request(sample_input=None):
+    """A request body on one line: {"input": the function's sample input} (the manifest's), else _EXAMPLE."""
+    return _EXAMPLE if sample_input is None else json.dumps({"input": sample_input}, ensure_ascii=False)
+
+
+def parse_flags(argv, example=_EXAMPLE):
     parser = argparse.ArgumentParser(prog=os.path.basename(argv[0] or "handler"), allow_abbrev=False,
                                      description="Run a Strato handler locally.")
     parser.add_argument("--rp_serve_api", action="store_true", help="start the local API server")
@@ -30,7 +37,7 @@ def parse_flags(argv):
     parser.add_argument("--rp_api_concurrency", type=int, default=1, help="jobs run at once (needs main.py)")
     parser.add_argument("--rp_log_level", type=str.upper, choices=["ERROR", "WARN", "INFO", "DEBUG"])
     parser.add_argument("--rp_debugger", action="store_true", help="tracebacks in results, debug logs")
-    parser.add_argument("--test_input", help="JSON test input, e.g. " + _EXAMPLE)
+    parser.add_argument("--test_input", help="JSON test input, e.g. " + example)
     flags, _ = parser.parse_known_args(argv[1:])  # the user's own arguments are theirs
     return flags
 
@@ -151,6 +158,7 @@ class LocalApi(JsonHandler):
     runner = None  # set on a subclass per server
     title = "handler"  # the handler file's name, on the docs page
     example = _EXAMPLE  # the docs page's request body
+    hint = _EXAMPLE  # the request body that errors show, on one line
 
     def answer(self):
         path = self.path.split("?", 1)[0].rstrip("/") or "/"
@@ -169,17 +177,17 @@ class LocalApi(JsonHandler):
 
             page = docs_page(self.title, self.example) if path == "/docs" else openapi_document(self.title)
             return 200, _server.Page(page) if path == "/docs" else page, None
-        return 404, {"error": f"no route {self.command} {path}: use POST /runsync or POST /run with {_EXAMPLE}"}, None
+        return 404, {"error": f"no route {self.command} {path}: use POST /runsync or POST /run with {self.hint}"}, None
 
     def _submit(self, action):
         if self.command != "POST":
             self.read_body()
-            return 405, {"error": f"/{action} answers POST only: send {_EXAMPLE}"}, {"Allow": "POST"}
+            return 405, {"error": f"/{action} answers POST only: send {self.hint}"}, {"Allow": "POST"}
         limit = _RUN_LIMIT if action == "run" else _RUNSYNC_LIMIT
         raw = self.read_body(limit)
         if raw is None:
             return 413, {"error": f"the body is over the {limit // 2**20} MB limit of /{action}"}, None
-        job_input, problem = parse_request(raw)
+        job_input, problem = parse_request(raw, self.hint)
         if problem:
             return 400, {"error": problem}, None
         job = self.runner.submit(job_input)
@@ -209,16 +217,16 @@ def _check_json(value, what):
         raise TypeError(f"{what} is not JSON serializable: {e}") from None
 
 
-def parse_request(raw):
-    """(input, None) from a request body {"input": ...}, or (None, a sentence saying what is wrong)."""
+def parse_request(raw, example=_EXAMPLE):
+    """(input, None) from a request body {"input": ...}, or (None, a sentence saying what is wrong, showing `example`)."""
     try:
         body = json.loads(raw) if raw.strip() else None
     except ValueError as e:
-        return None, f"the body is not valid JSON ({e}): send {_EXAMPLE}"
+        return None, f"the body is not valid JSON ({e}): send {example}"
     except RecursionError:
-        return None, f"the body nests arrays and objects deeper than Python's JSON decoder goes: send {_EXAMPLE}"
+        return None, f"the body nests arrays and objects deeper than Python's JSON decoder goes: send {example}"
     if not isinstance(body, dict) or "input" not in body:
-        return None, f'the body must be a JSON object with an "input" key, like {_EXAMPLE}'
+        return None, f'the body must be a JSON object with an "input" key, like {example}'
     return body["input"], None
 
 
@@ -266,9 +274,11 @@ def _test_input(flags, handler_file):
     return job_input
 
 
-def main(call_job, handler_file, any_error_key=False):
-    """Local entry point of a queue handler: call_job({"id", "input"}) runs the user's code."""
-    flags = parse_flags(sys.argv)
+def main(call_job, handler_file, any_error_key=False, sample_input=None):
+    """Local entry point of a queue handler: call_job({"id", "input"}) runs the user's code. `sample_input`: an input
+    built from the function's parameters (the manifest's), shown in examples; a bare handler(job) has none."""
+    hint = example_request(sample_input)
+    flags = parse_flags(sys.argv, hint)
     log.set_level(flags.rp_log_level or ("DEBUG" if flags.rp_debugger else "INFO"))
     concurrency = flags.rp_api_concurrency
     if concurrency < 1:
@@ -283,8 +293,9 @@ def main(call_job, handler_file, any_error_key=False):
         runner = LocalRunner(call_job, concurrency, any_error_key, flags.rp_debugger)
         from ._localdocs import example_body
 
-        page = {"title": os.path.basename(handler_file or sys.argv[0] or "handler"),
-                "example": example_body(_example_input(handler_file))}
+        test_input = _example_input(handler_file)
+        page = {"title": os.path.basename(handler_file or sys.argv[0] or "handler"), "hint": hint,
+                "example": example_body(next(i for i in (test_input, sample_input, _DEFAULT_INPUT) if i is not None))}
         try:
             server = _server.start(type("Api", (LocalApi,), {"runner": runner, **page}), flags.rp_api_host,
                                    flags.rp_api_port)
@@ -292,13 +303,15 @@ def main(call_job, handler_file, any_error_key=False):
             _fail(f"cannot listen on {flags.rp_api_host}:{flags.rp_api_port}: {e.strerror or e}; "
                   "pick another port with --rp_api_port", 1)
         log.info(f"local test server on http://{flags.rp_api_host}:{server.server_port} ({concurrency} job(s) at "
-                 f"once): POST /runsync or /run with {_EXAMPLE}, then GET /status/<id> or /stream/<id>; "
+                 f"once): POST /runsync or /run with {hint}, then GET /status/<id> or /stream/<id>; "
                  f"docs and a form to try it at /docs")
         wait_for_interrupt()
         return
     job_input = _test_input(flags, handler_file)
     if job_input is None:
-        _fail("nothing to run: pass --test_input '" + _EXAMPLE + "', put a test_input.json (same shape) beside "
+        import shlex
+
+        _fail(f"nothing to run: pass --test_input {shlex.quote(hint)}, put a test_input.json (same shape) beside "
               "the handler, or start the local test server with --rp_serve_api", 1)
     runner = LocalRunner(call_job, 1, any_error_key, flags.rp_debugger)
     try:

@@ -61,5 +61,5 @@ def openapi_document(title):
 
 
 def example_body(job_input):
-    """A request body for the form: {"input": the handler's test input} when it has one (None: it has none)."""
-    return json.dumps({"input": {"name": "world"} if job_input is None else job_input}, indent=2, ensure_ascii=False)
+    """A request body for the form: {"input": job_input}, indented."""
+    return json.dumps({"input": job_input}, indent=2, ensure_ascii=False)

@@ -94,7 +94,7 @@ def _serve(name, handler_file):
     else:
         from . import _local
 
-        _local.main(lambda job: target(job["input"]), handler_file)
+        _local.main(lambda job: target(job["input"]), handler_file, sample_input=functions[0].get("sample_input"))
 
 
 def run_queue_worker(resource, target):

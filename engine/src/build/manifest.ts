@@ -2,6 +2,7 @@
 // platform and the worker runtime need (handler file, limits, function shapes).
 import type { EndpointSpec, FunctionInfo, ProjectModel } from '../project';
 import { namedParams } from '../project/syntax';
+import { sampleArgs } from '../project/sampleInput';
 import { defaultScalerType } from '../catalog/parameterRules';
 import { handlerFileNames, type Manifest, type ManifestFunction, type ManifestResource } from '../protocol/manifest';
 
@@ -28,6 +29,7 @@ function manifestFunction(fn: FunctionInfo, module: string): ManifestFunction {
     is_class: fn.isClass,
     is_generator: fn.isGenerator,
     params: namedParams(fn.params).map((p) => p.name),
+    sample_input: sampleArgs(fn),
   };
 }
 

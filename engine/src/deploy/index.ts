@@ -30,5 +30,5 @@ export {
   type EnvironmentSummary,
   type WorkersSummary,
 } from './environments';
-export { sampleCall, sampleArgs } from './samples';
+export { sampleCall } from './samples';
 export { endpointCalls } from './calls';

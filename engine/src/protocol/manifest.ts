@@ -10,6 +10,8 @@ export interface ManifestFunction {
   is_generator: boolean;
   /** Parameter names in order (for building `input` and sample calls). */
   params: string[];
+  /** An `input` built from the parameters (project/sampleInput.ts): the local test server's example request. */
+  sample_input?: Record<string, unknown>;
 }
 
 export interface ManifestResource {
