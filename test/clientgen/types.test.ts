@@ -284,6 +284,18 @@ test('positional-only parameters are not offered: one without a default leaves t
   assert.match(o.mapper.warnings[0].message, /parameter a is positional-only \(before "\/"\) .* the client leaves it out/);
 });
 
+test('*args, which a call by name never fills, gets no field and a warning saying to take a list', async () => {
+  const model = await analyzeFiles({ 'w.py': `${HEAD}@Endpoint(name="f")\ndef f(a: int, *rest: int, b: int = 2) -> int:\n    return 1\n` });
+  const r = mapFunction(model);
+  assert.deepEqual(r.types, { a: 'number', 'b?': 'number' });
+  assert.deepEqual(
+    r.mapper.warnings.map((w) => `${w.file}:${w.line + 1}: ${w.message}`),
+    [
+      'w.py:6: f(): *rest always receives nothing, since a call passes its input by name: the client has no field for it; take a list instead (rest: list[...]) to pass several values.',
+    ],
+  );
+});
+
 test('the analysis records positional-only parameters', async () => {
   const model = await analyzeFiles({ 'w.py': `${HEAD}@Endpoint(name="f")\ndef f(a: int, /, b: int) -> int:\n    return 1\n` });
   assert.deepEqual(mapFunction(model).types, {});

@@ -96,6 +96,15 @@ export function argumentsOf(
     });
     if (required) return UNTYPED_INPUT;
   }
+  const star = fn.params.find((p) => p.kind === 'var-positional');
+  if (star)
+    mapper.warnings.push({
+      file,
+      line,
+      message:
+        `${fn.name}(): *${star.name} always receives nothing, since a call passes its input by name: the client has no field for it; ` +
+        `take a list instead (${star.name}: list[...]) to pass several values.`,
+    });
   const fields: JsonField[] = [];
   for (const p of callableParams(fn)) {
     if (skip.has(p.name)) continue;
