@@ -37,7 +37,11 @@ describe('GPUs of one node of two', { skip: skip ?? false }, () => {
     const withGpu = await start('with-gpu', 'NVIDIA L4');
     const without = await start('without', '');
     const cp = new ControlPlaneClient({ baseUrl: withGpu.url, apiKey: TEST_KEY });
-    const art = await buildTestArtifact({ 'gpu.py': GPU_PY }, [queueSpec('gpu', 'where', { file: 'gpu.py', gpu: 'any', workers: [0, 1] })]);
+    const art = await buildTestArtifact({ 'gpu.py': GPU_PY }, [
+      queueSpec('gpu', 'where', { file: 'gpu.py', gpu: 'any', workers: [0, 1] }),
+      // More GPUs per worker than any node has: blocked for the service, though the node without GPUs has nothing against it.
+      queueSpec('big', 'where', { file: 'gpu.py', gpu: 'any', workers: [0, 1], resource: { gpu_count: 2 } }),
+    ]);
     const eps = await deploy(cp, art);
 
     // The node without a GPU hears of the other's within its telling period, and says where the jobs go.
@@ -52,6 +56,15 @@ describe('GPUs of one node of two', { skip: skip ?? false }, () => {
       200,
     );
     assert.doesNotMatch(note, /run on the CPU/);
+    // Each node sees the service: the node without GPUs leaves the decision to the one it sends the jobs to.
+    for (const [client, node] of [
+      [far, without],
+      [cp, withGpu],
+    ] as const) {
+      const blocked = (await client.endpointHealth(eps.big.id))?.blocked ?? '';
+      assert.match(blocked, /asks for 2 GPUs per worker \(gpu_count\) and this machine has 1/, `through node ${node.id}: ${blocked}`);
+    }
+    assert.equal((await far.endpointHealth(eps.gpu.id))?.blocked, null, 'a GPU endpoint that fits is not blocked');
     for (let i = 0; i < 3; i++) {
       const r = await call('POST', `${on(without, eps.gpu.url)}/runsync`, { body: { input: { i } }, timeoutMs: 60_000 });
       const job = r.json as { status: string; output?: { cuda: string | null } };

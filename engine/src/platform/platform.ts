@@ -205,7 +205,7 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
         templates?.note(id) ?? null,
       ].filter(Boolean);
       const hardwareNote = notes.length ? [...new Set(notes)].join('; ') : null;
-      return { lastError: sched.lastError(id) ?? (ep && templates?.lastError(ep)) ?? null, hardwareNote, blocked };
+      return { lastError: sched.lastError(id) ?? (ep && templates?.lastError(ep)) ?? null, hardwareNote, blocked, defers: !!ep && pool.defers(ep) };
     };
     const healthDeps: HealthDeps = {
       engine,

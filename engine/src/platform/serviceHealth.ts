@@ -30,6 +30,11 @@ export interface HealthNotes {
    * too old; workers/hosts.ts `unplaceable`): of the service, when every node says so.
    */
   blocked: string | null;
+  /**
+   * This node leaves the endpoint's workers to the GPUs of other nodes (it has none for them: gpuOffers.ts), so its
+   * `blocked` says nothing of the service: the nodes it defers to decide.
+   */
+  defers: boolean;
 }
 
 export type ServiceHealth = Health & HealthNotes;
@@ -53,7 +58,8 @@ function nodeHealth(d: HealthDeps, endpointId: string): ServiceHealth {
 
 /**
  * The service's health of each endpoint: counts summed over the nodes; the first node's error (this one's first) and
- * every node's notes (another node's named), since machines differ.
+ * every node's notes (another node's named), since machines differ. Blocked when every node that would run its
+ * workers (all but those that defer to others' GPUs) says so.
  */
 export async function serviceHealth(d: HealthDeps, endpointIds: string[]): Promise<ServiceHealth[]> {
   const sums = endpointIds.map((id) => nodeHealth(d, id));
@@ -61,6 +67,7 @@ export async function serviceHealth(d: HealthDeps, endpointIds: string[]): Promi
   const answers = await d.cluster.callOthers<NodePart[]>(NODE_HEALTH_PATH, { endpointIds });
   for (const [i, sum] of sums.entries()) {
     const notes = sum.hardwareNote ? [sum.hardwareNote] : [];
+    const votes = sum.defers ? [] : [sum.blocked];
     for (const answer of answers) {
       const h = answer[i];
       if (!h) continue;
@@ -68,9 +75,11 @@ export async function serviceHealth(d: HealthDeps, endpointIds: string[]): Promi
       for (const k of Object.keys(sum.workers) as Array<keyof WorkerCounts>) sum.workers[k] += Number(h.workers?.[k]) || 0;
       sum.lastError ??= h.lastError ? `on node ${h.node}: ${h.lastError}` : null;
       if (h.hardwareNote && h.hardwareNote !== sum.hardwareNote) notes.push(`on node ${h.node}: ${h.hardwareNote}`);
-      if (!h.blocked) sum.blocked = null; // another node can start them
+      if (!h.defers) votes.push(h.blocked ? (sum.defers ? `on node ${h.node}: ${h.blocked}` : h.blocked) : null);
     }
     sum.hardwareNote = notes.length ? notes.join('; ') : null;
+    sum.blocked = votes.length > 0 && votes.every((v) => v !== null) ? votes[0] : null; // else a node can start them
+    sum.defers = votes.length === 0;
   }
   return sums;
 }

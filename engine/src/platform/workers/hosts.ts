@@ -41,6 +41,13 @@ export function localHost(datacenters: readonly string[] | undefined, inventory:
   };
 }
 
+/** The hosts whose GPUs a GPU endpoint's workers go to, what each worker wants, and the kind named in messages. */
+interface GpuCandidates {
+  hosts: WorkerHost[];
+  want: GpuWant;
+  kind: string;
+}
+
 /** A host with GPUs as the other nodes of a cluster know it (gpuOffers.ts). */
 export interface GpuOffer {
   /** The node's own machine (else a worker host that joined it). */
@@ -105,6 +112,11 @@ export class HostPool {
       .map((h) => ({ local: h === this.local, datacenters: h.datacenters }));
   }
 
+  /** In a cluster: this node leaves the GPU endpoint's workers to another node's GPUs, none of its hosts having one. */
+  defers(ep: DeployedEndpoint): boolean {
+    return !ep.config.cpu && !this.hasGpuFor(ep) && !!this.elsewhere?.(ep);
+  }
+
   /** Whether a host that may run the endpoint's workers has GPUs. */
   hasGpuFor(ep: DeployedEndpoint): boolean {
     return this.eligible(ep).some((h) => h.gpus.count > 0);
@@ -116,31 +128,42 @@ export class HostPool {
    * workers start here, wait for a free GPU, or run on another node's GPUs.
    */
   unplaceable(ep: DeployedEndpoint): string | null {
+    const c = this.candidates(ep);
+    return 'never' in c ? c.never : null;
+  }
+
+  /**
+   * The hosts that can run the endpoint's workers (`fit`: those serving its datacenter whose checks pass) and, for a
+   * GPU endpoint, those whose GPUs it goes to; or why none ever can (`never`, what `unplaceable` says).
+   */
+  private candidates(ep: DeployedEndpoint): { never: string } | { fit: WorkerHost[]; gpus: GpuCandidates | null } {
     const hosts = this.eligible(ep);
     if (hosts.length === 0) {
       const offered = this.all().map((h) => `${h.name} (${h.datacenters?.join(', ') ?? 'every datacenter'})`);
-      return (
-        `no worker host serves ${ep.config.datacenters?.join(', ') ?? 'this endpoint'}${ep.config.volumes.length ? " where its volumes are (on the platform's machine)" : ''}: ` +
-        `the hosts are ${offered.join(', ')}; start one there with strato platform agent --join <url> --datacenter <id>, or change its datacenter=`
-      );
+      return {
+        never:
+          `no worker host serves ${ep.config.datacenters?.join(', ') ?? 'this endpoint'}${ep.config.volumes.length ? " where its volumes are (on the platform's machine)" : ''}: ` +
+          `the hosts are ${offered.join(', ')}; start one there with strato platform agent --join <url> --datacenter <id>, or change its datacenter=`,
+      };
     }
     const reasons = hosts.map((h) => h.checks.blocked(ep.config));
     if (reasons.every((r) => r !== null))
-      return hosts.length === 1 ? reasons[0] : `no worker host can run it: ${reasons.map((r, i) => `${hosts[i].name}: ${r}`).join('; ')}`;
-    const gpus = this.gpuCandidates(
-      ep,
-      hosts.filter((_, i) => reasons[i] === null),
-    );
-    if (!gpus || gpus.hosts.some((h) => h.gpus.usable(gpus.want.gpuIds).length >= gpus.want.count)) return null;
-    if (gpus.hosts.length === 1) return tooFewGpus(gpus.hosts[0].inventory, gpus.want);
-    return `the endpoint asks for ${gpus.want.count}${gpus.kind} GPUs per worker (gpu_count) and no worker host has that many: its workers cannot start`;
+      return { never: hosts.length === 1 ? reasons[0]! : `no worker host can run it: ${reasons.map((r, i) => `${hosts[i].name}: ${r}`).join('; ')}` };
+    const fit = hosts.filter((_, i) => reasons[i] === null);
+    const gpus = this.gpuCandidates(ep, fit);
+    if (!gpus || gpus.hosts.some((h) => h.gpus.usable(gpus.want.gpuIds).length >= gpus.want.count)) return { fit, gpus };
+    const one = gpus.hosts.length === 1 ? tooFewGpus(gpus.hosts[0].inventory, gpus.want) : null;
+    return {
+      never:
+        one ?? `the endpoint asks for ${gpus.want.count}${gpus.kind} GPUs per worker (gpu_count) and no worker host has that many: its workers cannot start`,
+    };
   }
 
   /**
    * The hosts a GPU endpoint's workers go to among `fit`: those with GPUs of the kind it asks for where one has it,
    * else any with GPUs; null for a CPU endpoint, or where none of `fit` has a GPU (they run on the CPU, decisions.md).
    */
-  private gpuCandidates(ep: DeployedEndpoint, fit: WorkerHost[]): { hosts: WorkerHost[]; want: GpuWant; kind: string } | null {
+  private gpuCandidates(ep: DeployedEndpoint, fit: WorkerHost[]): GpuCandidates | null {
     if (ep.config.cpu) return null;
     const want = { count: Math.max(1, ep.config.gpuCount), gpuIds: ep.config.gpuIds };
     const withGpus = fit.filter((h) => h.gpus.count > 0);
@@ -152,10 +175,10 @@ export class HostPool {
 
   /** The host for a new worker of the endpoint, or why none can take one now (placement rules above). */
   place(ep: DeployedEndpoint): WorkerHost | string {
-    const never = this.unplaceable(ep);
-    if (never) return never;
-    let fit = this.eligible(ep).filter((h) => h.checks.blocked(ep.config) === null);
-    const gpus = this.gpuCandidates(ep, fit);
+    const c = this.candidates(ep);
+    if ('never' in c) return c.never;
+    let fit = c.fit;
+    const gpus = c.gpus;
     if (gpus) {
       const free = gpus.hosts.filter((h) => h.gpus.canAssign(gpus.want));
       if (free.length === 0) {
