@@ -141,6 +141,7 @@ export class Cluster {
     this.secret = Buffer.from(await this.d.store.metaOnce('cluster_secret', randomBytes(24).toString('hex')));
     await this.refuseTakenPlace();
     await this.d.store.registerNode(this.d.url());
+    this.beatAt = Date.now(); // registering is this node's first heartbeat: a slow start is no pause of the process
     const changed = () => this.changed();
     const heard = (payload: string) => {
       const [what, subject, from] = payload.split(' ');
