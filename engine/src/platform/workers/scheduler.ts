@@ -14,6 +14,7 @@ import { Waiters } from '../../util/waiters';
 import { healthBucket, isBusy, type Worker } from './worker';
 import { withErrorOutput, withoutErrorOutput } from './exitText';
 import { hungAfterMs, judgeLate } from './liveness';
+import { StartFailures } from './startFailures';
 
 export interface SchedulerDeps {
   cp: ControlPlane;
@@ -37,11 +38,7 @@ export interface SchedulerDeps {
 
 interface EndpointWorkers {
   workers: Set<Worker>;
-  /** The endpoint revision the start failures below are of: a new one starts with none. */
-  revision: number;
-  startFailures: number;
-  lastError: string | null;
-  nextSpawnAt: number;
+  starts: StartFailures;
   /** When QUEUE_DELAY last added a worker (platform clock). */
   lastScaleUpAt: number;
   /** Why the last wanted worker could not start (no free GPU), else null. */
@@ -59,8 +56,6 @@ interface EndpointWorkers {
 const SLOT_SYNC_MS = 5000;
 /** A node that holds its share of the minimum's slots claims more only this long after (the others may be fetching the build). */
 const MIN_SPREAD_MS = 10_000;
-
-const FAILURES_BEFORE_FAILING_JOBS = 3;
 
 /** Starting or serving: a worker that counts for the endpoint (not draining, stopping or gone). */
 const isLive = (w: Worker): boolean => w.phase === 'initializing' || w.phase === 'ready';
@@ -90,10 +85,7 @@ export class Scheduler {
     if (!s) {
       s = {
         workers: new Set(),
-        revision: -1,
-        startFailures: 0,
-        lastError: null,
-        nextSpawnAt: 0,
+        starts: new StartFailures(),
         lastScaleUpAt: 0,
         waiting: null,
         claiming: false,
@@ -125,8 +117,7 @@ export class Scheduler {
 
   /** Why the workers of the endpoint's current revision fail to start, if they do (an older revision's failure says nothing). */
   lastError(endpointId: string): string | null {
-    const s = this.state(endpointId);
-    return s.revision === this.d.cp.endpoint(endpointId)?.revision ? s.lastError : null;
+    return this.state(endpointId).starts.lastError(this.d.cp.endpoint(endpointId)?.revision);
   }
 
   /** Why more workers wanted by the endpoint are not starting (all GPUs held), else null. */
@@ -154,9 +145,7 @@ export class Scheduler {
     if (w.phase === 'initializing') w.phase = 'ready';
     if (port) w.port = port;
     w.readyAt = w.readyAt ?? Date.now();
-    const s = this.state(w.endpointId);
-    s.startFailures = 0;
-    s.lastError = null;
+    this.state(w.endpointId).starts.cleared();
     this.readyWaiters.wake(w.endpointId);
     this.demand(w.endpointId);
   }
@@ -187,13 +176,7 @@ export class Scheduler {
       for (const w of [...s.workers]) if (isLive(w)) this.retire(w);
       return;
     }
-    if (s.revision !== ep.revision) {
-      // A new revision (a fix deployed): what the old one's workers did to start says nothing of it.
-      s.revision = ep.revision;
-      s.startFailures = 0;
-      s.lastError = null;
-      s.nextSpawnAt = 0;
-    }
+    s.starts.follow(ep.revision);
     const cfg = ep.config;
     // An older revision's workers, and those of slots a lowered max no longer has, finish and go; their slots are
     // free once they exited, so a roll never has more than max workers.
@@ -225,7 +208,7 @@ export class Scheduler {
     s.waiting = null;
     // Every slot held (elsewhere) is known for a while without a statement: the tick asks again later.
     const more = current < wanted && !this.d.slots.knownFull(ep.id, cfg.workersMax) ? wanted - current : 0;
-    if (!s.claiming && (more > 0 || this.minimumOpen(ep, s.workers)) && Date.now() >= s.nextSpawnAt && !this.d.blocked(ep)) {
+    if (!s.claiming && (more > 0 || this.minimumOpen(ep, s.workers)) && Date.now() >= s.starts.nextStartAt && !this.d.blocked(ep)) {
       // GPUs are exclusive: a worker starts only when its GPUs are free (never oversubscribed).
       s.waiting = this.d.supervisor.cannotStart(ep);
       if (!s.waiting) void this.claimAndStart(ep, s, more);
@@ -299,8 +282,7 @@ export class Scheduler {
     }
   }
 
-  /** Stops the workers above the minimum (slots from workers.min up) that have been idle longer than idle_timeout. */
-  /** Retires the ready workers above the minimum that have been idle for the endpoint's idle timeout. */
+  /** Retires the ready workers above the minimum (slots from workers.min up) idle for the endpoint's idle_timeout. */
   private stopIdle(ep: DeployedEndpoint, workers: Iterable<Worker>): void {
     const now = Date.now();
     let idle: Worker[] | null = null;
@@ -406,11 +388,9 @@ export class Scheduler {
     // A worker of an older revision that fails to start (a roll to a fix under way) counts for nothing now.
     const current = this.d.cp.endpoint(w.endpointId)?.revision === w.revision;
     if (!expected && !w.readyAt && current) {
-      s.startFailures++;
-      s.lastError = withErrorOutput(`the endpoint's worker failed to start: ${how}`, tail);
-      s.nextSpawnAt = Date.now() + Math.min(30_000, 250 * 2 ** (s.startFailures - 1));
-      this.d.log(`strato platform: ${s.lastError}`);
-      if (s.startFailures >= FAILURES_BEFORE_FAILING_JOBS) this.failQueued(w.endpointId, withoutErrorOutput(s.lastError, endpointName));
+      const error = withErrorOutput(`the endpoint's worker failed to start: ${how}`, tail);
+      this.d.log(`strato platform: ${error}`);
+      if (s.starts.failed(w.revision, error)) this.failQueued(w.endpointId, withoutErrorOutput(error, endpointName));
     } else if (!expected) this.d.log(`strato platform: ${withErrorOutput(how, tail)}`);
     this.demand(w.endpointId);
   }
