@@ -409,7 +409,9 @@ export class Scheduler {
       this.d.supervisor.stop(w);
     }
     const deadline = Date.now() + graceMs + 1000;
-    while (all.some((w) => w.phase !== 'exited') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
-    for (const w of all) if (w.phase !== 'exited') this.d.supervisor.kill(w);
+    // Exited, and its exit handled (its process let go once its last output is logged).
+    const running = (w: Worker) => w.phase !== 'exited' || w.process !== null;
+    while (all.some(running) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
+    for (const w of all) if (running(w)) this.d.supervisor.kill(w);
   }
 }

@@ -38,6 +38,8 @@ export interface SupervisorDeps {
 }
 
 const TAIL_LINES = 30;
+/** The longest an exit waits for the worker's output pipes to end. */
+const OUTPUT_GRACE_MS = 1000;
 
 export class Supervisor {
   private logs = new Map<string, fs.WriteStream>();
@@ -129,6 +131,9 @@ export class Supervisor {
     const note = isGpu ? host.gpus.note(ep.config.gpuIds) : null;
     if (note) this.writeLog(ep.id, w.id, 'P', note);
     if (forked) this.writeLog(ep.id, w.id, 'P', "forked from the endpoint's template");
+    // The process may exit before its pipes deliver the last of its output: the exit is handled once both ended.
+    let open = 0;
+    let outputEnded = () => undefined as void;
     /** Logs a stream's lines as they come; returns what logs its last line when it has no newline (a crash's message). */
     const pipe = (stream: NodeJS.ReadableStream | null, isErr: boolean) => {
       let partial = '';
@@ -149,7 +154,11 @@ export class Supervisor {
         partial = lines.pop() ?? '';
         for (const line of lines) put(line);
       });
-      stream?.on('end', flush);
+      if (stream) open++;
+      stream?.on('end', () => {
+        flush();
+        if (--open === 0) outputEnded();
+      });
       return flush;
     };
     const flushes = [pipe(child.stdout, false), pipe(child.stderr, true)];
@@ -166,16 +175,27 @@ export class Supervisor {
           // no process of its group is left
         }
       }
-      // Let the pipes deliver the last lines first: they explain the exit.
       host.gpus.release(w.id);
       host.workers--;
-      setImmediate(() => {
+      // Nothing more goes to it; its jobs fail or run again once its last lines are in the log, which they explain (a
+      // job's error sends the reader there): after its pipes end (OUTPUT_GRACE_MS at most: a process it started
+      // outside its group may hold them) and the log has them.
+      const was = w.phase;
+      w.phase = 'exited';
+      let handled = false;
+      const handle = () => {
+        if (handled) return;
+        handled = true;
+        clearTimeout(grace);
         for (const flush of flushes) flush();
-        const was = w.phase;
-        w.phase = 'exited';
-        w.process = null;
-        this.d.onExit(w, code, signal, was);
-      });
+        this.logFor(ep.id).write('', () => {
+          w.process = null;
+          this.d.onExit(w, code, signal, was);
+        });
+      };
+      const grace = setTimeout(handle, OUTPUT_GRACE_MS);
+      if (open === 0) setImmediate(handle);
+      else outputEnded = handle;
     };
     child.on('error', (e) => {
       w.spawnError = `could not start ${this.d.python}: ${e.message} (set STRATO_PYTHON or --python to a Python 3 interpreter)`;
