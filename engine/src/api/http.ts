@@ -39,6 +39,11 @@ class TimeoutError extends Error {
   readonly code = 'TIMEOUT';
 }
 
+/** A reused keep-alive connection turned out closed before any answer came (its `cause`: the socket's error). */
+class StaleConnection extends Error {}
+
+const STALE_CODES = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED']);
+
 export async function send(target: ApiTarget, method: string, path: string, o: SendOptions = {}): Promise<HttpResult> {
   const url = new URL(`${target.baseUrl}${path}`);
   const headers: Record<string, string> = { authorization: `Bearer ${target.apiKey}`, ...o.headers };
@@ -52,7 +57,17 @@ export async function send(target: ApiTarget, method: string, path: string, o: S
   let res: { status: number; text: string; headers: http.IncomingHttpHeaders };
   try {
     const client = url.protocol === 'https:' ? await httpsClient() : { lib: http, agent: httpAgent };
-    res = await exchange(client, url, method, headers, body, timeout);
+    // A kept-alive connection the server (or a proxy before it) closed while idle fails as it is reused, before the
+    // request reached anyone: it is sent again on another (node's documented remedy; a body that streams cannot be).
+    for (let attempt = 1; ; attempt++) {
+      try {
+        res = await exchange(client, url, method, headers, body, timeout);
+        break;
+      } catch (e) {
+        if (!(e instanceof StaleConnection) || attempt >= 5 || !(body === undefined || typeof body === 'string' || Buffer.isBuffer(body)))
+          throw e instanceof StaleConnection ? e.cause : e;
+      }
+    }
   } catch (e) {
     throw networkError(target.baseUrl, e, timeout);
   }
@@ -84,7 +99,9 @@ function exchange(
   timeoutMs: number,
 ) {
   return new Promise<{ status: number; text: string; headers: http.IncomingHttpHeaders }>((resolve, reject) => {
+    let answered = false;
     const req = client.lib.request(url, { method, headers, agent: client.agent }, (res) => {
+      answered = true;
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => {
@@ -98,7 +115,9 @@ function exchange(
       clearTimeout(timer);
       reject(e);
     }
-    req.on('error', fail);
+    req.on('error', (e: NodeJS.ErrnoException) =>
+      fail(req.reusedSocket && !answered && STALE_CODES.has(e.code ?? '') ? new StaleConnection(e.message, { cause: e }) : e),
+    );
     if (body === undefined) req.end();
     else if (typeof body === 'string' || Buffer.isBuffer(body)) req.end(body);
     else {
