@@ -27,6 +27,14 @@ def read(name):
         return {"text": f.read(), "pid": os.getpid()}
 
 
+def wipe():
+    # A cache clean-up: everything in the volume goes, hidden files too.
+    root = os.environ["STRATO_VOLUME_PATH"]
+    for name in os.listdir(root):
+        os.remove(os.path.join(root, name))
+    return {"left": os.listdir(root)}
+
+
 def grow(gb):
     # A sparse file: its size counts against the quota without using the disk.
     with open(os.path.join(os.environ["STRATO_VOLUME_PATH"], "big.bin"), "wb") as f:
@@ -93,6 +101,36 @@ describe('network volumes', () => {
     assert.deepEqual(await tp.cp.listVolumes(app.id), []);
     assert.equal(fs.existsSync(folder), false);
     await assert.rejects(tp.cp.deleteVolume(app.id, 'shared-models'), (e: ControlPlaneError) => e.code === 'NOT_FOUND');
+  });
+
+  test("the volume is the code's alone: it sees only its own files, and emptying it loses nothing of the volume", async () => {
+    const specs = [
+      queueSpec('writer', 'write', { file: 'volume.py', resource: { volumes: SHARED } }),
+      queueSpec('wiper', 'wipe', { file: 'volume.py', resource: { volumes: SHARED } }),
+    ];
+    const eps = await deploy(tp.cp, await buildTestArtifact({ 'volume.py': VOLUME_PY }, specs), { app: 'wipeapp' });
+    await runsync(eps.writer.url, { name: 'cache.bin', text: 'x' });
+    assert.deepEqual((await runsync(eps.wiper.url, {})).left, [], 'only the file it wrote was there, and it is gone');
+    const app = (await tp.cp.findApp('wipeapp'))!;
+    assert.deepEqual(
+      (await tp.cp.listVolumes(app.id)).map((v) => [v.name, v.sizeGb, [...v.endpoints].sort()]),
+      [['shared-models', 10, ['wiper', 'writer']]],
+    );
+    for (const e of Object.values(eps)) await tp.cp.deleteEndpoint(e.id);
+    await tp.cp.deleteVolume(app.id, 'shared-models');
+    assert.deepEqual(await tp.cp.listVolumes(app.id), []);
+  });
+
+  test('a volume recorded inside its folder by an earlier release is found, and its record moves out of the folder', async () => {
+    const app = await tp.cp.createApp('legacyapp');
+    const folder = path.join(tp.dataDir, 'volumes', app.id, 'EU-RO-1', 'old-cache');
+    fs.mkdirSync(folder, { recursive: true });
+    const record = { appId: app.id, name: 'old-cache', datacenter: 'EU-RO-1', sizeGb: 20, createdAt: 1 };
+    fs.writeFileSync(path.join(folder, '.strato-volume.json'), JSON.stringify(record));
+    fs.writeFileSync(path.join(folder, 'weights.bin'), 'w');
+    const [found] = await tp.cp.listVolumes(app.id);
+    assert.deepEqual([found?.name, found?.sizeGb], ['old-cache', 20]);
+    assert.deepEqual(fs.readdirSync(folder), ['weights.bin'], "the folder holds the user's files only");
   });
 
   test("a volume over its size is reported in the endpoint's health", async () => {

@@ -1,7 +1,9 @@
 // Network volumes on this platform: a folder per app, datacenter and name under the data dir, created when an
 // endpoint that mounts it is saved, kept across deploys and undeploys, removed only by an explicit delete. Every
 // worker of every endpoint that mounts it sees the same folder. The size is a quota: usage is measured off the
-// request path (at most every 30 s per volume) and reported in the endpoint's health when it is exceeded.
+// request path (at most every 30 s per volume) and reported in the endpoint's health when it is exceeded. What the
+// platform records of a volume lies beside its folder (`<name>.volume.json`; names hold no dot, so no folder is named
+// so): the folder is the user's alone, and code that empties it (cache clean-ups) cannot lose the volume.
 import fs from 'node:fs';
 import path from 'node:path';
 import type { VolumeSpec } from '../../catalog/parameterRules';
@@ -10,7 +12,10 @@ import type { Volume } from '../../protocol/controlPlane';
 import type { DeployedEndpoint } from './service';
 import { badRequest, conflict, notFound } from '../errors';
 
-const META = '.strato-volume.json';
+/** Where the platform records a volume: beside its folder. */
+const metaOf = (dir: string) => `${dir}.volume.json`;
+/** Where earlier releases recorded it: inside the folder, where the user's code saw it (moved out when read). */
+const LEGACY_META = '.strato-volume.json';
 const USAGE_TTL_MS = 30_000;
 const GB = 1024 ** 3;
 
@@ -56,7 +61,7 @@ export class Volumes {
     fs.mkdirSync(dir, { recursive: true });
     const rec: VolumeRecord = { appId, name: v.name, datacenter: v.datacenter, sizeGb: v.size, createdAt: existing?.createdAt ?? now, path: dir };
     if (!existing || existing.sizeGb !== v.size) {
-      fs.writeFileSync(path.join(dir, META), JSON.stringify({ appId, name: v.name, datacenter: v.datacenter, sizeGb: v.size, createdAt: rec.createdAt }));
+      fs.writeFileSync(metaOf(dir), JSON.stringify({ appId, name: v.name, datacenter: v.datacenter, sizeGb: v.size, createdAt: rec.createdAt }));
     }
     return rec;
   }
@@ -86,6 +91,7 @@ export class Volumes {
 
   delete(rec: VolumeRecord): void {
     fs.rmSync(rec.path, { recursive: true, force: true });
+    fs.rmSync(metaOf(rec.path), { force: true });
     this.usage.delete(rec.path);
   }
 
@@ -138,8 +144,10 @@ export class Volumes {
   }
 
   private read(dir: string): VolumeRecord | null {
+    const legacy = path.join(dir, LEGACY_META);
     try {
-      const m = JSON.parse(fs.readFileSync(path.join(dir, META), 'utf8')) as Omit<VolumeRecord, 'path'>;
+      if (!fs.existsSync(metaOf(dir)) && fs.existsSync(legacy)) fs.renameSync(legacy, metaOf(dir));
+      const m = JSON.parse(fs.readFileSync(metaOf(dir), 'utf8')) as Omit<VolumeRecord, 'path'>;
       return { ...m, path: dir };
     } catch {
       return null;
@@ -178,7 +186,7 @@ async function measure(dir: string): Promise<number> {
     for (const e of entries) {
       const p = path.join(d, e.name);
       if (e.isDirectory()) stack.push(p);
-      else if (e.isFile() && e.name !== META) total += (await fs.promises.lstat(p).catch(() => ({ size: 0 }))).size;
+      else if (e.isFile()) total += (await fs.promises.lstat(p).catch(() => ({ size: 0 }))).size;
     }
   }
   return total;
