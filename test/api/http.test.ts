@@ -8,7 +8,10 @@ import type { AddressInfo } from 'node:net';
 import { send } from '../../engine/src/api/http';
 
 const servers: net.Server[] = [];
+const sockets = new Set<net.Socket>();
 after(() => {
+  // The client keeps its connection alive: the server's side of it is closed too, or the process would not end.
+  for (const s of sockets) s.destroy();
   for (const s of servers) s.close();
 });
 
@@ -20,6 +23,7 @@ async function resettingServer(): Promise<{ url: string; answered: string[]; res
   const answered: string[] = [];
   let resets = 0;
   const server = net.createServer((socket) => {
+    sockets.add(socket);
     let served = false;
     let buffered = '';
     socket.on('data', (chunk) => {
