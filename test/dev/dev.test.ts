@@ -306,9 +306,10 @@ test('a save that leaves the requirements as they were reuses the installed depe
 
 test('a taken port: the next free one is used and said', async () => {
   const dir = await project('porty');
+  // A port the system hands out is free; a random one may already be another process's (EADDRINUSE, seen in CI).
   const blocker = http.createServer();
-  const port = 30000 + Math.floor(Math.random() * 20000);
-  await new Promise<void>((r) => blocker.listen(port, '127.0.0.1', r));
+  await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', r));
+  const port = (blocker.address() as { port: number }).port;
   try {
     const d = await startServing(['--host', '127.0.0.1', '--port', String(port), '--no-reload'], { cwd: dir, env });
     running.push(d);
