@@ -206,10 +206,22 @@ describe('what a platform can run', () => {
         queueSpec('kansas', 'noop', { resource: { datacenters: ['US-KS-2'] } }),
         queueSpec('anywhere', 'noop'),
       ]);
-      await assert.rejects(deploy(tp.cp, art, { endpoints: ['romania'] }), (e: Error) =>
+      // Refused before anything changes (the build's other endpoints are not saved, the environment keeps its build):
+      // refused at its own save, a deploy left some endpoints on the new build and the others on the old.
+      await assert.rejects(deploy(tp.cp, art, { app: 'dcs' }), (e: Error) =>
         /endpoint "romania" runs only in EU-RO-1 \(where its volumes are\), and this platform serves US-KS-2/.test(e.message),
       );
-      const ok = await deploy(tp.cp, art, { endpoints: ['kansas', 'anywhere'] });
+      const app = (await tp.cp.findApp('dcs'))!;
+      assert.deepEqual(
+        app.environments.map((e) => [e.name, e.activeBuildId ?? null]),
+        [['production', null]],
+      );
+      assert.deepEqual(await tp.cp.listEndpoints(app.environments[0].id), []);
+      const runnable = await buildTestArtifact({ 'worker.py': WORKER_PY }, [
+        queueSpec('kansas', 'noop', { resource: { datacenters: ['US-KS-2'] } }),
+        queueSpec('anywhere', 'noop'),
+      ]);
+      const ok = await deploy(tp.cp, runnable, { app: 'dcs' });
       assert.deepEqual(ok.kansas.datacenters, ['US-KS-2']);
       assert.equal(ok.anywhere.datacenters, null);
       assert.deepEqual((await tp.cp.query<{ platform: { datacenters: string[] } }>('{ platform { datacenters } }')).platform.datacenters, ['US-KS-2']);

@@ -275,6 +275,10 @@ export class ControlPlane {
     const env = this.mustEnvironment(environmentId);
     const build = this.builds.get(buildId);
     if (!build || build.app_id !== env.app_id) throw noSuchBuild(buildId);
+    // What saveEndpoint would refuse of its endpoints is refused here, before the environment changes at all: a deploy
+    // refused halfway left some endpoints on the new build and the others on the old.
+    const refusals = this.refusalsOf(build);
+    if (refusals.length) throw badRequest(refusals.length === 1 ? refusals[0] : `the build cannot run here: ${refusals.join('; ')}`);
     const detail = { build: buildId, previous: env.active_build_id };
     await this.naming(
       buildId,
@@ -283,6 +287,24 @@ export class ControlPlane {
     env.active_build_id = buildId;
     await this.pruneBuilds(by, env.app_id);
     return env;
+  }
+
+  /** Why endpoints of the build cannot run on this platform (its datacenters, images), one sentence each. */
+  private refusalsOf(build: BuildRow): string[] {
+    const manifest = parseManifest(build.manifest);
+    const refusals: string[] = [];
+    for (const name of Object.keys(manifest.resources ?? {})) {
+      let config: ResolvedEndpointConfig;
+      try {
+        config = resolveConfig(manifest, name);
+      } catch (e) {
+        refusals.push((e as Error).message);
+        continue;
+      }
+      const refused = capabilityRefusal(name, config, this.capabilities.datacenters, this.capabilities.runsImages);
+      if (refused) refusals.push(refused);
+    }
+    return refusals;
   }
 
   listEndpoints(): DeployedEndpoint[] {
