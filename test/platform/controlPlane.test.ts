@@ -134,6 +134,23 @@ describe('builds and endpoints', () => {
     );
   });
 
+  test('env that no process environment can hold is refused at save, in the words of the catalog; the endpoint keeps its env', async () => {
+    const app = await tp.cp.findApp('ctx');
+    const env = app!.environments[0];
+    const save = (vars: Record<string, string>) => tp.cp.saveEndpoint({ environmentId: env.id, name: 'echo', env: vars });
+    // A NUL in a name made the platform itself exit when it started the worker, and again at every restart.
+    for (const [vars, said] of [
+      [{ 'A\0B': 'x' }, /^env name "A\\u0000B" cannot be a variable name: use a non-empty name without '=' or NUL characters\.$/],
+      [{ 'A=B': 'x' }, /^env name "A=B" cannot be a variable name/],
+      [{ A: 'x\0y' }, /^env value of "A" holds a NUL character/],
+      [{ BIG: 'x'.repeat(200_000) }, /^env value of "BIG" is 200000 bytes, over the limit of 65536: put large data in a file or a volume/],
+    ] as const)
+      await assert.rejects(save(vars), (e: unknown) => code('BAD_REQUEST')(e) && said.test((e as Error).message.replace(/^.*?: env/, 'env')));
+    const saved = await save({ FINE: 'y' });
+    const r = (await call('POST', `${saved.url}/runsync`, { body: { input: { n: 1 } } })).json as { status: string };
+    assert.equal(r.status, 'COMPLETED', 'its workers still start');
+  });
+
   test('a build refused at finalize (its manifest is not JSON, or absent) leaves no files behind', async () => {
     const app = await tp.cp.createApp('refused-builds');
     const builds = () => (fs.readdirSync(dataDir, { recursive: true }) as string[]).filter((f) => path.basename(f).startsWith('bld_')).sort();

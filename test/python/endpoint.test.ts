@@ -51,6 +51,12 @@ describe('Endpoint configuration', () => {
       ['Endpoint("a", execution_timeout_ms=-1)', 'execution_timeout_ms must be between 0 and 86400000, got -1.'],
       ['Endpoint("a", env={"K": 1})', "env value of 'K' must be a str, got: 1"],
       ['Endpoint("a", env=["K=v"])', "env must be a dict of str to str, got: ['K=v']"],
+      ['Endpoint("a", env={"A=B": "v"})', 'env name "A=B" cannot be a variable name: use a non-empty name without \'=\' or NUL characters.'],
+      ['Endpoint("a", env={"A": "x\\0y"})', 'env value of "A" holds a NUL character, which no process environment can: remove it.'],
+      [
+        'Endpoint("a", env={"A": "x" * 70000})',
+        'env value of "A" is 70000 bytes, over the limit of 65536: put large data in a file or a volume, not in the environment.',
+      ],
       ['Endpoint("a", dependencies="numpy")', "dependencies must be a list of package names (non-empty strings), got: 'numpy'"],
       ['Endpoint("a", cpu="cpu9-1-1")', "unknown cpu instance type 'cpu9-1-1': use a CpuInstanceType such as CpuInstanceType.CPU3C_2_4 ('cpu3c-2-4')"],
       ['Endpoint("bad name")', "'bad name' cannot be an endpoint name: use 1 to 63 letters, digits, '-' or '_', starting with a letter or digit."],

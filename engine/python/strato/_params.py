@@ -4,8 +4,9 @@
 import re
 
 from .catalog import (
-    CPU_DATACENTERS, DEBIAN_PACKAGE_PATTERN, ENDPOINT_NAME_PATTERN, GPU_GROUP_OF, GPU_SHORT_NAMES, IMAGE_REF_PATTERN, MESSAGES, PARAMETER_BOUNDS,
-    PARAMETER_DEFAULTS, WORKERS_MAX_UPPER_BOUND, CpuInstanceType, CudaVersion, DataCenter, GpuGroup, GpuType, ServerlessScalerType,
+    CPU_DATACENTERS, DEBIAN_PACKAGE_PATTERN, ENDPOINT_NAME_PATTERN, ENV_TOTAL_BYTES, ENV_VALUE_BYTES, GPU_GROUP_OF,
+    GPU_SHORT_NAMES, IMAGE_REF_PATTERN, MESSAGES, PARAMETER_BOUNDS, PARAMETER_DEFAULTS, WORKERS_MAX_UPPER_BOUND,
+    CpuInstanceType, CudaVersion, DataCenter, GpuGroup, GpuType, ServerlessScalerType,
 )
 from .resources import NetworkVolume, PodTemplate, datacenter_value
 
@@ -123,11 +124,22 @@ def _env(env):
         return {}
     if not isinstance(env, dict):
         raise ValueError(f"env must be a dict of str to str, got: {env!r}")
+    total = 0
     for key, value in env.items():
-        if not isinstance(key, str) or not key:
+        if not isinstance(key, str):
             raise ValueError(f"env keys must be non-empty strings, got: {key!r}")
+        if not key or "=" in key or "\0" in key:
+            raise ValueError(_rule("env-name", name=_json(key)))
         if not isinstance(value, str):
             raise ValueError(f"env value of {key!r} must be a str, got: {value!r}")
+        if "\0" in value:
+            raise ValueError(_rule("env-value", name=_json(key)))
+        size = len(value.encode("utf-8", "surrogatepass"))
+        if size > ENV_VALUE_BYTES:
+            raise ValueError(_rule("env-value-size", name=_json(key), bytes=size, limit=ENV_VALUE_BYTES))
+        total += len(key.encode("utf-8", "surrogatepass")) + size + 2
+    if total > ENV_TOTAL_BYTES:
+        raise ValueError(_rule("env-total-size", bytes=total, limit=ENV_TOTAL_BYTES))
     return dict(env)
 
 

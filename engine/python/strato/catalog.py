@@ -196,6 +196,9 @@ DEFAULT_CLIENT_TIMEOUT_MS = 60000
 # The largest request bodies the platform takes (HTTP 413 above): /run, and /runsync and load-balanced routes.
 RUN_BODY_BYTES = 10485760
 RUNSYNC_BODY_BYTES = 20971520
+# The largest env value, and env in all (names, values), that an endpoint may set: its workers must start.
+ENV_VALUE_BYTES = 65536
+ENV_TOTAL_BYTES = 524288
 # The largest message a worker sends the platform (a job's result, its output's JSON in it): a frame or a body.
 WORKER_MESSAGE_BYTES = 268435456
 # The reference product's package: an import of it is a line a migration did not change.
@@ -224,6 +227,10 @@ MESSAGES = {
     "image-ref": "image must be a container image reference such as \"python:3.11-slim\" or \"ghcr.io/org/worker:1.2\", got {value}.",
     "template-type": "template must be a PodTemplate(imageName=...), got {value}.",
     "gpu-and-cpu": "gpu and cpu are mutually exclusive: specify one or neither (neither means any GPU).",
+    "env-name": "env name {name} cannot be a variable name: use a non-empty name without '=' or NUL characters.",
+    "env-value": "env value of {name} holds a NUL character, which no process environment can: remove it.",
+    "env-value-size": "env value of {name} is {bytes} bytes, over the limit of {limit}: put large data in a file or a volume, not in the environment.",
+    "env-total-size": "env holds {bytes} bytes in all, over the limit of {limit}: put large data in a file or a volume, not in the environment.",
     "unknown-gpu": "unknown GPU {value}; use a GpuGroup ({groups}) or a GpuType model name.",
     "unknown-gpu-guess": "unknown GPU {value}: did you mean {guess}?",
     "unknown-gpu-models": "unknown GPU {value}: the models of that name are {models}; write one.",

@@ -31,7 +31,8 @@ function defaultOf(name: string): unknown {
 /** Endpoint names: what the control plane, the URLs and the Python package accept. */
 export const ENDPOINT_NAME = new RegExp(data.endpointNamePattern);
 
-export type ParameterCode = 'invalid-workers' | 'invalid-type' | 'out-of-range' | 'unknown-datacenter' | 'invalid-volume' | 'invalid-dependencies';
+export type ParameterCode =
+  'invalid-workers' | 'invalid-type' | 'out-of-range' | 'unknown-datacenter' | 'invalid-volume' | 'invalid-dependencies' | 'invalid-env';
 export type Checked<T> = { ok: true; value: T } | { ok: false; code: ParameterCode; message: string; swapped?: [number, number] };
 
 const isInt = (v: unknown): v is number => typeof v === 'number' && Number.isInteger(v);
@@ -111,6 +112,24 @@ export function checkDatacenters(v: unknown, shown: string = JSON.stringify(v)):
 }
 
 /** `volume=`: one NetworkVolume or a list of them, with the catalog's defaults filled in. */
+/**
+ * `env`: names a process environment can hold (non-empty, no '=' or NUL), values without NUL, and sizes well within
+ * what exec takes (catalog limits), so that a saved endpoint's workers can always be started.
+ */
+export function checkEnv(env: Record<string, string>): Checked<Record<string, string>> {
+  let total = 0;
+  for (const [name, value] of Object.entries(env)) {
+    const shown = JSON.stringify(name);
+    if (name === '' || name.includes('=') || name.includes('\0')) return fail('invalid-env', parameterMessage('env-name', { name: shown }));
+    if (value.includes('\0')) return fail('invalid-env', parameterMessage('env-value', { name: shown }));
+    const bytes = Buffer.byteLength(value);
+    if (bytes > limits.envValueBytes) return fail('invalid-env', parameterMessage('env-value-size', { name: shown, bytes, limit: limits.envValueBytes }));
+    total += Buffer.byteLength(name) + bytes + 2;
+  }
+  if (total > limits.envTotalBytes) return fail('invalid-env', parameterMessage('env-total-size', { bytes: total, limit: limits.envTotalBytes }));
+  return { ok: true, value: env };
+}
+
 export function checkVolumes(v: unknown, shown: string = shownOf(v)): Checked<VolumeSpec[]> {
   const items = Array.isArray(v) ? v : [v];
   const nv = networkVolume;

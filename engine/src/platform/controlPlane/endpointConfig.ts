@@ -4,6 +4,7 @@ import type { EndpointInput, EndpointKind } from '../../protocol/controlPlane';
 import { handlerFileName, type Manifest, type ManifestResource } from '../../protocol/manifest';
 import {
   checkCudaVersion,
+  checkEnv,
   checkIntParameter,
   checkScalerType,
   checkVolumes,
@@ -137,7 +138,8 @@ function validateConfig(c: ResolvedEndpointConfig): string | null {
   for (const r of [checkScalerType(c.scalerType), checkCudaVersion(c.minCudaVersion), checkVolumes(c.volumes.map((v) => ({ $class: 'NetworkVolume', ...v })))])
     if (!r.ok) return r.message;
   for (const [k, v] of Object.entries(c.env)) if (typeof v !== 'string') return `env ${k} must be a string`;
-  return null;
+  const env = checkEnv(c.env);
+  return env.ok ? null : env.message;
 }
 
 /** Why a platform cannot run the endpoint as declared (its datacenters, its own image), or null when it can. */

@@ -211,7 +211,7 @@ export class Scheduler {
     if (!s.claiming && (more > 0 || this.minimumOpen(ep, s.workers)) && Date.now() >= s.starts.nextStartAt && !this.d.blocked(ep)) {
       // GPUs are exclusive: a worker starts only when its GPUs are free (never oversubscribed).
       s.waiting = this.d.supervisor.cannotStart(ep);
-      if (!s.waiting) void this.claimAndStart(ep, s, more);
+      if (!s.waiting) this.claimAndStart(ep, s, more).catch((e: Error) => this.d.log(`strato platform: starting a worker of ${ep.name} failed: ${e.message}`));
     }
     if (work === 0) this.stopIdle(ep, s.workers);
   }
@@ -266,8 +266,13 @@ export class Scheduler {
         try {
           w = this.d.supervisor.spawn(ep, id);
         } catch (e) {
+          // The system refused to start the process (its environment too large for exec): a start failure of this
+          // revision, backed off and shown in health, not an error of the platform's.
           this.d.slots.release(ep.id, id);
-          throw e;
+          const error = `the endpoint's worker could not be started: ${(e as Error).message}`;
+          this.d.log(`strato platform: ${error}`);
+          if (s.starts.failed(ep.revision, error)) this.failQueued(ep.id, error);
+          return;
         }
         w.slot = slot;
         this.d.dispatch.register(w);
