@@ -53,3 +53,20 @@ test('an output JSON cannot hold (an infinity) fails the job with the reason ins
   assert.equal(job.status, 'FAILED');
   assert.match(String(job.error), /not JSON serializable/);
 });
+
+test('an integer longer than a Python worker reads is refused at /run with the reason; the longest it reads runs, as do long floats', async () => {
+  // Before, the job was taken, every worker's job channel failed on it again and again, and the endpoint served nothing.
+  const digits = (n: number) => '9'.repeat(n);
+  for (const route of ['run', 'runsync']) {
+    const r = await call('POST', `${url.echo}/${route}`, { raw: `{"input": {"n": ${digits(5000)}, "s": "${digits(6000)}"}}`, auth: `Bearer ${tp.key}` });
+    assert.equal(r.status, 400, r.text);
+    assert.equal(
+      (r.json as { error: string }).error,
+      'the input holds an integer of 5000 digits, more than the 4300 a Python worker reads; send it as a string',
+    );
+  }
+  const raw = `{"input": {"n": -${digits(4300)}, "f": 0.${digits(5000)}, "e": 0.${digits(5000)}e5, "s": "${digits(6000)}"}}`;
+  const ok = await call('POST', `${url.echo}/runsync`, { raw, auth: `Bearer ${tp.key}` });
+  assert.equal((ok.json as { status: string }).status, 'COMPLETED', ok.text.slice(0, 500));
+  assert.ok(ok.text.includes(`"n":-${digits(4300)}`), 'the integer travels as written');
+});

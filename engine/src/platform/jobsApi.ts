@@ -4,7 +4,7 @@
 // cluster, `/health` (serviceHealth.ts) and `/purge-queue` answer for the whole service (every live node adds its own
 // part), the queue bound is the service's (queueBound.ts), and a `/runsync` job handed to another node's workers is
 // waited for there.
-import { jsonDepth, memberText } from '../util/jsonText';
+import { jsonDepth, longestInteger, memberText } from '../util/jsonText';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { mayInvoke, refusal } from './auth';
 import type { KeyRing } from './controlPlane/keys';
@@ -202,6 +202,12 @@ function extractInput(body: Buffer): string | { error: string } {
   if (text.length > 2 * limits.inputDepthMax && jsonDepth(text) > limits.inputDepthMax)
     return {
       error: `the body nests arrays and objects more than ${limits.inputDepthMax} levels deep, deeper than a worker's JSON decoder goes; flatten the input`,
+    };
+  // Python reads no integer longer than 4,300 digits (int's own limit): the worker could not take the job at all.
+  const digits = text.length > limits.inputIntegerDigitsMax ? longestInteger(text) : 0;
+  if (digits > limits.inputIntegerDigitsMax)
+    return {
+      error: `the input holds an integer of ${digits} digits, more than the ${limits.inputIntegerDigitsMax} a Python worker reads; send it as a string`,
     };
   return memberText(text, 'input') ?? JSON.stringify(input);
 }

@@ -24,6 +24,29 @@ export function memberText(text: string, key: string): string | undefined {
   }
 }
 
+/** The most digits of an integer (a number with no fraction or exponent) in a valid JSON text; strings do not count. */
+export function longestInteger(text: string): number {
+  let max = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 34 /* " */) i = stringEnd(text, i) - 1;
+    else if ((c >= 48 && c <= 57) || c === 45 /* - */) {
+      let digits = 0;
+      let whole = true;
+      for (; i < text.length; i++) {
+        const d = text.charCodeAt(i);
+        if (d >= 48 && d <= 57) digits++;
+        else if (d === 46 || d === 101 || d === 69 || d === 43 || d === 45)
+          whole &&= d === 45 && digits === 0; // . e E + -
+        else break;
+      }
+      i--;
+      if (whole) max = Math.max(max, digits);
+    }
+  }
+  return max;
+}
+
 /** How deep the arrays and objects of a valid JSON text nest (brackets inside strings do not count). */
 export function jsonDepth(text: string): number {
   let depth = 0;
