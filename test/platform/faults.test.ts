@@ -67,11 +67,10 @@ describe('worker faults', () => {
     const rerun = await ended(h, hung.id, 30_000);
     assert.equal(rerun.status, 'COMPLETED');
     assert.notEqual(rerun.output?.pid, hpid);
-    assert.ok(
-      tp.logs.some((l) => /no heartbeat/.test(l)),
-      'the platform says why it replaced the worker',
-    );
-    assert.ok(!tp.logs.some((l) => /but is computing/.test(l)), 'a stopped process uses no CPU: not taken for busy');
+    const replaced = tp.logs.map((l) => /worker (\S+) sent no heartbeat for \d+ ms; replacing it/.exec(l)?.[1]).find(Boolean);
+    assert.ok(replaced, `the platform says why it replaced the worker\n${tp.logs.join('\n')}`);
+    // (On a loaded machine another worker may be late while it computes: only the stopped one is judged here.)
+    assert.ok(!tp.logs.some((l) => l.includes(`worker ${replaced} `) && /but is computing/.test(l)), 'a stopped process uses no CPU: not taken for busy');
   });
 
   test("a handler in one long call of C code holding Python's GIL (no heartbeat, CPU used) runs to its end on its worker, once", async () => {
@@ -79,8 +78,9 @@ describe('worker faults', () => {
     platforms.push(tp);
     const worker =
       'import collections, itertools, os, time\n\n\ndef busy(seconds=8.0):\n' +
-      '    t = time.perf_counter()\n    collections.deque(itertools.repeat(None, 10_000_000), maxlen=0)\n' +
-      '    per = (time.perf_counter() - t) / 10_000_000\n' +
+      '    # Measured in CPU time: on a loaded machine the call then lasts longer, never shorter, than `seconds`.\n' +
+      '    t = time.process_time()\n    collections.deque(itertools.repeat(None, 10_000_000), maxlen=0)\n' +
+      '    per = (time.process_time() - t) / 10_000_000\n' +
       '    # One C call: the heartbeat thread gets the GIL only when it returns.\n' +
       '    collections.deque(itertools.repeat(None, int(seconds / per)), maxlen=0)\n    return {"pid": os.getpid()}\n';
     const art = await buildTestArtifact({ 'worker.py': worker }, [queueSpec('busy', 'busy', { workers: [1, 1] })]);
