@@ -181,6 +181,10 @@ describe('run and status', () => {
     assert.equal((await call('POST', `${url.echo}/walk`, { body: { input: {} } })).status, 404);
     const wrong = await call('GET', `${url.echo}/run`);
     assert.deepEqual([wrong.status, wrong.headers.get('allow'), wrong.json], [405, 'POST', { error: 'run takes POST, not GET' }]);
+    const logs = await call('POST', `${url.echo}/logs`, { body: {} });
+    assert.deepEqual([logs.status, logs.headers.get('allow')], [405, 'GET']);
+    // Names every object inherits are no routes (they were answered 405 "takes function Object() { [native code] }").
+    for (const name of ['constructor', 'toString', '__proto__', 'hasOwnProperty']) assert.equal((await call('GET', `${url.echo}/${name}`)).status, 404, name);
     const r = await call('GET', `${url.echo}/status/00000000-0000-4000-8000-000000000000-u1`);
     assert.equal(r.status, 404);
     assert.match((r.json as { error: string }).error, /does not exist|expired/);

@@ -122,6 +122,11 @@ export function sendError(res: ServerResponse, status: number, message: string):
   sendJson(res, status, { error: message });
 }
 
+/** A known path asked with a method it does not take: 405, naming the ones it takes (`allow`: "GET" or "GET, POST"). */
+export function sendNotAllowed(res: ServerResponse, allow: string, message: string): void {
+  sendRaw(res, 405, JSON.stringify({ error: message }), { allow });
+}
+
 export function queryParams(url: string): URLSearchParams {
   const i = url.indexOf('?');
   return new URLSearchParams(i < 0 ? '' : url.slice(i + 1));

@@ -10,7 +10,7 @@ import { mayInvoke, refusal } from './auth';
 import type { KeyRing } from './controlPlane/keys';
 import type { ControlPlane } from './controlPlane/service';
 import { PlatformError } from './errors';
-import { pathOf, queryParams, readBody, sendError, sendJson, sendRaw } from './http';
+import { pathOf, queryParams, readBody, sendError, sendJson, sendNotAllowed, sendRaw } from './http';
 import { Job, TERMINAL } from './jobs/job';
 import type { JobEngine } from './jobs/jobEngine';
 import { limits } from './options';
@@ -76,7 +76,7 @@ export function jobsApi(d: JobsApiDeps) {
     if (parts[3] === 'logs' && parts.length === 4) return await serveLogs(d.logs, req, res, endpointId, app, auth.principal);
     if (!mayInvoke(auth.principal, app)) return sendError(res, 403, refusal.invoke(auth.principal, app, endpointId));
     if (ep.config.kind !== 'QUEUE') return sendError(res, 404, `endpoint ${endpointId} is load-balanced: call its routes under /lb/${endpointId}/`);
-    if (!(route in METHOD) || parts.length !== (WITH_JOB.has(route) ? 5 : 4) || (WITH_JOB.has(route) && !parts[4])) {
+    if (!Object.hasOwn(METHOD, route) || parts.length !== (WITH_JOB.has(route) ? 5 : 4) || (WITH_JOB.has(route) && !parts[4])) {
       return sendError(
         res,
         404,
@@ -85,7 +85,7 @@ export function jobsApi(d: JobsApiDeps) {
     }
     if (req.method !== METHOD[route]) {
       // A known path asked with another method: 405 naming the one it takes, as load-balanced routes answer.
-      return sendRaw(res, 405, JSON.stringify({ error: `${route} takes ${METHOD[route]}, not ${req.method}` }), { allow: METHOD[route] });
+      return sendNotAllowed(res, METHOD[route], `${route} takes ${METHOD[route]}, not ${req.method}`);
     }
     try {
       if (route === 'run' || route === 'runsync') return await submit(d, req, res, endpointId, route);

@@ -4,7 +4,7 @@
 // In a cluster, the answer holds the lines of every live node's workers (clusterLogs.ts).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { maySee, mayReadSecrets, refusal, type Principal } from './auth';
-import { queryParams, sendError, sendJson } from './http';
+import { queryParams, sendError, sendJson, sendNotAllowed } from './http';
 import { LOG_LIMITS } from '../protocol/logs';
 import type { Cluster } from './cluster';
 import { clusterLogs, parseClusterCursor, readLocalLog, type ClusterCursor } from './clusterLogs';
@@ -29,7 +29,7 @@ function intParam(q: URLSearchParams, name: string, max: number, what: string): 
 export async function serveLogs(d: LogsApiDeps, req: IncomingMessage, res: ServerResponse, endpointId: string, app: string, p: Principal): Promise<void> {
   if (!maySee(p, app)) return sendError(res, 403, refusal.see(p, app));
   if (!mayReadSecrets(p)) return sendError(res, 403, refusal.secret(p, `the logs of endpoint ${endpointId}`));
-  if (req.method !== 'GET') return sendError(res, 404, `logs takes GET, not ${req.method}`);
+  if (req.method !== 'GET') return sendNotAllowed(res, 'GET', `logs takes GET, not ${req.method}`);
   const q = queryParams(req.url ?? '');
   const cluster = d.cluster;
   let since: number | ClusterCursor | undefined | { error: string };

@@ -8,7 +8,7 @@ import type { Principal } from './auth';
 import type { KeyRing } from './controlPlane/keys';
 import { PlatformError } from './errors';
 import { listenError, quoted } from '../util/errors';
-import { pathOf, sendError, sendJson } from './http';
+import { pathOf, sendError, sendJson, sendNotAllowed } from './http';
 import { AGENT_PREFIX } from '../protocol/agents';
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => Promise<void> | void;
@@ -68,7 +68,7 @@ async function route(r: Routes, req: IncomingMessage, res: ServerResponse): Prom
   if (url.startsWith('/_uploads/')) {
     const auth = r.keys.authenticate(req);
     if ('refused' in auth) return sendError(res, 401, auth.refused);
-    if (req.method !== 'PUT') return sendError(res, 404, 'upload the artifact with PUT');
+    if (req.method !== 'PUT') return sendNotAllowed(res, 'PUT', `upload the artifact with PUT, not ${req.method}`);
     try {
       return sendJson(res, 200, await r.upload(decodeURIComponent(url.slice('/_uploads/'.length).split('?')[0]), req, auth.principal));
     } catch (e) {
