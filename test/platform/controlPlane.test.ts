@@ -5,6 +5,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
+import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { ControlPlaneError } from '../../engine/src/api/controlPlane';
@@ -149,6 +150,39 @@ describe('builds and endpoints', () => {
     const saved = await save({ FINE: 'y' });
     const r = (await call('POST', `${saved.url}/runsync`, { body: { input: { n: 1 } } })).json as { status: string };
     assert.equal(r.status, 'COMPLETED', 'its workers still start');
+  });
+
+  test('a second PUT to an upload whose body is still arriving is refused (409); the first completes with its own bytes', async () => {
+    const app = await tp.cp.createApp('two-puts');
+    const size = 1000;
+    const d = await tp.cp.query<{ requestBuildUpload: { uploadId: string } }>(
+      'mutation($a: ID!, $s: Float!) { requestBuildUpload(appId: $a, size: $s) { uploadId } }',
+      {
+        a: app.id,
+        s: size,
+      },
+    );
+    const url = `${tp.url}/_uploads/${d.requestBuildUpload.uploadId}`;
+    const headers = { authorization: `Bearer ${tp.key}`, 'content-length': String(size) };
+    const first = http.request(url, { method: 'PUT', headers });
+    const answered = new Promise<{ status: number; body: string }>((resolve, reject) => {
+      first.on('response', (r) => {
+        let body = '';
+        r.on('data', (c) => (body += c));
+        r.on('end', () => resolve({ status: r.statusCode ?? 0, body }));
+      });
+      first.on('error', reject);
+    });
+    const bytes = Buffer.alloc(size, 'a');
+    first.write(bytes.subarray(0, 500));
+    await new Promise((r) => setTimeout(r, 300)); // half of it is in
+    const second = await fetch(url, { method: 'PUT', headers, body: Buffer.alloc(size, 'b') });
+    assert.equal(second.status, 409);
+    assert.match(((await second.json()) as { error: string }).error, /another PUT to upload .* is in progress/);
+    first.end(bytes.subarray(500));
+    const done = await answered;
+    assert.equal(done.status, 200, done.body);
+    assert.equal((JSON.parse(done.body) as { sha256: string }).sha256, createHash('sha256').update(bytes).digest('hex'));
   });
 
   test('a build refused at finalize (its manifest is not JSON, or absent) leaves no files behind', async () => {

@@ -8,7 +8,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { pipeline } from 'node:stream/promises';
 import { Transform } from 'node:stream';
-import { PlatformError, badRequest, notFound } from '../errors';
+import { PlatformError, badRequest, conflict, notFound } from '../errors';
 import { limits } from '../options';
 import type { PlatformLayout } from '../../protocol/layout';
 import type { PlatformStore } from '../store/types';
@@ -37,6 +37,8 @@ export type ArchiveStore = Pick<
 
 export class Artifacts {
   private uploads = new Map<string, Upload>();
+  /** Uploads whose body is being received now: one PUT at a time, or two bodies would mix in one file. */
+  private receiving = new Set<string>();
   /** Builds being fetched from the database, and why the last fetch of a build failed (with when). */
   private fetching = new Map<string, Promise<void>>();
   private fetchFailed = new Map<string, { at: number; error: string }>();
@@ -155,6 +157,16 @@ export class Artifacts {
   /** Receives the PUT body of an upload, checking the declared size. */
   async receive(uploadId: string, req: IncomingMessage): Promise<{ size: number; sha256: string }> {
     const up = await this.live(uploadId);
+    if (this.receiving.has(up.id)) throw conflict(`another PUT to upload ${uploadId} is in progress: wait for it to end, or request a new upload for this one`);
+    this.receiving.add(up.id);
+    try {
+      return await this.receiveOne(up, req);
+    } finally {
+      this.receiving.delete(up.id);
+    }
+  }
+
+  private async receiveOne(up: Upload, req: IncomingMessage): Promise<{ size: number; sha256: string }> {
     const part = path.join(this.layout.uploads, `${up.id}.part`);
     const hash = createHash('sha256');
     let size = 0;
