@@ -106,3 +106,18 @@ test('the bundled platform unpacks on its thread too (dist/unpack-worker.js)', a
     child.kill('SIGKILL');
   }
 });
+
+test("an artifact's files belong to the platform's user, without setuid, setgid or sticky bits, whatever the archive says", async () => {
+  const src = path.join(tmp, 'modes');
+  fs.mkdirSync(src, { recursive: true });
+  fs.writeFileSync(path.join(src, 'worker.py'), WORKER_PY);
+  const archive = path.join(tmp, 'modes.tar.gz');
+  // GNU tar writes the header fields a hostile archive would carry: mode 6777, another user's ids.
+  const made = spawn('tar', ['czf', archive, '--mode=7777', '--owner=12345', '--group=54321', '--numeric-owner', '-C', src, 'worker.py']);
+  assert.equal(await new Promise((r) => made.on('close', r)), 0);
+  const app = await tp.cp.createApp('modes');
+  const build = await tp.cp.uploadBuild(app.id, archive, makeManifest('modes', [queueSpec('echo', 'echo')]));
+  const st = fs.statSync(path.join(tp.dataDir, 'builds', build.id, 'worker.py'));
+  assert.equal(st.mode & 0o7000, 0, `mode ${(st.mode & 0o7777).toString(8)}`);
+  assert.deepEqual([st.uid, st.gid], [process.getuid!(), process.getgid!()]);
+});

@@ -16,7 +16,18 @@ async function unpack({ archive, dest }: UnpackRequest): Promise<UnpackResult> {
     // strict: every entry tar would only warn about (a path with '..', a link out of the folder, a bad header, a
     // decompression ratio over 1000, nesting over 1024 levels) refuses the archive; preservePaths off: absolute paths
     // are made relative and nothing is written outside `dest`.
-    await tar.x({ file: archive, cwd: dest, strict: true, preservePaths: false });
+    // The archive is the deployer's, not the machine's: its files belong to the platform's user (owners in it are not
+    // kept, even for a platform run as root) and carry no setuid, setgid or sticky bit.
+    await tar.x({
+      file: archive,
+      cwd: dest,
+      strict: true,
+      preservePaths: false,
+      preserveOwner: false,
+      onReadEntry: (entry) => {
+        if (typeof entry.mode === 'number') entry.mode &= 0o777;
+      },
+    });
     return { ok: true };
   } catch (e) {
     fs.rmSync(dest, { recursive: true, force: true });
