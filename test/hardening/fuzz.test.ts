@@ -67,6 +67,16 @@ test('one GraphQL operation of 20,000 aliases, deep nesting or fragments that mu
     `{ apps { ...N0 } } ${Array.from({ length: 8 }, (_, i) => `fragment N${i} on App { environments { app { ${i < 7 ? `...N${i + 1}` : 'id'} } } }`).join(' ')}`,
   );
   assert.match(JSON.stringify(nested.json), /nests more than 12 levels/);
+  // Lists leading back to their parent, aliased at each level: few fields, yet an answer that multiplies with every
+  // level (5 levels of 2 aliases over 8 environments answered 50 MB and held the event loop for seconds).
+  let loop = 'id';
+  for (let i = 0; i < 5; i++) loop = `e0: environments { app { ${loop} } } e1: environments { app { ${loop} } }`;
+  const lists = await post(`{ apps { ${loop} } }`);
+  assert.match(JSON.stringify(lists.json), /could answer more than 100000 values \(lists within lists/);
+  assert.ok(!(lists.json as { data?: unknown }).data, 'nothing ran');
+  // What the control plane's own clients ask (three lists deep) runs.
+  const three = await post('{ apps { id environments { id name endpoints { id name url workersMin workersMax health { idle running inQueue } } } } }');
+  assert.ok((three.json as { data?: { apps: unknown[] } }).data?.apps, JSON.stringify(three.json));
   const fine = await post('{ apps { ...Names environments { ... on Environment { name } } } } fragment Names on App { id name }');
   assert.ok((fine.json as { data: { apps: unknown[] } }).data.apps.length >= 1, JSON.stringify(fine.json));
   const ok = await post('{ apps { id name } }');
