@@ -357,8 +357,27 @@ test('without any context the call raises the runtime error naming the endpoint 
   assert.match(unknownApp.stderr, /no app context for endpoint 'cpu-stats' \(app 'nowhere-\w+' \(from the project directory\) is not deployed\)/);
 });
 
-test('a wrong key is named as such', async () => {
+test("a wrong or revoked key is named as such, in the platform's words", async () => {
   const r = await python(`from cpu_worker import cpu_stats\ncpu_stats([1])\n`, dir, { ...env, STRATO_API_KEY: 'wrong' });
   assert.notEqual(r.code, 0);
-  assert.match(r.stderr, /refused the API key \(401\): check STRATO_API_KEY/);
+  assert.match(
+    r.stderr,
+    /refused the API key \(401\): missing or invalid API key: send "Authorization: Bearer <key>" with the key of this platform \(STRATO_API_KEY\)/,
+  );
+  const bob = await p.cp.createKey('bob-remote', 'invoke');
+  await p.cp.revokeKey('bob-remote');
+  const revoked = await python(`from cpu_worker import cpu_stats\ncpu_stats([1])\n`, dir, { ...env, STRATO_API_KEY: bob.secret });
+  assert.match(revoked.stderr, /refused the API key \(401\): the API key "bob-remote" was revoked at \S+; ask an admin of this platform for a new key/);
+});
+
+test('a STRATO_API_URL that is no http(s) URL is said as the CLI says it, not a traceback out of urllib', async () => {
+  for (const [url, said] of [
+    ['127.0.0.1:7450', /StratoContextError: STRATO_API_URL "127\.0\.0\.1:7450" is not a URL; give an address such as http:\/\/127\.0\.0\.1:7450/],
+    ['http://127.0.0.1:notaport', /StratoContextError: STRATO_API_URL "http:\/\/127\.0\.0\.1:notaport" is not a URL/],
+    ['localhost:7450', /StratoContextError: STRATO_API_URL must be an http:\/\/ or https:\/\/ URL such as http:\/\/127\.0\.0\.1:7450, got "localhost:7450"/],
+  ] as const) {
+    const r = await python(`from cpu_worker import cpu_stats\ncpu_stats([1])\n`, dir, { ...env, STRATO_API_URL: url });
+    assert.match(r.stderr, said, r.stderr);
+    assert.doesNotMatch(r.stderr, /ValueError/);
+  }
 });

@@ -9,7 +9,7 @@ import threading
 import time
 
 from ._wire import graphql
-from .catalog import PEER_CACHE_SECONDS, PROJECT_MARKERS
+from .catalog import MESSAGES, PEER_CACHE_SECONDS, PROJECT_MARKERS
 
 _cache = {}
 _cache_lock = threading.Lock()
@@ -92,6 +92,22 @@ def _origin(url):
     return f"{parts.scheme}://{parts.hostname or ''}{port}".lower()
 
 
+def _check_url(url, what):
+    """An http(s) URL with a host and a valid port, else the CLI's sentence (catalog messages url-invalid, url-scheme)."""
+    from urllib.parse import urlsplit
+
+    example = "http://127.0.0.1:7450"
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 (raises on a port that is not a number)
+    except ValueError:
+        parts = None
+    if parts is None or not parts.scheme or (parts.scheme in ("http", "https") and not parts.hostname):
+        raise StratoContextError(MESSAGES["url-invalid"].format(what=what, value=json.dumps(url), example=example))
+    if parts.scheme not in ("http", "https"):
+        raise StratoContextError(MESSAGES["url-scheme"].format(what=what, value=json.dumps(url), example=example))
+
+
 def _trusted(url):
     """True when the user confirmed this URL's origin with `strato trust URL` (the same file the CLI reads)."""
     try:
@@ -109,6 +125,8 @@ def target(name, root):
     url = os.environ.get("STRATO_API_URL") or dotenv.get("STRATO_API_URL") or os.environ.get("STRATO_PLATFORM_URL")
     key = os.environ.get("STRATO_API_KEY") or dotenv.get("STRATO_API_KEY")
     project_url = not os.environ.get("STRATO_API_URL") and bool(dotenv.get("STRATO_API_URL"))
+    if url:
+        _check_url(url, "STRATO_API_URL" if os.environ.get("STRATO_API_URL") or dotenv.get("STRATO_API_URL") else "STRATO_PLATFORM_URL")
     if project_url and os.environ.get("STRATO_API_KEY") and not _trusted(url):
         raise StratoContextError(
             f"calling endpoint '{name}': STRATO_API_URL {_origin(url)} comes from the project's .env, and your "

@@ -50,12 +50,28 @@ def request(method, url, key, body=None, timeout=60.0):
         raw, status = e.read(), e.code
     except (urllib.error.URLError, OSError) as e:
         raise StratoRemoteError(f"could not reach the Strato platform at {url.split('/v2/')[0].split('/lb/')[0]}: {getattr(e, 'reason', e)}") from None
-    if status == 401:
-        raise StratoRemoteError("the Strato platform refused the API key (401): check STRATO_API_KEY", status=401)
     try:
-        return status, (json.loads(raw) if raw else None)
+        body = json.loads(raw) if raw else None
     except ValueError:
-        return status, raw.decode("utf-8", "replace")
+        body = raw.decode("utf-8", "replace")
+    if status == 401:
+        # The platform's own sentence says more when it has one (a revoked key names itself and when), as the CLI shows.
+        said = _said(body)
+        raise StratoRemoteError(
+            f"the Strato platform refused the API key (401): {said}" if said else
+            "the Strato platform refused the API key (401): check STRATO_API_KEY", status=401)
+    return status, body
+
+
+def _said(body):
+    """The platform's sentence in an error answer: the jobs API's {"error"}, or GraphQL's first error's message."""
+    if not isinstance(body, dict):
+        return None
+    if isinstance(body.get("error"), str):
+        return body["error"]
+    errors = body.get("errors")
+    first = errors[0] if isinstance(errors, list) and errors and isinstance(errors[0], dict) else {}
+    return first.get("message") if isinstance(first.get("message"), str) else None
 
 
 def _body_json(body):

@@ -227,6 +227,8 @@ MESSAGES = {
     "image-ref": "image must be a container image reference such as \"python:3.11-slim\" or \"ghcr.io/org/worker:1.2\", got {value}.",
     "template-type": "template must be a PodTemplate(imageName=...), got {value}.",
     "gpu-and-cpu": "gpu and cpu are mutually exclusive: specify one or neither (neither means any GPU).",
+    "url-invalid": "{what} {value} is not a URL; give an address such as {example}",
+    "url-scheme": "{what} must be an http:// or https:// URL such as {example}, got {value}",
     "env-name": "env name {name} cannot be a variable name: use a non-empty name without '=' or NUL characters.",
     "env-value": "env value of {name} holds a NUL character, which no process environment can: remove it.",
     "env-value-size": "env value of {name} is {bytes} bytes, over the limit of {limit}: put large data in a file or a volume, not in the environment.",

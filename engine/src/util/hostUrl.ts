@@ -1,5 +1,6 @@
 // Addresses a server listens on, as URLs: one place for the bracketing of IPv6 addresses and for what a wildcard
 // address (every interface) means to a client on the same machine.
+import { parameterMessage } from '../catalog/parameterRules';
 
 /** `0.0.0.0` or `::`: every interface, an address to listen on but not to call. */
 export const isWildcardHost = (host: string): boolean => host === '0.0.0.0' || host === '::';
@@ -19,9 +20,9 @@ export function parseServerUrl(value: string, what: string, example: string): UR
   try {
     url = new URL(value);
   } catch {
-    return { problem: `${what} ${JSON.stringify(value)} is not a URL; give an address such as ${example}` };
+    return { problem: parameterMessage('url-invalid', { what, value: JSON.stringify(value), example }) };
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:')
-    return { problem: `${what} must be an http:// or https:// URL such as ${example}, got ${JSON.stringify(value)}` };
+    return { problem: parameterMessage('url-scheme', { what, value: JSON.stringify(value), example }) };
   return url;
 }
