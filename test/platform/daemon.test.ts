@@ -56,6 +56,9 @@ test('start, status and stop the background platform; the key file is owner-only
   const again = await runCli(['platform', 'start'], { cwd: tmp, env });
   assert.match(again.stdout, /already running/);
   assert.doesNotMatch(again.stderr, /first time/);
+  // Flags for a start that does not happen are said to be left unapplied, not dropped without a word.
+  const flagged = await runCli(['platform', 'start', '--port', '7999', '--api-key', 'abc'], { cwd: tmp, env });
+  assert.match(flagged.stderr, /note: --port, --api-key not applied: the platform was already running as it is/);
 
   // Clients without STRATO_API_URL find it and read its key file.
   const cfg = await resolveApiConfig({ projectDir: tmp, env: { ...process.env } });
@@ -98,7 +101,7 @@ test('STRATO_API_URL without STRATO_API_KEY is an error that says what to set', 
 
 test('`platform serve` runs in the foreground from the bundle and stops on SIGINT; GPUs named by STRATO_GPUS are shown', async () => {
   const dir = path.join(tmp, 'fg');
-  const child = spawn(process.execPath, [CLI, 'platform', 'serve', '--data-dir', dir, '--port', '0', '--api-key', 'k1'], {
+  const child = spawn(process.execPath, [CLI, 'platform', 'serve', '--data-dir', dir, '--port', '0'], {
     env: { ...process.env, ...env, STRATO_GPUS: 'NVIDIA L4, H100' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -108,9 +111,15 @@ test('`platform serve` runs in the foreground from the bundle and stops on SIGIN
   const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
   try {
     const url = await waitUntil('serve to listen', () => /listening on (http:\/\/\S+)/.exec(out)?.[1], 60_000);
+    // A data dir of its own: clients on this machine do not find it by themselves, and it says what to set.
+    const keyFile = await waitUntil(
+      'the key line',
+      () => /API key: in (\S+); with this --data-dir, clients find neither the platform nor its key: set STRATO_API_URL=/.exec(out)?.[1],
+      10_000,
+    );
     const r = await fetch(`${url}/graphql`, {
       method: 'POST',
-      headers: { authorization: 'k1', 'content-type': 'application/json' },
+      headers: { authorization: fs.readFileSync(keyFile, 'utf8').trim(), 'content-type': 'application/json' },
       body: '{"query":"{ apps { id } }"}',
     });
     assert.deepEqual(await r.json(), { data: { apps: [] } });

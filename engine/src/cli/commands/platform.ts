@@ -1,5 +1,6 @@
 // `strato platform serve|start|stop|status` (and `agent`: platformAgent.ts): the embedded serverless platform in the foreground, or as the
 // background process clients use when STRATO_API_URL is unset. Argument parsing and terminal output only.
+import path from 'node:path';
 import fs from 'node:fs';
 import { Command, Option } from 'commander';
 import { UserError } from '../../util/errors';
@@ -80,7 +81,15 @@ async function serve(f: ServeFlags): Promise<void> {
     out(`  GPUs: ${names.length ? names.join(', ') : 'none'} (STRATO_GPUS, in place of nvidia-smi's)`);
     for (const note of gpuListNotes(names)) process.stderr.write(`strato platform: note: ${note}\n`);
   }
-  out(base.apiKey ? '  API key: the one given with --api-key' : `  API key: in ${l.keyFile} (clients on this machine read it there)`);
+  // Clients on this machine find the platform (and its key) in the default data dir only.
+  const found = path.resolve(dataDir) === path.resolve(defaultPlatformDir());
+  out(
+    base.apiKey
+      ? '  API key: the one given with --api-key'
+      : found
+        ? `  API key: in ${l.keyFile} (clients on this machine read it there)`
+        : `  API key: in ${l.keyFile}; with this --data-dir, clients find neither the platform nor its key: set STRATO_API_URL=${platform.url} and STRATO_API_KEY to that file's key`,
+  );
   out(`  queue endpoints: ${platform.url}/v2/<endpoint_id>/runsync   load-balanced: ${platform.url}/lb/<endpoint_id>/<route>`);
   await new Promise<void>((resolve) => {
     let stopping = false;
@@ -144,6 +153,11 @@ export function register(program: Command): void {
       process.stdout.write(
         `${before.running ? 'already running' : 'started'}: ${s.state?.url} (pid ${s.state?.pid})\n` + `  key file: ${s.keyFile}\n  log: ${s.logFile}\n`,
       );
+      const given = Object.entries({ '--host': f.host, '--port': f.port, '--api-key': f.apiKey, '--python': f.python }).filter(([, v]) => v !== undefined);
+      if (before.running && given.length)
+        process.stderr.write(
+          `note: ${given.map(([k]) => k).join(', ')} not applied: the platform was already running as it is; strato platform stop, then start it again with them\n`,
+        );
     });
 
   registerAgent(platform);
