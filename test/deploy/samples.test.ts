@@ -20,3 +20,13 @@ test('an untyped list is sampled as numbers, a set as a list of its items, a typ
   const ep = { type: 'LOAD_BALANCED', url: 'http://h/lb/id' } as Endpoint;
   assert.match(sampleCall(ep, api), /^curl -X GET http:\/\/h\/lb\/id\/items\/1\/example-slug /);
 });
+
+test("a POST route's sample body leaves out the path's parameters, which travel in the path", async () => {
+  const model = await analyzeFiles({
+    'w.py': `${HEAD}items = Endpoint(name="items", cpu="cpu3c-1-2")\n\n@items.post("/items/{item_id}/tags")\ndef tag_item(item_id: int, tags: list[str]) -> dict:\n    return {}\n`,
+  });
+  const ep = { type: 'LOAD_BALANCED', url: 'http://h/lb/id' } as Endpoint;
+  const call = sampleCall(ep, model.endpoints[0]);
+  assert.match(call, /^curl -X POST http:\/\/h\/lb\/id\/items\/1\/tags /);
+  assert.deepEqual(JSON.parse(/-d '(.*)'$/.exec(call)![1]), { tags: ['value', 'value'] });
+});

@@ -22,5 +22,8 @@ export function sampleCall(ep: Endpoint, spec: EndpointSpec | undefined): string
   };
   const url = `${ep.url}${route.path.replace(/\{([^}]+)\}/g, (_, name: string) => encodeURIComponent(pathParam(name)))}`;
   if (route.method === 'GET' || route.method === 'DELETE') return `curl -X ${route.method} ${url} ${auth}`;
-  return `curl -X ${route.method} ${url} ${auth} -H 'Content-Type: application/json' -d ${quote(JSON.stringify(sampleArgs(route.function)))}`;
+  // A path parameter travels in the path only: the body holds the other arguments.
+  const inPath = new Set([...route.path.matchAll(/\{([^}:]+)[^}]*\}/g)].map((m) => m[1]));
+  const body = Object.fromEntries(Object.entries(sampleArgs(route.function)).filter(([k]) => !inPath.has(k)));
+  return `curl -X ${route.method} ${url} ${auth} -H 'Content-Type: application/json' -d ${quote(JSON.stringify(body))}`;
 }
