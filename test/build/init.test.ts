@@ -66,4 +66,7 @@ test('init without a name, or onto a file, is a clear error', async () => {
     /"bad name!" cannot be a project name \(deploy names the app after it\): use 1-63 letters, digits, '-', '_' or '\.', starting with a letter or digit, e\.g\. strato init bad-name\./,
   );
   assert.ok(!existsSync(path.join(tmp, 'bad name!')), 'nothing was written');
+  // Accented letters keep their letter in the suggestion ("ünï" was suggested as "n").
+  const accented = await runCli(['init', 'ünï modèle'], { cwd: tmp });
+  assert.match(accented.stderr, /e\.g\. strato init uni-modele\./);
 });

@@ -15,6 +15,8 @@ export function nameProblem(kind: string, name: string): string | null {
 /** A valid name close to `name` (for suggestions), or undefined when nothing is left of it. */
 export function suggestName(name: string): string | undefined {
   const s = name
+    .normalize('NFKD') // "ünï" is "uni" with marks: the letters stay, the marks go
+    .replace(/[\u0300-\u036f]/g, '')
     .replace(/[^A-Za-z0-9_.-]+/g, '-')
     .replace(/^[^A-Za-z0-9]+/, '')
     .slice(0, 63);
