@@ -123,7 +123,8 @@ test('deploy returns while minimum workers start; env get and deploy --wait repo
   }
   assert.equal(workers?.min, 1);
   assert.match(workers?.error ?? '', /No module named 'not_a_module_that_exists'/);
-  const text = await runCli(['env', 'get', 'production'], { cwd: dir, env });
+  // Without a name: the only environment, as logs, undeploy and client take it.
+  const text = await runCli(['env', 'get'], { cwd: dir, env });
   assert.match(text.stdout, /workers cannot start: .*No module named 'not_a_module_that_exists'/);
   const waited = await runCli(['deploy', '--wait'], { cwd: dir, env });
   assert.equal(waited.code, 1, 'what --wait waited for failed: a CI job sees it');

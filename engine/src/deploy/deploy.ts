@@ -68,7 +68,7 @@ export async function deployProject(root: string, o: DeployOptions): Promise<Dep
     'build',
     () => buildProject(root, { exclude: o.exclude, onProgress: o.onProgress, onWarning: o.onWarning }),
     (b) =>
-      `${Object.keys(b.manifest.resources).length} endpoints, ${(b.sizeBytes / 1024).toFixed(0)} ` +
+      `${Object.keys(b.manifest.resources).length} endpoint${Object.keys(b.manifest.resources).length === 1 ? '' : 's'}, ${(b.sizeBytes / 1024).toFixed(0)} ` +
       `KB${b.excluded.length ? `; not installed (in the base image or --exclude): ${b.excluded.join(', ')}` : ''}` +
       `${b.secretsLeftOut.length ? `; ${secretsLine(b.secretsLeftOut)}` : ''}`,
   );

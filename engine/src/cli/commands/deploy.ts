@@ -137,12 +137,12 @@ export function register(program: Command): void {
   env
     .command('get')
     .description("show an environment's endpoints and their URLs")
-    .argument('<NAME>', 'environment name')
+    .argument('[NAME]', 'environment name (default: the only one)')
     .option(
       '--json',
       'print JSON: {app, environment, buildId, endpoints: [{name, type, id, url, routes, executionTimeoutMs, workers: {min, max, ready, starting, error, note}}], volumes: [{name, datacenter, sizeGb, usedBytes, endpoints}]}',
     )
-    .action(async (name: string, opts: { json?: boolean }) => {
+    .action(async (name: string | undefined, opts: { json?: boolean }) => {
       const { app, target, environments } = await environmentCommand();
       const s = await environments.getEnvironment(target, app, name);
       if (opts.json) process.stdout.write(JSON.stringify(s, null, 2) + '\n');
