@@ -147,6 +147,11 @@ describe('builds and endpoints', () => {
       [{ BIG: 'x'.repeat(200_000) }, /^env value of "BIG" is 200000 bytes, over the limit of 65536: put large data in a file or a volume/],
     ] as const)
       await assert.rejects(save(vars), (e: unknown) => code('BAD_REQUEST')(e) && said.test((e as Error).message.replace(/^.*?: env/, 'env')));
+    // An execution timeout out of bounds is refused as given (-5 became the 600 s default without a word).
+    await assert.rejects(
+      tp.cp.saveEndpoint({ environmentId: env.id, name: 'echo', executionTimeoutMs: -5 }),
+      (e: unknown) => code('BAD_REQUEST')(e) && /execution_timeout_ms must be between 0 and 86400000, got -5/.test((e as Error).message),
+    );
     const saved = await save({ FINE: 'y' });
     const r = (await call('POST', `${saved.url}/runsync`, { body: { input: { n: 1 } } })).json as { status: string };
     assert.equal(r.status, 'COMPLETED', 'its workers still start');

@@ -75,6 +75,9 @@ export function resolveConfig(manifest: Manifest, name: string, o: EndpointOverr
     return { method: method.toUpperCase(), path: rest.join(' '), function: fn };
   });
   const declared = o.executionTimeoutMs ?? r.execution_timeout_ms;
+  // 0 means the default; a value out of bounds is refused as declared, never turned into the default.
+  const timeout = declared === undefined || declared === null ? null : checkIntParameter('execution_timeout_ms', declared);
+  if (timeout && !timeout.ok) throw new Error(`endpoint "${name}": ${timeout.message}`);
   const d = parameterDefaults;
   const cfg: ResolvedEndpointConfig = {
     kind: r.is_load_balanced ? 'LOAD_BALANCED' : 'QUEUE',
