@@ -79,6 +79,10 @@ test('one GraphQL operation of 20,000 aliases, deep nesting or fragments that mu
   assert.ok((three.json as { data?: { apps: unknown[] } }).data?.apps, JSON.stringify(three.json));
   const fine = await post('{ apps { ...Names environments { ... on Environment { name } } } } fragment Names on App { id name }');
   assert.ok((fine.json as { data: { apps: unknown[] } }).data.apps.length >= 1, JSON.stringify(fine.json));
+  // A body over the limit is 413 with the code that says so (it was 400 BAD_REQUEST).
+  const huge = await call('POST', `${tp.url}/graphql`, { raw: JSON.stringify({ query: `{ apps { id } } #${'x'.repeat(9 * 1024 * 1024)}` }) });
+  assert.equal(huge.status, 413);
+  assert.equal((huge.json as { errors: Array<{ extensions: { code: string } }> }).errors[0].extensions.code, 'TOO_LARGE');
   const ok = await post('{ apps { id name } }');
   assert.ok((ok.json as { data: { apps: unknown[] } }).data.apps.length >= 1);
   console.log(`a 20,000-alias operation was refused in ${ms} ms, a 2^20-field chain of fragments in ${bombMs} ms`);

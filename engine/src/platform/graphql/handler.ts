@@ -35,7 +35,9 @@ export function graphqlHandler(
     try {
       body = JSON.parse((await readBody(req, BODY_LIMIT, 'GraphQL requests')).toString('utf8')) as typeof body;
     } catch (e) {
-      return bad(e instanceof PlatformError ? e.message : `the request is not valid JSON: ${(e as Error).message}`);
+      // Too large (413, TOO_LARGE) or stalled: said with the platform's status and code; else the JSON is bad.
+      if (e instanceof PlatformError) return sendJson(res, e.status, { errors: [{ message: e.message, extensions: { code: e.code } }] });
+      return bad(`the request is not valid JSON: ${(e as Error).message}`);
     }
     if (typeof body !== 'object' || body === null || typeof body.query !== 'string') return bad('the request needs a "query" string');
     const variables = body.variables ?? undefined;
