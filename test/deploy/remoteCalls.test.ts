@@ -75,6 +75,15 @@ def ticks(n: int, fail_at: int = -1, big: int = 0):
         yield "x" * big if big else i
 
 
+@Endpoint(name="sleepy", cpu="cpu3c-1-2", execution_timeout_ms=1500)
+def sleepy(seconds: float) -> dict:
+    """Outlasts its call's time-out when asked to."""
+    import time
+
+    time.sleep(seconds)
+    return {"slept": seconds}
+
+
 @Endpoint(name="fails", cpu="cpu3c-1-2")
 def fails(reason: str) -> dict:
     """Always fails."""
@@ -261,6 +270,19 @@ for call in (lambda: cpu_stats(), lambda: cpu_stats([1], colour=1), lambda: cpu_
     // A misspelled name is named, as a local call names it, not the required argument it leaves out.
     "TypeError: cpu_stats(): got an unexpected keyword argument 'nums'",
   ]);
+});
+
+test('a call past its time-out says the job goes on and how to read its outcome, and that way reads it', async () => {
+  const r = await python(`from chain_worker import sleepy\nsleepy(3)\n`, dir, env);
+  assert.notEqual(r.code, 0);
+  const said =
+    /did not finish job (\S+) within the call's 1500 ms \((it had not started|it was still running)[^)]*\); the job goes on and may still complete: read it with (EndpointJob\('[^']+', '[^']+'\)\.output\(\))/.exec(
+      r.stderr,
+    );
+  assert.ok(said, r.stderr);
+  // The job went on: here until the endpoint's own limit (the same 1500 ms, counted from its start), read that way.
+  const read = await python(`from strato import EndpointJob\nprint(${said[3]})\n`, dir, env);
+  assert.match(read.stderr, /TIMED_OUT: the job ran longer than the endpoint's execution timeout of 1500 ms/);
 });
 
 test("a failed job raises the job's error in the script", async () => {

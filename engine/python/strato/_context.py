@@ -223,7 +223,7 @@ def lookup(name):
         # A worker calls through the address it reaches its platform at (a preview container: strato-platform),
         # not the one the platform advertises to clients on its own machine.
         url = base + "/" + url.split("/", 3)[3] if url.count("/") >= 3 else url
-    found = {"url": url, "type": ep["type"], "timeout_ms": ep.get("declaredExecutionTimeoutMs"), "key": key}
+    found = {"id": ep["id"], "url": url, "type": ep["type"], "timeout_ms": ep.get("declaredExecutionTimeoutMs"), "key": key}
     with _cache_lock:
         _cache[cache_key] = (now + PEER_CACHE_SECONDS, found)
     return found

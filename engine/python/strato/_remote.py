@@ -56,9 +56,7 @@ def call_queue(endpoint, fn, args, kwargs, method=None, init=None):
         raise StratoRemoteError(f"endpoint '{endpoint.name}' refused the call (HTTP {status}): {error_text(job)}", status=status)
     while job.get("status") in ("IN_QUEUE", "IN_PROGRESS"):
         if time.monotonic() >= deadline:
-            raise StratoRemoteError(
-                f"endpoint '{endpoint.name}' did not finish job {job.get('id')} within {timeout_ms} ms "
-                "(set execution_timeout_ms for longer jobs)", status=job.get("status"), job_id=job.get("id"))
+            raise _late(endpoint.name, ep, job, job.get("id"), timeout_ms)
         time.sleep(0.2)
         status, job = request("GET", f"{ep['url']}/status/{job['id']}", ep["key"])
         if status != 200 or not isinstance(job, dict):
@@ -68,6 +66,18 @@ def call_queue(endpoint, fn, args, kwargs, method=None, init=None):
             f"endpoint '{endpoint.name}' job {job.get('id')} {job.get('status')}: {job.get('error') or 'no error text'}",
             status=job.get("status"), job_id=job.get("id"))
     return job.get("output")
+
+
+def _late(name, ep, job, job_id, timeout_ms):
+    """The call's time-out (execution_timeout_ms, or the 60 s default: the time a call waits, a cold start included)
+    passed: the job itself goes on, and may still complete; said with where its result will be."""
+    queued = job.get("status") == "IN_QUEUE"
+    return StratoRemoteError(
+        f"endpoint '{name}' did not finish job {job_id} within the call's {timeout_ms} ms "
+        f"({'it had not started: its worker was starting or busy' if queued else 'it was still running'}); the job goes on "
+        f"and may still complete: read it with EndpointJob('{ep.get('id')}', '{job_id}').output(), or set execution_timeout_ms to "
+        "wait longer",
+        status=job.get("status"), job_id=job_id)
 
 
 def _with_method(method, payload, init=None):
@@ -113,9 +123,7 @@ def stream_queue(endpoint, fn, args, kwargs, method=None, init=None):
         # Ended: one more read takes what came between the empty answer and this one.
         ended = job.get("status") in ENDED
         if not ended and time.monotonic() >= deadline:
-            raise StratoRemoteError(
-                f"endpoint '{endpoint.name}' did not finish job {job_id} within {timeout_ms} ms "
-                "(set execution_timeout_ms for longer jobs)", status=job.get("status"), job_id=job_id)
+            raise _late(endpoint.name, ep, job, job_id, timeout_ms)
     if job.get("status") != "COMPLETED":
         raise StratoRemoteError(
             f"endpoint '{endpoint.name}' job {job_id} {job.get('status')}: {job.get('error') or 'no error text'}",
