@@ -123,24 +123,37 @@ test('a body that stalls is given up, so unfinished requests do not pile up', as
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const port = (server.address() as AddressInfo).port;
-  const closed = await Promise.all(
-    Array.from({ length: 20 }, () => {
-      return new Promise<boolean>((resolve) => {
-        const s = net.connect(port, '127.0.0.1', () => s.write('POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n'));
-        const t = setTimeout(() => {
-          s.destroy();
-          resolve(false);
-        }, 5000);
-        s.on('close', () => {
-          clearTimeout(t);
-          resolve(true);
-        });
-        s.on('error', () => undefined);
-      });
-    }),
-  );
+  const answers = await Promise.all(Array.from({ length: 20 }, () => stall(port, '/', 5000)));
   server.close();
-  assert.equal(closed.filter(Boolean).length, 20, 'every stalled request was closed by the server');
+  assert.equal(answers.filter((a) => a !== null).length, 20, 'every stalled request was closed by the server');
+  // Closed after its answer, which says why (the request was destroyed before it could be sent).
+  for (const a of answers) assert.match(a ?? '', /the request body stalled for 0\.3 s; send it in one go/);
+});
+
+/** Sends the headers and a first piece of a body to `path`, then nothing; what the server sent before closing, or null. */
+function stall(port: number, path: string, withinMs: number, head = ''): Promise<string | null> {
+  return new Promise<string | null>((resolve) => {
+    let got = '';
+    const s = net.connect(port, '127.0.0.1', () => s.write(`POST ${path} HTTP/1.1\r\nHost: x\r\n${head}Transfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n`));
+    const t = setTimeout(() => {
+      s.destroy();
+      resolve(null);
+    }, withinMs);
+    s.on('data', (d) => (got += d));
+    s.on('close', () => {
+      clearTimeout(t);
+      resolve(got);
+    });
+    s.on('error', () => undefined);
+  });
+}
+
+test("a load-balanced route's body that stalls is given up after 30 s too (it held a worker's slot until the execution timeout)", async () => {
+  const port = Number(new URL(tp.url).port);
+  const answer = await stall(port, `/lb/${targets.lbId}/process`, 45_000, `Authorization: Bearer ${tp.key}\r\nContent-Type: application/json\r\n`);
+  assert.ok(answer !== null, 'closed by the server');
+  assert.match(answer, /^HTTP\/1\.1 408 /);
+  assert.match(answer, /the request body stalled for 30 s; send it in one go/);
 });
 
 test('a body is whole once its declared length has arrived; without a length it is whole at its end', async () => {

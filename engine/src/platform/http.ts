@@ -39,6 +39,33 @@ function watchStall(r: BodyRead): void {
   sweep = { timer, everyMs };
 }
 
+/** The sentence of a body given up after `idleMs` without a byte. */
+export const stalledMessage = (idleMs: number) => `the request body stalled for ${idleMs / 1000} s; send it in one go`;
+
+/** How long a request whose body stalled stays open after it, so that the answer saying so reaches the client. */
+const STALLED_CLOSE_MS = 1000;
+
+/**
+ * Watches a body that streams elsewhere (a load-balanced route's, piped to its worker) for stalls: `onStall` runs once
+ * when no byte came for `idleMs` before its end; the request is closed STALLED_CLOSE_MS later.
+ */
+export function watchBodyIdle(req: IncomingMessage, onStall: () => void, idleMs = BODY_IDLE_MS): void {
+  if (req.readableEnded) return;
+  const read: BodyRead = {
+    lastAt: Date.now(),
+    idleMs,
+    stalled() {
+      onStall();
+      setTimeout(() => req.destroy(), STALLED_CLOSE_MS).unref();
+    },
+  };
+  watchStall(read);
+  req.on('data', () => (read.lastAt = Date.now()));
+  const done = () => reading.delete(read);
+  req.on('end', done);
+  req.on('close', done);
+}
+
 /**
  * Reads the whole body; rejects with 413 past `limit` bytes (and stops reading), closes a body that stalls. A body
  * whose declared length has arrived is whole: it resolves then, not a turn later at 'end' (a warm `/runsync` waits on it).
@@ -60,8 +87,8 @@ export function readBody(req: IncomingMessage, limit: number, what: string, idle
       idleMs,
       stalled() {
         settled = true;
-        reject(new PlatformError('BAD_REQUEST', `the request body stalled for ${idleMs / 1000} s; send it in one go`));
-        req.destroy();
+        reject(new PlatformError('BAD_REQUEST', stalledMessage(idleMs)));
+        setTimeout(() => req.destroy(), STALLED_CLOSE_MS).unref(); // the answer first
       },
     };
     watchStall(read);

@@ -7,7 +7,7 @@ import { mayInvoke, refusal } from './auth';
 import { FORWARDED_HEADER, forwardedVia, MAX_HOPS, NODE_CALL_TIMEOUT_MS } from './clusterForward';
 import type { KeyRing } from './controlPlane/keys';
 import type { ControlPlane, DeployedEndpoint } from './controlPlane/service';
-import { sendJson } from './http';
+import { BODY_IDLE_MS, sendJson, stalledMessage, watchBodyIdle } from './http';
 import type { LbPeers } from './lbPeers';
 import type { SlotHolder } from './store/types';
 import type { Scheduler } from './workers/scheduler';
@@ -182,6 +182,13 @@ export class LbRouter {
     res.on('close', () => {
       if (!res.writableFinished) up.destroy();
       finish();
+    });
+    // A body that sends nothing for BODY_IDLE_MS is given up, as every route's is: it would hold the worker's slot
+    // until the execution timeout.
+    watchBodyIdle(req, () => {
+      up.destroy();
+      finish();
+      fail(res, 408, 'request timeout', stalledMessage(BODY_IDLE_MS));
     });
     let size = 0;
     req.on('data', (c: Buffer) => {
