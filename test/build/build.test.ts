@@ -285,10 +285,14 @@ test('secrets are never packaged; .gitignore is honoured', async () => {
   writeFileSync(path.join(dir, '.gitignore'), '!.env\nlocal_data/\n');
   mkdirSync(path.join(dir, 'local_data'));
   writeFileSync(path.join(dir, 'local_data', 'big.bin'), 'x');
+  // A folder of wheels to install from (PIP_FIND_LINKS=./wheels): installed into deps/, never copied as well.
+  mkdirSync(path.join(dir, 'wheels'));
+  writeFileSync(path.join(dir, 'wheels', 'six-1.17.0-py2.py3-none-any.whl'), 'wheel');
   const r = await runCli(['build'], { cwd: dir });
   assert.equal(r.code, 0, r.stderr);
   const entries = listTar(path.join(dir, '.strato/artifact.tar.gz'));
-  for (const secret of ['.env', '.env.local', 'server.pem', 'local_data/big.bin']) assert.ok(!entries.includes(secret), `${secret} was packaged`);
+  for (const left of ['.env', '.env.local', 'server.pem', 'local_data/big.bin', 'wheels/six-1.17.0-py2.py3-none-any.whl'])
+    assert.ok(!entries.includes(left), `${left} was packaged`);
   assert.ok(entries.includes('.env.example'));
 });
 

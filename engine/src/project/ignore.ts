@@ -37,6 +37,8 @@ export const BUILTIN_IGNORES = [
   '*.md',
   '!README.md',
   '.DS_Store',
+  // Wheels in the project (PIP_FIND_LINKS=./wheels) are what the build installs from: the artifact holds them installed.
+  '*.whl',
 ];
 /** Never packaged, even when .gitignore re-includes them; only a line in .stratoinclude packages one on purpose. */
 export const SECRET_PATTERNS = [
