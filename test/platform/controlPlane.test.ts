@@ -190,6 +190,20 @@ describe('builds and endpoints', () => {
     assert.equal((JSON.parse(done.body) as { sha256: string }).sha256, createHash('sha256').update(bytes).digest('hex'));
   });
 
+  test('a /runsync waiting when its endpoint is deleted is answered 404 saying so, not as a job still running', async () => {
+    const art2 = await buildTestArtifact({ 'worker.py': WORKER_PY }, [queueSpec('doomed', 'sleep', { workers: [0, 1] })]);
+    const eps = await deploy(tp.cp, art2, { app: 'doomed' });
+    const waiting = call('POST', `${eps.doomed.url}/runsync?wait=30000`, { body: { input: { seconds: 10 } } });
+    await new Promise((r) => setTimeout(r, 1500));
+    await tp.cp.deleteEndpoint(eps.doomed.id);
+    const r = await waiting;
+    assert.equal(r.status, 404, r.text);
+    assert.match(
+      (r.json as { error: string }).error,
+      /^job sync-\S+ was removed while this request waited for it \(its endpoint was deleted, or its queue purged\)$/,
+    );
+  });
+
   test('a build refused at finalize (its manifest is not JSON, or absent) leaves no files behind', async () => {
     const app = await tp.cp.createApp('refused-builds');
     const builds = () => (fs.readdirSync(dataDir, { recursive: true }) as string[]).filter((f) => path.basename(f).startsWith('bld_')).sort();

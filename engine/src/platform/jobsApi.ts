@@ -167,6 +167,9 @@ async function submit(d: JobsApiDeps, req: IncomingMessage, res: ServerResponse,
   );
   if (res.headersSent) return;
   if (job.handedTo && d.cluster) return sendRaw(res, 200, await followed(d.cluster, job, until));
+  // Removed while this request waited: its id would answer 404 from now on, so it is not given as running.
+  if (!job.ended && job.storeState === 'gone')
+    return sendError(res, 404, `job ${job.id} was removed while this request waited for it (its endpoint was deleted, or its queue purged)`);
   // A finished job's output is in this answer; one that is still waiting must be durable before its id is given.
   if (!job.ended) await durableOrRunning(d, job);
   return sendRaw(res, 200, job.toJson());
