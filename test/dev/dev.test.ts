@@ -347,7 +347,9 @@ test('--auto-provision: all at start; the next dev server takes over what a cras
   // Ctrl+C while it provisions (the first endpoint made, the others on their way): what it made is removed.
   const early = await startDev(['--auto-provision', '--port', '0', '--no-reload'], { cwd: dir, env });
   await early.waitFor(/provisioned live-/, 60000, 'stderr');
-  assert.equal(await early.stop(), 130);
+  // 130 when the signal came while it provisioned; 0 when the last one was made by then (a fast machine, or a build
+  // the platform already had): either way, what it made is removed.
+  assert.ok([0, 130].includes((await early.stop()) ?? -1));
   assert.match(early.stderr(), /stopping: removing live endpoints\.\.\.\n(.*\n)*removed live-cpu-stats, live-gpu-hello, live-lb-api\n/);
   assert.deepEqual(await liveEndpoints('auto'), []);
 
