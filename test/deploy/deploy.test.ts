@@ -28,6 +28,7 @@ after(async () => {
 interface EnvJson {
   app: string;
   environment: string;
+  buildId: string | null;
   endpoints: Array<{
     name: string;
     type: string;
@@ -142,6 +143,14 @@ test('redeploy (--wait): a source-only change is served, ids stay, an endpoint r
   const dir = await initProject('roll');
   assert.equal((await runCli(['deploy'], { cwd: dir, env })).code, 0);
   const before1 = await envGet(dir, 'production');
+  // Deployed again unchanged: the same build (the artifact is byte for byte the same), every endpoint left as it is,
+  // its warm workers too.
+  const saved = await p.cp.findEndpoint('roll', 'production', 'cpu-stats');
+  const same = await runCli(['deploy'], { cwd: dir, env });
+  assert.equal(same.code, 0, same.stderr);
+  assert.match(same.stdout, /✓ provision +0 created, 0 updated, 0 deleted, 3 unchanged/);
+  assert.equal((await envGet(dir, 'production')).buildId, before1.buildId);
+  assert.equal((await p.cp.findEndpoint('roll', 'production', 'cpu-stats'))?.updatedAt, saved?.updatedAt);
   const cpuFile = path.join(dir, 'cpu_worker.py');
   writeFileSync(cpuFile, readFileSync(cpuFile, 'utf8').replace('"count": len(numbers),', '"count": len(numbers),\n        "version": 2,'));
   unlinkSync(path.join(dir, 'gpu_worker.py'));

@@ -219,8 +219,11 @@ describe('builds and endpoints', () => {
     await tp.cp.deployBuild(env.id, first.id);
     const ep = await tp.cp.saveEndpoint({ environmentId: env.id, name: 'echo' });
     assert.equal((await call('POST', `${ep.url}/runsync`, { body: { input: { n: 1 } } })).status, 200); // a worker runs from it
+    // The same bytes and manifest again are that build (what a deploy of unchanged code uploads).
+    assert.equal((await tp.cp.uploadBuild(app.id, art.artifactPath, art.manifest)).id, first.id);
     const later = [];
-    for (let i = 0; i < 6; i++) later.push(await tp.cp.uploadBuild(app.id, art.artifactPath, art.manifest));
+    // Each of these differs from the others (its manifest's text): a build each.
+    for (let i = 0; i < 6; i++) later.push(await tp.cp.uploadBuild(app.id, art.artifactPath, `${JSON.stringify(art.manifest)}${' '.repeat(i + 1)}`));
     const builds = async () =>
       (await tp.cp.query<{ app: { builds: Array<{ id: string }> } }>('query($a: ID!) { app(id: $a) { builds { id } } }', { a: app.id })).app.builds
         .map((b) => b.id)

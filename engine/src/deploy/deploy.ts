@@ -42,6 +42,8 @@ export interface DeployResult {
   endpoints: Endpoint[];
   created: string[];
   updated: string[];
+  /** Saved again as they were (same build and configuration): left alone, their workers too. */
+  unchanged: string[];
   deleted: string[];
   /** Endpoints whose workers could not start, with the reason (only known when deploy waited for them). */
   problems: WorkerProblem[];
@@ -88,7 +90,7 @@ export async function deployProject(root: string, o: DeployOptions): Promise<Dep
     (r) => `app ${r.app.name}, environment ${r.environment.name}, build ${r.build.id}`,
   );
 
-  const { endpoints, created, updated, deleted } = await step(
+  const { endpoints, created, updated, unchanged, deleted } = await step(
     'provision',
     async () => {
       const existing = await client.listEndpoints(environment.id);
@@ -96,6 +98,7 @@ export async function deployProject(root: string, o: DeployOptions): Promise<Dep
       const names = Object.keys(buildResult.manifest.resources);
       const created: string[] = [];
       const updated: string[] = [];
+      const unchanged: string[] = [];
       const endpoints: Endpoint[] = [];
       // One at a time keeps the platform's rolling release orderly and the output deterministic.
       for (const name of names) {
@@ -103,7 +106,9 @@ export async function deployProject(root: string, o: DeployOptions): Promise<Dep
         const ep = await client.saveEndpoint(
           endpointInput({ environmentId: environment.id, buildId: build.id, name, model: buildResult.model, apiKey: o.target.apiKey, overrides }),
         );
-        (byName.has(name) ? updated : created).push(name);
+        const before = byName.get(name);
+        // The platform leaves an endpoint saved again as it is alone (same build, same configuration).
+        (!before ? created : before.updatedAt === ep.updatedAt ? unchanged : updated).push(name);
         endpoints.push(ep);
       }
       const deleted: string[] = [];
@@ -112,9 +117,10 @@ export async function deployProject(root: string, o: DeployOptions): Promise<Dep
         await client.deleteEndpoint(e.id);
         deleted.push(e.name);
       }
-      return { endpoints, created, updated, deleted };
+      return { endpoints, created, updated, unchanged, deleted };
     },
-    (r) => `${r.created.length} created, ${r.updated.length} updated, ${r.deleted.length} deleted`,
+    (r) =>
+      `${r.created.length} created, ${r.updated.length} updated, ${r.deleted.length} deleted${r.unchanged.length ? `, ${r.unchanged.length} unchanged` : ''}`,
   );
 
   const { problems, starting } = await step(
@@ -129,7 +135,7 @@ export async function deployProject(root: string, o: DeployOptions): Promise<Dep
         ? `${r.problems.length} endpoint(s) cannot start workers`
         : `endpoints discoverable by name${r.starting.length ? ', minimum workers starting' : o.readyTimeoutMs ? ', minimum workers ready' : ''}`,
   );
-  return { app, environment, build, buildResult, endpoints, created, updated, deleted, problems, starting, durations };
+  return { app, environment, build, buildResult, endpoints, created, updated, unchanged, deleted, problems, starting, durations };
 }
 
 /** How long `deploy --wait` (and the preview, for longer) waits for the minimum workers. */

@@ -32,7 +32,7 @@ const FETCH_RETRY_MS = 5000;
 /** Where archives are shared between the nodes of a cluster. */
 export type ArchiveStore = Pick<
   PlatformStore,
-  'insertArchivePiece' | 'archivePieceCount' | 'archivePiece' | 'insertUpload' | 'getUpload' | 'uploadReceived' | 'uploadFinalized'
+  'insertArchivePiece' | 'archivePieceCount' | 'archivePiece' | 'insertUpload' | 'getUpload' | 'uploadReceived' | 'uploadFinalized' | 'uploadDiscarded'
 >;
 
 export class Artifacts {
@@ -201,6 +201,22 @@ export class Artifacts {
     }
     up.received = received;
     return { size, sha256: received.sha256 };
+  }
+
+  /** What was uploaded to `uploadId` (its size and SHA-256), checked as finalize checks it. */
+  async received(uploadId: string, appId: string): Promise<{ size: number; sha256: string }> {
+    const up = await this.live(uploadId);
+    if (up.appId !== appId) throw badRequest(`upload ${uploadId} belongs to another app`);
+    if (!up.received) throw badRequest(`nothing was uploaded to ${uploadId} yet; PUT the artifact to its URL first`);
+    return { size: up.received.size, sha256: up.received.sha256 };
+  }
+
+  /** Drops an upload taken as a build that exists already (the same bytes): its archive is not kept twice. */
+  async discard(uploadId: string): Promise<void> {
+    const up = this.uploads.get(uploadId);
+    if (up?.received) fs.rmSync(up.received.file, { force: true });
+    this.uploads.delete(uploadId);
+    await this.shared?.uploadDiscarded(uploadId);
   }
 
   /** Keeps the uploaded archive as build `buildId` and unpacks it; returns the manifest text it carries. */

@@ -1,6 +1,7 @@
 // The control plane's records (apps, environments, builds, endpoints) held in memory and written through to
 // the store, each change with its audit entry (the key that made it). Endpoint changes are announced to listeners:
 // the scheduler rolls or stops workers, the job engine drops the jobs of a deleted endpoint.
+import { isDeepStrictEqual } from 'node:util';
 import { randomUUID } from 'node:crypto';
 import { nameProblem } from '../../protocol/names';
 import type { Principal } from '../auth';
@@ -208,6 +209,16 @@ export class ControlPlane {
   /** Stores the uploaded artifact as a build with its manifest (given, else the one inside the artifact). */
   async finalizeBuild(by: Principal, appId: string, uploadId: string, manifestText?: string | null): Promise<BuildRow> {
     const app = this.mustApp(appId);
+    // The same bytes and manifest as a build of the app: that build (artifacts are packed byte for byte the same from
+    // the same files), so that a deploy of unchanged code leaves its endpoints, and their warm workers, as they are.
+    if (manifestText) {
+      const { sha256 } = await this.artifacts.received(uploadId, appId);
+      const same = this.buildsOf(appId).find((b) => b.sha256 === sha256 && b.manifest === manifestText);
+      if (same) {
+        await this.artifacts.discard(uploadId);
+        return same;
+      }
+    }
     const id = `bld_${randomUUID().replace(/-/g, '').slice(0, 20)}`;
     const got = await this.artifacts.finalize(uploadId, appId, id);
     let row: BuildRow;
@@ -341,6 +352,8 @@ export class ControlPlane {
     if (refused) throw badRequest(refused);
     for (const v of config.volumes) this.capabilities.volumes.ensure(env.app_id, v, this.clock.now());
     const existing = this.endpointsOf(env.id).find((e) => e.name === input.name);
+    // Saved again as it is (a deploy of unchanged code): left alone, its warm workers with it.
+    if (existing && existing.buildId === buildId && sameConfig(existing.config, config)) return existing;
     const now = this.clock.now();
     const ep: DeployedEndpoint = {
       id: existing?.id ?? endpointId(),
@@ -398,4 +411,9 @@ export class ControlPlane {
     this.endpoints.delete(ep.id);
     for (const l of this.listeners) l({ type: 'deleted', endpoint: ep });
   }
+}
+
+/** The same configuration, whatever the order of its keys and the keys left undefined (a stored one is read back). */
+function sameConfig(a: ResolvedEndpointConfig, b: ResolvedEndpointConfig): boolean {
+  return isDeepStrictEqual(JSON.parse(JSON.stringify(a)), JSON.parse(JSON.stringify(b)));
 }

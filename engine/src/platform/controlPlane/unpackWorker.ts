@@ -24,6 +24,7 @@ async function unpack({ archive, dest }: UnpackRequest): Promise<UnpackResult> {
       strict: true,
       preservePaths: false,
       preserveOwner: false,
+      noMtime: true, // artifacts carry no times (build/artifact.ts): files are as new as their unpacking
       onReadEntry: (entry) => {
         if (typeof entry.mode === 'number') entry.mode &= 0o777;
       },

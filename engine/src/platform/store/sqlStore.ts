@@ -346,6 +346,12 @@ export class SqlStore extends NodeStatements implements PlatformStore {
   async uploadReceived(id: string, size: number, sha256: string): Promise<void> {
     await this.db.query('update uploads set size = $2, sha256 = $3 where id = $1', [id, size, sha256]);
   }
+  uploadDiscarded(id: string): Promise<void> {
+    return this.db.transaction(async (tx) => {
+      await tx.query('delete from build_archives where build_id = $1', [id]);
+      await tx.query('delete from uploads where id = $1', [id]);
+    });
+  }
   uploadFinalized(id: string, buildId: string): Promise<void> {
     return this.db.transaction(async (tx) => {
       await tx.query('update build_archives set build_id = $2 where build_id = $1', [id, buildId]);

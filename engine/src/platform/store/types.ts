@@ -291,6 +291,8 @@ export interface PlatformStore {
   uploadReceived(id: string, size: number, sha256: string): Promise<void>;
   /** The upload became build `buildId`: its pieces are the build's now, the location is gone. */
   uploadFinalized(id: string, buildId: string): Promise<void>;
+  /** The upload was taken as a build that exists (the same bytes): its row and its archive's pieces go. */
+  uploadDiscarded(id: string): Promise<void>;
 
   /** Build archives in the database, piece by piece (clusters: any node may start a build's workers). */
   insertArchivePiece(buildId: string, seq: number, data: Buffer): Promise<void>;
