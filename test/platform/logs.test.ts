@@ -195,7 +195,8 @@ describe('refusals', () => {
       assert.equal(r.status, 400, q);
       assert.match((r.json as { error: string }).error, rule);
     }
-    assert.equal((await call('POST', logsUrl(shout.id))).status, 404);
+    const posted = await call('POST', logsUrl(shout.id));
+    assert.deepEqual([posted.status, posted.headers.get('allow')], [405, 'GET'], 'a known route asked with another method');
     assert.equal((await call('GET', logsUrl('nope'))).status, 404);
   });
 });
