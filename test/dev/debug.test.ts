@@ -68,7 +68,8 @@ test(
       cwd: root,
       env: { STRATO_API_URL: p.url, STRATO_API_KEY: p.key },
     });
-    assert.match(dev.stdout(), /Debugging: each new worker listens for a debugger/);
+    // Written just after the banner that startServing waits for: it may arrive a moment later.
+    await dev.waitFor(/Debugging: each new worker listens for a debugger/, 10_000, 'stdout');
     const call = fetch(`http://127.0.0.1:${dev.port}/calc_worker/runsync`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
