@@ -3,13 +3,8 @@
 // its worker is given the next job.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { systemClock } from '../../engine/src/platform/clock';
-import { Dispatcher } from '../../engine/src/platform/jobs/dispatch';
 import { Job } from '../../engine/src/platform/jobs/job';
-import { JobEngine } from '../../engine/src/platform/jobs/jobEngine';
-import { JobWriter } from '../../engine/src/platform/store/jobWriter';
-import type { PlatformStore } from '../../engine/src/platform/store/types';
-import type { Worker } from '../../engine/src/platform/workers/worker';
+import { engineWithWorker } from '../helpers/jobEngine';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -62,30 +57,7 @@ test('watch: the time limit calls it once, and a later change does not', async (
 
 test("a job's end is answered inside it: before its worker is freed for the next job", () => {
   const order: string[] = [];
-  const store = { writeJobs: async () => undefined } as unknown as PlatformStore;
-  const engine = new JobEngine({
-    clock: systemClock,
-    instanceId: 'u1',
-    writer: new JobWriter(store, { eagerMs: 1, lazyMs: 1 }, () => undefined),
-    store: { getJob: async () => undefined },
-    retention: { runMs: 60_000, runsyncMs: 60_000, runsyncWaitMs: 60_000 },
-    endedJobCacheBytes: 1 << 20,
-    maxQueuedPerEndpoint: 10,
-    hasEndpoint: () => true,
-    onDemand: () => undefined,
-    onWorkerFreed: () => order.push('worker freed'),
-  });
-  const dispatch = new Dispatcher(engine, { executionTimeoutMs: () => 60_000, streams: () => false, heartbeatMs: 1000, cancelGraceMs: 1000 });
-  const worker = {
-    id: 'w1',
-    endpointId: 'ep',
-    phase: 'ready',
-    maxConcurrency: 1,
-    jobs: new Set<Job>(),
-    cancelRequested: new Map(),
-    stderrTail: [],
-  } as unknown as Worker;
-  dispatch.register(worker);
+  const { engine, dispatch, worker } = engineWithWorker(() => order.push('worker freed'));
   const job = engine.submit('ep', '{"x":1}', 'runsync', false)!;
   assert.deepEqual(dispatch.takeNow(worker, 1), [job]);
 

@@ -233,7 +233,14 @@ export class Dispatcher {
     for (const job of [...w.jobs]) {
       if (seen.has(job.id)) job.missedHeartbeats = 0;
       else if (++job.missedHeartbeats >= 3 && job.startedAt !== null && now - (job.handedAt ?? now) > grace) {
-        this.requeue(job);
+        // Bounded as every other run-again: a job whose hand-over is lost each time (a frame its worker cannot read
+        // breaks the worker's channel) would otherwise go round the endpoint's workers for ever.
+        if (job.attempts >= MAX_ATTEMPTS) {
+          const why =
+            `the job was handed to a worker ${job.attempts} times and never reached its handler (the worker did not report ` +
+            "it: its job channel broke on the way, see the endpoint's logs); it is not run again";
+          this.engine.end(job, 'FAILED', null, why, true);
+        } else this.requeue(job);
       }
     }
     return { cancel, replace };

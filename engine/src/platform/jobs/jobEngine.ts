@@ -108,7 +108,12 @@ export class JobEngine {
       const e = this.endpointJobs(job.endpointId);
       if (job.status === 'IN_PROGRESS' && job.attempts >= MAX_ATTEMPTS) {
         e.inProgress++; // counted so that end() can count it out
-        this.end(job, 'FAILED', null, `the platform stopped ${job.attempts} times while this job ran; it is not run again`);
+        this.end(
+          job,
+          'FAILED',
+          null,
+          `the job was started ${job.attempts} times and did not end (the platform or its worker stopped while it ran); it is not run again`,
+        );
         e.retried += job.retries;
         continue;
       }
