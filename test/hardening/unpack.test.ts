@@ -22,7 +22,7 @@ const MB = 1024 * 1024;
 const BOMB_MB = 1024;
 
 /** A tar header for one regular file of `size` bytes. */
-function tarHeader(name: string, size: number): Buffer {
+function tarHeader(name: string, size: number, type = '0'): Buffer {
   const h = Buffer.alloc(512);
   h.write(name, 0);
   h.write('0000644\0', 100);
@@ -31,12 +31,21 @@ function tarHeader(name: string, size: number): Buffer {
   h.write(`${size.toString(8).padStart(11, '0')}\0`, 124);
   h.write('00000000000\0', 136);
   h.write('        ', 148);
-  h.write('0', 156);
+  h.write(type, 156);
   h.write('ustar\0', 257);
   h.write('00', 263);
   const sum = h.reduce((a, b) => a + b, 0);
   h.write(`${sum.toString(8).padStart(6, '0')}\0 `, 148);
   return h;
+}
+
+/** A tar pax header record giving the next entry's path (names over 100 bytes are carried this way). */
+function paxPath(name: string): Buffer {
+  const rest = ` path=${name}\n`;
+  let len = rest.length + 1;
+  while (String(len).length + rest.length !== len) len = String(len).length + rest.length;
+  const record = Buffer.from(`${len}${rest}`);
+  return Buffer.concat([tarHeader('PaxHeader', record.length, 'x'), record, Buffer.alloc((512 - (record.length % 512)) % 512)]);
 }
 
 /** One file of zeros: gzip members (64 MB of zeros compressed once, repeated) after one holding the header. */
@@ -120,4 +129,23 @@ test("an artifact's files belong to the platform's user, without setuid, setgid 
   const st = fs.statSync(path.join(tp.dataDir, 'builds', build.id, 'worker.py'));
   assert.equal(st.mode & 0o7000, 0, `mode ${(st.mode & 0o7777).toString(8)}`);
   assert.deepEqual([st.uid, st.gid], [process.getuid!(), process.getgid!()]);
+});
+
+test("an entry the file system cannot take is refused in the archive's terms: no platform folder, a long name shortened", async () => {
+  const name = `${'a'.repeat(5000)}.py`;
+  const body = Buffer.from('x = 1\n');
+  const archive = path.join(tmp, 'long.tar.gz');
+  fs.writeFileSync(
+    archive,
+    zlib.gzipSync(Buffer.concat([paxPath(name), tarHeader('a.py', body.length), body, Buffer.alloc(512 - body.length), Buffer.alloc(1024)])),
+  );
+  const app = await tp.cp.createApp('long-name');
+  await assert.rejects(tp.cp.uploadBuild(app.id, archive, makeManifest('long-name', [queueSpec('echo', 'echo')])), (e: Error) => {
+    assert.match(
+      e.message,
+      /the artifact is not a valid tar\.gz archive \(ENAMETOOLONG: name too long, open 'a{60}\.\.\.a{17}\.py' \(a name of 5003 characters\)\)/,
+    );
+    assert.ok(!e.message.includes(tp.dataDir), e.message);
+    return true;
+  });
 });

@@ -2,6 +2,7 @@
 // takes seconds before tar refuses it) runs here, never on the platform's event loop. On a refusal the partly
 // unpacked folder is removed here too, so that the platform only learns the outcome.
 import fs from 'node:fs';
+import path from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
 import * as tar from 'tar';
 import { nameThisThread } from '../threads';
@@ -32,8 +33,19 @@ async function unpack({ archive, dest }: UnpackRequest): Promise<UnpackResult> {
     return { ok: true };
   } catch (e) {
     fs.rmSync(dest, { recursive: true, force: true });
-    return { ok: false, error: (e as Error).message };
+    return { ok: false, error: inArchiveTerms((e as Error).message, dest) };
   }
+}
+
+/**
+ * The file system's reason in the archive's terms: entry names relative to the archive, not the platform's folders
+ * (the deployer learns nothing of the server's layout), and a name too long to repeat shortened.
+ */
+function inArchiveTerms(message: string, dest: string): string {
+  return message
+    .split(dest + path.sep)
+    .join('')
+    .replace(/'([^']{120,})'/g, (_, name: string) => `'${name.slice(0, 60)}...${name.slice(-20)}' (a name of ${name.length} characters)`);
 }
 
 void unpack(workerData as UnpackRequest).then(
