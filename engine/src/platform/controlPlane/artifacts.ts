@@ -32,12 +32,25 @@ const FETCH_RETRY_MS = 5000;
 /** Where archives are shared between the nodes of a cluster. */
 export type ArchiveStore = Pick<
   PlatformStore,
-  'insertArchivePiece' | 'archivePieceCount' | 'archivePiece' | 'insertUpload' | 'getUpload' | 'uploadReceived' | 'uploadFinalized' | 'uploadDiscarded'
+  | 'insertArchivePiece'
+  | 'archivePieceCount'
+  | 'archivePiece'
+  | 'insertUpload'
+  | 'getUpload'
+  | 'claimUpload'
+  | 'releaseUpload'
+  | 'uploadReplaced'
+  | 'uploadReceived'
+  | 'uploadFinalized'
+  | 'uploadDiscarded'
 >;
 
 export class Artifacts {
   private uploads = new Map<string, Upload>();
-  /** Uploads whose body is being received now: one PUT at a time, or two bodies would mix in one file. */
+  /**
+   * Uploads whose body is being received here now: one PUT at a time, or two bodies would mix in one file (in a
+   * cluster, also in the database's pieces: the node receiving one claims the upload's row).
+   */
   private receiving = new Set<string>();
   /** Builds being fetched from the database, and why the last fetch of a build failed (with when). */
   private fetching = new Map<string, Promise<void>>();
@@ -157,10 +170,17 @@ export class Artifacts {
   /** Receives the PUT body of an upload, checking the declared size. */
   async receive(uploadId: string, req: IncomingMessage): Promise<{ size: number; sha256: string }> {
     const up = await this.live(uploadId);
-    if (this.receiving.has(up.id)) throw conflict(`another PUT to upload ${uploadId} is in progress: wait for it to end, or request a new upload for this one`);
+    const busy = () => conflict(`another PUT to upload ${uploadId} is in progress: wait for it to end, or request a new upload for this one`);
+    if (this.receiving.has(up.id)) throw busy();
     this.receiving.add(up.id);
     try {
-      return await this.receiveOne(up, req);
+      if (this.shared && !(await this.shared.claimUpload(up.id))) throw busy();
+      try {
+        return await this.receiveOne(up, req);
+      } finally {
+        // Kept when the database is out of reach: this node may claim it again, others once this node is lost.
+        await this.shared?.releaseUpload(up.id).catch(() => undefined);
+      }
     } finally {
       this.receiving.delete(up.id);
     }
@@ -195,7 +215,9 @@ export class Artifacts {
     fs.renameSync(part, file);
     const received = { file, size, sha256: hash.digest('hex') };
     if (this.shared) {
-      // The finalize may reach another node: the archive waits in the database under the upload's id.
+      // The finalize may reach another node: the archive waits in the database under the upload's id, in place of
+      // what an earlier PUT left there.
+      await this.shared.uploadReplaced(up.id);
       await this.writePieces(up.id, file);
       await this.shared.uploadReceived(up.id, size, received.sha256);
     }

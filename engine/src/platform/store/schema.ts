@@ -5,10 +5,11 @@
 // Migrations: every statement is idempotent (`if not exists`) and runs at each start, so a data dir of an older
 // version gains what was added since. Version 2 added api_keys and audit_log (per-person keys, issue 16);
 // version 3 the nodes of a cluster, the owner of each job and build archives kept in the database (issue 11); version 4
-// the worker slots that bound an endpoint's workers for the whole service (issue 11).
+// the worker slots that bound an endpoint's workers for the whole service (issue 11); version 6 the claim of the node
+// receiving an upload's PUT.
 // Columns added later to an existing table are added by `alter table ... if not exists` below.
 
-export const SCHEMA_VERSION = '5';
+export const SCHEMA_VERSION = '6';
 
 export const schemaSql = `
 create table if not exists meta (
@@ -131,6 +132,9 @@ create table if not exists uploads (
   expires_at bigint not null,
   sha256 text
 );
+-- The node receiving a PUT to the upload now: one PUT at a time in the whole service (two bodies would mix their
+-- pieces); the claim is void once that node is lost (version 6).
+alter table uploads add column if not exists receiving_node text;
 -- Worker slots: a worker of an endpoint holds one of the endpoint's workers.max slots (0 .. max-1) for the whole
 -- service, claimed before its process starts and released once it is gone (workers/slots.ts). The primary key is the
 -- bound: two nodes never hold one slot. Slots below workers.min are the minimum's workers, which never stop idle.

@@ -343,6 +343,12 @@ export class SqlStore extends NodeStatements implements PlatformStore {
   async getUpload(id: string): Promise<UploadRow | undefined> {
     return (await this.db.query<UploadRow>('select * from uploads where id = $1', [id]))[0];
   }
+  uploadReplaced(id: string): Promise<void> {
+    return this.db.transaction(async (tx) => {
+      await tx.query('update uploads set sha256 = null where id = $1', [id]);
+      await tx.query('delete from build_archives where build_id = $1', [id]);
+    });
+  }
   async uploadReceived(id: string, size: number, sha256: string): Promise<void> {
     await this.db.query('update uploads set size = $2, sha256 = $3 where id = $1', [id, size, sha256]);
   }

@@ -287,6 +287,14 @@ export interface PlatformStore {
   /** Upload locations of a cluster (expired ones, and their pieces, are deleted on the way). */
   insertUpload(row: UploadRow): Promise<void>;
   getUpload(id: string): Promise<UploadRow | undefined>;
+  /**
+   * This node receives a PUT to the upload: true unless another node that is alive receives one now. Released with
+   * `releaseUpload` however the PUT ends.
+   */
+  claimUpload(id: string): Promise<boolean>;
+  releaseUpload(id: string): Promise<void>;
+  /** A PUT to the upload was received whole: what an earlier PUT stored (its pieces, its digest) goes first. */
+  uploadReplaced(id: string): Promise<void>;
   /** The archive was received (its pieces are stored under the upload's id). */
   uploadReceived(id: string, size: number, sha256: string): Promise<void>;
   /** The upload became build `buildId`: its pieces are the build's now, the location is gone. */
