@@ -109,6 +109,8 @@ describe('one table for every parameter rule', () => {
       'system_dependencies=["Bad Pkg"]',
       'flashboot="yes"',
       'template=PodTemplate(imageName="x", bogus=1)',
+      'template=PodTemplate(imageName="x", env=[{"key": "A"}])',
+      'template=PodTemplate(env="A=1")',
     ];
     const py = await errorsOf(cases.map((a) => `Endpoint('a', ${a})`));
     for (const [i, args] of cases.entries()) {
@@ -128,6 +130,7 @@ describe('one table for every parameter rule', () => {
       'volume=NetworkVolume(name="models", size=50, datacenter=DataCenter.US_KS_2), datacenter=[DataCenter.US_KS_2, "EU-RO-1"]',
       'system_dependencies=["ffmpeg", "libgl1"], image="ghcr.io/org/worker:1.2", flashboot=False, accelerate_downloads=False, execution_timeout_ms=0',
       'template=PodTemplate(imageName="x", containerDiskInGb=20, env={"A": "1"})',
+      'template=PodTemplate(containerDiskInGb=100, env=[{"key": "MY_VAR", "value": "v"}])',
     ];
     assert.deepEqual(
       await errorsOf(ok.map((a) => `Endpoint('a', ${a})`)),
@@ -137,6 +140,19 @@ describe('one table for every parameter rule', () => {
       const model = await analyzeSource(`from strato import Endpoint, ${imports}\n@Endpoint(name="a", ${args})\ndef f():\n    pass\n`);
       assert.deepEqual(model.diagnostics, [], args);
     }
+  });
+
+  test("a Pod template's env, as a dict or as the reference's list of key and value, sits under the endpoint's env in both", async () => {
+    const args = 'template=PodTemplate(env=[{"key": "MY_VAR", "value": "v"}, {"key": "B", "value": "t"}]), env={"B": "own"}';
+    const model = await analyzeSource(`from strato import Endpoint, PodTemplate\n@Endpoint(name="a", ${args})\ndef f():\n    pass\n`);
+    assert.deepEqual(model.endpoints[0].config.env, { MY_VAR: 'v', B: 'own' });
+    assert.deepEqual(model.endpoints[0].config.template?.env, { MY_VAR: 'v', B: 't' }, 'recorded as names to values');
+    const r = await runPython(['-c', `import json\nfrom strato import Endpoint, PodTemplate\nprint(json.dumps(Endpoint('a', ${args}).env))`]);
+    assert.deepEqual(JSON.parse(r.stdout), { MY_VAR: 'v', B: 'own' });
+    const bad = 'template=PodTemplate(env={"A": 1})';
+    const refused = await analyzeSource(`from strato import Endpoint, PodTemplate\n@Endpoint(name="a", ${bad})\ndef f():\n    pass\n`);
+    assert.match(refused.diagnostics.find((d) => d.severity === 'error')?.message ?? '', /^PodTemplate env value of A must be a string/);
+    assert.match((await pythonErrors([bad]))[0] ?? '', /env value of 'A' must be a str/);
   });
 
   test('defaults are the same in the analysis, the platform and Python', async () => {

@@ -226,6 +226,7 @@ MESSAGES = {
     "system-dependency": "system_dependencies must be a list of Debian package names such as [\"ffmpeg\", \"libgl1\"], got {value}.",
     "image-ref": "image must be a container image reference such as \"python:3.11-slim\" or \"ghcr.io/org/worker:1.2\", got {value}.",
     "template-type": "template must be a PodTemplate(imageName=...), got {value}.",
+    "template-env": "PodTemplate env must be a dict of names to values, or a list of dicts with \"key\" and \"value\" as the reference product writes it, got {value}.",
     "gpu-and-cpu": "gpu and cpu are mutually exclusive: specify one or neither (neither means any GPU).",
     "url-invalid": "{what} {value} is not a URL; give an address such as {example}",
     "url-scheme": "{what} must be an http:// or https:// URL such as {example}, got {value}",

@@ -67,7 +67,7 @@ class Endpoint:
         self.dependencies = _dependencies(dependencies)
         self.system_dependencies = _system_dependencies(system_dependencies)
         self.template = _template(template)
-        template_env = dict(self.template.env or {}) if self.template is not None else {}
+        template_env = _env(self.template.env) if self.template is not None else {}
         self.env = {**template_env, **_env(env)}
         self.gpu_count = _int_in_bounds("gpu_count", gpu_count)
         # 0, the reference's default, means no limit of the endpoint's own: the platform's default applies.

@@ -73,9 +73,8 @@ class PodTemplate:
         unknown = [k for k in fields if k not in POD_TEMPLATE_FIELDS]
         if unknown:
             raise ValueError(MESSAGES["template-type"].format(value=f"PodTemplate({unknown[0]}=...)"))
-        env = fields.get("env")
-        if env is not None and not (isinstance(env, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in env.items())):
-            raise ValueError(f"PodTemplate env must be a dict of str to str, got: {env!r}")
+        if fields.get("env") is not None:
+            fields["env"] = _template_env(fields["env"])
         self.fields = {**POD_TEMPLATE_FIELDS, **fields}
         for key, value in self.fields.items():
             setattr(self, key, value)
@@ -85,3 +84,14 @@ class PodTemplate:
 
     def __repr__(self):
         return "PodTemplate(" + ", ".join(f"{k}={v!r}" for k, v in self.fields.items() if v != POD_TEMPLATE_FIELDS[k]) + ")"
+
+
+def _template_env(env):
+    """A Pod template's env as names to values: given so, or as the reference product writes it, a list of
+    {"key": name, "value": value} (the analysis reads it by the same rule: catalog/parameterRules.ts templateEnv)."""
+    if isinstance(env, (list, tuple)):
+        if all(isinstance(e, dict) and sorted(e) == ["key", "value"] and isinstance(e["key"], str) for e in env):
+            return {e["key"]: e["value"] for e in env}
+    elif isinstance(env, dict):
+        return dict(env)
+    raise ValueError(MESSAGES["template-env"].format(value=repr(env)))

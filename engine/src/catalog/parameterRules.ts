@@ -196,7 +196,30 @@ export function checkTemplate(v: unknown, shown: string = shownOf(v)): Checked<P
   const known = podTemplateFields.map((f) => f.name);
   const unknown = Object.keys(fields).find((k) => !known.includes(k));
   if (unknown) return fail('invalid-type', parameterMessage('template-type', { value: `PodTemplate(${unknown}=...)` }));
-  return { ok: true, value: fields };
+  if (fields.env === undefined || fields.env === null) return { ok: true, value: fields };
+  const env = templateEnv(fields.env);
+  if (!env) return fail('invalid-type', parameterMessage('template-env', { value: JSON.stringify(fields.env) }));
+  return { ok: true, value: { ...fields, env } };
+}
+
+/**
+ * A Pod template's env as names to values: given so, or as the reference product writes it, a list of
+ * `{"key": name, "value": value}`; undefined when it is neither (values are checked as the endpoint's env is).
+ */
+function templateEnv(env: unknown): Record<string, unknown> | undefined {
+  if (Array.isArray(env)) {
+    const pairs = env.map((e) =>
+      typeof e === 'object' &&
+      e !== null &&
+      !Array.isArray(e) &&
+      Object.keys(e).sort().join() === 'key,value' &&
+      typeof (e as { key: unknown }).key === 'string'
+        ? ([(e as { key: string }).key, (e as { value: unknown }).value] as const)
+        : undefined,
+    );
+    return pairs.every((p) => p !== undefined) ? Object.fromEntries(pairs as Array<readonly [string, unknown]>) : undefined;
+  }
+  return typeof env === 'object' && env !== null && !('$class' in env) ? (env as Record<string, unknown>) : undefined;
 }
 
 export type PlacementCode = 'volume-datacenter' | 'cpu-datacenter';

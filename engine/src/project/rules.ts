@@ -177,37 +177,42 @@ export function validateEndpointArgs(a: EndpointArgs, sink: DiagnosticSink): End
 
   const env = a.args.env;
   if (env && env.value !== null) {
-    const v = env.value;
-    if (typeof v !== 'object' || Array.isArray(v)) {
-      sink.add('invalid-env', 'env must be a dict of strings, e.g. {"MODEL": "small"}.', env.valueRange);
-    } else {
-      const entries = Object.entries(v as Record<string, unknown>);
-      const badKey = entries.find(([k]) => k.startsWith('\u0000') || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(k));
-      const badValue = entries.find(([, val]) => typeof val !== 'string');
-      if (badKey)
-        sink.add(
-          'invalid-env',
-          `env key ${badKey[0].replace('\u0000', '')} is not a valid environment variable name: use letters, digits and '_' (not starting with a digit).`,
-          env.valueRange,
-        );
-      else if (badValue)
-        sink.add(
-          'invalid-env',
-          badValue[1] === null
-            ? `env value of ${badValue[0]} is None, which no environment variable holds: give a string (or "" for empty), or leave the key out.`
-            : `env value of ${badValue[0]} must be a string: write it in quotes, e.g. "${badValue[1] === true ? 'True' : badValue[1] === false ? 'False' : String(badValue[1])}".`,
-          env.valueRange,
-        );
-      else config.env = v as Record<string, string>;
-    }
+    const checkedEnv = checkEnv(env.value, 'env', env.valueRange, sink);
+    if (checkedEnv) config.env = checkedEnv;
   }
-  // A Pod template's env sits under the endpoint's own.
-  const templateEnv = config.template?.env;
-  if (templateEnv && typeof templateEnv === 'object' && !Array.isArray(templateEnv)) {
-    const strings = Object.entries(templateEnv).filter(([, v]) => typeof v === 'string') as Array<[string, string]>;
-    config.env = { ...Object.fromEntries(strings), ...config.env };
+  // A Pod template's env sits under the endpoint's own, checked as it is.
+  if (config.template?.env && a.args.template) {
+    const templateEnv = checkEnv(config.template.env, 'PodTemplate env', a.args.template.valueRange, sink);
+    if (templateEnv) config.env = { ...templateEnv, ...config.env };
   }
   return config;
+}
+
+/** An env dict's names and values (`what` names it in the messages): the dict, or undefined after reporting. */
+function checkEnv(v: unknown, what: string, range: Range, sink: DiagnosticSink): Record<string, string> | undefined {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) {
+    sink.add('invalid-env', `${what} must be a dict of strings, e.g. {"MODEL": "small"}.`, range);
+    return undefined;
+  }
+  const entries = Object.entries(v as Record<string, unknown>);
+  const badKey = entries.find(([k]) => k.startsWith('\u0000') || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(k));
+  const badValue = entries.find(([, val]) => typeof val !== 'string');
+  if (badKey)
+    sink.add(
+      'invalid-env',
+      `${what} key ${badKey[0].replace('\u0000', '')} is not a valid environment variable name: use letters, digits and '_' (not starting with a digit).`,
+      range,
+    );
+  else if (badValue)
+    sink.add(
+      'invalid-env',
+      badValue[1] === null
+        ? `${what} value of ${badValue[0]} is None, which no environment variable holds: give a string (or "" for empty), or leave the key out.`
+        : `${what} value of ${badValue[0]} must be a string: write it in quotes, e.g. "${badValue[1] === true ? 'True' : badValue[1] === false ? 'False' : String(badValue[1])}".`,
+      range,
+    );
+  else return v as Record<string, string>;
+  return undefined;
 }
 
 /** Optional fields stay absent (not `undefined`) when not given, so that the config reads as what was declared. */
