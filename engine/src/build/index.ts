@@ -1,10 +1,11 @@
 // `strato build`: project model -> refuse on errors -> manifest -> handlers -> dependencies -> artifact.
 // Everything lands in .strato/ (strato_manifest.json, artifact.tar.gz); .strato/.build/ is the work folder.
-import { mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { formatDiagnostic, hasProjectMarker, INCLUDE_FILE, listProjectFiles, loadProject, notAProject, type Diagnostic, type ProjectModel } from '../project';
 import { UserError } from '../util/errors';
+import { tryLock, type HeldLock } from '../util/pidLock';
 import { pythonExecutable, pythonPackageRoot } from '../util/paths';
 import { checkArtifactSize, packArtifact } from './artifact';
 import { installRequirements, mergeRequirements, readRequirementsFile } from './dependencies';
@@ -114,6 +115,7 @@ export async function buildProject(root: string, options: BuildOptions = {}): Pr
 
   const outDir = path.join(projectRoot, STRATO_DIR);
   const buildDir = path.join(outDir, '.build');
+  const lock = await buildLock(outDir, progress);
   rmSync(buildDir, { recursive: true, force: true });
   mkdirSync(path.join(buildDir, 'deps'), { recursive: true });
   try {
@@ -157,10 +159,20 @@ export async function buildProject(root: string, options: BuildOptions = {}): Pr
     const entries = [
       ...new Set([...files.map((f) => f.split('/')[0]), ...handlers.map((h) => h.path), 'strato_manifest.json', 'requirements.txt', 'deps']),
     ].sort();
-    const sizeBytes = await packArtifact(buildDir, entries, artifactPath);
-    checkArtifactSize(sizeBytes);
+    // Written beside and renamed over: the last good artifact stays whole until this one is (Ctrl+C, a full disk).
+    const partial = `${artifactPath}.partial`;
+    let sizeBytes: number;
+    try {
+      sizeBytes = await packArtifact(buildDir, entries, partial);
+      checkArtifactSize(sizeBytes);
+    } catch (e) {
+      rmSync(partial, { force: true });
+      throw e;
+    }
+    renameSync(partial, artifactPath);
     const manifestPath = path.join(outDir, 'strato_manifest.json');
-    writeFileSync(manifestPath, manifestText);
+    writeFileSync(`${manifestPath}.partial`, manifestText);
+    renameSync(`${manifestPath}.partial`, manifestPath);
     return {
       projectName,
       manifest,
@@ -176,5 +188,29 @@ export async function buildProject(root: string, options: BuildOptions = {}): Pr
     };
   } finally {
     if (!options.keepBuild) rmSync(buildDir, { recursive: true, force: true });
+    lock.release();
+  }
+}
+
+/** How long a build waits for another build of the project to end before it gives up. */
+const BUILD_WAIT_MS = 30 * 60_000;
+
+/**
+ * One build of a project at a time (two share .strato/.build and the artifact): a second waits for the first, saying
+ * so. The lock names its process, so a build that was killed leaves none behind (util/pidLock.ts).
+ */
+async function buildLock(outDir: string, progress: (step: string) => void): Promise<HeldLock> {
+  mkdirSync(outDir, { recursive: true });
+  const file = path.join(outDir, 'build.lock');
+  const deadline = Date.now() + BUILD_WAIT_MS;
+  for (let said = false; ; said = true) {
+    const got = tryLock(file);
+    if ('lock' in got) return got.lock;
+    if (!said) progress(`waiting for another build of this project to end (pid ${got.holder})`);
+    if (Date.now() > deadline)
+      throw new UserError(
+        `another build of this project (pid ${got.holder}) has run for over ${BUILD_WAIT_MS / 60_000} minutes; stop it, or wait for it and build again`,
+      );
+    await new Promise((r) => setTimeout(r, 200));
   }
 }

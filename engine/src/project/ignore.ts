@@ -97,8 +97,11 @@ export function createIgnore(root: string): (rel: string, isDir: boolean) => boo
 let builtinIgnore: Ignore | undefined;
 let secretsIgnore: Ignore | undefined;
 
-/** Why a path is left out: a secret (unless .stratoinclude names it), a built-in or .gitignore pattern, or not at all. */
-export function ignoreReasons(root: string): (rel: string, isDir: boolean) => IgnoreReason {
+/**
+ * Why a path is left out: a secret (unless .stratoinclude names it), a built-in or .gitignore pattern, or not at all.
+ * `target`: where a symbolic link at `rel` leads (its real path), when it is one.
+ */
+export function ignoreReasons(root: string): (rel: string, isDir: boolean, target?: string) => IgnoreReason {
   // The fixed patterns are compiled once per process (the language server asks for every file event).
   builtinIgnore ??= ignore().add(BUILTIN_IGNORES);
   secretsIgnore ??= ignore().add(SECRET_PATTERNS);
@@ -123,10 +126,19 @@ export function ignoreReasons(root: string): (rel: string, isDir: boolean) => Ig
     }
     return nested.get(dir);
   };
-  return (rel, isDir) => {
+  return (rel, isDir, target) => {
     const p = isDir ? `${rel}/` : rel;
     const included = wanted?.ignores(p) ?? false;
-    if (secrets.ignores(p) && !included) return 'secret';
+    // A link is judged by where it leads too: `notes.txt -> ~/.ssh/id_rsa` is the key, whatever its own name.
+    const leadsToSecret =
+      target !== undefined &&
+      secrets.ignores(
+        `${target
+          .replace(/^[/\\]+/, '')
+          .split(path.sep)
+          .join('/')}${isDir ? '/' : ''}`,
+      );
+    if ((secrets.ignores(p) || leadsToSecret) && !included) return 'secret';
     if (included) return false;
     if (builtin.ignores(p)) return 'ignored';
     // Apply each .gitignore from the root down to the file's folder, relative to its own folder.
@@ -138,6 +150,14 @@ export function ignoreReasons(root: string): (rel: string, isDir: boolean) => Ig
     }
     return false;
   };
+}
+
+function realTarget(link: string): string | undefined {
+  try {
+    return realpathSync(link);
+  } catch {
+    return undefined;
+  }
 }
 
 /** What a folder entry is, a symbolic link judged by what it points to (undefined: neither, or a broken link). */
@@ -176,7 +196,7 @@ export function listProjectFiles(root: string): ProjectFiles {
       const rel = dir ? `${dir}/${e.name}` : e.name;
       const kind = kindOf(root, rel, e);
       if (!kind) continue;
-      const reason = why(rel, kind === 'dir');
+      const reason = why(rel, kind === 'dir', e.isSymbolicLink() ? realTarget(path.join(root, rel)) : undefined);
       if (reason === 'secret') secretsLeftOut.push(kind === 'dir' ? `${rel}/` : rel);
       else if (reason === false) {
         if (kind === 'dir') visit(rel, inside);
