@@ -165,3 +165,31 @@ test('@Endpoint on a method or a nested function, and a route inside a function,
     [],
   );
 });
+
+test("a name bound again below an endpoint's function is an error there (its worker would import the other); above it, fine", async () => {
+  const src =
+    `${HEADER}\ndef one(x):\n    return "earlier, replaced by the endpoint"\n\n` +
+    `@Endpoint(name="one", cpu="cpu3c-1-2")\ndef one(x):\n    return 1\n\n` +
+    `@Endpoint(name="two", cpu="cpu3c-1-2")\ndef f(x):\n    return 1\n\n` +
+    `@Endpoint(name="three", cpu="cpu3c-1-2")\ndef f(x):\n    return 2\n\n` +
+    `@Endpoint(name="four", cpu="cpu3c-1-2")\nclass Model:\n    def predict(self, x):\n        return x\n\nModel = None\n`;
+  const d = await diagnose(src);
+  assert.deepEqual(codes(d), ['redefined-function', 'redefined-function']);
+  assert.equal(d[0].range.start.line, 10, 'on the first f, not the last');
+  assert.match(
+    d[0].message,
+    /^f is bound again at line 15: the worker of endpoint "two" imports f from worker by name and would run what line 15 binds, not this function; give one of them another name\.$/,
+  );
+  assert.match(d[1].message, /^Model is bound again at line 23: the worker of endpoint "four" .* not this class;/);
+});
+
+test('a load-balanced variable bound again serves, below each binding, that endpoint; an alias serves the one it names', async () => {
+  const src =
+    `${HEADER}api = Endpoint(name="lb-a", cpu="cpu3c-1-2")\n\n@api.post("/x")\ndef x():\n    return 1\n\n` +
+    `api = Endpoint(name="lb-b", cpu="cpu3c-1-2")\n\n@api.get("/y")\ndef y():\n    return 2\n\n` +
+    `alias = api\n\n@alias.post("/z")\ndef z():\n    return 3\n`;
+  const m = await analyzeSource(src);
+  assert.deepEqual(m.diagnostics, []);
+  const routes = Object.fromEntries(m.endpoints.map((e) => [e.name, e.routes.map((r) => `${r.method} ${r.path}`)]));
+  assert.deepEqual(routes, { 'lb-a': ['POST /x'], 'lb-b': ['GET /y', 'POST /z'] });
+});

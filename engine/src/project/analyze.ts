@@ -114,8 +114,14 @@ export function analyzeTree(file: string, tree: ModuleTree, text: string, option
     c?.identifier !== undefined ? endpointNames.has(c.identifier) : c?.attribute === 'Endpoint' && c.object !== undefined && scope.moduleAliases.has(c.object);
   const isEndpointCallee = (fn: SyntaxNode | null) => isEndpoint(calleeOf(fn));
 
-  // First pass: constants and load-balanced endpoint objects (`api = Endpoint(...)`).
+  // First pass: constants and load-balanced endpoint objects (`api = Endpoint(...)`, and `alias = api`). A variable
+  // bound twice serves, below each binding, the endpoint of that binding, as Python runs it.
   const lbByVar = new Map<string, EndpointSpec>();
+  const lbBindings = new Map<string, Array<{ row: number; ep: EndpointSpec }>>();
+  const bindLb = (variable: string, row: number, ep: EndpointSpec) => {
+    lbByVar.set(variable, ep);
+    lbBindings.set(variable, [...(lbBindings.get(variable) ?? []), { row, ep }]);
+  };
   const constantKeys = new Map<string, [number, number, string]>();
   for (const ref of statements) {
     const a = ref.facts.assignment;
@@ -128,8 +134,10 @@ export function analyzeTree(file: string, tree: ModuleTree, text: string, option
       }
       const ep = endpointFromCall(valueOf(ref)!, 'LOAD_BALANCED', a.name, model, scope, sink);
       ep.variable = a.name;
-      lbByVar.set(a.name, ep);
+      bindLb(a.name, a.row, ep);
       model.endpoints.push(ep);
+    } else if (lbByVar.has(a.text)) {
+      bindLb(a.name, a.row, lbByVar.get(a.text)!);
     } else {
       constants.set(a.name, ref);
       constantKeys.set(a.name, [a.row, a.column, a.text]);
@@ -138,7 +146,13 @@ export function analyzeTree(file: string, tree: ModuleTree, text: string, option
 
   // Second pass: decorated functions and classes. What one declares depends only on its own text and rows and on the
   // scope, so an open document's unchanged statements replay what they found after the previous edit.
-  const routeAttempts = new Set<string>();
+  const routeAttempts = new Set<EndpointSpec>();
+  /** The endpoint a variable holds at a row: its binding above that row (undefined: the statement is above them all). */
+  const lbAt = (variable: string, row: number) => {
+    let ep: EndpointSpec | undefined;
+    for (const b of lbBindings.get(variable) ?? []) if (b.row < row) ep = b.ep;
+    return ep;
+  };
   const key = JSON.stringify([
     file,
     [...endpointNames],
@@ -154,18 +168,23 @@ export function analyzeTree(file: string, tree: ModuleTree, text: string, option
     const declared = ref.derived(key, () => readDecorated(ref.node(), at));
     sink.items.push(...declared.diagnostics);
     model.endpoints.push(...declared.endpoints);
+    const row = ref.facts.defines?.row ?? Infinity;
     for (const { variable, route } of declared.routes) {
-      routeAttempts.add(variable);
+      const ep = lbAt(variable, row);
+      if (!ep) continue;
+      routeAttempts.add(ep);
       if (!route) continue;
-      const ep = lbByVar.get(variable)!;
       ep.routes.push(route);
       if (!ep.functions.some((f) => f.name === route.function.name)) ep.functions.push(route.function);
     }
-    for (const { variable, fn, range } of declared.served) serveWith(lbByVar.get(variable)!, fn, range, sink);
+    for (const { variable, fn, range } of declared.served) {
+      const ep = lbAt(variable, row);
+      if (ep) serveWith(ep, fn, range, sink);
+    }
   }
 
-  for (const [variable, ep] of lbByVar) {
-    if (ep.kind === 'LOAD_BALANCED') checkRoutes(ep, routeAttempts.has(variable), sink);
+  for (const ep of new Set([...lbBindings.values()].flat().map((b) => b.ep))) {
+    if (ep.kind === 'LOAD_BALANCED') checkRoutes(ep, routeAttempts.has(ep), sink);
     else if (ep.routes.length)
       sink.add(
         'invalid-type',
@@ -174,11 +193,35 @@ export function analyzeTree(file: string, tree: ModuleTree, text: string, option
         ep.callRange,
       );
   }
+  checkRebound(model, statements, sink);
   // A nested decorator is an indented line that starts with @: a file without one needs no walk (most files).
   if (/^[ \t]+@/m.test(text)) checkNestedEndpoints(statements, isEndpointCallee, lbByVar, sink);
   if (model.endpoints.length) checkTopLevelImports(model, tree, options.localModules, sink);
   sink.items.sort(byPosition);
   return model;
+}
+
+/**
+ * A handler imports its endpoint's function or class by name from the module: a name bound again below the definition
+ * (another `def` of that name, an assignment) would be what the worker runs. Each such definition is an error.
+ */
+function checkRebound(model: FileModel, statements: ReadonlyArray<Statement<StatementFacts>>, sink: DiagnosticSink): void {
+  const rows = new Map<string, number[]>();
+  for (const { facts } of statements) {
+    const bound = facts.defines ?? facts.assignment;
+    if (bound) rows.set(bound.name, [...(rows.get(bound.name) ?? []), bound.row]);
+  }
+  const served = model.endpoints.flatMap((ep) => ep.functions.map((fn) => ({ ep, fn })));
+  for (const { ep, fn } of served) {
+    const later = rows.get(fn.name)?.find((r) => r > fn.nameRange.start.line);
+    if (later === undefined) continue;
+    sink.add(
+      'redefined-function',
+      `${fn.name} is bound again at line ${later + 1}: the worker of endpoint "${ep.name}" imports ${fn.name} from ${model.module} by name and ` +
+        `would run what line ${later + 1} binds, not this ${fn.isClass ? 'class' : 'function'}; give one of them another name.`,
+      fn.nameRange,
+    );
+  }
 }
 
 /**

@@ -45,7 +45,11 @@ export interface StatementFacts {
   type: string;
   import?: ImportFacts;
   assignment?: AssignmentFacts;
+  /** A `def` or `class` at module level: the name it binds, and the row of that name. */
+  defines?: { name: string; row: number };
 }
+
+const DEFINITIONS = new Set(['function_definition', 'class_definition']);
 
 export function statementFacts(stmt: SyntaxNode, file: string): StatementFacts {
   const type = stmt.type;
@@ -61,6 +65,10 @@ export function statementFacts(stmt: SyntaxNode, file: string): StatementFacts {
       moduleAliases: [...scope.moduleAliases],
       classAliases: [...scope.classAliases!],
     };
+  } else if (DEFINITIONS.has(type) || type === 'decorated_definition') {
+    const def = type === 'decorated_definition' ? stmt.childForFieldName('definition') : stmt;
+    const name = def && DEFINITIONS.has(def.type) ? def.childForFieldName('name') : null;
+    if (name) facts.defines = { name: name.text, row: name.startPosition.row };
   } else if (type === 'expression_statement') {
     const assign = stmt.namedChildren[0];
     if (assign?.type !== 'assignment') return facts;

@@ -55,6 +55,8 @@ export type RuleCode =
   | 'route-path-param'
   // A class endpoint with no public method: nothing a job can call.
   | 'class-without-method'
+  // An endpoint's function or class whose name the module binds again below it: its worker would import that one.
+  | 'redefined-function'
   // The orchestration tool's YAML files (engine/src/orchestration).
   | 'unknown-key'
   | 'missing-key'
