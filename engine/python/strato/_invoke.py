@@ -197,17 +197,17 @@ def json_type(value):
         type(value), "a number" if isinstance(value, (int, float)) else type(value).__name__)
 
 
-def execute(call, run, on_chunk=None, any_error_key=False):
+def execute(call, run, on_chunk=None):
     """Runs call() (user code) to an Outcome. on_chunk(value) receives each streamed value and returns False
-    when the consumer cancelled the job. A returned dict with a single "error" key fails the job; with
-    any_error_key, any dict holding "error" does (the reference SDK's rule for hand-written handlers)."""
+    when the consumer cancelled the job. A returned dict whose "error" is not empty fails the job with it, whatever
+    else it holds (the reference worker SDK's rule, for decorated functions and hand-written handlers alike)."""
     try:
         output = settle(call(), run, on_chunk)
     except Cancelled:
         return Outcome(cancelled=True)
     except BaseException as exc:  # the user's code failed (KeyboardInterrupt and sys.exit too): the job's result
         return failed(exc, run)
-    return finished(output, run, any_error_key)
+    return finished(output, run)
 
 
 def failed(exc, run):
@@ -217,11 +217,11 @@ def failed(exc, run):
     return Outcome(error=error_text(exc), traceback=user_traceback(exc))
 
 
-def finished(output, run, any_error_key=False):
+def finished(output, run):
     """The Outcome of user code that returned output (settled)."""
     if run.cancelled:
         return Outcome(cancelled=True)
-    if type(output) is dict and "error" in output and (any_error_key or len(output) == 1):
+    if type(output) is dict and output.get("error"):
         error = output["error"]
         return Outcome(error=error if isinstance(error, str) else json.dumps(error, default=str))
     return Outcome(output=output)
@@ -240,7 +240,7 @@ class _TaskCancel:
         self.loop.call_soon_threadsafe(self.task.cancel)
 
 
-def start_task(loop, coro, run, done, any_error_key=False):
+def start_task(loop, coro, run, done):
     """Runs the coroutine of a call as a task on `loop` (the caller's thread goes on at once) and calls done(outcome)
     on the loop when it ends, with the Outcome that execute() would give. No thread waits for it: a job of a coroutine
     endpoint costs one hand-off (to the loop) instead of three (a slot thread, the loop, the slot thread again)."""
@@ -256,7 +256,7 @@ def start_task(loop, coro, run, done, any_error_key=False):
             return done(failed(RuntimeError("the coroutine was cancelled from inside (asyncio.CancelledError)"), run))
         except BaseException as exc:
             return done(failed(exc, run))
-        done(finished(output, run, any_error_key))
+        done(finished(output, run))
 
     def begin():
         if run.cancelled:  # before its task existed (a task cancelled before its first step never runs its body)

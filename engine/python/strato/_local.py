@@ -69,8 +69,8 @@ class LocalJob:
 class LocalRunner:
     """Runs jobs on `concurrency` threads, really at once; keeps them for /status and /stream."""
 
-    def __init__(self, call_job, concurrency, any_error_key, debug):
-        self.call_job, self.any_error_key, self.debug = call_job, any_error_key, debug
+    def __init__(self, call_job, concurrency, debug):
+        self.call_job, self.debug = call_job, debug
         self.jobs = OrderedDict()
         self.cv = threading.Condition()
         self.pending = queue.SimpleQueue()
@@ -127,8 +127,7 @@ class LocalRunner:
                 self.cv.notify_all()
             log.debug(f"job {job.id} streamed: {json.dumps(value, default=repr)[:500]}")
 
-        outcome = execute(lambda: self.call_job({"id": job.id, "input": job.input}), job.run, on_chunk,
-                          self.any_error_key)
+        outcome = execute(lambda: self.call_job({"id": job.id, "input": job.input}), job.run, on_chunk)
         if outcome.error is None and not outcome.cancelled:
             failure = encoded_output(outcome.output)[1]  # the platform worker fails such a job too: better to learn it here
             if failure is not None:
@@ -274,7 +273,7 @@ def _test_input(flags, handler_file):
     return job_input
 
 
-def main(call_job, handler_file, any_error_key=False, sample_input=None):
+def main(call_job, handler_file, sample_input=None):
     """Local entry point of a queue handler: call_job({"id", "input"}) runs the user's code. `sample_input`: an input
     built from the function's parameters (the manifest's), shown in examples; a bare handler(job) has none."""
     hint = example_request(sample_input)
@@ -290,7 +289,7 @@ def main(call_job, handler_file, any_error_key=False, sample_input=None):
     if flags.rp_serve_api:
         if flags.test_input is not None:
             log.warn("--test_input is ignored with --rp_serve_api: POST it to /runsync instead")
-        runner = LocalRunner(call_job, concurrency, any_error_key, flags.rp_debugger)
+        runner = LocalRunner(call_job, concurrency, flags.rp_debugger)
         from ._localdocs import example_body
 
         test_input = _example_input(handler_file)
@@ -313,7 +312,7 @@ def main(call_job, handler_file, any_error_key=False, sample_input=None):
 
         _fail(f"nothing to run: pass --test_input {shlex.quote(hint)}, put a test_input.json (same shape) beside "
               "the handler, or start the local test server with --rp_serve_api", 1)
-    runner = LocalRunner(call_job, 1, any_error_key, flags.rp_debugger)
+    runner = LocalRunner(call_job, 1, flags.rp_debugger)
     try:
         job = runner.wait(runner.submit(job_input))
     except KeyboardInterrupt:

@@ -21,10 +21,9 @@ class QueueWorker:
     one poller holds the only long-poll, and a slot that finishes a job asks `done` for the next one (take: 1), so
     under load jobs flow without long-polls or thread hand-offs."""
 
-    def __init__(self, settings, make_call, any_error_key=False, coroutines=False):
+    def __init__(self, settings, make_call, coroutines=False):
         self.settings = settings
         self.make_call = make_call  # job dict -> result of the user's code (value, coroutine, generator...)
-        self.any_error_key = any_error_key
         # Every call returns a coroutine (async def): over the channel one thread reads the jobs and each runs as a
         # task on the event loop, which sends its result (start_coroutine); no slot thread waits for it.
         self.coroutines = coroutines
@@ -213,7 +212,7 @@ class QueueWorker:
                 raise TypeError(f"a streamed value is not JSON serializable: {e}") from None
             return not (response is not None and (response.data or {}).get("cancelled"))
 
-        outcome = execute(lambda: self.make_call(job), run, on_chunk, self.any_error_key)
+        outcome = execute(lambda: self.make_call(job), run, on_chunk)
         return self._body(job_id, run, outcome, started, reserve)
 
     def start_coroutine(self, job, deliver):
@@ -237,9 +236,9 @@ class QueueWorker:
         if type(result) is CoroutineType:
             if self.loop is None:
                 self.loop = event_loop()
-            return start_task(self.loop, result, run, done, self.any_error_key)
+            return start_task(self.loop, result, run, done)
         # Declared async, but this call gave something else (a wrapper): settled here, as execute() does.
-        done(execute(lambda: result, run, None, self.any_error_key))
+        done(execute(lambda: result, run, None))
 
     def _body(self, job_id, run, outcome, started, reserve):
         """The body of a job's `done` from its outcome; None when it was cancelled (the result is dropped)."""

@@ -26,11 +26,11 @@ def start(config):
             # A dict holding "error" fails the job, whatever else it holds: the reference SDK's rule.
             from ._app import returns_coroutines
 
-            QueueWorker(Settings(os.environ), handler, any_error_key=True, coroutines=returns_coroutines(handler)).run()
+            QueueWorker(Settings(os.environ), handler, coroutines=returns_coroutines(handler)).run()
         else:
             from . import _local
 
             os.environ.setdefault("STRATO_LOCAL", "1")  # other endpoints' functions run in this process too
-            _local.main(handler, handler_file, any_error_key=True)
+            _local.main(handler, handler_file)
     except SetupError as e:
         exit_setup_error(e)
