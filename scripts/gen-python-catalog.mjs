@@ -85,6 +85,8 @@ function generate(catalog) {
     '',
     member('ANY', 'any', 'any model'),
     ...catalog.gpuTypes.map((t) => member(t.enum, t.id, `${t.memoryGb} GB, group ${t.group}`)),
+    "    # The reference product's other names for these models (catalog/index.ts gpuTypeAliases): enum aliases.",
+    ...Object.entries(catalogCode().gpuTypeAliases).map(([alias, canonical]) => `    ${alias} = ${canonical}`),
     '',
     '',
     'class CpuInstanceType(_StrEnum):',

@@ -155,6 +155,18 @@ describe('one table for every parameter rule', () => {
     assert.match((await pythonErrors([bad]))[0] ?? '', /env value of 'A' must be a str/);
   });
 
+  test("the reference's other GpuType spellings (its docs' NVIDIA_A100_80GB_PCIe, its code's unprefixed names) are the same models in both", async () => {
+    const args = 'gpu=[GpuType.NVIDIA_A100_80GB_PCIe, GpuType.A100_SXM4_80GB, GpuType.H200]';
+    const model = await analyzeSource(`${HEADER}@Endpoint(name="a", ${args})\ndef f():\n    pass\n`);
+    assert.deepEqual(model.diagnostics, []);
+    const models = ['NVIDIA A100 80GB PCIe', 'NVIDIA A100-SXM4-80GB', 'NVIDIA H200'];
+    assert.deepEqual(model.endpoints[0].config.gpu, models);
+    const r = await runPython(['-c', `import json\nfrom strato import Endpoint, GpuType\nprint(json.dumps([str(g) for g in Endpoint('a', ${args}).gpu]))`]);
+    assert.deepEqual(JSON.parse(r.stdout), models);
+    const unknown = await analysisError('gpu=GpuType.A100_80GB_PCI');
+    assert.match(unknown ?? '', /GpuType\.A100_80GB_PCI does not exist/);
+  });
+
   test('defaults are the same in the analysis, the platform and Python', async () => {
     const model = await analyzeSource(`${HEADER}@Endpoint(name="a")\ndef f():\n    pass\n`);
     const c = model.endpoints[0].config;

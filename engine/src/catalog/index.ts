@@ -78,6 +78,21 @@ export const enumClasses: Record<string, Record<string, string>> = {
   ServerlessType: Object.fromEntries(serverlessTypes.map((t) => [t.id, t.id])),
 };
 
+/**
+ * Other names the reference product gives GpuType members, each -> its member here: the spelling of its docs where it
+ * differs (catalog `aliases`: NVIDIA_A100_80GB_PCIe) and of its code, without the NVIDIA_ prefix (A100_80GB_PCIe,
+ * H200). Accepted by the analysis and defined by the Python package (as enum aliases), never offered in completions.
+ */
+export const gpuTypeAliases: Record<string, string> = Object.fromEntries(
+  gpuTypes.flatMap((t) =>
+    [...((t as { aliases?: string[] }).aliases ?? []), t.enum]
+      .map((name) => [name, name.replace(/^NVIDIA_/, '')])
+      .flat()
+      .filter((name) => name !== t.enum)
+      .map((name) => [name, t.enum]),
+  ),
+);
+
 /** Classes of the Python package whose calls the analysis reads as values (volume=NetworkVolume(...)). */
 export const valueClasses = ['NetworkVolume', 'PodTemplate'] as const;
 export type ValueClass = (typeof valueClasses)[number];

@@ -4,7 +4,7 @@ import type { SyntaxNode } from './parser';
 import type { ConfigSource } from './model';
 import { isExtra } from './syntax';
 import { stringNodeValue } from './strings';
-import { catalogConstants, enumClasses, valueClasses } from '../catalog';
+import { catalogConstants, enumClasses, gpuTypeAliases, valueClasses } from '../catalog';
 
 export interface EvalScope {
   /** Module-level `NAME = <expr>` bindings (the last one wins, as at import time); a Map, or nodes read as they are used. */
@@ -171,7 +171,7 @@ function evalEnumMember(node: SyntaxNode, scope: EvalScope): EvalResult {
   else if (parts.length === 3 && scope.moduleAliases.has(parts[0]) && parts[1] in enumClasses) cls = parts[1];
   if (!cls) return dynamic(node);
   const member = parts[parts.length - 1];
-  const value = enumClasses[cls][member];
+  const value = enumClasses[cls][member] ?? (cls === 'GpuType' && member in gpuTypeAliases ? enumClasses.GpuType[gpuTypeAliases[member]] : undefined);
   if (value === undefined) return { ok: false, node, reason: 'unknown-enum', enumClass: cls, member };
   return { ok: true, value, source: 'enum' };
 }
