@@ -276,7 +276,7 @@ test('a call past its time-out says the job goes on and how to read its outcome,
   const r = await python(`from chain_worker import sleepy\nsleepy(3)\n`, dir, env);
   assert.notEqual(r.code, 0);
   const said =
-    /did not finish job (\S+) within the call's 1500 ms \((it had not started|it was still running)[^)]*\); the job goes on and may still complete: read it with (EndpointJob\('[^']+', '[^']+'\)\.output\(\))/.exec(
+    /did not finish job (\S+) within the call's 1500 ms \((it had not started|it was still running)[^)]*\); the job goes on and may still complete: read it with (EndpointJob\('[^']+', '[^']+'\)\.result\(\))/.exec(
       r.stderr,
     );
   assert.ok(said, r.stderr);

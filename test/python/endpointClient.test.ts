@@ -36,7 +36,7 @@ after(async () => {
 /** Runs a script against the platform (asynchronously: the platform answers from this process). */
 const python = (code: string, key = tp.key) => runPythonScript(code, { cwd, env: { STRATO_API_URL: tp.url, STRATO_API_KEY: key }, timeoutMs: 90_000 });
 
-test('run gives an EndpointJob: status, output, stream and cancel; runsync gives the output', async () => {
+test('run gives an EndpointJob: status, result, stream and cancel; runsync gives the output', async () => {
   const r = await python(`
 import json
 from strato import Endpoint, EndpointJob
@@ -44,7 +44,8 @@ from strato import Endpoint, EndpointJob
 echo = Endpoint(id="${ids.echo}")
 job = echo.run({"text": "hi", "n": 12345678901234567890})
 assert isinstance(job, EndpointJob), job
-out = job.output(timeout=60)
+out = job.result(timeout=60)
+assert job.done and job.output == out and job.error is None, (job.done, job.output, job.error)
 print(json.dumps({"status": job.status(), "output": out}))
 print(json.dumps(echo.runsync({"x": [1, 2.5]})))
 
@@ -64,6 +65,53 @@ busy.cancel()
   assert.deepEqual(JSON.parse(lines[1]), { echo: { x: [1, 2.5] } });
   assert.deepEqual(JSON.parse(lines[2]), [{ i: 0 }, { i: 1 }, { i: 2 }]);
   assert.deepEqual(JSON.parse(lines[3]), ['CANCELLED', 'CANCELLED']);
+});
+
+test("the reference's client as its code writes it: awaited run, wait, status, output, error, done, cancel, and runsync's job", async () => {
+  const r = await python(`
+import asyncio, json
+from strato import Endpoint
+
+async def main():
+    echo = Endpoint(id="${ids.echo}")
+    job = await echo.run({"x": 1})
+    print(json.dumps([job.done, job.output]))
+    assert (await job.wait(timeout=60)) is job
+    print(json.dumps([job.done, await job.status(), job.output, job.error]))
+    done = await echo.runsync({"y": 2})
+    print(json.dumps([done.done, done.output]))
+    failed = await Endpoint(id="${ids.failing}").runsync({"message": "no GPU today"})
+    print(json.dumps([failed.done, failed.output, "no GPU today" in failed.error]))
+    slow = Endpoint(id="${ids.slow}")
+    busy = await slow.run({"seconds": 20})
+    queued = await slow.run({"seconds": 1})
+    assert (await queued.cancel()) is queued
+    print(json.dumps([queued.done, await queued.status()]))
+    again = await slow.cancel(busy.id)
+    print(json.dumps([again.id == busy.id, again.done]))
+    try:
+        await (await slow.run({"seconds": 20})).wait(timeout=0.5)
+    except TimeoutError as e:
+        print("timeout:", "did not end within 0.5 s" in str(e))
+
+asyncio.run(main())
+`);
+  assert.equal(r.code, 0, r.stderr);
+  assert.deepEqual(
+    r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => (l.startsWith('timeout:') ? l : JSON.parse(l))),
+    [
+      [false, null],
+      [true, 'COMPLETED', { echo: { x: 1 } }, null],
+      [true, { echo: { y: 2 } }],
+      [true, null, true],
+      [true, 'CANCELLED'],
+      [true, true],
+      'timeout: True',
+    ],
+  );
 });
 
 test("a failed job raises StratoRemoteError with the handler's error; a route answers; a wrong key is refused", async () => {

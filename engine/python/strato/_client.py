@@ -1,9 +1,10 @@
 # Endpoint(id="...") with no function: a client of an endpoint that already exists, as in the reference product.
-# .run(input) -> EndpointJob (status, output, cancel, stream); .runsync(input); .get/.post/... on load-balanced ones.
+# .run(input) -> EndpointJob (status, wait, output, error, done, cancel, result, stream); .runsync(input); .cancel(job_id);
+# .get/.post/... on load-balanced ones.
 import time
 import urllib.parse
 
-from . import _context, _wire
+from . import _context, _remote, _wire
 from .catalog import DEFAULT_CLIENT_TIMEOUT_MS
 
 __all__ = ["EndpointJob"]
@@ -23,7 +24,11 @@ def _checked(status, body, what):
 
 
 class EndpointJob:
-    """One job of a queue-based endpoint: poll it, wait for its output, stream its chunks or cancel it."""
+    """One job of a queue-based endpoint, as the reference product has it: `id`, `output`, `error` and `done` as they
+    were last read; `status()` reads them again, `wait(timeout)` until the job ends, `cancel()` stops it. Awaited
+    (`await job.status()`, `await job.wait()`), each is a coroutine, as the reference's code writes it; called plainly, it
+    answers at once. Strato's own: `result(timeout)` waits and returns the output, or raises StratoRemoteError with the
+    job's error; `stream()` yields what a generator handler yields."""
 
     def __init__(self, endpoint_id, job_id, status="IN_QUEUE", _job=None):
         self.endpoint_id = endpoint_id
@@ -31,6 +36,21 @@ class EndpointJob:
         self.job_id = job_id
         self._status = status
         self._job = _job
+
+    @property
+    def output(self):
+        """The job's output once it completed (as last read: status(), wait()); None before, and when it failed."""
+        return self._job.get("output") if self._job is not None and self._status == "COMPLETED" else None
+
+    @property
+    def error(self):
+        """The job's error once it failed, was cancelled or timed out (as last read); None otherwise."""
+        return self._job.get("error") if self._job is not None and self._status in _ENDED else None
+
+    @property
+    def done(self):
+        """Whether the job ended (COMPLETED, FAILED, CANCELLED or TIMED_OUT), as last read."""
+        return self._status in _ENDED
 
     def _url(self, op):
         base, key = _base(self.endpoint_id)
@@ -43,24 +63,42 @@ class EndpointJob:
         self._status = self._job.get("status", self._status)
         return self._job
 
-    def status(self):
-        """The job's status now: IN_QUEUE, IN_PROGRESS, COMPLETED, FAILED, CANCELLED or TIMED_OUT."""
+    def _read_status(self):
         if self._status not in _ENDED:
             self._refresh()
         return self._status
 
-    def output(self, timeout=None):
-        """Waits for the job to end (at most `timeout` seconds; None waits for good) and returns its output.
-        A failed, cancelled or timed-out job raises StratoRemoteError with its error."""
+    def status(self):
+        """The job's status now: IN_QUEUE, IN_PROGRESS, COMPLETED, FAILED, CANCELLED or TIMED_OUT."""
+        if _remote.awaited():
+            return _remote.awaitable(self._read_status)
+        return self._read_status()
+
+    def _wait(self, timeout):
         deadline = None if timeout is None else time.monotonic() + timeout
         delay = 0.05
-        while self.status() not in _ENDED:
+        while self._read_status() not in _ENDED:
             if deadline is not None and time.monotonic() >= deadline:
                 raise TimeoutError(f"job {self.id} did not end within {timeout} s (status {self._status})")
-            time.sleep(delay)
+            time.sleep(delay if deadline is None else max(0, min(delay, deadline - time.monotonic())))
             delay = min(delay * 2, 1.0)
+        if self._job is None:
+            self._refresh()
+        return self
+
+    def wait(self, timeout=None):
+        """Waits for the job to end (at most `timeout` seconds, else TimeoutError; None waits for good) and returns the
+        job: its `output` or `error` is then read. A failed job does not raise: read `error`, or use result()."""
+        if _remote.awaited():
+            return _remote.awaitable(self._wait, timeout)
+        return self._wait(timeout)
+
+    def result(self, timeout=None):
+        """Waits for the job to end (at most `timeout` seconds) and returns its output; a failed, cancelled or timed-out
+        job raises StratoRemoteError with its error."""
+        self._wait(timeout)
         self._raise_unless_completed()
-        return self._job.get("output")
+        return self.output
 
     def _raise_unless_completed(self):
         """An ended job that did not complete raises StratoRemoteError with its error (its record is read once)."""
@@ -70,17 +108,23 @@ class EndpointJob:
             raise _wire.StratoRemoteError(
                 f"job {self.id} {self._status}: {self._job.get('error') or 'no error text'}", status=self._status, job_id=self.id)
 
-    def cancel(self):
-        """Cancels the job (a queued job never runs; a running one is stopped); returns its status after."""
+    def _cancel(self):
         url, key = self._url("cancel")
         status, body = _wire.request("POST", url, key)
         self._status = _checked(status, body, f"cancel of job {self.id}").get("status", self._status)
         self._job = None
         return self._status
 
+    def cancel(self):
+        """Cancels the job (a queued job never runs; a running one is stopped). Called plainly it returns the job's
+        status after; awaited, the job itself, as the reference's does."""
+        if _remote.awaited():
+            return _remote.awaitable(lambda: (self._cancel(), self)[1])
+        return self._cancel()
+
     def stream(self):
         """Yields the job's stream values (what a generator handler yields) as they arrive, split ones whole; a job that
-        ends failed, cancelled or timed out then raises StratoRemoteError with its error, as output() does."""
+        ends failed, cancelled or timed out then raises StratoRemoteError with its error, as result() does."""
         pieces = []
         while True:
             url, key = self._url("stream")
@@ -88,7 +132,7 @@ class EndpointJob:
             if status >= 400 or not isinstance(body, list):
                 _checked(status, body, f"stream of job {self.id}")
             yield from _wire.stream_values(body, pieces)
-            if not body and self.status() in _ENDED:
+            if not body and self._read_status() in _ENDED:
                 self._raise_unless_completed()
                 return
 
@@ -103,16 +147,28 @@ def run(endpoint_id, payload):
     return EndpointJob(endpoint_id, job["id"], job.get("status", "IN_QUEUE"))
 
 
-def runsync(endpoint_id, payload, timeout=None):
-    """Runs a job and waits for its output (at most `timeout` seconds; the platform's default client timeout when None)."""
+def runsync_job(endpoint_id, payload, timeout=None):
+    """Runs a job and waits for it to end (at most `timeout` seconds; the platform's default client timeout when None);
+    returns its EndpointJob, ended, or raises TimeoutError."""
     timeout = DEFAULT_CLIENT_TIMEOUT_MS / 1000 if timeout is None else timeout
     wait = int(max(1, min(timeout, 300)) * 1000)
     base, key = _base(endpoint_id)
     url = f"{base}/v2/{urllib.parse.quote(endpoint_id, safe='')}/runsync?wait={wait}"
     status, body = _wire.request("POST", url, key, {"input": payload}, timeout=wait / 1000 + 10)
     job = _checked(status, body, f"runsync on endpoint {endpoint_id}")
-    handle = EndpointJob(endpoint_id, job["id"], job.get("status", "IN_QUEUE"), job)
-    return handle.output(timeout=timeout)
+    return EndpointJob(endpoint_id, job["id"], job.get("status", "IN_QUEUE"), job).wait(timeout)
+
+
+def runsync(endpoint_id, payload, timeout=None):
+    """Runs a job and returns its output; a failed job raises StratoRemoteError with its error."""
+    return runsync_job(endpoint_id, payload, timeout).result()
+
+
+def cancel(endpoint_id, job_id):
+    """Cancels a job of the endpoint by its id; returns its EndpointJob."""
+    job = EndpointJob(endpoint_id, job_id)
+    job._cancel()
+    return job
 
 
 def route(endpoint_id, method, path, body=None, timeout=None):

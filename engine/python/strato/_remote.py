@@ -75,7 +75,7 @@ def _late(name, ep, job, job_id, timeout_ms):
     return StratoRemoteError(
         f"endpoint '{name}' did not finish job {job_id} within the call's {timeout_ms} ms "
         f"({'it had not started: its worker was starting or busy' if queued else 'it was still running'}); the job goes on "
-        f"and may still complete: read it with EndpointJob('{ep.get('id')}', '{job_id}').output(), or set execution_timeout_ms to "
+        f"and may still complete: read it with EndpointJob('{ep.get('id')}', '{job_id}').result(), or set execution_timeout_ms to "
         "wait longer",
         status=job.get("status"), job_id=job_id)
 

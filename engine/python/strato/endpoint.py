@@ -169,7 +169,8 @@ class Endpoint:
 
     # A client of an existing queue-based endpoint (Endpoint(id="...")).
     def run(self, input):
-        """Submits a job and returns its EndpointJob at once (status(), output(timeout=...), cancel(), stream())."""
+        """Submits a job and returns its EndpointJob at once (status(), wait(), output, error, done, cancel(), result(),
+        stream())."""
         from . import _client, _remote
 
         if _remote.awaited():  # `await endpoint.run(...)`, as the reference product's code writes it
@@ -177,14 +178,24 @@ class Endpoint:
         return _client.run(self._client_id("run"), input)
 
     def runsync(self, input, timeout=None):
-        """Runs a job and returns its output; a failed job raises StratoRemoteError with its error."""
+        """Runs a job and returns its output; a failed job raises StratoRemoteError with its error. Awaited
+        (`job = await endpoint.runsync(...)`, as the reference product's code writes it) it gives the ended EndpointJob,
+        whose `output` or `error` holds the result, as the reference's does."""
         from . import _client, _remote
 
         if timeout is None and self.execution_timeout_ms:
             timeout = self.execution_timeout_ms / 1000
-        if _remote.awaited():  # `await endpoint.runsync(...)`, as the reference product's code writes it
-            return _remote.awaitable(_client.runsync, self._client_id("runsync"), input, timeout)
+        if _remote.awaited():
+            return _remote.awaitable(_client.runsync_job, self._client_id("runsync"), input, timeout)
         return _client.runsync(self._client_id("runsync"), input, timeout=timeout)
+
+    def cancel(self, job_id):
+        """Cancels a job of this endpoint by its id and returns its EndpointJob (awaited too, as the reference's)."""
+        from . import _client, _remote
+
+        if _remote.awaited():
+            return _remote.awaitable(_client.cancel, self._client_id("cancel"), job_id)
+        return _client.cancel(self._client_id("cancel"), job_id)
 
     def _client_id(self, op):
         if self.id is None:
