@@ -15,6 +15,8 @@ export interface HttpResult {
   status: number;
   /** Parsed JSON, or the text when the body is not JSON, or null when empty. */
   body: unknown;
+  /** The body as it came (a proxy passes it on byte for byte: 2.0 stays 2.0, big integers keep their digits). */
+  text: string;
   headers: Record<string, string | string[] | undefined>;
 }
 
@@ -86,7 +88,7 @@ export async function send(target: ApiTarget, method: string, path: string, o: S
       `the Strato platform at ${target.baseUrl} refused the API key (401); check STRATO_API_KEY (environment or .env; in VS Code also Strato: Set API Key)${said ? `. The platform says: ${said}` : ''}`,
     );
   }
-  return { status: res.status, body: parsed, headers: res.headers };
+  return { status: res.status, body: parsed, text: res.text, headers: res.headers };
 }
 
 /** One request and its whole answer; rejects on a network error or when `timeoutMs` passes (0: never). */

@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import type { Endpoint } from '../api/controlPlane';
 import { send } from '../api/http';
 import { limits } from '../catalog';
+import { memberText } from '../util/jsonText';
 import { combine } from '../project';
 import { devOpenApiDocument } from '../clientgen/openapi';
 import { checkOrigin } from './origin';
@@ -101,12 +102,20 @@ async function callQueue(session: DevSession, route: DevRoute, body: Buffer): Pr
   if (!parsed || typeof parsed !== 'object' || input === undefined || typeof input !== 'object' || input === null || Array.isArray(input)) {
     return json(400, { error: 'queue-based functions take {"input": {...}} with the function\'s arguments inside "input"' });
   }
+  // The input travels as it was written, and the answer as the platform gave it: parsed and written again in
+  // JavaScript, 2.0 came back 2 and 12345678901234567890 as 12345678901234567000, unlike the deployed endpoint.
+  const inputText = memberText(body.toString('utf8'), 'input')!;
   const timeoutMs = callTimeoutMs(route);
   const wait = Math.max(1000, Math.min(timeoutMs, 300_000));
   const { ep, r: first } = await onLive(session, route, (ep) =>
-    send(session.target, 'POST', `/v2/${encodeURIComponent(ep.id)}/runsync?wait=${wait}`, { body: { input }, timeoutMs: wait + 10_000 }),
+    send(session.target, 'POST', `/v2/${encodeURIComponent(ep.id)}/runsync?wait=${wait}`, {
+      raw: `{"input":${inputText}}`,
+      headers: { 'content-type': 'application/json' },
+      timeoutMs: wait + 10_000,
+    }),
   );
   let job = first.body as { id?: string; status?: string };
+  let jobText = first.text;
   const deadline = Date.now() + timeoutMs;
   const live = () => job?.status === 'IN_QUEUE' || job?.status === 'IN_PROGRESS';
   while (first.status === 200 && job?.id && live() && Date.now() < deadline) {
@@ -114,12 +123,13 @@ async function callQueue(session: DevSession, route: DevRoute, body: Buffer): Pr
     const s = await send(session.target, 'GET', `/v2/${encodeURIComponent(ep.id)}/status/${encodeURIComponent(job.id)}`);
     if (s.status !== 200) return { status: s.status, body: s.body };
     job = s.body as typeof job;
+    jobText = s.text;
   }
   if (first.status === 200 && live())
     return json(504, {
       error: `${route.endpoint.name} has not ended after ${Math.round(timeoutMs / 1000)} s (job ${job.id}, ${job.status}); the dev server stopped waiting`,
     });
-  return { status: first.status, body: job };
+  return { status: first.status, body: jobText, type: 'application/json' };
 }
 
 /**
@@ -148,7 +158,8 @@ async function callRoute(
       timeoutMs: callTimeoutMs(route),
     }),
   );
-  return { status: r.status, body: r.body };
+  // As the route answered it, in its own type (an HTML page, plain text, JSON with its numbers as written).
+  return { status: r.status, body: r.text, type: String(r.headers['content-type'] ?? 'application/json') };
 }
 
 /** Makes `call` on the route's live endpoint, once more on one provisioned again if a 404 says it was removed. */
