@@ -29,7 +29,7 @@ test('a file where the .strato folder goes, and a folder where the artifact goes
   writeFileSync(path.join(fileThere, '.strato'), 'not a folder\n');
   const a = await runCli(['build'], { cwd: fileThere, env: { STRATO_DATA_DIR: path.join(dir, 'data') } });
   assert.equal(a.code, 1);
-  assert.match(a.stderr, /^error: cannot \w+ \S*\.strato\S*: a part of it is a file where a folder is needed; move or remove that file \(ENOTDIR\)$/m);
+  assert.match(a.stderr, /^error: cannot mkdir \S*\.strato: something is already there where a folder or file is to be made; move or remove it \(EEXIST\)$/m);
   const folderThere = project('folder-there');
   mkdirSync(path.join(folderThere, '.strato', 'artifact.tar.gz'), { recursive: true });
   const b = await runCli(['build'], { cwd: folderThere, env: { STRATO_DATA_DIR: path.join(dir, 'data') } });
