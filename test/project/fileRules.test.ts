@@ -193,3 +193,21 @@ test('a load-balanced variable bound again serves, below each binding, that endp
   const routes = Object.fromEntries(m.endpoints.map((e) => [e.name, e.routes.map((r) => `${r.method} ${r.path}`)]));
   assert.deepEqual(routes, { 'lb-a': ['POST /x'], 'lb-b': ['GET /y', 'POST /z'] });
 });
+
+test('a constant is read as Python reads it when the decorator runs: its last assignment above; one assigned only below is no value', async () => {
+  const src =
+    `${HEADER}NAME = "before"\nWORKERS = (0, 2)\n\n@Endpoint(name=NAME, cpu="cpu3c-1-2", workers=WORKERS)\ndef f(x):\n    return x\n\n` +
+    `NAME = "after"\nWORKERS = (0, 9)\n\n@Endpoint(name=NAME, cpu="cpu3c-1-2", workers=WORKERS)\ndef g(x):\n    return x\n\n` +
+    `@Endpoint(name=LATE, cpu="cpu3c-1-2")\ndef h(x):\n    return x\n\nLATE = "late"\n`;
+  const m = await analyzeSource(src);
+  assert.deepEqual(
+    m.endpoints.map((e) => [e.name, e.config.workersMax]),
+    [
+      ['before', 2],
+      ['after', 9],
+      ['h', 1],
+    ],
+  );
+  assert.deepEqual(codes(m.diagnostics), ['not-literal']);
+  assert.equal(m.diagnostics[0].range.start.line, 15, 'on LATE, which Python has not bound yet there (NameError)');
+});

@@ -78,14 +78,22 @@ export function analyzeTree(file: string, tree: ModuleTree, text: string, option
   if (!mentionsStrato && !text.includes(referencePackage)) return model;
 
   const statements = tree.statementFacts(`statement\u0000${file}`, (stmt) => statementFacts(stmt, file));
-  const constants = new Map<string, Statement<StatementFacts>>();
+  const constants = new Map<string, Array<Statement<StatementFacts>>>();
   const values = new Map<Statement<StatementFacts>, SyntaxNode | null>();
   const valueOf = (ref: Statement<StatementFacts>) => {
     if (!values.has(ref)) values.set(ref, assignedValue(ref.node()));
     return values.get(ref) ?? undefined;
   };
   const scope: EvalScope = {
-    constants: { get: (name) => (constants.has(name) ? valueOf(constants.get(name)!) : undefined) },
+    // The binding above the use, as Python reads it when the decorator runs: one assigned again below does not count,
+    // and one assigned only below is no value (Python raises NameError).
+    constants: {
+      get: (name, row) => {
+        let above: Statement<StatementFacts> | undefined;
+        for (const ref of constants.get(name) ?? []) if (ref.facts.assignment!.row < row) above = ref;
+        return above && valueOf(above);
+      },
+    },
     enumAliases: new Map(),
     moduleAliases: new Set(),
     classAliases: new Map(),
@@ -122,7 +130,7 @@ export function analyzeTree(file: string, tree: ModuleTree, text: string, option
     lbByVar.set(variable, ep);
     lbBindings.set(variable, [...(lbBindings.get(variable) ?? []), { row, ep }]);
   };
-  const constantKeys = new Map<string, [number, number, string]>();
+  const constantKeys: Array<[string, number, number, string]> = [];
   for (const ref of statements) {
     const a = ref.facts.assignment;
     if (!a) continue;
@@ -139,8 +147,8 @@ export function analyzeTree(file: string, tree: ModuleTree, text: string, option
     } else if (lbByVar.has(a.text)) {
       bindLb(a.name, a.row, lbByVar.get(a.text)!);
     } else {
-      constants.set(a.name, ref);
-      constantKeys.set(a.name, [a.row, a.column, a.text]);
+      constants.set(a.name, [...(constants.get(a.name) ?? []), ref]);
+      constantKeys.push([a.name, a.row, a.column, a.text]);
     }
   }
 
@@ -160,7 +168,7 @@ export function analyzeTree(file: string, tree: ModuleTree, text: string, option
     [...scope.moduleAliases],
     [...scope.classAliases!],
     [...lbByVar.keys()],
-    [...constantKeys],
+    constantKeys,
   ]);
   const at = { file, module: model.module, scope, isEndpointCallee, lbVars: lbByVar };
   for (const ref of statements) {

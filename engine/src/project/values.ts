@@ -8,7 +8,8 @@ import { catalogConstants, enumClasses, gpuTypeAliases, valueClasses } from '../
 
 export interface EvalScope {
   /** Module-level `NAME = <expr>` bindings (the last one wins, as at import time); a Map, or nodes read as they are used. */
-  constants: { get(name: string): SyntaxNode | undefined };
+  /** A module-level constant's value as Python has it at `row` (its last assignment above), when it is bound there. */
+  constants: { get(name: string, row: number): SyntaxNode | undefined };
   /** Local alias -> enum class name (`from strato import GpuGroup as G` -> G: GpuGroup). */
   enumAliases: Map<string, string>;
   /** Local names bound to the `strato` module (`import strato`, `import strato as s`). */
@@ -94,7 +95,7 @@ function evaluateNode(node: SyntaxNode, scope: EvalScope, seen: Set<string>): Ev
     case 'identifier': {
       const imported = scope.classAliases?.get(node.text);
       if (imported && imported in catalogConstants) return { ok: true, value: catalogConstants[imported], source: 'enum' };
-      const bound = scope.constants.get(node.text);
+      const bound = scope.constants.get(node.text, node.startPosition.row);
       if (!bound || seen.has(node.text)) return dynamic(node);
       seen.add(node.text);
       const r = evaluate(bound, scope, seen);
