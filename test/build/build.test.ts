@@ -10,7 +10,7 @@ import { runCli } from '../helpers/cli';
 import { buildWheel } from '../helpers/wheels';
 import { sourceFingerprint } from '../../engine/src/build';
 import { checkArtifactSize } from '../../engine/src/build/artifact';
-import { mergeRequirements, removeExcludedPackages } from '../../engine/src/build/dependencies';
+import { mergeRequirements, readRequirementsFile, removeExcludedPackages } from '../../engine/src/build/dependencies';
 
 let tmp: string;
 let wheels: string;
@@ -416,10 +416,60 @@ test('the deployment size limit is 1500 MB and its error suggests --exclude', ()
 });
 
 test('requirements merge keeps first-seen order, drops duplicates, comments and the base image packages', () => {
-  const m = mergeRequirements(['a==1', 'Torch', 'b'], ['b', 'c>=2', 'numpy==1.26', 'Triton'], ['C']);
+  const file = (requirements: string[]) => ({ requirements, options: [] });
+  const m = mergeRequirements(file(['a==1', 'Torch', 'b']), ['b', 'c>=2', 'numpy==1.26', 'Triton'], ['C']);
   assert.deepEqual(m.install, ['a==1', 'b']);
   assert.deepEqual(m.excluded, ['torch', 'c', 'numpy', 'triton']);
   // A URL requirement has no name before its URL: `--exclude git` or `https` does not drop it.
-  const urls = mergeRequirements(['git+https://github.com/org/repo.git'], ['https://host/pkg.whl'], ['git', 'https']);
+  const urls = mergeRequirements(file(['git+https://github.com/org/repo.git']), ['https://host/pkg.whl'], ['git', 'https']);
   assert.deepEqual([urls.install, urls.excluded], [['git+https://github.com/org/repo.git', 'https://host/pkg.whl'], []]);
+});
+
+test('a requirements file is read as pip reads it: continuations, -r files, constraints, index options, -e and local paths', () => {
+  const dir = mkdtempSync(path.join(tmp, 'reqs-'));
+  mkdirSync(path.join(dir, 'reqs'));
+  writeFileSync(
+    path.join(dir, 'requirements.txt'),
+    [
+      '--index-url https://pypi.example/simple  # a mirror',
+      '-f ./wheels',
+      '-c constraints.txt',
+      'torch \\',
+      '    ==2.1',
+      '-r reqs/base.txt',
+      '-e ./mylib',
+      './vendor/tool-1.0-py3-none-any.whl',
+      'requests>=2',
+    ].join('\n'),
+  );
+  writeFileSync(path.join(dir, 'reqs', 'base.txt'), '--pre\nfastapi\n-r ../requirements.txt\n');
+  const r = readRequirementsFile(path.join(dir, 'requirements.txt'));
+  assert.deepEqual(r.requirements, [
+    'torch      ==2.1',
+    'fastapi',
+    path.join(dir, 'mylib'),
+    path.join(dir, 'vendor', 'tool-1.0-py3-none-any.whl'),
+    'requests>=2',
+  ]);
+  assert.deepEqual(r.options, [
+    '--index-url https://pypi.example/simple',
+    `-f ${path.join(dir, 'wheels')}`,
+    `-c ${path.join(dir, 'constraints.txt')}`,
+    '--pre',
+  ]);
+  writeFileSync(path.join(dir, 'requirements.txt'), 'a\n-r missing.txt\n');
+  assert.throws(() => readRequirementsFile(path.join(dir, 'requirements.txt')), /-r .*missing\.txt names a file that is not there; fix the path/);
+  writeFileSync(path.join(dir, 'requirements.txt'), 'a\n--target /elsewhere\n');
+  assert.throws(() => readRequirementsFile(path.join(dir, 'requirements.txt')), /requirements\.txt line 2: the pip option --target is not taken/);
+});
+
+test('a package named only in a -r file is installed, and the summary counts it', async () => {
+  const dir = await initProject('included');
+  writeFileSync(path.join(dir, 'requirements.txt'), '-r requirements/base.txt\n');
+  mkdirSync(path.join(dir, 'requirements'));
+  writeFileSync(path.join(dir, 'requirements', 'base.txt'), 'tinyextra\n');
+  const r = await runCli(['build'], { cwd: dir, env: pipEnv() });
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stdout, /, 1 deps,/);
+  assert.ok(listTar(path.join(dir, '.strato/artifact.tar.gz')).includes('deps/tinyextra/__init__.py'));
 });

@@ -24,26 +24,81 @@ export function normalizeName(name: string): string {
 export interface MergedRequirements {
   /** The lines to install, in first-seen order. */
   install: string[];
+  /** pip's options from the requirements files (an index, find-links, constraints), written before the lines. */
+  options: string[];
   /** Names that were dropped because the base image has them or --exclude named them. */
   excluded: string[];
   excludeSet: Set<string>;
 }
 
-/** Reads requirements.txt lines (comments and pip options dropped; `-r` files are not followed). */
-export function readRequirementsFile(file: string): string[] {
-  if (!existsSync(file)) return [];
-  return readFileSync(file, 'utf8')
-    .split(/\r?\n/)
-    .map((l) => l.replace(/(^|\s)#.*$/, '').trim())
-    .filter((l) => l && !l.startsWith('-'));
+/** What a requirements file asks for: requirement lines, and pip options that apply to the whole install. */
+export interface RequirementsFile {
+  requirements: string[];
+  options: string[];
 }
 
-export function mergeRequirements(fromFile: readonly string[], fromEndpoints: readonly string[], exclude: readonly string[]): MergedRequirements {
+/** Options a requirements file may give that take a value (`--index-url URL`, `-f ./wheels`). */
+const VALUE_OPTIONS = new Set(['-i', '--index-url', '--extra-index-url', '-f', '--find-links', '--trusted-host', '--no-binary', '--only-binary']);
+/** Options whose value is a path, read relative to the file that names it. */
+const PATH_OPTIONS = new Set(['-f', '--find-links']);
+const FLAG_OPTIONS = new Set(['--pre', '--prefer-binary', '--no-index']);
+
+/**
+ * Reads a requirements file as pip does: comments and line continuations, `-r` files followed (relative to the file
+ * that names them), `-c` constraints and index options kept for the install, `-e` requirements installed as regular
+ * ones (the artifact holds packages, not links), local paths made absolute (the install runs from the build's folder).
+ * An option pip would take but the build cannot is refused, naming the line.
+ */
+export function readRequirementsFile(file: string, seen: ReadonlySet<string> = new Set()): RequirementsFile {
+  const out: RequirementsFile = { requirements: [], options: [] };
+  if (!existsSync(file)) {
+    if (seen.size === 0) return out;
+    throw new UserError(`${[...seen].at(-1)}: -r ${file} names a file that is not there; fix the path (it is read relative to that file)`);
+  }
+  const dir = path.dirname(file);
+  const local = (p: string) => (/^\.{1,2}[\\/]/.test(p) ? path.resolve(dir, p) : p);
+  const lines = readFileSync(file, 'utf8')
+    .replace(/\\\r?\n/g, ' ')
+    .split(/\r?\n/);
+  lines.forEach((raw, i) => {
+    const line = raw.replace(/(^|\s)#.*$/, '').trim();
+    if (!line) return;
+    const where = `${path.basename(file)} line ${i + 1}`;
+    const m = /^(--?[A-Za-z-]+)(?:[=\s]\s*(.*))?$/.exec(line);
+    if (!m) return void out.requirements.push(local(line));
+    const [, option, value = ''] = m;
+    if (option === '-r' || option === '--requirement') {
+      const included = path.resolve(dir, value);
+      if (seen.has(included) || included === file) return;
+      const inner = readRequirementsFile(included, new Set([...seen, file]));
+      out.requirements.push(...inner.requirements);
+      out.options.push(...inner.options.filter((o) => !out.options.includes(o)));
+    } else if (option === '-c' || option === '--constraint') {
+      const constraint = `-c ${path.resolve(dir, value)}`;
+      if (!out.options.includes(constraint)) out.options.push(constraint);
+    } else if (option === '-e' || option === '--editable') {
+      out.requirements.push(local(value));
+    } else if (VALUE_OPTIONS.has(option) && value) {
+      const given = `${option} ${PATH_OPTIONS.has(option) ? local(value) : value}`;
+      if (!out.options.includes(given)) out.options.push(given);
+    } else if (FLAG_OPTIONS.has(option) && !value) {
+      if (!out.options.includes(option)) out.options.push(option);
+    } else {
+      throw new UserError(
+        `${where}: the pip option ${option} is not taken in a Strato project's requirements (the build installs for Linux x86_64 ` +
+          "with its own options); remove it, or set it in pip's environment (PIP_...), which the build passes on",
+      );
+    }
+  });
+  return out;
+}
+
+export function mergeRequirements(fromFile: RequirementsFile, fromEndpoints: readonly string[], exclude: readonly string[]): MergedRequirements {
   const excludeSet = new Set([...excludedPackages, ...exclude].map(normalizeName));
   const seen = new Set<string>();
   const install: string[] = [];
   const excluded: string[] = [];
-  for (const line of [...fromFile, ...fromEndpoints]) {
+  for (const line of [...fromFile.requirements, ...fromEndpoints]) {
     const name = requirementName(line);
     if (name && excludeSet.has(name)) {
       if (!excluded.includes(name)) excluded.push(name);
@@ -54,7 +109,7 @@ export function mergeRequirements(fromFile: readonly string[], fromEndpoints: re
     seen.add(key);
     install.push(line);
   }
-  return { install, excluded, excludeSet };
+  return { install, options: fromFile.options, excluded, excludeSet };
 }
 
 export interface PipOptions {
@@ -88,7 +143,7 @@ export async function installRequirements(o: InstallOptions): Promise<boolean> {
   }
   const pipEnvironment = Object.entries(process.env).filter(([k]) => k.startsWith('PIP_'));
   const key = createHash('sha256')
-    .update(JSON.stringify([install, [...excludeSet].sort(), o.pythonVersion, pipEnvironment.sort()]))
+    .update(JSON.stringify([install, o.requirements.options, [...excludeSet].sort(), o.pythonVersion, pipEnvironment.sort()]))
     .digest('hex')
     .slice(0, 16);
   const kept = path.join(o.reuseIn, key);

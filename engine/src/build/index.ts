@@ -133,7 +133,8 @@ export async function buildProject(root: string, options: BuildOptions = {}): Pr
       model.endpoints.flatMap((e) => e.config.dependencies),
       options.exclude ?? [],
     );
-    writeGenerated(path.join(buildDir, 'requirements.txt'), reqs.install.join('\n') + (reqs.install.length ? '\n' : ''));
+    const requirementLines = [...reqs.options, ...reqs.install];
+    writeGenerated(path.join(buildDir, 'requirements.txt'), requirementLines.join('\n') + (requirementLines.length ? '\n' : ''));
     if (reqs.install.length) {
       const what = `${reqs.install.length} dependenc${reqs.install.length === 1 ? 'y' : 'ies'} for Linux x86_64, Python ${pythonVersion}`;
       const reused = await installRequirements({
