@@ -354,6 +354,17 @@ test('build outside a project (no pyproject.toml, requirements.txt or .strato/) 
   const checked = await runCli(['check'], { cwd: nothing });
   assert.equal(checked.code, 1);
   assert.match(checked.stderr, /nothing-here is not a Strato project .*, so nothing was checked: run strato check in the project folder/);
+  // A project whose only worker file is unread: not "not a project", but what was left out and why.
+  const unread = path.join(tmp, 'unread-only');
+  mkdirSync(path.join(unread, 'tests'), { recursive: true });
+  writeFileSync(path.join(unread, 'requirements.txt'), '');
+  writeFileSync(path.join(unread, 'tests', 'test_w.py'), 'def test_x():\n    pass\n');
+  writeFileSync(path.join(unread, 'w.py'), 'from strato import Endpoint\n\x00\n');
+  const left = await runCli(['check'], { cwd: unread });
+  assert.equal(left.code, 1);
+  assert.doesNotMatch(left.stderr, /is not a Strato project/);
+  assert.match(left.stderr, /w\.py is not read for endpoints: it holds a NUL byte/);
+  assert.match(left.stderr, /error: nothing to check in \S*unread-only: no Python file there is read for endpoints \(the ignore rules leave out tests\//);
 });
 
 test('warnings do not stop the build and are printed with file:line', async () => {

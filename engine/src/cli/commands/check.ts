@@ -8,17 +8,26 @@ export function register(program: Command): void {
     .description('check the worker files and the orchestration YAML files (exit 1 on errors)')
     .option('--json', 'print the diagnostics as JSON')
     .action(async (opts: { json?: boolean }) => {
-      const { loadProject, formatDiagnostic, projectRootAt, notAProject } = await import('../../project');
+      const { loadProject, formatDiagnostic, projectRootAt, notAProject, MAX_WORKER_FILE_BYTES } = await import('../../project');
       const { loadOrchestration } = await import('../../orchestration');
       const { red, yellow, green } = await import('../output');
       // A folder of orchestration YAML alone is checked too, so the folder is the project's when it is in one.
-      const root = projectRootAt(process.cwd()) ?? process.cwd();
+      const marked = projectRootAt(process.cwd());
+      const root = marked ?? process.cwd();
       const project = await loadProject(root);
       const yaml = loadOrchestration(root);
-      // Run in the wrong folder (a CI step's working directory), it would check nothing and pass.
-      if (project.files.length + yaml.files.length === 0)
-        throw new (await import('../../util/errors')).UserError(notAProject(root, 'nothing was checked', 'strato check'));
       const diagnostics = [...project.diagnostics, ...yaml.diagnostics];
+      // Run in the wrong folder (a CI step's working directory), it would check nothing and pass; in a project whose
+      // files are all left out or unread, it says so, with the warnings that name the unread ones.
+      if (project.files.length + yaml.files.length === 0) {
+        const { UserError } = await import('../../util/errors');
+        if (!marked) throw new UserError(notAProject(root, 'nothing was checked', 'strato check'));
+        for (const d of diagnostics) process.stderr.write(`${yellow(formatDiagnostic(d))}\n`);
+        throw new UserError(
+          `nothing to check in ${root}: no Python file there is read for endpoints (the ignore rules leave out tests/, test_*.py, ` +
+            `docs/ and what .gitignore names; a file over ${MAX_WORKER_FILE_BYTES / 1024 / 1024} MiB or holding a NUL byte is not read) and no orchestration YAML file is there`,
+        );
+      }
       const errors = diagnostics.filter((d) => d.severity === 'error').length;
       if (opts.json) {
         process.stdout.write(
