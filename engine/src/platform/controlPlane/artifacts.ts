@@ -301,12 +301,19 @@ export class Artifacts {
 
   private async live(uploadId: string): Promise<Upload> {
     let up = this.uploads.get(uploadId);
-    if (!up && this.shared) {
-      // A location another node gave (cluster).
+    if (this.shared) {
+      // In a cluster the row is the truth, whichever node gave the location: the PUT may have reached another node,
+      // or another node's PUT replaced what this one received (its file here is then not the upload's any more).
       const row = await this.shared.getUpload(uploadId);
-      if (row) {
-        up = { id: row.id, appId: row.app_id, size: Number(row.size), expiresAt: Number(row.expires_at) };
-        if (row.sha256) up.received = { file: path.join(this.layout.uploads, `${row.id}.tar.gz`), size: Number(row.size), sha256: row.sha256 };
+      if (!row) up = undefined;
+      else {
+        up ??= { id: row.id, appId: row.app_id, size: Number(row.size), expiresAt: Number(row.expires_at) };
+        if (!row.sha256) up.received = undefined;
+        else if (up.received?.sha256 !== row.sha256) {
+          const file = path.join(this.layout.uploads, `${row.id}.tar.gz`);
+          if (up.received) fs.rmSync(file, { force: true }); // this node's earlier body: finalize reads the pieces
+          up.received = { file, size: Number(row.size), sha256: row.sha256 };
+        }
         this.uploads.set(up.id, up);
       }
     }
