@@ -4,7 +4,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
+import { loadProject } from '../../engine/src/project';
 import { analyzeSource, codes, diagnose, HEADER, queue } from '../helpers/analysis';
 import { REPO } from '../helpers/cli';
 
@@ -210,4 +212,29 @@ test('a constant is read as Python reads it when the decorator runs: its last as
   );
   assert.deepEqual(codes(m.diagnostics), ['not-literal']);
   assert.equal(m.diagnostics[0].range.start.line, 15, 'on LATE, which Python has not bound yet there (NameError)');
+});
+
+test('a worker file that is not UTF-8 is an error naming the line, unless it declares its encoding as Python takes it', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'strato-encoding-'));
+  try {
+    const worker = (first: string) =>
+      Buffer.concat([
+        Buffer.from(`${first}from strato import Endpoint\n\n@Endpoint(name="a", cpu="cpu3c-1-2")\ndef a():\n    """caf`),
+        Buffer.from([0xe9]),
+        Buffer.from('"""\n'),
+      ]);
+    fs.writeFileSync(path.join(dir, 'requirements.txt'), '');
+    fs.writeFileSync(path.join(dir, 'latin.py'), worker(''));
+    fs.writeFileSync(path.join(dir, 'declared.py'), worker('# -*- coding: latin-1 -*-\n').toString('latin1').replace('name="a"', 'name="b"'), 'latin1');
+    fs.writeFileSync(path.join(dir, 'replacement.py'), `from strato import Endpoint\n\n@Endpoint(name="c", cpu="cpu3c-1-2")\ndef c():\n    return "\uFFFD"\n`);
+    const p = await loadProject(dir);
+    const errors = p.diagnostics.filter((d) => d.severity === 'error');
+    assert.deepEqual(
+      errors.map((d) => [d.file, d.range.start.line]),
+      [['latin.py', 4]],
+    );
+    assert.match(errors[0].message, /^latin\.py is not UTF-8 \(byte 0xe9 on line 5\): Python reads a source file as UTF-8 unless .*; save it as UTF-8$/);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 });

@@ -1,6 +1,6 @@
 // The project model: every worker file analysed, plus the rules that span files (duplicate endpoint names).
 // Used by the build (files on disk) and the language server (open documents override disk).
-import { readWorkerFile, unreadFileWarning } from './workerFile';
+import { readWorkerFile, sourceEncodingError, unreadFileWarning } from './workerFile';
 import { pyprojectDependenciesWarning } from './pyproject';
 import path from 'node:path';
 import type { Diagnostic, EndpointSpec, FileModel, ProjectModel } from './model';
@@ -77,8 +77,11 @@ export async function loadProject(root: string, options: LoadOptions = {}): Prom
     for (const rel of pythonFiles) {
       const file = path.join(root, rel);
       const text = options.overrides?.get(rel) ?? readWorkerFile(file);
-      if (text !== undefined) models.push(analyzeText(parser, rel, text, { localModules }));
-      else {
+      if (text !== undefined) {
+        models.push(analyzeText(parser, rel, text, { localModules }));
+        const encoding = text.includes('\uFFFD') && !options.overrides?.has(rel) ? sourceEncodingError(rel, file) : undefined;
+        if (encoding) unread.push(encoding);
+      } else {
         const warning = unreadFileWarning(rel, file);
         if (warning) unread.push(warning);
       }

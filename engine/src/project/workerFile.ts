@@ -1,5 +1,6 @@
 // What can be a worker file: text of at most 2 MiB with no NUL byte. Larger or binary files are generated code or
 // data; the build, the dev server and the language server skip them by this one rule.
+import { isUtf8 } from 'node:buffer';
 import { readFileSync } from 'node:fs';
 import type { Diagnostic } from './model';
 
@@ -54,4 +55,50 @@ function unreadWarning(rel: string, binary: boolean, bytes: number): Diagnostic 
     file: rel,
     range: { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } },
   };
+}
+
+/** PEP 263: a source file may declare its encoding in a comment on its first or second line. */
+const CODING_COOKIE = /^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)/;
+
+/**
+ * An error for a worker file whose bytes are not UTF-8 and that declares no other encoding: Python refuses to import
+ * it (its workers would fail to start), though the analysis read it. Checked where the decoded text holds U+FFFD.
+ */
+export function sourceEncodingError(rel: string, file: string): Diagnostic | undefined {
+  let buf: Buffer;
+  try {
+    buf = readFileSync(file);
+  } catch {
+    return undefined;
+  }
+  const firstLines = buf
+    .subarray(0, 400)
+    .toString('latin1')
+    .split(/\r?\n|\r/)
+    .slice(0, 2);
+  if (firstLines.some((l) => CODING_COOKIE.test(l))) return undefined;
+  if (isUtf8(buf)) return undefined;
+  const end = firstNonUtf8(buf);
+  const line = buf.subarray(0, end).toString('utf8').split('\n').length - 1;
+  return {
+    code: 'syntax-error',
+    severity: 'error',
+    message:
+      `${rel} is not UTF-8 (byte 0x${buf[end].toString(16)} on line ${line + 1}): Python reads a source file as UTF-8 unless its first or ` +
+      'second line declares another encoding (# -*- coding: latin-1 -*-), so its workers could not import it; save it as UTF-8',
+    file: rel,
+    range: { start: { line, character: 0 }, end: { line, character: 0 } },
+  };
+}
+
+/** Where the first byte sequence that is not UTF-8 starts (by its lead and continuation bytes). */
+function firstNonUtf8(b: Buffer): number {
+  for (let i = 0; i < b.length;) {
+    const c = b[i];
+    const n = c < 0x80 ? 1 : c >= 0xc2 && c < 0xe0 ? 2 : c >= 0xe0 && c < 0xf0 ? 3 : c >= 0xf0 && c < 0xf5 ? 4 : 0;
+    if (n === 0 || i + n > b.length) return i;
+    for (let k = 1; k < n; k++) if ((b[i + k] & 0xc0) !== 0x80) return i;
+    i += n;
+  }
+  return 0;
 }
