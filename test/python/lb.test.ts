@@ -180,12 +180,13 @@ describe('load-balanced worker', () => {
     // An Optional of int, float or bool is converted too, however it is spelled; an Optional[str] stays text.
     const s = await call('GET', '/search?limit=3&ratio=0.5&exact=false&tag=7');
     assert.deepEqual(s.body, { limit: 3, ratio: 0.5, exact: false, tag: '7', ids: null, names: [], flags: [] });
-    assert.equal((await call('GET', '/search?limit=three')).status, 400);
+    assert.equal((await call('GET', '/search?limit=three')).status, 422);
     // A list, set or tuple parameter is its key repeated (?ids=1&ids=2), each item converted as its type says.
     const lists = await call('GET', '/search?ids=1&ids=2&names=a&flags=true&flags=0&tag=x&tag=y');
     assert.deepEqual(lists.body, { limit: null, ratio: null, exact: null, tag: 'y', ids: [1, 2], names: ['a'], flags: [true, false] });
     const bad = await call('GET', '/search?ids=1&ids=two');
-    assert.deepEqual([bad.status, bad.body.detail], [400, "each ids must be int, got: 'two'"]);
+    assert.deepEqual([bad.status, bad.body.errors.map((e: any) => [e.loc, e.type])], [422, [[['query', 'ids', 1], 'int_parsing']]]);
+    assert.match(bad.body.detail, /ids\.1: Input should be a valid integer, unable to parse string as an integer \(got "two"\)/);
     // What the Python client sends (strato._wire.query_string) is what the route reads back.
     const sent = await runPython([
       '-c',
@@ -218,16 +219,28 @@ describe('load-balanced worker', () => {
     assert.equal((await call('POST', '/ping')).status, 405);
   });
 
-  test('bad JSON, a missing argument, an unknown field or a bad path value are 400', async () => {
+  test("bad JSON or an unknown field are 400; a missing argument or a path value that does not convert are 422 with FastAPI's items", async () => {
     const bad = await call('POST', '/process', '{"text": ');
     assert.deepEqual([bad.status, bad.body.error], [400, 'invalid JSON body']);
     const missing = await call('POST', '/process', '{}');
-    assert.deepEqual([missing.status, missing.body.error], [400, 'missing argument']);
+    assert.deepEqual([missing.status, missing.body.error], [422, 'missing argument']);
     assert.match(missing.body.detail, /process\(\) missing required argument\(s\): 'text'/);
+    assert.deepEqual(missing.body.errors, [{ type: 'missing', loc: ['body', 'text'], msg: 'Field required', input: null }]);
     const extra = await call('POST', '/process', '{"text": "a", "colour": 1}');
     assert.deepEqual([extra.status, extra.body.error], [400, 'unexpected argument']);
     const notInt = await call('GET', '/items/abc');
-    assert.deepEqual([notInt.status, notInt.body.detail], [400, "item_id must be int, got: 'abc'"]);
+    assert.deepEqual(
+      [notInt.status, notInt.body.error, notInt.body.detail],
+      [
+        422,
+        'invalid argument',
+        'get_item() got invalid argument(s): item_id: Input should be a valid integer, unable to parse string as an integer (got "abc")',
+      ],
+    );
+    assert.deepEqual(
+      notInt.body.errors.map((e: any) => [e.loc, e.type]),
+      [[['path', 'item_id'], 'int_parsing']],
+    );
     const notObject = await call('POST', '/process', '[1]');
     assert.equal(notObject.status, 400);
     // Nested deeper than Python's decoder goes: the client's input, not the route's failure.
@@ -293,8 +306,8 @@ describe('load-balanced worker', () => {
         ['body.loud', 'bool_parsing'],
       ],
     );
-    // A missing argument stays a 400, as before.
-    assert.equal((await call('POST', '/repeat', JSON.stringify({ times: 2 }))).status, 400);
+    // A missing argument is a 422 too, as FastAPI answers it.
+    assert.equal((await call('POST', '/repeat', JSON.stringify({ times: 2 }))).status, 422);
   });
 
   test('answers hold datetimes, UUIDs, Decimals, Enums, sets, tuples and dataclasses in their JSON form, as FastAPI renders them', async () => {

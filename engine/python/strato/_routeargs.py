@@ -10,7 +10,6 @@ from ._jsonable import dumps
 from ._lax import LAX, Invalid
 
 _CO_VARKEYWORDS = 0x08
-_TRUE, _FALSE = ("true", "1", "yes", "on"), ("false", "0", "no", "off")
 
 
 class RouteError(Exception):
@@ -72,19 +71,15 @@ def _items(annotation):
     return container, _SCALARS.get(args[0])
 
 
-def _scalar(kind, name, value):
+def _scalar(kind, value, loc=()):
+    """A path or query string as the annotation's kind, by pydantic's lax rules as FastAPI converts it; a string
+    that is none raises Invalid with pydantic's error (loc within the value)."""
+    if kind not in ("int", "float", "bool"):
+        return value
     try:
-        if kind == "int":
-            return int(value)
-        if kind == "float":
-            return float(value)
-        if kind == "bool":
-            if value.lower() in _TRUE or value.lower() in _FALSE:
-                return value.lower() in _TRUE
-            raise ValueError(value)
-    except ValueError:
-        raise RouteError(400, "invalid argument", f"{name} must be {kind}, got: {value!r}") from None
-    return value
+        return LAX[kind](value)
+    except Invalid as e:
+        raise Invalid([{**error, "loc": loc} for error in e.errors]) from None
 
 
 def _convert(fn, name, value):
@@ -94,8 +89,8 @@ def _convert(fn, name, value):
     annotation = getattr(fn, "__annotations__", {}).get(name)
     if type(value) is list:
         container, kind = _items(annotation)
-        return container(_scalar(kind, f"each {name}", item) for item in value)
-    return _scalar(_scalar_kind(annotation), name, value)
+        return container(_scalar(kind, item, (i,)) for i, item in enumerate(value))
+    return _scalar(_scalar_kind(annotation), value)
 
 
 def query_args(fn, pairs):
@@ -355,11 +350,21 @@ def bind(fn, body, query, params):
         kwargs = {k: v for k, v in kwargs.items() if k in names}
     missing = [k for k in sig.required if k not in kwargs]
     if missing:
-        raise RouteError(400, "missing argument",
-                         f"{fn.__name__}() missing required argument(s): {', '.join(map(repr, missing))}")
+        # A 422 with FastAPI's items, as a refused value is; the words name the function's arguments.
+        where = "query" if body is ABSENT else "body"
+        raise RouteError(422, "missing argument",
+                         f"{fn.__name__}() missing required argument(s): {', '.join(map(repr, missing))}",
+                         errors=[{"type": "missing", "loc": [where, k], "msg": "Field required", "input": None} for k in missing])
+    converted = []
     for key in strings:
         if key in kwargs and kwargs[key] is strings[key]:
-            kwargs[key] = _convert(fn, key, kwargs[key])
+            try:
+                kwargs[key] = _convert(fn, key, kwargs[key])
+            except Invalid as e:
+                where = ("path" if key in params else "query", key)
+                converted += [{**error, "loc": where + tuple(error["loc"])} for error in e.errors]
+    if converted:
+        raise _invalid(fn, sig, False, converted)
     if sig.checks:
         errors = []
         for key, value in fields.items():
