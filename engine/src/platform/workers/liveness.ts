@@ -26,7 +26,9 @@ export function judgeLate(w: Worker, now: number, hungAfter: number): Lateness |
   }
   const pid = (w.hostId ?? 'local') === 'local' && isBusy(w) ? w.process?.pid : undefined;
   const cpu = pid === undefined ? undefined : processStat(pid)?.cpuMs;
-  if (cpu !== undefined && (!w.lateCpu || cpu > w.lateCpu.ms)) w.lateCpu = { ms: cpu, at: now, told: w.lateCpu?.told ?? false };
+  // The first sample is a baseline, not CPU used: a worker stopped just after it last worked must not read as computing.
+  if (cpu !== undefined && !w.lateCpu) w.lateCpu = { ms: cpu, told: false };
+  else if (cpu !== undefined && w.lateCpu && cpu > w.lateCpu.ms) w.lateCpu = { ms: cpu, at: now, told: w.lateCpu.told };
   if (quiet <= hungAfter) return undefined;
   const s = Math.round(hungAfter / 1000);
   if (cpu === undefined || !w.lateCpu)
@@ -36,7 +38,7 @@ export function judgeLate(w: Worker, now: number, hungAfter: number): Lateness |
         `worker ${w.id} stopped responding (no heartbeat for ${s} s: a handler holding Python's GIL in one long call of C code stops ` +
         'every thread of its worker, the heartbeat too; release it, e.g. split the call, or run it in a subprocess)',
     };
-  if (now - w.lateCpu.at < hungAfter / 2) {
+  if (w.lateCpu.at !== undefined && now - w.lateCpu.at < hungAfter / 2) {
     const first = !w.lateCpu.told;
     w.lateCpu.told = true;
     return { computing: true, first };

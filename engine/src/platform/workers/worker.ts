@@ -35,7 +35,8 @@ export interface Worker {
   /** Last request of any kind from the worker (heartbeat watchdog), real time. */
   lastSeen: number;
   /** While its heartbeats are late: the CPU time its process had used, when that last grew, whether that was logged (liveness.ts). */
-  lateCpu?: { ms: number; at: number; told: boolean };
+  /** The watchdog's samples of a late worker's CPU time: the last one, and when it last grew (undefined: not yet). */
+  lateCpu?: { ms: number; at?: number; told: boolean };
   /** Last time it had work; with idle_timeout it decides when a worker above the minimum stops. */
   lastBusy: number;
   /** Job id -> when the platform first told the worker to drop it (cancel, timeout). */
