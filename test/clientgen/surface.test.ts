@@ -169,3 +169,14 @@ test('a route taking a pydantic model: the model as the body field it is sent in
   assert.deepEqual(schemas.Item.required, ['name', 'price', 'tags']);
   assert.deepEqual(schemas.RouteValidationError.required, ['error', 'detail', 'errors']);
 });
+
+test('an endpoint named with a leading digit gets members and types that are identifiers (the platform takes such names)', async () => {
+  const files = {
+    'fast.py': `${HEAD}api = Endpoint(name="2fast", cpu="cpu3c-1-2")\n\n@api.get("/ping2")\ndef ping2() -> int:\n    return 1\n\n@Endpoint(name="3d")\ndef render(n: int) -> int:\n    return n\n`,
+  };
+  const model = await analyzeFiles(files);
+  const env = environment([{ name: '2fast', type: 'LOAD_BALANCED', routes: [{ method: 'GET', path: '/ping2' }] as EndpointSummary['routes'] }, { name: '3d' }]);
+  const { text } = await typescriptClient(model, env);
+  assert.match(text, /export interface _2fastRoutes \{/);
+  assert.doesNotMatch(text, /\binterface \d/);
+});

@@ -68,9 +68,12 @@ export function camelCase(name: string): string {
   return /^[A-Za-z_$]/.test(out) ? out : `_${out}`;
 }
 
+/** `gpu_hello` -> `GpuHello`: a type name; `2fast` -> `_2fast` (an identifier cannot start with a digit). */
 export function pascalCase(name: string): string {
-  const c = camelCase(name).replace(/^_/, '');
-  return c ? c[0].toUpperCase() + c.slice(1) : 'Endpoint';
+  const c = camelCase(name);
+  const bare = c.replace(/^_/, '');
+  if (!bare) return 'Endpoint';
+  return /^[A-Za-z]/.test(bare) ? bare[0].toUpperCase() + bare.slice(1) : c;
 }
 
 export function docOf(ep: EndpointSpec, fn: FunctionInfo): Doc {
