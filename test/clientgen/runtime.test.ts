@@ -140,3 +140,26 @@ test('a GET route sends null arguments as absent (an Optional left at its defaul
   });
   assert.deepEqual(urls, ['http://h/lb/e/items/5?q=a%20b&n=3&tags=x&tags=y%20z']);
 });
+
+test("a path value a URL would resolve away (. or ..) or cannot carry (a lone surrogate) is the call's StratoError, sending nothing", async () => {
+  const urls: string[] = [];
+  const fetch = (async (url: string | URL | Request) => {
+    urls.push(String(url));
+    return new Response('{}', { status: 200 });
+  }) as typeof globalThis.fetch;
+  const t = new Transport({ apiKey: 'k', fetch });
+  const target = { url: 'http://h/lb/e', timeoutMs: 1000 };
+  for (const name of ['.', '..'])
+    await assert.rejects(
+      callRoute(t, target, 'GET', '/files/{name}/{rest}', { name: 'a.txt', rest: name }),
+      (e: Error) => e instanceof StratoError && new RegExp(`rest cannot be "${name.replace(/\./g, '\\.')}", which a URL path resolves away`).test(e.message),
+    );
+  await assert.rejects(
+    callRoute(t, target, 'GET', '/opt/{key}', { key: '\ud800' }),
+    (e: Error) => e instanceof StratoError && /key holds text that no URL can carry \(a lone UTF-16 surrogate\)/.test(e.message),
+  );
+  await assert.rejects(callRoute(t, target, 'GET', '/q', { q: 'a\udc00' }), StratoError);
+  assert.deepEqual(urls, []);
+  await callRoute(t, target, 'GET', '/files/{name}/{rest}', { name: 'a.txt', rest: '...' });
+  assert.deepEqual(urls, ['http://h/lb/e/files/a.txt/...'], 'three dots are a name like any other');
+});

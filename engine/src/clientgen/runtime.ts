@@ -383,11 +383,20 @@ export function queueFunction<Input, Output, Chunk = Output>(t: Transport, targe
   return Object.assign(call, { run, stream, job: handle });
 }
 
+/** Text in a URL, escaped; text no URL can hold (a lone surrogate) is refused as the call's error, naming the argument. */
+function urlText(name: string, text: string): string {
+  try {
+    return encodeURIComponent(text);
+  } catch {
+    throw new StratoError(`${name} holds text that no URL can carry (a lone UTF-16 surrogate); send it in the body, or fix the text`);
+  }
+}
+
 /**
  * Calls a route of a load-balanced endpoint: path parameters from the arguments, the others as the JSON body (or the query of GET and DELETE).
  * @internal
  */
-export function callRoute<Output>(
+export async function callRoute<Output>(
   t: Transport,
   target: EndpointTarget,
   method: string,
@@ -400,18 +409,21 @@ export function callRoute<Output>(
     const value = rest[name];
     delete rest[name];
     if (value === undefined || value === null) throw new StratoError(`${method} ${path} needs ${name}`);
-    return encodeURIComponent(String(value));
+    // URLs resolve a segment `.` or `..` (escaped too): the call would reach another route of the endpoint.
+    if (/^\.{1,2}$/.test(String(value)))
+      throw new StratoError(`${method} ${path}: ${name} cannot be "${String(value)}", which a URL path resolves away; send another value`);
+    return urlText(name, String(value));
   });
   let url = `${target.url.replace(/\/+$/, '')}${filled}`;
   const inQuery = method === 'GET' || method === 'DELETE';
   if (inQuery) {
     // null is an Optional argument left at its default: not sent (the route would get the text "null"). An array is
     // its key once per item (?tag=a&tag=b), which the route server reads back as a list (Python's _wire.query_string).
-    const query = Object.entries(rest)
-      .filter(([, v]) => v !== undefined && v !== null)
-      .flatMap(([k, v]) =>
-        (Array.isArray(v) ? v : [v]).map((x) => `${encodeURIComponent(k)}=${encodeURIComponent(typeof x === 'string' ? x : JSON.stringify(x))}`),
-      );
+    const query: string[] = [];
+    for (const [k, v] of Object.entries(rest)) {
+      if (v === undefined || v === null) continue;
+      for (const x of Array.isArray(v) ? v : [v]) query.push(`${urlText(k, k)}=${urlText(k, typeof x === 'string' ? x : JSON.stringify(x))}`);
+    }
     if (query.length) url += `?${query.join('&')}`;
   }
   const timeoutMs = options.timeoutMs ?? target.timeoutMs;
