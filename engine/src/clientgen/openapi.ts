@@ -204,13 +204,17 @@ function callOperation(c: FunctionCall): Operation {
         required: others.some((f) => !f.optional),
         content: { 'application/json': { schema: input.kind === 'object' ? objectSchema(others, input.rest) : jsonSchema(input) } },
       };
-      // A body field is checked against its annotation (docs/worker-protocol.md).
-      if (others.some((f) => c.signature.checked?.includes(f.name)))
-        responses['422'] = json({ $ref: '#/components/schemas/RouteValidationError' }, 'A body field its annotation refuses (errors: each problem)');
     }
     if (parameters.length) op.parameters = parameters;
     responses['200'] = json(jsonSchema(c.signature.output), "The function's result");
-    responses['400'] = json({ $ref: '#/components/schemas/RouteError' }, 'A missing or invalid argument');
+    responses['400'] = json({ $ref: '#/components/schemas/RouteError' }, 'A body that is not JSON or not an object, or a field the function does not take');
+    // A missing argument, a body field its annotation refuses, a path or query value that does not convert
+    // (docs/worker-protocol.md).
+    if (fields.length || (input.kind === 'object' && input.rest))
+      responses['422'] = json(
+        { $ref: '#/components/schemas/RouteValidationError' },
+        'A missing argument, or a value its annotation refuses (errors: each problem, as FastAPI lists it)',
+      );
     responses['500'] = json({ $ref: '#/components/schemas/RouteError' }, 'The function raised an exception (detail holds its text)');
   }
   if (c.deployed) {
@@ -300,7 +304,14 @@ export function environmentOpenApiDocument(model: ProjectModel, env: Environment
       );
       const chunk = {
         type: 'object',
-        properties: { output: jsonSchema(e.signature.chunk), metrics: { type: 'object', properties: { stream_index: { type: 'integer' } } } },
+        properties: {
+          output: jsonSchema(e.signature.chunk),
+          // A value over 1 MB comes in parts: part i of parts, its text (json: parse the joined text as JSON).
+          metrics: {
+            type: 'object',
+            properties: { stream_index: { type: 'integer' }, part: { type: 'integer' }, parts: { type: 'integer' }, json: { type: 'boolean' } },
+          },
+        },
       };
       at(
         e.url,
