@@ -2,6 +2,7 @@
 // (deployed and the dev server's /docs). A hint with no JSON form becomes `unknown` and a warning, never a failure.
 import type { FileModel, ProjectModel, TypeDeclaration, TypeExpr } from '../project/model';
 import { Declarations, type Found } from './declarations';
+import { aliasGenerator, fieldKey } from './pydanticNames';
 
 export interface JsonField {
   name: string;
@@ -243,7 +244,8 @@ export class TypeMapper {
     };
     while (stack.length && !out) {
       const { file, decl } = stack.pop()!;
-      if (decl.kind === 'BaseModel' && decl.fields.some((f) => f.default !== undefined)) out = true;
+      // A default may be left out of a call; an alias of one way only, or a field never answered, differs too.
+      if (decl.kind === 'BaseModel' && decl.fields.some((f) => f.default !== undefined || f.excluded || f.validationAlias || f.serializationAlias)) out = true;
       for (const base of decl.bases) visit(base, file.file);
       for (const f of decl.fields) for (const name of namesIn(f.type)) visit(name, file.file);
     }
@@ -264,26 +266,57 @@ export class TypeMapper {
     // Registered before its fields are mapped, so that a shape that refers to itself (a tree) ends.
     this.byKey.set(key, shape);
     this.shapes.push(shape);
-    shape.fields = this.fieldsOf(file, decl, new Set([keyOf({ file, decl })]), input);
+    shape.fields = this.fieldsOf(file, decl, new Set([keyOf({ file, decl })]), input, this.generatorOf({ file, decl }));
     return shape;
   }
 
   /**
-   * Fields of the bases first (TypedDicts, dataclasses and models all inherit), then the class's own. A model's field
-   * is its alias where it has one (what the model reads and answers); one with a default may be left out of an input.
+   * A model's alias generator: its own, else the nearest base's (pydantic merges the config, and applies it to the
+   * inherited fields too). One the client cannot follow is a warning, and the fields keep their names.
    */
-  private fieldsOf(file: FileModel, decl: TypeDeclaration, seen: Set<string>, input: boolean): JsonField[] {
+  private generatorOf(start: Found): ((name: string) => string) | undefined {
+    const seen = new Set<string>();
+    const visit = (f: Found): string | undefined => {
+      if (seen.has(keyOf(f))) return undefined;
+      seen.add(keyOf(f));
+      if (f.decl.aliasGenerator) return f.decl.aliasGenerator;
+      for (const base of f.decl.bases) {
+        const found = this.declared.resolve(base, f.file.file);
+        const got = found && found.decl.kind === 'BaseModel' ? visit(found) : undefined;
+        if (got) return got;
+      }
+      return undefined;
+    };
+    const written = start.decl.kind === 'BaseModel' ? visit(start) : undefined;
+    const generate = aliasGenerator(written);
+    if (generate !== null) return generate;
+    const message =
+      `model ${start.decl.name}: its alias_generator ${written} is not one the client can follow (pydantic's to_camel, to_pascal, ` +
+      "to_snake), so its fields are typed under their names, which the model's JSON may not use; give the fields alias= instead.";
+    const line = start.decl.nameRange.start.line;
+    if (!this.warnings.some((w) => w.file === start.file.file && w.line === line && w.message === message))
+      this.warnings.push({ file: start.file.file, line, message });
+    return undefined;
+  }
+
+  /**
+   * Fields of the bases first (TypedDicts, dataclasses and models all inherit), then the class's own. A model's field
+   * is under the key the model reads (`input`) or answers (pydanticNames.ts: aliases, the alias generator, exclude);
+   * one with a default may be left out of an input.
+   */
+  private fieldsOf(file: FileModel, decl: TypeDeclaration, seen: Set<string>, input: boolean, generate: ((name: string) => string) | undefined): JsonField[] {
     const out = new Map<string, JsonField>();
     for (const base of decl.bases) {
       const found = this.declared.resolve(base, file.file);
       const key = found && keyOf(found);
       if (!found || !key || seen.has(key) || found.decl.kind !== decl.kind) continue;
       seen.add(key);
-      for (const f of this.fieldsOf(found.file, found.decl, seen, input)) out.set(f.name, f);
+      for (const f of this.fieldsOf(found.file, found.decl, seen, input, generate)) out.set(f.name, f);
     }
     for (const f of decl.fields) {
       const at = { file: file.file, line: f.line, what: `field ${f.name} of ${decl.name}`, ...(input ? { input } : {}) };
-      const name = f.alias ?? f.name;
+      const name = decl.kind === 'BaseModel' ? fieldKey(f, generate, input) : f.name;
+      if (name === undefined) continue; // exclude=True: never in an answer
       const optional = decl.kind === 'BaseModel' ? input && f.default !== undefined : f.optional;
       out.set(name, { name, type: this.map(f.type, at), optional, ...(f.default !== undefined ? { default: f.default } : {}) });
     }

@@ -280,6 +280,12 @@ export interface TypeField {
   default?: string;
   /** A BaseModel field's `Field(alias="...")`: its key in the JSON the model reads and answers. */
   alias?: string;
+  /** `Field(validation_alias="...")`: its key in the JSON the model reads (over `alias`). */
+  validationAlias?: string;
+  /** `Field(serialization_alias="...")`: its key in the JSON the model answers (over `alias`). */
+  serializationAlias?: string;
+  /** `Field(exclude=True)`: read, never answered. */
+  excluded?: boolean;
   /** 0-based line of the field. */
   line: number;
 }
@@ -293,6 +299,8 @@ export interface TypeDeclaration {
   fields: TypeField[];
   docstring?: string;
   nameRange: Range;
+  /** A pydantic model's `alias_generator` (model_config or class Config), as written: `to_camel`. */
+  aliasGenerator?: string;
 }
 
 export interface FileModel {

@@ -47,10 +47,19 @@ export function typeDeclarationOf(
   if (!typedDict && !isDataclass && !model) return undefined;
   model &&= !typedDict;
   const fields: TypeField[] = [];
+  let aliasGenerator: string | undefined;
   for (const stmt of children(body)) {
+    if (model && stmt.type === 'class_definition' && stmt.childForFieldName('name')?.text === 'Config') {
+      aliasGenerator = configAliasGenerator(stmt.childForFieldName('body')) ?? aliasGenerator;
+      continue;
+    }
     const assign = stmt.type === 'expression_statement' ? stmt.namedChildren[0] : null;
     const left = assign?.type === 'assignment' ? assign.childForFieldName('left') : null;
     const typeNode = assign?.childForFieldName('type');
+    if (model && left?.text === 'model_config') {
+      aliasGenerator = modelConfigAliasGenerator(assign?.childForFieldName('right')) ?? aliasGenerator;
+      continue;
+    }
     if (!left || left.type !== 'identifier' || !typeNode) continue;
     // A model's `_name` is a private attribute, not a field.
     if (model && left.text.startsWith('_')) continue;
@@ -68,18 +77,54 @@ export function typeDeclarationOf(
     fields.push({ name: left.text, annotation: typeNode.text, type, optional, ...given, line: stmt.startPosition.row });
   }
   const kind = typedDict ? 'TypedDict' : model ? 'BaseModel' : 'dataclass';
-  return { name: nameNode.text, kind, bases, fields, docstring: docstringOf(body), nameRange: rangeOf(nameNode) };
+  return {
+    name: nameNode.text,
+    kind,
+    bases,
+    fields,
+    docstring: docstringOf(body),
+    nameRange: rangeOf(nameNode),
+    ...(aliasGenerator ? { aliasGenerator } : {}),
+  };
 }
 
+/** `model_config = ConfigDict(alias_generator=to_camel)` (or a dict of it): the generator as written. */
+function modelConfigAliasGenerator(value: SyntaxNode | null | undefined): string | undefined {
+  if (value?.type === 'call') {
+    const args = value.childForFieldName('arguments');
+    for (const a of args ? children(args) : [])
+      if (a.type === 'keyword_argument' && a.childForFieldName('name')?.text === 'alias_generator') return a.childForFieldName('value')?.text;
+  } else if (value?.type === 'dictionary') {
+    for (const pair of children(value)) {
+      const key = pair.type === 'pair' ? pair.childForFieldName('key') : null;
+      if (key?.type === 'string' && stringNodeValue(key) === 'alias_generator') return pair.childForFieldName('value')?.text;
+    }
+  }
+  return undefined;
+}
+
+/** pydantic v1's `class Config: alias_generator = to_camel`, still read by v2. */
+function configAliasGenerator(body: SyntaxNode | null): string | undefined {
+  for (const stmt of body ? children(body) : []) {
+    const assign = stmt.type === 'expression_statement' ? stmt.namedChildren[0] : null;
+    if (assign?.type === 'assignment' && assign.childForFieldName('left')?.text === 'alias_generator') return assign.childForFieldName('right')?.text;
+  }
+  return undefined;
+}
+
+type FieldOptions = Pick<TypeField, 'default' | 'alias' | 'validationAlias' | 'serializationAlias' | 'excluded'>;
+
 /**
- * A pydantic field's default and alias: `= value`, or `= Field(...)` whose `default=` (or first argument) is the
- * default, `...` none (required), a `default_factory=` the call itself.
+ * A pydantic field's default and aliases: `= value`, or `= Field(...)` whose `default=` (or first argument) is the
+ * default, `...` none (required), a `default_factory=` the call itself; `alias=`, `validation_alias=`,
+ * `serialization_alias=` (as strings) and `exclude=True`.
  */
-function modelDefault(value: SyntaxNode): Pick<TypeField, 'default' | 'alias'> {
+function modelDefault(value: SyntaxNode): FieldOptions {
   const callee = value.type === 'call' ? value.childForFieldName('function') : null;
   const args = value.childForFieldName('arguments');
   if (!callee || !args || lastSegment(callee.text) !== 'Field') return { default: value.text };
-  const out: Pick<TypeField, 'default' | 'alias'> = {};
+  const out: FieldOptions = {};
+  const names = { alias: 'alias', validation_alias: 'validationAlias', serialization_alias: 'serializationAlias' } as const;
   const given = (node: SyntaxNode | null | undefined) => {
     if (node && node.type !== 'ellipsis' && node.text !== 'Ellipsis') out.default = node.text;
   };
@@ -91,10 +136,10 @@ function modelDefault(value: SyntaxNode): Pick<TypeField, 'default' | 'alias'> {
     const v = a.childForFieldName('value');
     if (key === 'default') given(v);
     else if (key === 'default_factory') out.default = value.text;
-    else if (key === 'alias' && v?.type === 'string') {
+    else if (key && Object.hasOwn(names, key) && v?.type === 'string') {
       const alias = stringNodeValue(v);
-      if (alias !== undefined) out.alias = alias;
-    }
+      if (alias !== undefined) out[names[key as keyof typeof names]] = alias;
+    } else if (key === 'exclude' && v?.type === 'true') out.excluded = true;
   }
   return out;
 }
