@@ -60,6 +60,14 @@ def stored():
 @api.get("/echo")
 def echo(when: str, id: str, colour: str, price: str = ""):
     return {"when": when, "id": id, "colour": colour, "price": price}
+
+class Wrapper(BaseModel):
+    config: str
+    level: int = 0
+
+@api.post("/config")
+def set_config(config: Wrapper):
+    return config
 `;
 
 describe('load-balanced routes with pydantic models (as FastAPI binds them)', () => {
@@ -78,7 +86,7 @@ describe('load-balanced routes with pydantic models (as FastAPI binds them)', ()
       {
         models: {
           module: 'models_worker',
-          functions: ['create_item', 'update_item', 'process', 'stored', 'echo'],
+          functions: ['create_item', 'update_item', 'process', 'stored', 'echo', 'set_config'],
           loadBalanced: true,
           routes: {
             'POST /items': 'create_item',
@@ -86,6 +94,7 @@ describe('load-balanced routes with pydantic models (as FastAPI binds them)', ()
             'POST /process': 'process',
             'GET /stored': 'stored',
             'GET /echo': 'echo',
+            'POST /config': 'set_config',
           },
         },
       },
@@ -111,6 +120,12 @@ describe('load-balanced routes with pydantic models (as FastAPI binds them)', ()
     // A body whose fields are all parameters, not all the model's, is the parameters by name.
     const byName = await call('PUT', '/items/5', JSON.stringify({ item: { name: 'd', price: 4 }, dry_run: 'yes' }), models);
     assert.deepEqual([byName.status, byName.body], [200, { item_id: 5, item: { name: 'd', price: 4, tags: [] }, dry_run: true }]);
+    // A model with a field named as its parameter: {"config": {...}} is the model by name where only that reading is
+    // one; {"config": "x"} is the whole body.
+    const same = await call('POST', '/config', JSON.stringify({ config: { config: 'x', level: 2 } }), models);
+    assert.deepEqual([same.status, same.body], [200, { config: 'x', level: 2 }]);
+    const whole2 = await call('POST', '/config', JSON.stringify({ config: 'y' }), models);
+    assert.deepEqual([whole2.status, whole2.body], [200, { config: 'y', level: 0 }]);
   });
 
   test('a body that is not a valid model is a 422 listing each field, as FastAPI lists them', async (t) => {

@@ -280,7 +280,19 @@ class Signature:
             return True
         if self.model_param in body and self.model_param not in self.model_fields:
             return False
+        if len(body) == 1 and self.model_param in body and isinstance(body[self.model_param], dict):
+            # {"config": {...}} for a model with a field named config too: the form that the model takes wins (the
+            # typed clients send it by name); where both or neither do, the whole body, as FastAPI reads it.
+            return self._valid(body) or not self._valid(body[self.model_param])
         return not (all(k in self.names for k in body) and not all(k in self.model_fields for k in body))
+
+    def _valid(self, value):
+        validate = getattr(self.model, "model_validate", None) or getattr(self.model, "parse_obj", None)
+        try:
+            validate(value)
+            return True
+        except Exception:  # pydantic's ValidationError (v1 or v2), or the model's own validator
+            return False
 
 
 _signatures = {}
