@@ -246,6 +246,28 @@ test('merge keys are accepted, and the merged keys are checked where the merge i
   assert.deepEqual(codes(diagnose('type: task\nresources:\n  <<: 3\n')), ['invalid-type']);
 });
 
+test('a source merged again at every level is read once: 24 levels of <<: [*prev, *prev] are checked at once, a bad key in the first still found', () => {
+  const levels = ['type: task', 'b0: &b0 {gpu: H1000}'];
+  for (let i = 1; i < 24; i++) levels.push(`b${i}: &b${i}`, `  <<: [*b${i - 1}, *b${i - 1}]`);
+  levels.push('resources:', '  <<: *b23', '');
+  // Each level doubled the work: 20 levels took 51 s, and the editor re-read the file at each keystroke.
+  const d = diagnose(levels.join('\n'));
+  assert.deepEqual(
+    codes(d).filter((c) => c === 'unknown-gpu'),
+    ['unknown-gpu'],
+  );
+});
+
+test('a key set twice is found in one pass over a mapping, with the whole key as its range; 1 and "1" are two keys', () => {
+  const env = Array.from({ length: 50_000 }, (_, i) => `  K${i}: v${i}`);
+  env.splice(30_000, 0, '  K7: again');
+  const [dup, ...rest] = diagnose(['type: task', 'env:', ...env, ''].join('\n'));
+  assert.deepEqual(rest, []);
+  assert.equal(dup.message, 'the key K7 is set twice in this mapping (the tool refuses the file): keep one.');
+  assert.deepEqual(dup.range, { start: { line: 30_002, character: 2 }, end: { line: 30_002, character: 4 } });
+  assert.deepEqual(codes(diagnose('type: task\nenv:\n  1: a\n  "1": b\n')), []);
+});
+
 test('the cross-file rules read volume names and regions through aliases and merge keys', () => {
   const p = project({
     'a.dstack.yml': 'type: task\nname: &vol data\nvolumes:\n  - name: *vol\n    path: /data\nregions: [US-KS-2]\n',
