@@ -291,3 +291,25 @@ test('a did-you-mean for a key is a typo of it, not another key that shares a wo
   assert.match(diagnose('type: task\nresources:\n  shmsize: 8GB\n')[0].message, /did you mean 'shm_size'\?/);
   assert.match(diagnose('type: task\nworkingdir: /w\n')[0].message, /did you mean 'working_dir'\?/);
 });
+
+test('quick fixes never break the file: none on a block scalar, on an alias or merged api_key, on a template key, nor one that sets a key twice', () => {
+  const fixOf = (text: string, code: string, file = 'a.dstack.yml') => diagnose(text, file).find((d) => d.code === code);
+  const block = fixOf('type: task\nspot_policy: |\n  spto\nname: x\n', 'invalid-value');
+  assert.ok(block, 'still reported');
+  assert.equal(block.fix, undefined, 'its range runs past the line break: replacing it joined two lines');
+  assert.equal(fixOf('type: task\nspot_policy: spto\n', 'invalid-value')?.fix?.kind, 'replace-value', 'a plain value keeps its fix');
+  const server = (creds: string) => `projects:\n  - name: main\n    backends:\n      - type: strato\n${creds}`;
+  const SERVER = '.dstack/server/config.yml';
+  const plain = fixOf(server('        creds:\n          type: api_key\n          api_key: sk-123\n'), 'clear-text-key', SERVER);
+  assert.equal(plain?.fix?.kind, 'replace-value');
+  const merged = server('        creds:\n          <<: *base\n').replace('projects:', 'base: &base {type: api_key, api_key: sk-1}\nprojects:');
+  const viaMerge = diagnose(merged, SERVER).filter((d) => d.code === 'clear-text-key');
+  assert.ok(viaMerge.length > 0 && viaMerge.every((d) => d.fix === undefined), 'the merge line is no api_key to replace');
+  const blockKey = fixOf(server('        creds:\n          type: api_key\n          api_key: |\n            sk-123\n'), 'clear-text-key', SERVER);
+  assert.equal(blockKey?.fix, undefined);
+  const twice = fixOf('type: task\nname: x\nnmae: y\n', 'unknown-key');
+  assert.equal(twice?.message, "'nmae' is not a key of a task: a typo of 'name', which is set already? Remove one of them.");
+  assert.equal(twice?.fix, undefined);
+  const template = fixOf('type: task\nbase: &b {cpu: 2}\nresources:\n  <<: *b\n', 'unknown-key');
+  assert.ok(template && template.fix === undefined && !/did you mean/.test(template.message), template?.message);
+});

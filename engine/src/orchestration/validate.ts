@@ -3,6 +3,7 @@
 import {
   isAlias,
   isMap,
+  isNode,
   isScalar,
   isSeq,
   LineCounter,
@@ -86,6 +87,9 @@ interface Entry {
   /** For a merged key: the alias of the merge that brought it in, where its problems are reported. */
   via?: Node;
 }
+
+/** A `|` or `>` scalar: its range runs past its line break. */
+const isBlock = (n: Node): boolean => isScalar(n) && (n.type === 'BLOCK_LITERAL' || n.type === 'BLOCK_FOLDED');
 
 const isMergeKey = (n: unknown): boolean => isScalar(n) && typeof n.value === 'symbol' && n.value.description === '<<';
 
@@ -269,8 +273,8 @@ export function analyzeDstack(file: string, text: string): { model: DstackFile; 
           `${where} "${String(v)}" is not allowed${guess ? `: did you mean "${guess}"?` : `; use one of ${spec.values.join(', ')}.`}`,
           r,
           {
-            // Replacing an alias would not fix its anchor.
-            fix: guess && !at ? { kind: 'replace-value', range: r, replacement: guess } : undefined,
+            // Replacing an alias would not fix its anchor; a block scalar's range takes its line break with it.
+            fix: guess && !at && !isBlock(node) ? { kind: 'replace-value', range: r, replacement: guess } : undefined,
           },
         );
       } else if (spec.check) {
@@ -295,17 +299,21 @@ export function analyzeDstack(file: string, text: string): { model: DstackFile; 
         const sub = keys[e.key] ?? spec.anyKey;
         const here = at ?? (e.via ? rangeOf(e.via) : undefined);
         if (!sub) {
-          const guess = keyGuess(e.key, Object.keys(keys));
+          // A key that holds an anchored value is a template for aliases (`base: &b {...}`), no typo of a key; and a
+          // guess that is a key of the mapping already would set it twice.
+          const template = isNode(e.value) && !!(e.value as { anchor?: string }).anchor;
+          const guess = template ? undefined : keyGuess(e.key, Object.keys(keys));
+          const setAlready = guess !== undefined && entries.some((x) => x.key === guess);
           const kr = here ?? rangeOf(e.keyNode);
-          sink.add(
-            'unknown-key',
-            `'${e.key}' is not a key of ${where}${guess ? `: did you mean '${guess}'?` : `; use one of ${Object.keys(keys).join(', ')}.`}`,
-            kr,
-            {
-              // A merged key is written elsewhere: renaming the alias would not rename it.
-              fix: guess && !here ? { kind: 'replace-value', range: kr, replacement: guess } : undefined,
-            },
-          );
+          const advice = !guess
+            ? `; use one of ${Object.keys(keys).join(', ')}.`
+            : setAlready
+              ? `: a typo of '${guess}', which is set already? Remove one of them.`
+              : `: did you mean '${guess}'?`;
+          sink.add('unknown-key', `'${e.key}' is not a key of ${where}${advice}`, kr, {
+            // A merged key is written elsewhere: renaming the alias would not rename it; nor is a key set twice.
+            fix: guess && !here && !setAlready ? { kind: 'replace-value', range: kr, replacement: guess } : undefined,
+          });
           continue;
         }
         walk(e.value, sub, e.key, here);
@@ -319,6 +327,8 @@ export function analyzeDstack(file: string, text: string): { model: DstackFile; 
       const key = apiKey && deref(doc, apiKey.value);
       if (apiKey && key && isScalar(key) && typeof key.value === 'string' && !ENV_REFERENCE.test(key.value)) {
         const kr = at ?? rangeOf(apiKey.via ?? apiKey.value);
+        // Only a value written here is replaced: an alias's or a merge's would break the mapping it is written in.
+        const written = !at && !apiKey.via && !isAlias(apiKey.value) && !isBlock(key);
         sink.add(
           'clear-text-key',
           `the API key is written in clear text: reference an environment variable instead, e.g. \${{ env.${DEFAULT_KEY_VARIABLE} }}, and set it ` +
@@ -326,7 +336,7 @@ export function analyzeDstack(file: string, text: string): { model: DstackFile; 
           kr,
           {
             severity: 'warning',
-            fix: { kind: 'replace-value', range: kr, replacement: `"\${{ env.${DEFAULT_KEY_VARIABLE} }}"` },
+            fix: written ? { kind: 'replace-value', range: kr, replacement: `"\${{ env.${DEFAULT_KEY_VARIABLE} }}"` } : undefined,
           },
         );
       }
