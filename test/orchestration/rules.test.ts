@@ -313,3 +313,14 @@ test('quick fixes never break the file: none on a block scalar, on an alias or m
   const template = fixOf('type: task\nbase: &b {cpu: 2}\nresources:\n  <<: *b\n', 'unknown-key');
   assert.ok(template && template.fix === undefined && !/did you mean/.test(template.message), template?.message);
 });
+
+test("gpu's mapping form is checked as its string form is, and env must be a mapping of single values or a list", () => {
+  const task = (rest: string) => `type: task\n${rest}`;
+  assert.deepEqual(codes(diagnose(task('resources:\n  gpu:\n    name: FOO\n'))), ['unknown-gpu']);
+  assert.deepEqual(codes(diagnose(task('resources:\n  gpu:\n    name: [H100, BAR]\n'))), ['unknown-gpu']);
+  assert.deepEqual(codes(diagnose(task('resources:\n  gpu:\n    name: 5\n'))), ['invalid-type']);
+  assert.deepEqual(codes(diagnose(task('resources:\n  gpu:\n    name: H100,A100\n    count: 2\n'))), []);
+  for (const env of ['env: 5', 'env: abc', 'env:\n  A: {nested: 1}', 'env:\n  - [A]'])
+    assert.deepEqual(codes(diagnose(task(`${env}\n`))), ['invalid-type'], env);
+  for (const env of ['env:\n  A: "1"\n  B: 2\n  C: true', 'env:\n  - A=1\n  - B']) assert.deepEqual(codes(diagnose(task(`${env}\n`))), [], env);
+});

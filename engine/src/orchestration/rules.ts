@@ -3,7 +3,7 @@
 import { datacenters, didYouMean, findDatacenter, findGpusByName, gpuNames, type GpuType } from '../catalog';
 import type { RuleCode } from '../project/model';
 
-export type YamlType = 'string' | 'integer' | 'number' | 'string-or-integer' | 'list' | 'map' | 'any';
+export type YamlType = 'string' | 'integer' | 'number' | 'string-or-integer' | 'scalar' | 'list' | 'map' | 'map-or-list' | 'any';
 
 /** A failed value check: the code and the one-sentence message. */
 export interface Problem {
@@ -160,8 +160,20 @@ const checkPython: ValueCheck = (v) => {
 const str = (doc: string, extra: Partial<KeySpec> = {}): KeySpec => ({ doc, type: 'string', ...extra });
 const stringList = (doc: string, item: Partial<KeySpec> = {}): KeySpec => ({ doc, type: 'list', item: { doc, type: 'string', ...item } });
 
+/** The `name` of a gpu mapping: catalog names, one or several (a list, or separated by commas). */
+const checkGpuName: ValueCheck = (v) => {
+  if (typeof v !== 'string') return { code: 'invalid-type', message: `gpu name ${String(v)} is not a GPU name: write one from the catalog, e.g. H100.` };
+  for (const name of v.split(',')) if (findGpusByName(name).length === 0) return unknownGpu(name.trim());
+  return undefined;
+};
+
 const gpuMap: Record<string, KeySpec> = {
-  name: { doc: 'GPU name(s) from the catalog.', type: 'any' },
+  name: {
+    doc: 'GPU name(s) from the catalog.',
+    type: 'any',
+    check: checkGpuName,
+    item: { doc: 'A GPU name from the catalog.', type: 'string', check: checkGpuName },
+  },
   memory: str('GPU memory, e.g. 24GB or 24GB..80GB.', { check: checkSizeOrRange('gpu memory', '24GB or 24GB..80GB') }),
   count: { doc: 'Number of GPUs, e.g. 1 or 1..2.', type: 'string-or-integer', check: checkCountRange('gpu count', '1 or 1..2') },
 };
@@ -198,7 +210,12 @@ export const TASK: Record<string, KeySpec> = {
   name: str('Name of the task (the run name).'),
   python: str('Python interpreter version, e.g. "3.11".', { check: checkPython }),
   image: str('Docker image to run instead of the default one.'),
-  env: { doc: 'Environment variables: a map NAME: value, or a list of NAME=value.', type: 'any' },
+  env: {
+    doc: 'Environment variables: a map NAME: value, or a list of NAME=value.',
+    type: 'map-or-list',
+    anyKey: { doc: "The variable's value.", type: 'scalar' },
+    item: { doc: 'NAME=value, or NAME to pass on the variable where the tool runs.', type: 'string' },
+  },
   commands: stringList('Shell commands the task runs, in order.'),
   ports: {
     doc: 'Ports to forward, e.g. 8000 or "8080:80".',

@@ -26,6 +26,12 @@ function specSchema(spec: KeySpec, key?: string): Schema {
     case 'map':
       out.type = 'object';
       break;
+    case 'map-or-list':
+      out.type = ['object', 'array'];
+      break;
+    case 'scalar':
+      out.type = ['string', 'number', 'boolean', 'null'];
+      break;
     case 'any':
       break;
   }

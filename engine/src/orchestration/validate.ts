@@ -258,8 +258,14 @@ export function analyzeDstack(file: string, text: string): { model: DstackFile; 
       case 'string-or-integer':
         if (!isScalar(node) || (typeof v !== 'string' && typeof v !== 'number')) return typeError('a number or a string such as 2..8');
         break;
+      case 'scalar':
+        if (!isScalar(node)) return typeError('a single value (a string, a number or a boolean), not a mapping or a list');
+        break;
       case 'list':
         if (!isSeq(node)) return typeError('a list');
+        break;
+      case 'map-or-list':
+        if (!isMap(node) && !isSeq(node)) return typeError('a mapping of NAME: value or a list of NAME=value');
         break;
       case 'map':
         if (!isMap(node)) return typeError('a mapping of keys');
