@@ -324,3 +324,11 @@ test("gpu's mapping form is checked as its string form is, and env must be a map
     assert.deepEqual(codes(diagnose(task(`${env}\n`))), ['invalid-type'], env);
   for (const env of ['env:\n  A: "1"\n  B: 2\n  C: true', 'env:\n  - A=1\n  - B']) assert.deepEqual(codes(diagnose(task(`${env}\n`))), [], env);
 });
+
+test('a gpu spec with an empty part, or two counts or two memories, is refused saying which', () => {
+  const gpu = (spec: string) => diagnose(`type: task\nresources:\n  gpu: ${spec}\n`);
+  for (const spec of ['H100,', 'H100::2', ':H100']) assert.match(gpu(spec)[0]?.message ?? '', /has an empty part \(a stray ':' or ','\)/, spec);
+  assert.match(gpu('H100:1:2')[0]?.message ?? '', /gives two counts \(1 and 2\): keep one/);
+  assert.match(gpu('24GB:48GB')[0]?.message ?? '', /gives two memories \(24GB and 48GB\): keep one/);
+  assert.deepEqual(codes(gpu('H100:80GB:2')), []);
+});

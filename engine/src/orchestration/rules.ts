@@ -99,16 +99,24 @@ export const checkGpuSpec: ValueCheck = (v) => {
   if (!s) return { code: 'invalid-value', message: 'gpu is empty: write a GPU name, a memory or a count, e.g. H100:80GB:1 or 24GB.' };
   const named: GpuType[] = [];
   let memory: string | undefined;
+  let count: string | undefined;
+  const stray = { code: 'invalid-value' as const, message: `gpu "${s}" has an empty part (a stray ':' or ','): write e.g. H100:80GB:1 or H100,A100:2.` };
   for (const part of s.split(':')) {
     const p = part.trim();
+    if (!p) return stray;
     if (/^[\d.]+\s*(MB|GB|TB)?(\.\.[\d.]*\s*(MB|GB|TB)?)?$/i.test(p) || /^\.\.[\d.]+\s*(MB|GB|TB)$/i.test(p)) {
       const isMemory = /(MB|GB|TB)/i.test(p);
       const problem = isMemory ? checkSizeOrRange('gpu memory', '24GB or 24GB..80GB')(p) : checkCountRange('gpu count', '1 or 1..2')(p);
       if (problem) return problem;
+      const given = isMemory ? memory : count;
+      if (given !== undefined)
+        return { code: 'invalid-value', message: `gpu "${s}" gives two ${isMemory ? 'memories' : 'counts'} (${given} and ${p}): keep one.` };
       if (isMemory) memory = p;
+      else count = p;
       continue;
     }
     for (const name of p.split(',')) {
+      if (!name.trim()) return stray;
       const types = findGpusByName(name);
       if (types.length === 0) return unknownGpu(name.trim());
       named.push(...types);
