@@ -332,3 +332,9 @@ test('a gpu spec with an empty part, or two counts or two memories, is refused s
   assert.match(gpu('24GB:48GB')[0]?.message ?? '', /gives two memories \(24GB and 48GB\): keep one/);
   assert.deepEqual(codes(gpu('H100:80GB:2')), []);
 });
+
+test('an empty type is said so, on the key, not as a type named null', () => {
+  const [d] = diagnose('type:\nname: x\n');
+  assert.equal(d.message, "the configuration's 'type' is empty: write type: task or type: volume.");
+  assert.deepEqual(d.range, { start: { line: 0, character: 0 }, end: { line: 0, character: 4 } });
+});

@@ -220,7 +220,10 @@ export function analyzeDstack(file: string, text: string): { model: DstackFile; 
   model.kind = kind;
   if (kind !== 'server') {
     if (t === undefined) sink.add('missing-key', "the configuration has no 'type': add type: task or type: volume.", rangeOf(root.items[0]?.key as Node));
-    else if (!table && !['service', 'dev-environment', 'fleet', 'gateway'].includes(String(t))) {
+    else if (t === null) {
+      const written = lookup(doc, root, 'type')?.entry;
+      sink.add('missing-key', "the configuration's 'type' is empty: write type: task or type: volume.", rangeOf(written?.via ?? written?.keyNode));
+    } else if (!table && !['service', 'dev-environment', 'fleet', 'gateway'].includes(String(t))) {
       const guess = didYouMean(String(t), ['task', 'volume']);
       const written = lookup(doc, root, 'type')?.entry;
       sink.add(
