@@ -86,7 +86,17 @@ describe('orchestration YAML in the language server', () => {
     const h200 = gpus.find((i) => i.label === 'H200');
     assert.equal(h200?.detail, '141 GB');
     assert.equal(h200?.insertText, 'H200:141GB');
-    assert.deepEqual((await labels(4, 2)).sort(), ['cpu', 'disk', 'gpu', 'memory', 'shm_size']);
+    assert.ok(
+      gpus.some((i) => i.label === 'ADA_24'),
+      'the groups too',
+    );
+    await c.change(u, [{ text: 'type: task\nspot_policy:\n' }]);
+    const glued = await c.completion(u, { line: 1, character: 12 });
+    assert.equal(glued.find((i) => i.label === 'spot')?.insertText, ' spot', 'right after the colon, the value gets its space');
+    await c.change(u, [{ text: 'type: task\nspot_policy: \nresources:\n  gpu: \n  \nregions:\n  - \n' }]);
+    // gpu is written beside the line already: a second one would be a key set twice.
+    assert.deepEqual((await labels(4, 2)).sort(), ['cpu', 'disk', 'memory', 'shm_size']);
+    assert.ok(!(await labels(2, 0)).includes('type'), 'type is written at the top already');
     assert.ok((await labels(6, 4)).includes('EU-RO-1'));
     assert.ok((await labels(2, 0)).includes('volumes'));
     const task = uriOf(file('.dstack.yml'));
@@ -98,6 +108,14 @@ describe('orchestration YAML in the language server', () => {
     assert.match(await hoverText('spot_policy', 1), /spot instances/);
     assert.match(await hoverText('H100:80GB', 1), /NVIDIA H100 80GB HBM3\*\*: 80 GB/);
     assert.match(await hoverText('EU-RO-1', 1), /datacenter in Romania/);
+  });
+
+  it("completion offers no key written already in the line's mapping, within a list item its own keys only", async () => {
+    const u = uriOf(file('.dstack/server/config.yml'));
+    await c.open(u, 'projects:\n  - name: main\n    backends:\n      - type: strato\n        \n      - type: aws\n        creds: {}\n');
+    const labels = (await c.completion(u, { line: 4, character: 8 })).map((i) => i.label);
+    assert.ok(labels.includes('creds'), `the other item's creds is not this one's: ${labels.join(', ')}`);
+    assert.ok(!labels.includes('type'), `type is this item's already: ${labels.join(', ')}`);
   });
 
   it('a quoted or commented volume type gets the volume keys in completion and hover, as the validator reads it', async () => {

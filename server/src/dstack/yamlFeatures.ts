@@ -15,7 +15,7 @@ import {
 } from 'vscode-languageserver/node';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
 import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Node } from 'yaml';
-import { datacenters, findDatacenter, findGpusByName, gpuNames, gpuTypes } from '../../../engine/src/catalog';
+import { datacenters, findDatacenter, findGpusByName, gpuGroups, gpuNames, gpuTypes } from '../../../engine/src/catalog';
 import { BACKEND_TYPES, STRATO_BACKEND, TASK, dstackTableOf, parseDstack, type KeySpec } from '../../../engine/src/orchestration';
 import { DIAGNOSTIC_SOURCE } from '../../../engine/src/protocol/lsp';
 import { pathOf } from '../paths';
@@ -50,6 +50,39 @@ function context(doc: TextDocument, pos: Position): { parents: string[]; key?: s
   return { parents, key: km?.[1], afterColon: !!km && before.length > line.indexOf(':'), word: (wm?.[0] ?? '') + afterWord };
 }
 
+/**
+ * The keys written beside a line in its mapping (same indentation, the block's other lines), which completion does not
+ * offer again: a second one would be a key set twice, which the tool refuses. Within a list item, its own lines only.
+ */
+function siblingKeys(lines: readonly string[], at: number): Set<string> {
+  const lead = (l: string) => /^ */.exec(l)![0].length;
+  const own = lines[at] ?? '';
+  const indent = lead(own);
+  const out = new Set<string>();
+  if (own.slice(indent).startsWith('-')) return out; // a new list item: a mapping of its own
+  const scan = (from: number, step: number) => {
+    for (let i = from; i >= 0 && i < lines.length; i += step) {
+      const l = lines[i];
+      if (!l.trim() || l.trim().startsWith('#')) continue;
+      const d = lead(l);
+      const rest = l.slice(d);
+      if (rest.startsWith('-')) {
+        // A list item's line: going up, the first key of the item this line is in sits after its "- ".
+        const first = /^-\s+([A-Za-z_][\w-]*):/.exec(rest);
+        if (step < 0 && first && d + 2 === indent) out.add(first[1]);
+        if (d <= indent) return;
+        continue;
+      }
+      if (d < indent) return;
+      const m = /^([A-Za-z_][\w-]*):/.exec(rest);
+      if (d === indent && m) out.add(m[1]);
+    }
+  };
+  scan(at - 1, -1);
+  scan(at + 1, 1);
+  return out;
+}
+
 function specAt(table: Record<string, KeySpec>, parents: readonly string[]): Record<string, KeySpec> | undefined {
   let keys: Record<string, KeySpec> | undefined = table;
   for (const p of parents) {
@@ -62,10 +95,15 @@ function specAt(table: Record<string, KeySpec>, parents: readonly string[]): Rec
 
 function valueItems(key: string, spec: KeySpec | undefined): CompletionItem[] {
   if (key === 'gpu') {
-    return gpuNames().map((name) => {
+    const models = gpuNames().map((name) => {
       const mem = [...new Set(findGpusByName(name).map((t) => t.memoryGb))].join('/');
       return { label: name, kind: CompletionItemKind.Value, detail: `${mem} GB`, insertText: findGpusByName(name).length === 1 ? `${name}:${mem}GB` : name };
     });
+    // The catalog's groups too, as the docs list them (any model of the group will do).
+    const groups = gpuGroups
+      .filter((g) => g.id !== 'any' && findGpusByName(g.id).length > 0)
+      .map((g) => ({ label: g.id, kind: CompletionItemKind.Value, detail: g.description }));
+    return [...models, ...groups];
   }
   if (key === 'region' || key === 'regions') return datacenters.map((d) => ({ label: d.id, kind: CompletionItemKind.Value, detail: d.location }));
   if (key === 'backend') return BACKEND_TYPES.map((b) => ({ label: b, kind: CompletionItemKind.EnumMember }));
@@ -75,21 +113,28 @@ function valueItems(key: string, spec: KeySpec | undefined): CompletionItem[] {
 export function yamlCompletion(doc: TextDocument, pos: Position): CompletionItem[] {
   const c = context(doc, pos);
   const table = tableOf(doc);
-  if (c.key && c.afterColon) return valueItems(c.key, specAt(table, c.parents)?.[c.key]);
   const line = doc.getText().split(/\r?\n/)[pos.line] ?? '';
+  if (c.key && c.afterColon) {
+    const items = valueItems(c.key, specAt(table, c.parents)?.[c.key]);
+    // Right after the colon (`spot_policy:|`), a value needs its space, or YAML reads one plain scalar, no key.
+    return line[pos.character - 1] === ':' ? items.map((i) => ({ ...i, insertText: ` ${i.insertText ?? i.label}` })) : items;
+  }
   // A list item under regions / backends.
   if (/^\s*-\s*\S*$/.test(line.slice(0, pos.character)) && c.parents.length) {
     const parent = c.parents[c.parents.length - 1];
     if (parent === 'regions' || parent === 'backends') return valueItems(parent === 'regions' ? 'regions' : 'backend', undefined);
   }
   const keys = specAt(table, c.parents) ?? {};
-  return Object.entries(keys).map(([k, spec]) => ({
-    label: k,
-    kind: CompletionItemKind.Property,
-    detail: spec.type,
-    documentation: spec.doc,
-    insertText: spec.type === 'map' || spec.type === 'list' ? `${k}:\n` : `${k}: `,
-  }));
+  const written = siblingKeys(doc.getText().split(/\r?\n/), pos.line);
+  return Object.entries(keys)
+    .filter(([k]) => !written.has(k))
+    .map(([k, spec]) => ({
+      label: k,
+      kind: CompletionItemKind.Property,
+      detail: spec.type,
+      documentation: spec.doc,
+      insertText: spec.type === 'map' || spec.type === 'list' ? `${k}:\n` : `${k}: `,
+    }));
 }
 
 export function yamlHover(doc: TextDocument, pos: Position): Hover | null {
