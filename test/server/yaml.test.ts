@@ -108,6 +108,12 @@ describe('orchestration YAML in the language server', () => {
     assert.match(await hoverText('spot_policy', 1), /spot instances/);
     assert.match(await hoverText('H100:80GB', 1), /NVIDIA H100 80GB HBM3\*\*: 80 GB/);
     assert.match(await hoverText('EU-RO-1', 1), /datacenter in Romania/);
+    // Only where the key reads a GPU or a region: a name or a command that spells one is no such value.
+    await c.change(u, [{ text: 'type: task\nname: H100\ncommands:\n  - echo gpu: H100 in eu-ro-1\n' }]);
+    const at = async (line: number, character: number) => c.hover(u, { line, character });
+    assert.equal(await at(1, 8), null);
+    assert.equal(await at(3, 18), null);
+    assert.equal(await at(3, 26), null);
   });
 
   it("completion offers no key written already in the line's mapping, within a list item its own keys only", async () => {

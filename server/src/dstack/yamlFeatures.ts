@@ -145,9 +145,13 @@ export function yamlHover(doc: TextDocument, pos: Position): Hover | null {
   const line = doc.getText().split(/\r?\n/)[pos.line] ?? '';
   if (c.key === word && !c.afterColon && keys?.[word])
     return { contents: { kind: MarkupKind.Markdown, value: `**${word}** (${keys[word].type})\n\n${keys[word].doc}` } };
-  const dc = findDatacenter(word);
+  // A value is read by its key: the key on its line, or a list item's parent (`regions:` then `- EU-RO-1`). A GPU name
+  // under `name:` or in a command is no GPU spec.
+  const valueKey = c.key && c.afterColon ? c.key : /^\s*-/.test(line) ? c.parents[c.parents.length - 1] : undefined;
+  const dc = valueKey === 'region' || valueKey === 'regions' ? findDatacenter(word) : undefined;
   if (dc) return { contents: { kind: MarkupKind.Markdown, value: `**${dc.id}**: datacenter in ${dc.location}` } };
-  const gpuWord = /gpu:/.test(line) ? (c.word.split(':').find((p) => findGpusByName(p).length) ?? '') : word;
+  const inGpu = valueKey === 'gpu' || (valueKey === 'name' && c.parents[c.parents.length - 1] === 'gpu');
+  const gpuWord = !inGpu ? '' : (c.word.split(':').find((p) => findGpusByName(p).length) ?? '');
   const gpus = gpuWord ? findGpusByName(gpuWord) : [];
   if (gpus.length && gpus.length < gpuTypes.length) {
     return { contents: { kind: MarkupKind.Markdown, value: gpus.map((t) => `**${t.id}**: ${t.memoryGb} GB (${t.group})`).join('\n\n') } };
