@@ -338,3 +338,21 @@ test('an empty type is said so, on the key, not as a type named null', () => {
   assert.equal(d.message, "the configuration's 'type' is empty: write type: task or type: volume.");
   assert.deepEqual(d.range, { start: { line: 0, character: 0 }, end: { line: 0, character: 4 } });
 });
+
+test('a volume file the ignore rules leave out declares nothing, open in the editor or not, as strato check reads it; a new unsaved one does', () => {
+  const p = project({
+    '.gitignore': 'ignored/\n',
+    'ignored/v.dstack.yml': 'type: volume\nname: data\nbackend: strato\nregion: EU-RO-1\nsize: 10GB\n',
+    '.dstack.yml': 'type: task\ncommands: [ls]\nvolumes: [data:/data]\n',
+  });
+  try {
+    const unknown = (d: Array<{ code: string }>) => d.filter((x) => x.code === 'unknown-volume').length;
+    assert.equal(unknown(loadOrchestration(p.root).diagnostics), 1);
+    const open = new Map([['ignored/v.dstack.yml', 'type: volume\nname: data\nbackend: strato\nregion: EU-RO-1\nsize: 10GB\n']]);
+    assert.equal(unknown(loadOrchestration(p.root, open).diagnostics), 1, 'opening it in the editor changes nothing');
+    const unsaved = new Map([['new.dstack.yml', 'type: volume\nname: data\nbackend: strato\nregion: EU-RO-1\nsize: 10GB\n']]);
+    assert.equal(unknown(loadOrchestration(p.root, unsaved).diagnostics), 0, 'a file being written counts');
+  } finally {
+    p.done();
+  }
+});

@@ -1,7 +1,7 @@
 // Cross-file rules of the orchestration YAML: a volume name is declared by one volume file, a mounted volume must
 // have one, and a volume's region fixes the region of the Pod that mounts it (regions that exclude it, or two regions,
 // are errors).
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { didYouMean, findDatacenter } from '../catalog';
 import { listProjectFiles } from '../project/ignore';
@@ -135,5 +135,9 @@ export function loadOrchestration(root: string, overrides?: ReadonlyMap<string, 
     if (a) analyses.push(a);
   }
   const models = analyses.map((a) => a.model);
-  return { files: models, diagnostics: [...analyses.flatMap((a) => a.diagnostics), ...checkWorkspace(models)] };
+  // A file open in the editor that the ignore rules leave out (it is on disk, not listed) gets its own diagnostics,
+  // but declares no volume for the others: strato check does not read it.
+  const listedHere = new Set(listed);
+  const declares = (m: DstackFile) => m.kind !== 'volume' || listedHere.has(m.file) || !existsSync(path.join(root, m.file));
+  return { files: models, diagnostics: [...analyses.flatMap((a) => a.diagnostics), ...checkWorkspace(models.filter(declares))] };
 }
