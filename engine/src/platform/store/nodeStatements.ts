@@ -48,8 +48,6 @@ type NodePart = Pick<
   | 'freeLostSlots'
   | 'forgetNodes'
   | 'slotHolders'
-  | 'claimUpload'
-  | 'releaseUpload'
 >;
 
 export class NodeStatements implements NodePart {
@@ -155,18 +153,5 @@ export class NodeStatements implements NodePart {
        where w.endpoint_id = $1 and w.node_id <> $2 and ${aliveSql('n', '$3')} group by n.id, n.url order by n.id`,
       [endpointId, this.identity.nodeId, this.identity.lostMs],
     );
-  }
-
-  async claimUpload(id: string): Promise<boolean> {
-    const rows = await this.db.query<{ id: string }>(
-      `update uploads u set receiving_node = $2 where u.id = $1 and (u.receiving_node is null or u.receiving_node = $2 or not exists
-         (select 1 from nodes n where n.id = u.receiving_node and ${aliveSql('n', '$3')})) returning u.id`,
-      [id, this.identity.nodeId, this.identity.lostMs],
-    );
-    return rows.length > 0;
-  }
-
-  async releaseUpload(id: string): Promise<void> {
-    await this.db.query('update uploads set receiving_node = null where id = $1 and receiving_node = $2', [id, this.identity.nodeId]);
   }
 }

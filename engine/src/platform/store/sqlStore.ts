@@ -1,7 +1,8 @@
 // PlatformStore over any SqlDriver. Control-plane writes are rare: each is one transaction with its audit entry.
 // Job writes arrive as group-commit batches and are applied with one statement per batch (JSON arrays expanded in
 // SQL), because a statement costs far more than a row on an embedded database.
-import { aliveSql, NodeStatements, type StoreIdentity } from './nodeStatements';
+import { aliveSql, type StoreIdentity } from './nodeStatements';
+import { UploadStatements } from './uploadStatements';
 import { SCHEMA_VERSION, schemaSql } from './schema';
 import { DELETE_JOBS, INSERT_JOBS, UPDATE_JOBS } from './jobStatements';
 import type { NamedCall } from './namedStatements';
@@ -21,7 +22,6 @@ import {
   type KeyRow,
   MissingBuild,
   type PlatformStore,
-  type UploadRow,
   type SqlDriver,
 } from './types';
 
@@ -89,7 +89,7 @@ async function schemaVersionOf(db: SqlDriver): Promise<number> {
 }
 
 /** The statements about nodes and what they hold are its base class's (nodeStatements.ts). */
-export class SqlStore extends NodeStatements implements PlatformStore {
+export class SqlStore extends UploadStatements implements PlatformStore {
   private constructor(db: SqlDriver, identity: StoreIdentity) {
     super(db, identity);
   }
@@ -327,58 +327,8 @@ export class SqlStore extends NodeStatements implements PlatformStore {
     return (await this.getMeta(key)) ?? value;
   }
 
-  insertUpload(r: UploadRow): Promise<void> {
-    return this.db.transaction(async (tx) => {
-      await tx.query('delete from build_archives where build_id in (select id from uploads where expires_at < $1)', [r.expires_at - 2 * 3600_000]);
-      await tx.query('delete from uploads where expires_at < $1', [r.expires_at - 2 * 3600_000]);
-      await tx.query('insert into uploads (id, app_id, size, expires_at, sha256) values ($1, $2, $3, $4, $5)', [
-        r.id,
-        r.app_id,
-        r.size,
-        r.expires_at,
-        r.sha256,
-      ]);
-    });
-  }
-  async getUpload(id: string): Promise<UploadRow | undefined> {
-    return (await this.db.query<UploadRow>('select * from uploads where id = $1', [id]))[0];
-  }
-  uploadReplaced(id: string): Promise<void> {
-    return this.db.transaction(async (tx) => {
-      await tx.query('update uploads set sha256 = null where id = $1', [id]);
-      await tx.query('delete from build_archives where build_id = $1', [id]);
-    });
-  }
-  async uploadReceived(id: string, size: number, sha256: string): Promise<void> {
-    await this.db.query('update uploads set size = $2, sha256 = $3 where id = $1', [id, size, sha256]);
-  }
-  uploadDiscarded(id: string): Promise<void> {
-    return this.db.transaction(async (tx) => {
-      await tx.query('delete from build_archives where build_id = $1', [id]);
-      await tx.query('delete from uploads where id = $1', [id]);
-    });
-  }
-  uploadFinalized(id: string, buildId: string): Promise<void> {
-    return this.db.transaction(async (tx) => {
-      await tx.query('update build_archives set build_id = $2 where build_id = $1', [id, buildId]);
-      await tx.query('delete from uploads where id = $1', [id]);
-    });
-  }
-
   async controlPlaneVersion(): Promise<number> {
     return Number((await this.getMeta('cp_version')) ?? 0);
-  }
-
-  async insertArchivePiece(buildId: string, seq: number, data: Buffer): Promise<void> {
-    await this.db.query('insert into build_archives (build_id, seq, data) values ($1, $2, $3) on conflict do nothing', [buildId, seq, data]);
-  }
-  async archivePieceCount(buildId: string): Promise<number> {
-    const rows = await this.db.query<{ n: number }>('select count(*)::int as n from build_archives where build_id = $1', [buildId]);
-    return rows[0]?.n ?? 0;
-  }
-  async archivePiece(buildId: string, seq: number): Promise<Buffer | undefined> {
-    const rows = await this.db.query<{ data: Uint8Array }>('select data from build_archives where build_id = $1 and seq = $2', [buildId, seq]);
-    return rows[0] ? Buffer.from(rows[0].data) : undefined;
   }
 
   async getMeta(key: string): Promise<string | undefined> {
