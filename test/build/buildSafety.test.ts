@@ -8,6 +8,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSyn
 import os from 'node:os';
 import path from 'node:path';
 import { CLI, ensureBuilt, runCli } from '../helpers/cli';
+import { buildProject } from '../../engine/src/build';
 
 let tmp: string;
 before(() => {
@@ -84,4 +85,24 @@ test('a build killed while it writes the artifact leaves the last good one as it
   assert.equal(again.code, 0, again.stderr);
   assert.ok(listTar(artifact).includes('blob.bin'));
   assert.ok(!existsSync(`${artifact}.partial`), 'no partial file is left by the next build');
+});
+
+test('a build that fails releases its lock: the next build in the same process (the dev server, the extension) runs at once', async () => {
+  const dir = project('fails-then-builds', { 'requirements.txt': 'no-such-package-xyz\n' });
+  const env = { PIP_NO_INDEX: '1', PIP_FIND_LINKS: path.join(tmp, 'no-wheels'), PIP_CONFIG_FILE: '/dev/null' };
+  const saved = Object.fromEntries(Object.keys(env).map((k) => [k, process.env[k]]));
+  Object.assign(process.env, env);
+  try {
+    await assert.rejects(buildProject(dir), /no-such-package-xyz/);
+    assert.ok(!existsSync(path.join(dir, '.strato', 'build.lock')), 'released');
+    writeFileSync(path.join(dir, 'requirements.txt'), '');
+    const steps: string[] = [];
+    const built = await buildProject(dir, { onProgress: (s) => steps.push(s) });
+    assert.ok(existsSync(built.artifactPath));
+    assert.ok(!steps.some((s) => /waiting for another build/.test(s)), steps.join('\n'));
+  } finally {
+    for (const [k, v] of Object.entries(saved))
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+  }
 });

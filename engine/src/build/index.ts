@@ -116,9 +116,9 @@ export async function buildProject(root: string, options: BuildOptions = {}): Pr
   const outDir = path.join(projectRoot, STRATO_DIR);
   const buildDir = path.join(outDir, '.build');
   const lock = await buildLock(outDir, progress);
-  rmSync(buildDir, { recursive: true, force: true });
-  mkdirSync(path.join(buildDir, 'deps'), { recursive: true });
   try {
+    rmSync(buildDir, { recursive: true, force: true });
+    mkdirSync(path.join(buildDir, 'deps'), { recursive: true });
     progress(`packaging ${files.length} files`);
     // Sources and the runtime are linked, not copied: the packer follows the links (a third of a template build
     // went into copying and deleting files).
@@ -188,8 +188,11 @@ export async function buildProject(root: string, options: BuildOptions = {}): Pr
       durationMs: performance.now() - started,
     };
   } finally {
-    if (!options.keepBuild) rmSync(buildDir, { recursive: true, force: true });
-    lock.release();
+    try {
+      if (!options.keepBuild) rmSync(buildDir, { recursive: true, force: true });
+    } finally {
+      lock.release(); // whatever failed: a build in this process (the dev server, the extension) would wait for it
+    }
   }
 }
 
