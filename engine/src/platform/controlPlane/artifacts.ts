@@ -11,7 +11,7 @@ import { Transform } from 'node:stream';
 import { PlatformError, badRequest, conflict, notFound } from '../errors';
 import { limits } from '../options';
 import type { PlatformLayout } from '../../protocol/layout';
-import type { PlatformStore } from '../store/types';
+import type { UploadStore } from '../store/types';
 import { ArchiveRefused, unpackArchive } from './unpack';
 
 interface Upload {
@@ -30,20 +30,7 @@ const PIECE_BYTES = 4 * 1048576;
 const FETCH_RETRY_MS = 5000;
 
 /** Where archives are shared between the nodes of a cluster. */
-export type ArchiveStore = Pick<
-  PlatformStore,
-  | 'insertArchivePiece'
-  | 'archivePieceCount'
-  | 'archivePiece'
-  | 'insertUpload'
-  | 'getUpload'
-  | 'claimUpload'
-  | 'releaseUpload'
-  | 'uploadReplaced'
-  | 'uploadReceived'
-  | 'uploadFinalized'
-  | 'uploadDiscarded'
->;
+export type ArchiveStore = UploadStore;
 
 export class Artifacts {
   private uploads = new Map<string, Upload>();

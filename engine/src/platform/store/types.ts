@@ -331,3 +331,19 @@ export interface SqlDriver {
   listen?(channel: string, onNotify: (payload: string) => void, onReconnect: () => void): Promise<{ close(): Promise<void> }>;
   close(): Promise<void>;
 }
+
+/** What build uploads and archives need of the store (clusters): statements of their own (uploadStatements.ts). */
+export type UploadStore = Pick<
+  PlatformStore,
+  | 'insertUpload'
+  | 'getUpload'
+  | 'claimUpload'
+  | 'releaseUpload'
+  | 'uploadReplaced'
+  | 'uploadReceived'
+  | 'uploadDiscarded'
+  | 'uploadFinalized'
+  | 'insertArchivePiece'
+  | 'archivePieceCount'
+  | 'archivePiece'
+>;

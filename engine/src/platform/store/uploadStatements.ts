@@ -2,24 +2,9 @@
 // and the finalize may each reach another node): upload rows, the claim of the node receiving a PUT, and archives
 // kept in pieces under the upload's id, then the build's.
 import { aliveSql, NodeStatements } from './nodeStatements';
-import type { PlatformStore, UploadRow } from './types';
+import type { UploadRow, UploadStore } from './types';
 
-type UploadPart = Pick<
-  PlatformStore,
-  | 'insertUpload'
-  | 'getUpload'
-  | 'claimUpload'
-  | 'releaseUpload'
-  | 'uploadReplaced'
-  | 'uploadReceived'
-  | 'uploadDiscarded'
-  | 'uploadFinalized'
-  | 'insertArchivePiece'
-  | 'archivePieceCount'
-  | 'archivePiece'
->;
-
-export class UploadStatements extends NodeStatements implements UploadPart {
+export class UploadStatements extends NodeStatements implements UploadStore {
   insertUpload(r: UploadRow): Promise<void> {
     return this.db.transaction(async (tx) => {
       await tx.query('delete from build_archives where build_id in (select id from uploads where expires_at < $1)', [r.expires_at - 2 * 3600_000]);
