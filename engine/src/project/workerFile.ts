@@ -28,12 +28,8 @@ export function readWorkerFile(file: string): string | undefined {
  * functions it declares would otherwise be left out of the deploy without a word. Undefined for other files.
  */
 export function unreadFileWarning(rel: string, file: string): Diagnostic | undefined {
-  let buf: Buffer;
-  try {
-    buf = readFileSync(file);
-  } catch {
-    return undefined;
-  }
+  const buf = bytesOf(file);
+  if (!buf) return undefined;
   return buf.includes('Endpoint') ? unreadWarning(rel, buf.includes(0), buf.length) : undefined;
 }
 
@@ -65,12 +61,8 @@ const CODING_COOKIE = /^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)/;
  * it (its workers would fail to start), though the analysis read it. Checked where the decoded text holds U+FFFD.
  */
 export function sourceEncodingError(rel: string, file: string): Diagnostic | undefined {
-  let buf: Buffer;
-  try {
-    buf = readFileSync(file);
-  } catch {
-    return undefined;
-  }
+  const buf = bytesOf(file);
+  if (!buf) return undefined;
   const firstLines = buf
     .subarray(0, 400)
     .toString('latin1')
@@ -101,4 +93,13 @@ function firstNonUtf8(b: Buffer): number {
     i += n;
   }
   return 0;
+}
+
+/** A file's bytes, or undefined when it cannot be read (gone meanwhile: nothing to say of it). */
+function bytesOf(file: string): Buffer | undefined {
+  try {
+    return readFileSync(file);
+  } catch {
+    return undefined;
+  }
 }

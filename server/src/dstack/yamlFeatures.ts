@@ -113,7 +113,8 @@ function valueItems(key: string, spec: KeySpec | undefined): CompletionItem[] {
 export function yamlCompletion(doc: TextDocument, pos: Position): CompletionItem[] {
   const c = context(doc, pos);
   const table = tableOf(doc);
-  const line = doc.getText().split(/\r?\n/)[pos.line] ?? '';
+  const lines = doc.getText().split(/\r?\n/);
+  const line = lines[pos.line] ?? '';
   if (c.key && c.afterColon) {
     const items = valueItems(c.key, specAt(table, c.parents)?.[c.key]);
     // Right after the colon (`spot_policy:|`), a value needs its space, or YAML reads one plain scalar, no key.
@@ -125,7 +126,7 @@ export function yamlCompletion(doc: TextDocument, pos: Position): CompletionItem
     if (parent === 'regions' || parent === 'backends') return valueItems(parent === 'regions' ? 'regions' : 'backend', undefined);
   }
   const keys = specAt(table, c.parents) ?? {};
-  const written = siblingKeys(doc.getText().split(/\r?\n/), pos.line);
+  const written = siblingKeys(lines, pos.line);
   return Object.entries(keys)
     .filter(([k]) => !written.has(k))
     .map(([k, spec]) => ({
