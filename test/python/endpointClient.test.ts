@@ -16,7 +16,7 @@ let ids: Record<string, string>;
 let cwd: string;
 
 before(async () => {
-  tp = await startTestPlatform();
+  tp = await startTestPlatform({ streamWaitMs: 500 }); // /stream answers [] after 0.5 s while a job runs
   const art = await buildTestArtifact({ 'worker.py': WORKER_PY, 'lb_worker.py': LB_PY }, [
     queueSpec('echo', 'echo'),
     queueSpec('streamer', 'gen', { isGenerator: true }),
@@ -65,6 +65,31 @@ busy.cancel()
   assert.deepEqual(JSON.parse(lines[1]), { echo: { x: [1, 2.5] } });
   assert.deepEqual(JSON.parse(lines[2]), [{ i: 0 }, { i: 1 }, { i: 2 }]);
   assert.deepEqual(JSON.parse(lines[3]), ['CANCELLED', 'CANCELLED']);
+});
+
+test('stream() takes the last chunk of a job that ended between an empty /stream answer and the status read', async () => {
+  // The race made certain: the status read below is where the job completes (its handler waits for the file), after a
+  // /stream that answered [] because the job was still running. A handler that does not stream has one chunk, its output.
+  const r = await python(`
+import json, os, time
+from strato import Endpoint, EndpointJob
+
+flag = os.path.join(os.getcwd(), "release-stream")
+job = Endpoint(id="${ids.slow}").run({"seconds": 60, "until": flag, "tag": "last"})
+read_status = EndpointJob._read_status
+
+def completes_meanwhile(self):
+    open(flag, "w").close()
+    other = EndpointJob(self.endpoint_id, self.id)
+    while read_status(other) != "COMPLETED":
+        time.sleep(0.05)
+    return read_status(self)
+
+EndpointJob._read_status = completes_meanwhile
+print(json.dumps([chunk["tag"] for chunk in job.stream()]))
+`);
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(r.stdout.trim(), '["last"]');
 });
 
 test("the reference's client as its code writes it: awaited run, wait, status, output, error, done, cancel, and runsync's job", async () => {

@@ -125,16 +125,15 @@ class EndpointJob:
     def stream(self):
         """Yields the job's stream values (what a generator handler yields) as they arrive, split ones whole; a job that
         ends failed, cancelled or timed out then raises StratoRemoteError with its error, as result() does."""
-        pieces = []
-        while True:
+        def read_chunks():
             url, key = self._url("stream")
             status, body = _wire.request("GET", url, key, timeout=330)
             if status >= 400 or not isinstance(body, list):
                 _checked(status, body, f"stream of job {self.id}")
-            yield from _wire.stream_values(body, pieces)
-            if not body and self._read_status() in _ENDED:
-                self._raise_unless_completed()
-                return
+            return body
+
+        yield from _wire.follow_stream(read_chunks, lambda: self._read_status() in _ENDED)
+        self._raise_unless_completed()
 
     def __repr__(self):
         return f"EndpointJob(endpoint_id={self.endpoint_id!r}, id={self.id!r}, status={self._status!r})"

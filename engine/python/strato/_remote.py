@@ -6,7 +6,7 @@ import sys
 import time
 
 from ._context import StratoContextError, lookup  # noqa: F401 (StratoContextError: what callers catch)
-from ._wire import ENDED, StratoRemoteError, error_text, param_text, query_string, request, stream_values
+from ._wire import ENDED, StratoRemoteError, error_text, param_text, query_string, request, follow_stream
 from ._app import INIT_KEY
 from .catalog import DEFAULT_CLIENT_TIMEOUT_MS
 
@@ -104,26 +104,26 @@ def stream_queue(endpoint, fn, args, kwargs, method=None, init=None):
     status_url = f"{ep['url']}/status/{urllib.parse.quote(job_id, safe='')}"
     timeout_ms = endpoint.execution_timeout_ms or ep["timeout_ms"] or DEFAULT_CLIENT_TIMEOUT_MS
     deadline = time.monotonic() + timeout_ms / 1000
-    pieces = []
-    ended = False
-    while True:
+
+    def read_chunks():
         status, chunks = request("GET", stream_url, ep["key"], timeout=330)
         if status != 200 or not isinstance(chunks, list):
             raise StratoRemoteError(f"stream of job {job_id} on '{endpoint.name}' failed (HTTP {status}): {error_text(chunks)}",
                                     status=status, job_id=job_id)
-        yield from stream_values(chunks, pieces)
-        if chunks:
-            continue
-        if ended:  # every chunk of an ended job delivered
-            break
+        return chunks
+
+    def job_ended():
+        nonlocal job
         status, job = request("GET", status_url, ep["key"])
         if status != 200 or not isinstance(job, dict):
             raise StratoRemoteError(f"status of job {job_id} on '{endpoint.name}' failed (HTTP {status}): {error_text(job)}",
                                     status=status, job_id=job_id)
-        # Ended: one more read takes what came between the empty answer and this one.
         ended = job.get("status") in ENDED
         if not ended and time.monotonic() >= deadline:
             raise _late(endpoint.name, ep, job, job_id, timeout_ms)
+        return ended
+
+    yield from follow_stream(read_chunks, job_ended)
     if job.get("status") != "COMPLETED":
         raise StratoRemoteError(
             f"endpoint '{endpoint.name}' job {job_id} {job.get('status')}: {job.get('error') or 'no error text'}",

@@ -119,6 +119,23 @@ def param_text(value):
         raise (TypeError if isinstance(e, TypeError) else ValueError)(f"a route argument cannot be sent as text: {e}") from None
 
 
+def follow_stream(read_chunks, job_ended):
+    """Yields a job's stream values as its /stream answers bring them (read_chunks() is one answer, a list) until every
+    chunk of an ended job was delivered. An empty answer (its wait ran out) is followed by job_ended(), a status read;
+    once the job has ended, reads go on until one is empty again: the job may have ended between the empty answer and
+    the status read, and a handler that does not stream makes its one chunk as it completes."""
+    pieces = []
+    ended = False
+    while True:
+        chunks = read_chunks()
+        yield from stream_values(chunks, pieces)
+        if chunks:
+            continue
+        if ended:
+            return
+        ended = job_ended()
+
+
 def stream_values(chunks, pieces):
     """The handler's values in a /stream answer: a value the platform split (over 1 MB: metrics part, parts and, for
     JSON text, json) is put together from its pieces; `pieces` holds those of one not complete yet, across answers."""
