@@ -203,4 +203,41 @@ describe('reads through one node of three', { skip: skip ?? false }, () => {
     const seen = await waitUntil('the error through C', async () => (await c.cp.endpointHealth(eps.broken.id))?.lastError ?? null, 30_000);
     assert.match(seen, new RegExp(`^on node ${a.platform.instanceId}: .*not_a_module_that_exists`));
   });
+
+  test("a lost node's ended jobs read through a node count there from then on, and out again when they expire: /health never below zero", async () => {
+    const database = await postgres().createDatabase();
+    const a = await startTestPlatform({ database, nodeLostMs: 1000 });
+    platforms.push(a);
+    const ep = (await deploy(a.cp, await buildTestArtifact({ 'worker.py': WORKER_PY }, [queueSpec('echo', 'echo', { workers: [0, 1] })]), { app: 'ghosts' }))
+      .echo;
+    const completed = async () => ((await call('GET', `${a.url}/v2/${ep.id}/health`)).json as { jobs: { completed: number } }).jobs.completed;
+    const done = await call('POST', `${a.url}/v2/${ep.id}/runsync`, { body: { input: { n: 1 } } });
+    assert.equal(done.status, 200, done.text);
+    const own = (done.json as { id: string }).id;
+    // Two jobs a node that is gone completed (its rows copied from this node's: the node never registered here, as one
+    // forgotten after a crash).
+    const db = new pg.Client({ connectionString: database });
+    await db.connect();
+    const ghosts = ['g1', 'g2'].map((g) => `${own.split('-').slice(0, -1).join('-')}${g}-ghost`);
+    try {
+      await waitUntil('the job row', async () => (await db.query('select 1 from jobs where id = $1', [own])).rowCount === 1);
+      for (const id of ghosts) {
+        await db.query('create temp table t as select * from jobs where id = $1', [own]);
+        await db.query(`update t set id = $1, owner = 'ghost'`, [id]);
+        await db.query('insert into jobs select * from t');
+        await db.query('drop table t');
+      }
+      assert.equal(await completed(), 1);
+      for (const id of ghosts) {
+        const r = await call('GET', `${a.url}/v2/${ep.id}/status/${id}?ttl=1000`);
+        assert.equal(r.status, 200, r.text);
+        assert.equal((r.json as { status: string }).status, 'COMPLETED');
+      }
+      assert.equal(await completed(), 3, "the lost node's jobs count where they were read");
+      await waitUntil('the expired rows deleted', async () => (await db.query('select 1 from jobs where id = any($1)', [ghosts])).rowCount === 0, 20_000);
+      assert.equal(await completed(), 1, 'counted out as they expired, and no further');
+    } finally {
+      await db.end();
+    }
+  });
 });

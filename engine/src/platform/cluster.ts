@@ -310,7 +310,7 @@ export class Cluster {
     if (!owner?.alive && this.mayAdopt()) {
       // Its owner is lost: this node takes the job over now rather than wait for the next heartbeat.
       const mine = await this.d.store.adoptJob(jobId);
-      if (mine && !['COMPLETED', 'FAILED', 'CANCELLED', 'TIMED_OUT'].includes(mine.status)) this.d.engine.adopt([mine]);
+      if (mine) this.d.engine.adopt([mine]);
       if (mine || !owner) return false;
       // The database still counts the owner alive (its heartbeat is at the bound): ask it.
     }

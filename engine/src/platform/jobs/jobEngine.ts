@@ -88,7 +88,9 @@ export class JobEngine {
 
   /**
    * Takes in jobs that had not ended (after a restart, or taken over from a lost node): queued jobs wait again, jobs
-   * that were running run again, at most MAX_ATTEMPTS times in all. A job already in memory is left as it is.
+   * that were running run again, at most MAX_ATTEMPTS times in all. A job already in memory is left as it is. An ended
+   * job of a lost node (taken over as a request read it) stays in the store and is counted here from now on, as its
+   * expiry here counts it out.
    */
   adopt(rows: JobRow[]): { queued: number; rerun: number; dropped: number } {
     const now = this.deps.clock.now();
@@ -99,6 +101,13 @@ export class JobEngine {
     for (const row of rows) {
       if (this.jobs.has(row.id)) continue;
       const job = Job.fromRow(row);
+      if (job.ended) {
+        if (!this.deps.hasEndpoint(job.endpointId)) continue;
+        const e = this.endpointJobs(job.endpointId);
+        e.countEnded(job.status, 1);
+        e.retried += job.retries;
+        continue;
+      }
       if (!this.deps.hasEndpoint(job.endpointId) || job.expired(now)) {
         this.deps.writer.removed(job);
         dropped++;
