@@ -128,6 +128,9 @@ test(
     const badDc = agentIn(b, ['--join', tp.url, '--key', tp.key, '--datacenter', 'MARS-1', '--data-dir', path.join(tmp, 'x')]);
     const deployKey = (await tp.cp.createKey('ci', 'deploy', ['shop'])).secret;
     const notAdmin = agentIn(b, ['--join', tp.url, '--key', deployKey, '--name', 'y', '--data-dir', path.join(tmp, 'x')]);
+    // Another machine with a joined host's name (cloned, one hostname): refused, the joined host left as it is. Each
+    // replaced the other before, over and over, killing the other's workers each time.
+    const twin = agentIn(b, ['--join', tp.url, '--key', tp.key, '--name', 'host-a', '--data-dir', path.join(tmp, 'twin')]);
     assert.equal(await wrongKey.ended, 1);
     assert.match(
       wrongKey.out.join(''),
@@ -143,6 +146,15 @@ test(
     assert.equal(await badDc.ended, 1);
     assert.match(badDc.out.join(''), /--datacenter "MARS-1" is not a datacenter: use one of [A-Z0-9, -]*EU-RO-1/);
     assert.doesNotMatch(badDc.out.join(''), /DataCenter\./, "the flag's words, not the Python package's");
+    assert.equal(await twin.ended, 1, twin.out.join(''));
+    assert.match(
+      twin.out.join(''),
+      new RegExp(
+        `refused this host: a worker host named "host-a" is already joined, from ${a.nsAddr.replace(/\./g, '\\.')} \\(another agent, heard from \\d+ s ago\\); give this machine a name of its own with --name`,
+      ),
+    );
+    assert.ok(!tp.logs.some((l) => l.includes('worker host host-a registered again')), 'the joined host was not replaced');
+    assert.deepEqual((await hosts()).filter((h) => h.name === 'host-a').length, 1);
   },
 );
 

@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { refusal } from './auth';
 import type { KeyRing } from './controlPlane/keys';
-import { PlatformError } from './errors';
+import { conflict, PlatformError } from './errors';
 import { pathOf, readBody, sendError, sendJson } from './http';
 import type { HostPool } from './workers/hosts';
 import { RemoteHost } from './workers/remoteHost';
@@ -109,20 +109,33 @@ export class AgentApi {
     if (body.cudaVersion !== undefined && body.cudaVersion !== null && (typeof body.cudaVersion !== 'string' || !/^\d+\.\d+$/.test(body.cudaVersion)))
       throw bad(`the CUDA version ${JSON.stringify(body.cudaVersion)} is not a version like 12.4; set STRATO_CUDA_VERSION to the driver's`);
     const cpus = typeof body.cpus === 'number' && Number.isInteger(body.cpus) && body.cpus > 0 ? body.cpus : 1;
+    if (body.agent !== undefined && (typeof body.agent !== 'string' || !NAME.test(body.agent)))
+      throw bad('agent must be the id of the agent, letters and digits');
     const reg: HostRegistration = {
       name: body.name,
+      agent: body.agent as string | undefined,
       datacenter,
       cpus,
       gpus: gpus as string[],
       cudaVersion: (body.cudaVersion as string) || undefined,
       version: String(body.version ?? ''),
     };
-    // The same name again: the host came back (its agent restarted); what ran under the old registration is gone.
-    for (const h of this.d.hosts.all()) if (h instanceof RemoteHost && h.name === reg.name) this.lose(h, `worker host ${h.name} registered again`);
-    const host = new RemoteHost(`h-${randomBytes(6).toString('hex')}`, reg, (id) => this.d.build(id)?.sha256 ?? id);
+    // The same name again: the host came back (its agent restarted); what ran under the old registration is gone. The
+    // name of a live host is not another agent's to take: each would replace the other, over and over.
+    const from = req.socket.remoteAddress ?? 'an unknown address';
+    for (const h of this.d.hosts.all()) {
+      if (!(h instanceof RemoteHost) || h.name !== reg.name) continue;
+      if (h.agent && reg.agent && h.agent !== reg.agent)
+        throw conflict(
+          `a worker host named ${quoted(reg.name)} is already joined, from ${h.address || 'an unknown address'} (another agent, heard from ` +
+            `${Math.round((Date.now() - h.lastSeen) / 1000)} s ago); give this machine a name of its own with --name (the default is its hostname), or stop that agent`,
+        );
+      this.lose(h, `worker host ${h.name} registered again`);
+    }
+    const host = new RemoteHost(`h-${randomBytes(6).toString('hex')}`, reg, (id) => this.d.build(id)?.sha256 ?? id, from);
     this.d.hosts.add(host);
     this.d.log(
-      `strato platform: worker host ${reg.name} joined from ${req.socket.remoteAddress} (${reg.datacenter ?? 'every datacenter'}, ${cpus} CPUs, ` +
+      `strato platform: worker host ${reg.name} joined from ${from} (${reg.datacenter ?? 'every datacenter'}, ${cpus} CPUs, ` +
         `${reg.gpus.length ? `GPUs ${reg.gpus.join(', ')}` : 'no GPU'})`,
     );
     return { hostId: host.id, pollWaitMs: this.pollWaitMs, lostAfterMs: this.d.lostAfterMs };

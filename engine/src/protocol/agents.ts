@@ -9,6 +9,12 @@ export const AGENT_PREFIX = '/_agent/';
 export interface HostRegistration {
   /** Unique per host; a host that registers again under its name replaces its earlier registration. */
   name: string;
+  /**
+   * The agent's own id, kept in its data dir: the same agent registering again (restarted, or after the platform forgot
+   * it) replaces its registration; another agent is refused a name a live host holds (two machines cloned with one
+   * hostname). Absent from older agents: their registration replaces any.
+   */
+  agent?: string;
   /** Catalog datacenter id; absent: the host stands in for every datacenter. */
   datacenter?: string;
   cpus: number;

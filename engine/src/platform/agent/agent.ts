@@ -4,6 +4,8 @@
 // of the node the host joined. Given several nodes of a cluster, the agent joins the first that answers and moves
 // to the next when its node stays out of reach for FAILOVER_MS (its workers, that node's, are stopped first).
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { AgentCommand, AgentEvent, HostRegistered, HostRegistration } from '../../protocol/agents';
@@ -51,6 +53,21 @@ const STOP_GRACE_MS = 5000;
 const FAILOVER_MS = 5000;
 
 /** The short reason of a network error: its code (ECONNREFUSED, TIMEOUT...), else its message. */
+/** This agent's id (HostRegistration.agent): made once and kept in its data dir, so that a restart keeps it. */
+function agentId(dataDir: string): string {
+  const file = path.join(dataDir, 'agent-id');
+  try {
+    const id = fs.readFileSync(file, 'utf8').trim();
+    if (/^[a-f0-9]{16}$/.test(id)) return id;
+  } catch {
+    /* made below */
+  }
+  const id = randomBytes(8).toString('hex');
+  fs.mkdirSync(dataDir, { recursive: true });
+  fs.writeFileSync(file, `${id}\n`);
+  return id;
+}
+
 function why(e: unknown): string {
   return (e as NodeJS.ErrnoException).code ?? (e as Error).message;
 }
@@ -128,6 +145,7 @@ async function serve(
   const inv = o.gpus ? { count: o.gpus.length, names: o.gpus, cudaVersion: process.env.STRATO_CUDA_VERSION || undefined } : detectGpus();
   const registration: HostRegistration = {
     name: o.name,
+    agent: agentId(o.dataDir),
     datacenter: o.datacenter,
     cpus: os.cpus().length,
     gpus: inv.names,
@@ -303,7 +321,9 @@ async function serve(
         if (closing) break;
         if (!unreachableSince) {
           unreachableSince = Date.now();
-          o.log(`cannot reach the platform at ${current().url} (${why(e)}); trying again every ${RETRY_MS / 1000} s`);
+          // A refusal (registering again: another agent took this host's name meanwhile) is said as the platform put it.
+          const what = e instanceof UserError ? e.message : `cannot reach the platform at ${current().url} (${why(e)})`;
+          o.log(`${what}; trying again every ${RETRY_MS / 1000} s`);
         }
         if (urls.length > 1 && Date.now() - unreachableSince >= FAILOVER_MS) {
           await moveOn(why(e));

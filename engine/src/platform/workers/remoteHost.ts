@@ -48,6 +48,9 @@ export class RemoteHost implements WorkerHost {
   readonly checks: HostChecks;
   readonly cpus: number;
   readonly name: string;
+  /** The agent's id (HostRegistration.agent) and the address it registered from. */
+  readonly agent: string | undefined;
+  readonly address: string;
   workers = 0;
   lastSeen = Date.now();
   lost = false;
@@ -78,8 +81,11 @@ export class RemoteHost implements WorkerHost {
     reg: HostRegistration,
     /** The build's content id (archive SHA-256), the agent's cache key. */
     private readonly contentId: (buildId: string) => string,
+    address = '',
   ) {
     this.name = reg.name;
+    this.agent = reg.agent;
+    this.address = address;
     this.datacenters = reg.datacenter ? [reg.datacenter] : null;
     this.inventory = { count: reg.gpus.length, names: reg.gpus, cudaVersion: reg.cudaVersion };
     this.gpus = new GpuAllocator(this.inventory);
