@@ -15,9 +15,15 @@ const { skip, tmp, processes, postgres } = clusterBed('strato-multinode-gpus-');
 
 const GPU_PY = `
 import os
+import time
 
 
 def where(**kw):
+    return {"cuda": os.environ.get("CUDA_VISIBLE_DEVICES"), "pid": os.getpid()}
+
+
+def hold(seconds=2.0, **kw):
+    time.sleep(seconds)
     return {"cuda": os.environ.get("CUDA_VISIBLE_DEVICES"), "pid": os.getpid()}
 `;
 
@@ -34,13 +40,15 @@ describe('GPUs of one node of two', { skip: skip ?? false }, () => {
       const id = await waitUntil('the node id line', async () => /\(node (n[0-9a-z]{10})\)/.exec(p.output())?.[1], 10_000);
       return { ...p, id };
     };
-    const withGpu = await start('with-gpu', 'NVIDIA L4');
+    const withGpu = await start('with-gpu', 'NVIDIA L4,NVIDIA L4,NVIDIA L4');
     const without = await start('without', '');
     const cp = new ControlPlaneClient({ baseUrl: withGpu.url, apiKey: TEST_KEY });
     const art = await buildTestArtifact({ 'gpu.py': GPU_PY }, [
       queueSpec('gpu', 'where', { file: 'gpu.py', gpu: 'any', workers: [0, 1] }),
       // More GPUs per worker than any node has: blocked for the service, though the node without GPUs has nothing against it.
-      queueSpec('big', 'where', { file: 'gpu.py', gpu: 'any', workers: [0, 1], resource: { gpu_count: 2 } }),
+      queueSpec('big', 'where', { file: 'gpu.py', gpu: 'any', workers: [0, 1], resource: { gpu_count: 4 } }),
+      // QUEUE_DELAY of 1 s: a second worker once jobs waited that long, on the other GPU.
+      queueSpec('pair', 'hold', { file: 'gpu.py', gpu: 'any', workers: [0, 2], resource: { scaler_type: 'QUEUE_DELAY', scaler_value: 1 } }),
     ]);
     const eps = await deploy(cp, art);
 
@@ -62,7 +70,7 @@ describe('GPUs of one node of two', { skip: skip ?? false }, () => {
       [cp, withGpu],
     ] as const) {
       const blocked = (await client.endpointHealth(eps.big.id))?.blocked ?? '';
-      assert.match(blocked, /asks for 2 GPUs per worker \(gpu_count\) and this machine has 1/, `through node ${node.id}: ${blocked}`);
+      assert.match(blocked, /asks for 4 GPUs per worker \(gpu_count\) and this machine has 3/, `through node ${node.id}: ${blocked}`);
     }
     assert.equal((await far.endpointHealth(eps.gpu.id))?.blocked, null, 'a GPU endpoint that fits is not blocked');
     for (let i = 0; i < 3; i++) {
@@ -71,5 +79,31 @@ describe('GPUs of one node of two', { skip: skip ?? false }, () => {
       assert.equal(job.status, 'COMPLETED', r.text);
       assert.equal(job.output?.cuda, '0', `ran on the GPU of node ${withGpu.id}, not on the CPU of ${without.id}: ${r.text}`);
     }
+
+    // Jobs queued on the node without a GPU wait there (they move only to a waiting worker), yet they have waited: the
+    // node with the GPUs scales for them by QUEUE_DELAY as for its own, its second worker on another GPU (the first
+    // endpoint's idle worker holds one of the three).
+    const ids = await Promise.all(
+      Array.from({ length: 6 }, async (_, i) => {
+        const r = await call('POST', `${on(without, eps.pair.url)}/run`, { body: { input: { seconds: 2, i } } });
+        assert.equal(r.status, 200, r.text);
+        return (r.json as { id: string }).id;
+      }),
+    );
+    const outputs = await Promise.all(
+      ids.map((id) =>
+        waitUntil(
+          `job ${id}`,
+          async () => {
+            const s = (await call('GET', `${on(without, eps.pair.url)}/status/${id}`)).json as { status: string; output?: { cuda: string } };
+            assert.ok(['IN_QUEUE', 'IN_PROGRESS', 'COMPLETED'].includes(s.status), JSON.stringify(s));
+            return s.status === 'COMPLETED' ? s.output! : null;
+          },
+          60_000,
+          200,
+        ),
+      ),
+    );
+    assert.equal(new Set(outputs.map((o) => o.cuda)).size, 2, `two workers, each on a GPU of its own: ${JSON.stringify(outputs)}`);
   });
 });

@@ -50,6 +50,11 @@ interface EndpointWorkers {
    * when it first reached its share (0: not yet), and later claims take any free slot of the minimum.
    */
   fairUntil: number;
+  /**
+   * Since when other nodes' jobs have been this node's to take without a break (`backlog`, platform clock): they waited
+   * at least that long, what QUEUE_DELAY goes by when none waits here (they move only to a waiting worker).
+   */
+  backlogSince: number | undefined;
 }
 
 /** How often this node checks that the store holds the slots of its workers, and nothing more. */
@@ -90,6 +95,7 @@ export class Scheduler {
         waiting: null,
         claiming: false,
         fairUntil: 0,
+        backlogSince: undefined,
       };
       this.endpoints.set(endpointId, s);
     }
@@ -191,16 +197,21 @@ export class Scheduler {
       } else (retiring ??= []).push(w);
     }
     if (retiring) for (const w of retiring) this.retire(w);
+    const now = this.d.clock.now();
     let work: number;
     if (cfg.kind === 'QUEUE') {
       const c = this.d.engine.counts(endpointId);
-      work = c.inQueue + c.inProgress + (this.d.backlog?.(ep) ?? 0);
+      const backlog = this.d.backlog?.(ep) ?? 0;
+      s.backlogSince = backlog > 0 ? (s.backlogSince ?? now) : undefined;
+      work = c.inQueue + c.inProgress + backlog;
     } else work = this.d.lbPending(endpointId) + inFlight;
-    const now = this.d.clock.now();
     const { wanted, scaledUp } = wantedWorkers(cfg, {
       current,
       work,
-      oldestQueuedAt: () => this.d.engine.oldestQueuedAt(ep.id),
+      oldestQueuedAt: () => {
+        const here = this.d.engine.oldestQueuedAt(ep.id);
+        return here === undefined || s.backlogSince === undefined ? (here ?? s.backlogSince) : Math.min(here, s.backlogSince);
+      },
       now,
       lastScaleUpAt: s.lastScaleUpAt,
     });
