@@ -42,6 +42,27 @@ test('platform serve refuses a --public-url or --node-url that is no http(s) URL
   assert.ok(!existsSync(path.join(dir, 'data', 'platform', 'state.json')), 'no background platform was started');
 });
 
+test('a number flag is digits: an empty --port, hex and exponents are refused by every command, not read as 0, 16 or 1000', async () => {
+  const cases: Array<[string[], RegExp]> = [
+    [
+      ['platform', 'serve', '--port', '', '--data-dir', path.join(dir, 'platform')],
+      /^error: --port must be a port number \(1-65535, or 0 for any free port\), got ""$/m,
+    ],
+    [['platform', 'serve', '--port', '1e3', '--data-dir', path.join(dir, 'platform')], /^error: --port must be a port number .*, got "1e3"$/m],
+    [['platform', 'start', '--port', '0x10'], /^error: --port must be a port number .*, got "0x10"$/m],
+    [['platform', 'serve', '--port', '70000', '--data-dir', path.join(dir, 'platform')], /^error: --port must be a port number .*, got "70000"$/m],
+    [['dev', '--port', ''], /^error: --port must be a port number .*, got ""$/m],
+    [['dev', '--port', '0x10'], /^error: --port must be a port number .*, got "0x10"$/m],
+    [serve('--node-lost-ms', '1e4'), /^error: --node-lost-ms must be a whole number of 20 or more, got "1e4"$/m],
+  ];
+  for (const [args, expected] of cases) {
+    const r = await runCli(args, { cwd: dir, env, timeoutMs: 30_000 });
+    assert.equal(r.code, 1, `${args.join(' ')}: ${r.stdout}${r.stderr}`);
+    assert.match(r.stderr, expected, args.join(' '));
+    assert.doesNotMatch(r.stdout, /listening on|http:\/\/localhost/);
+  }
+});
+
 test('preview image refuses an interpreter that is not there and a tag that is no image name, before asking Docker', async () => {
   const cases: Array<[string[], RegExp]> = [
     [['--python', '/nope/python3'], /^error: --python \/nope\/python3 is not an executable file: give a Python 3 interpreter/m],

@@ -235,6 +235,16 @@ test('a database that cannot be reached is refused at start with a sentence, its
       startPlatform({ dataDir, port: 0, writeStateFile: false, database: 'postgres://strato:s3cret@[::1', log: () => {} }),
       (e: Error) => /must be a PostgreSQL URL .* got one that cannot be parsed/.test(e.message) && !e.message.includes('s3cret'),
     );
+    // A password given as a parameter, as pg also reads it: hidden too.
+    await assert.rejects(
+      startPlatform({ dataDir, port: 0, writeStateFile: false, database: 'postgres://127.0.0.1:1/x?user=u&password=TOPSECRET&sslmode=disable', log: () => {} }),
+      (e: Error) =>
+        /cannot reach the database at postgres:\/\/127\.0\.0\.1:1\/x\?user=u&password=\*\*\*&sslmode=disable:/.test(e.message) &&
+        !e.message.includes('TOPSECRET'),
+    );
+    assert.equal(redactDatabaseUrl('postgres:///db?host=/run/pg&password=p%40ss&port=5'), 'postgres:///db?host=/run/pg&password=***&port=5');
+    // An empty --database (an unset variable in a script) is not the embedded database in disguise.
+    await assert.rejects(startPlatform({ dataDir, port: 0, writeStateFile: false, database: '', log: () => {} }), /UserError: --database is empty/);
   } finally {
     fs.rmSync(dataDir, { recursive: true, force: true });
   }

@@ -138,6 +138,10 @@ const CLUSTER_ONLY: Array<[keyof PlatformOptions, string]> = [
 ];
 
 export function resolveOptions(o: PlatformOptions): ResolvedOptions {
+  if (o.database !== undefined && !o.database.trim())
+    throw new UserError(
+      '--database is empty: give a PostgreSQL URL (postgres://user:password@host:5432/strato), or leave the flag out for the embedded database',
+    );
   const database = o.database ?? (process.env.STRATO_DATABASE_URL || undefined);
   if (!database) {
     const given = CLUSTER_ONLY.filter(([k]) => o[k] !== undefined).map(([, flag]) => flag);

@@ -30,7 +30,7 @@ import { workerChannels } from './workerChannel';
 import { JobWriter } from './store/jobWriter';
 import { defaultTemplateDir, openPglite } from './store/pglite';
 import { SqlStore } from './store/sqlStore';
-import { openPostgres } from './store/postgres';
+import { openPostgres, redactDatabaseUrl } from './store/postgres';
 import { workerApi } from './workerApi';
 import { Scheduler } from './workers/scheduler';
 import { Supervisor } from './workers/supervisor';
@@ -55,6 +55,8 @@ export interface RunningPlatform {
   instanceId: string;
   /** On a PostgreSQL server: the URL the other nodes reach this node at (`--node-url`, or a default: defaultNodeUrl). */
   nodeUrl?: string;
+  /** The PostgreSQL server's URL as it may be shown (its password masked); absent on the embedded database. */
+  database?: string;
   /** Job writer figures (group commits) and what jobs hold in memory, for the bench and tests. */
   stats(): { flushes: number; rows: number; failures: number; jobsInMemory: number; jobMemoryBytes: number; endedJobsCached: number };
   close(): Promise<void>;
@@ -362,6 +364,7 @@ export async function startPlatform(options: PlatformOptions & { pgliteTemplateD
       dataDir: layout.root,
       instanceId: nodeId,
       nodeUrl,
+      database: o.database && redactDatabaseUrl(o.database),
       stats: () => {
         const m = engine.memory();
         return { ...writer.stats, jobsInMemory: m.jobs, jobMemoryBytes: m.memoryBytes, endedJobsCached: m.cachedJobs };

@@ -2,7 +2,7 @@
 // first, and the changes a key asked for outside its scope. It needs an admin key.
 import type { Command } from 'commander';
 import type { AuditEntry } from '../../protocol/controlPlane';
-import { UserError } from '../../util/errors';
+import { wholeNumberFlag } from '../flags';
 import { formatTime, printTable, red } from '../output';
 import { controlPlane } from './keys';
 
@@ -22,12 +22,6 @@ function printAudit(entries: AuditEntry[]): void {
   printTable(['TIME', 'KEY', 'OPERATION', 'OUTCOME', 'TARGET', 'DETAIL'], rows);
 }
 
-function positiveInt(flag: string, v: string | undefined): number | undefined {
-  if (v === undefined) return undefined;
-  if (!/^\d+$/.test(v) || Number(v) < 1) throw new UserError(`${flag} must be a whole number of 1 or more, got "${v}"`);
-  return Number(v);
-}
-
 export function register(program: Command): void {
   program
     .command('audit')
@@ -37,7 +31,7 @@ export function register(program: Command): void {
     .option('--limit <n>', 'how many entries (default 50, at most 10000)')
     .option('--json', 'print JSON')
     .action(async (o: { app?: string; key?: string; limit?: string; json?: boolean }) => {
-      const limit = positiveInt('--limit', o.limit);
+      const limit = wholeNumberFlag('--limit', o.limit, 1);
       const entries = await (await controlPlane()).audit({ app: o.app, key: o.key, limit });
       if (o.json) process.stdout.write(`${JSON.stringify(entries, null, 2)}\n`);
       else if (entries.length === 0) process.stdout.write(o.app || o.key ? 'no entries match\n' : 'no control-plane changes recorded yet\n');

@@ -4,6 +4,7 @@ import { kindLabel } from '../../protocol/endpointKind';
 import { Command } from 'commander';
 import path from 'node:path';
 import { UserError } from '../../util/errors';
+import { portFlag } from '../flags';
 import { hostPort } from '../../util/hostUrl';
 import { bold, confirm, dim, green, red, yellow } from '../output';
 import { onStopSignal } from '../signals';
@@ -26,9 +27,7 @@ function table(rows: string[][]): string {
 }
 
 async function runDev(opts: DevOptions): Promise<void> {
-  const port = Number(opts.port);
-  if (!Number.isInteger(port) || port < 0 || port > 65535)
-    throw new UserError(`--port must be a port number (1-65535, or 0 for any free port), got ${opts.port}`);
+  const port = portFlag('--port', opts.port) as number;
   const [
     { resolveProjectContext },
     { createDevServer, listen },

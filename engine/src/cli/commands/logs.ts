@@ -2,7 +2,7 @@
 // the platform's logs API, so it reads a remote platform as well as the local one; --follow prints lines as they come.
 import type { Command } from 'commander';
 import type { WorkerLogLine, WorkerLogPage } from '../../protocol/logs';
-import { UserError } from '../../util/errors';
+import { wholeNumberFlag } from '../flags';
 
 interface LogsOptions {
   env?: string;
@@ -29,11 +29,7 @@ export function register(program: Command): void {
           import('../../api/logs'),
           import('../output'),
         ]);
-      let tail: number | undefined;
-      if (o.tail !== undefined) {
-        tail = /^\d+$/.test(o.tail) ? Number(o.tail) : NaN;
-        if (!(tail <= LOG_LIMITS.maxTail)) throw new UserError(`--tail must be a whole number from 0 to ${LOG_LIMITS.maxTail}, got "${o.tail}"`);
-      }
+      const tail = wholeNumberFlag('--tail', o.tail, 0, LOG_LIMITS.maxTail);
       const { app, target } = await commandContext(process.cwd());
       // A live- name is a dev server's endpoint: its environment goes without saying.
       const ep = await findDeployedEndpoint(target, app, o.env ?? (name.startsWith(LIVE_PREFIX) ? DEV_ENVIRONMENT : undefined), name);

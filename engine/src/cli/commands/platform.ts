@@ -4,6 +4,7 @@ import path from 'node:path';
 import fs from 'node:fs';
 import { Command, Option } from 'commander';
 import { UserError } from '../../util/errors';
+import { portFlag, wholeNumberFlag } from '../flags';
 import { hostPort } from '../../util/hostUrl';
 import { checkedPythonExecutable } from '../../util/paths';
 import { onStopSignal } from '../signals';
@@ -29,16 +30,8 @@ interface ServeFlags {
   nodeLostMs?: string;
 }
 
-function intFlag(name: string, v: string | undefined, min = 0): number | undefined {
-  if (v === undefined) return undefined;
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < min) throw new UserError(`${name} must be an integer >= ${min}, got "${v}"`);
-  return n;
-}
-
 async function serve(f: ServeFlags): Promise<void> {
-  const explicitPort = intFlag('--port', f.port);
-  if (explicitPort !== undefined && explicitPort > 65535) throw new UserError(`--port must be at most 65535`);
+  const explicitPort = portFlag('--port', f.port);
   const dataDir = f.dataDir ?? defaultPlatformDir();
   const base = {
     host: f.host,
@@ -46,13 +39,13 @@ async function serve(f: ServeFlags): Promise<void> {
     apiKey: f.apiKey ?? process.env.STRATO_PLATFORM_API_KEY ?? undefined,
     python: checkedPythonExecutable(f.python),
     publicUrl: f.publicUrl,
-    heartbeatMs: intFlag('--heartbeat-ms', f.heartbeatMs, 10),
-    groupCommitMs: intFlag('--group-commit-ms', f.groupCommitMs),
+    heartbeatMs: wholeNumberFlag('--heartbeat-ms', f.heartbeatMs, 10),
+    groupCommitMs: wholeNumberFlag('--group-commit-ms', f.groupCommitMs),
     datacenters: f.datacenter,
     database: f.database,
     nodeUrl: f.nodeUrl,
-    nodeHeartbeatMs: intFlag('--node-heartbeat-ms', f.nodeHeartbeatMs, 10),
-    nodeLostMs: intFlag('--node-lost-ms', f.nodeLostMs, 20),
+    nodeHeartbeatMs: wholeNumberFlag('--node-heartbeat-ms', f.nodeHeartbeatMs, 10),
+    nodeLostMs: wholeNumberFlag('--node-lost-ms', f.nodeLostMs, 20),
   };
   const { startPlatform } = await import('../../platform/platform');
   let platform: RunningPlatform;
@@ -70,9 +63,8 @@ async function serve(f: ServeFlags): Promise<void> {
   out(`Strato platform ${f.daemon ? '(background) ' : ''}listening on ${platform.url}${base.publicUrl ? ` (bound to ${bound})` : ''}`);
   out(`  data dir: ${platform.dataDir}`);
   if (base.datacenters?.length) out(`  datacenters: ${base.datacenters.join(', ')}`);
-  const database = base.database ?? process.env.STRATO_DATABASE_URL;
-  if (database) {
-    out(`  database: ${(await import('../../platform/store/postgres')).redactDatabaseUrl(database)} (node ${platform.instanceId})`);
+  if (platform.database) {
+    out(`  database: ${platform.database} (node ${platform.instanceId})`);
     out(`  node URL: ${platform.nodeUrl} (where the other nodes reach this one${base.nodeUrl ? '' : '; --node-url to choose another'})`);
   }
   if (process.env.STRATO_GPUS !== undefined) {
@@ -149,7 +141,7 @@ export function register(program: Command): void {
       const { daemonStatus, startDaemon } = await import('../../api/localPlatform');
       const before = await daemonStatus();
       if (!before.running) checkedPythonExecutable(f.python);
-      const s = before.running ? before : await startDaemon({ host: f.host, port: intFlag('--port', f.port), apiKey: f.apiKey, python: f.python });
+      const s = before.running ? before : await startDaemon({ host: f.host, port: portFlag('--port', f.port), apiKey: f.apiKey, python: f.python });
       process.stdout.write(
         `${before.running ? 'already running' : 'started'}: ${s.state?.url} (pid ${s.state?.pid})\n` + `  key file: ${s.keyFile}\n  log: ${s.logFile}\n`,
       );

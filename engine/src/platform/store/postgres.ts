@@ -11,13 +11,15 @@ import { refusedText } from './storableText';
 
 /** The URL without its password, for messages and logs. */
 export function redactDatabaseUrl(url: string): string {
+  // A password is the URL's own (user:pw@) or a parameter (?password=...), which pg reads as well.
+  const maskParameter = (u: string) => u.replace(/([?&]password=)[^&#]*/gi, '$1***');
   try {
     const u = new URL(url);
     if (u.password) u.password = '***';
-    return u.toString();
+    return maskParameter(u.toString());
   } catch {
     // pg takes some URLs the WHATWG parser does not (a Unix socket: postgres://user:pw@/db?host=/run/postgresql).
-    return parses(url) ? url.replace(/^(postgres(?:ql)?:\/\/[^:/@]*:)[^@]*@/, '$1***@') : '(a database URL that cannot be parsed)';
+    return parses(url) ? maskParameter(url.replace(/^(postgres(?:ql)?:\/\/[^:/@]*:)[^@]*@/, '$1***@')) : '(a database URL that cannot be parsed)';
   }
 }
 
