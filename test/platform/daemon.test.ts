@@ -53,6 +53,15 @@ test('start, status and stop the background platform; the key file is owner-only
   const status = await runCli(['platform', 'status'], { cwd: tmp, env });
   assert.equal(status.code, 0);
   assert.match(status.stdout, new RegExp(`running: ${url}`));
+  // A project whose .env names another platform: that one's status, as every other command there talks to it (not
+  // the background one's, mixed with the other's nodes). Nothing listens there: said, naming it.
+  const elsewhere = path.join(tmp, 'elsewhere');
+  fs.mkdirSync(elsewhere);
+  fs.writeFileSync(path.join(elsewhere, '.env'), 'STRATO_API_URL=http://127.0.0.1:9\nSTRATO_API_KEY=k\n');
+  const named = await runCli(['platform', 'status'], { cwd: elsewhere, env });
+  assert.equal(named.code, 1, named.stdout);
+  assert.match(named.stderr, /could not reach the Strato platform at http:\/\/127\.0\.0\.1:9 /);
+  assert.doesNotMatch(named.stdout, /running:/);
   const again = await runCli(['platform', 'start'], { cwd: tmp, env });
   assert.match(again.stdout, /already running/);
   assert.doesNotMatch(again.stderr, /first time/);

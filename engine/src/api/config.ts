@@ -62,6 +62,16 @@ function unsendableKey(key: string, where: string): string | null {
  * views, which must never start anything) the local platform is only read, and the answer is undefined when it is
  * not running or a remote one is misconfigured.
  */
+/**
+ * The platform URL the settings name (an editor's project URL, STRATO_API_URL, else the project's .env), or '' when
+ * none does and the local background platform is meant.
+ */
+export function namedApiUrl(o: Pick<ResolveOptions, 'projectUrl' | 'projectDir' | 'env'> = {}, dotEnv?: Record<string, string>): string {
+  const env = o.env ?? process.env;
+  dotEnv ??= readDotEnv(path.join(o.projectDir ?? process.cwd(), '.env'));
+  return (o.projectUrl || env.STRATO_API_URL || dotEnv.STRATO_API_URL || '').trim().replace(/\/+$/, '');
+}
+
 export async function resolveApiConfig(o: ResolveOptions & { start: false }): Promise<ApiConfig | undefined>;
 export async function resolveApiConfig(o?: ResolveOptions & { start?: true }): Promise<ApiConfig>;
 export async function resolveApiConfig(o: ResolveOptions & { start?: boolean } = {}): Promise<ApiConfig | undefined> {
@@ -76,7 +86,7 @@ export async function resolveApiConfig(o: ResolveOptions & { start?: boolean } =
     throw new UserError(keyProblem);
   }
   const urlSource: SettingSource = o.projectUrl || !env.STRATO_API_URL ? 'project' : 'user';
-  const remote = (o.projectUrl || env.STRATO_API_URL || dotEnv.STRATO_API_URL || '').trim().replace(/\/+$/, '');
+  const remote = namedApiUrl(o, dotEnv);
   if (remote) {
     const parsed = parseServerUrl(remote, 'STRATO_API_URL', `http://127.0.0.1:${DEFAULT_PORT}`);
     let problem =

@@ -165,10 +165,11 @@ export function register(program: Command): void {
 
   platform
     .command('status')
-    .description('show whether the platform runs, where, and its nodes (the one STRATO_API_URL names, else the background one)')
+    .description("show whether the platform runs, where, and its nodes (the one STRATO_API_URL or the project's .env names, else the background one)")
     .option('--json', 'print the status as JSON')
     .action(async (f: { json?: boolean }) => {
-      if (process.env.STRATO_API_URL) return remoteStatus(f);
+      const { namedApiUrl } = await import('../../api/config');
+      if (namedApiUrl({ projectDir: process.cwd() })) return remoteStatus(f);
       const { daemonStatus } = await import('../../api/localPlatform');
       const s = await daemonStatus();
       const nodes = s.running ? await platformNodes().catch(() => undefined) : undefined;
@@ -209,16 +210,16 @@ function nodeLines(nodes: NodesAnswer['nodes'], answering: string): string {
   return `  nodes: ${nodes.length} (${alive} alive, ${nodes.length - alive} lost)\n${lines.join('\n')}\n`;
 }
 
-/** The platform STRATO_API_URL names: its nodes, as the node that answers sees them. */
+/** The platform STRATO_API_URL (or the project's .env) names: its nodes, as the node that answers sees them. */
 async function remoteStatus(f: { json?: boolean }): Promise<void> {
   const p = await platformNodes();
   const { resolveApiConfig } = await import('../../api/config');
   const c = await resolveApiConfig({ projectDir: process.cwd() });
   if (f.json) {
-    process.stdout.write(`${JSON.stringify({ url: process.env.STRATO_API_URL, ...p, ...(await hostsJson(c.baseUrl, c.apiKey)) }, null, 2)}\n`);
+    process.stdout.write(`${JSON.stringify({ url: c.baseUrl, ...p, ...(await hostsJson(c.baseUrl, c.apiKey)) }, null, 2)}\n`);
     return;
   }
-  process.stdout.write(`platform: ${process.env.STRATO_API_URL}\n${nodeLines(p.nodes, p.instanceId)}`);
+  process.stdout.write(`platform: ${c.baseUrl}\n${nodeLines(p.nodes, p.instanceId)}`);
   await printHosts(c.baseUrl, c.apiKey);
 }
 
