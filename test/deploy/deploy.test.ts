@@ -188,6 +188,16 @@ test('environments: --env staging beside production, env list, ambiguity without
   const ambiguous = await runCli(['deploy'], { cwd: dir, env });
   assert.equal(ambiguous.code, 1);
   assert.match(ambiguous.stderr, /app "multi" has 2 environments \(production, staging\): choose one with --env NAME/);
+  // env get names its environment without a flag; asked for JSON, the error is JSON on stdout too.
+  const which = await runCli(['env', 'get', '--json'], { cwd: dir, env });
+  assert.equal(which.code, 1);
+  assert.match(which.stderr, /has 2 environments \(production, staging\): choose one with strato env get NAME\./);
+  assert.match(JSON.parse(which.stdout).error, /choose one with strato env get NAME/);
+  const usage = await runCli(['env', 'get', '--env', 'staging', '--json'], { cwd: dir, env });
+  assert.equal(usage.code, 1);
+  assert.deepEqual(JSON.parse(usage.stdout), { error: "unknown option '--env'" });
+  const live = await runCli(['env', 'get', 'live'], { cwd: dir, env });
+  assert.match(live.stderr, /no environment "live" \(it has production, staging\): it holds the endpoints of a running strato dev, and none runs/);
 
   const noTty = await runCli(['undeploy', '--env', 'staging'], { cwd: dir, env });
   assert.equal(noTty.code, 1);

@@ -4,6 +4,7 @@ import { Command } from 'commander';
 import { registerCommands } from './commands';
 import { UserError } from '../util/errors';
 import { preferBaselineWasm } from '../util/wasmTier';
+import { plainUnlessColor } from './output';
 
 /**
  * A reader that stops early (`strato platform status | head -1`) closes the pipe: the rest of the output goes nowhere
@@ -19,6 +20,8 @@ function quietWhenReaderLeaves(stream: NodeJS.WriteStream): void {
 async function main(argv: string[]): Promise<number> {
   quietWhenReaderLeaves(process.stdout);
   quietWhenReaderLeaves(process.stderr);
+  plainUnlessColor(process.stdout);
+  plainUnlessColor(process.stderr);
   // A command parses a handful of files: the parser's WebAssembly is not worth optimising (see util/wasmTier.ts).
   preferBaselineWasm();
   const program = new Command('strato')
@@ -33,6 +36,22 @@ async function main(argv: string[]): Promise<number> {
   } catch (err) {
     return reportError(err);
   }
+}
+
+/** Whether the command was asked for JSON (`--json` among its options, not after `--`). */
+function wantsJson(argv: string[]): boolean {
+  const end = argv.indexOf('--');
+  return (end < 0 ? argv : argv.slice(0, end)).includes('--json');
+}
+
+/**
+ * Says an error: a sentence on stderr and, for a command asked for `--json`, `{"error": sentence}` on stdout too, so
+ * that a script reading stdout reads JSON whatever happened (the exit status says it failed).
+ */
+function reportError(err: unknown): number {
+  const { code, message } = describeError(err);
+  if (message !== null && wantsJson(process.argv)) process.stdout.write(`${JSON.stringify({ error: message })}\n`);
+  return code;
 }
 
 /**
@@ -53,25 +72,27 @@ function fileSystemProblem(e: NodeJS.ErrnoException): string | null {
   return why[e.code] ? `cannot ${e.syscall ?? 'use'} ${e.path}: ${why[e.code]} (${e.code})` : null;
 }
 
-function reportError(err: unknown): number {
+/** Writes the error's sentence to stderr; its exit status, and the sentence (null: help or version, not an error). */
+function describeError(err: unknown): { code: number; message: string | null } {
   const e = err as { code?: string; exitCode?: number; message?: string };
   if (typeof e.code === 'string' && e.code.startsWith('commander.')) {
     // commander already printed help, version or the usage error.
-    return e.exitCode ?? 1;
+    const usage = (e.exitCode ?? 1) !== 0 && typeof e.message === 'string';
+    return { code: e.exitCode ?? 1, message: usage ? e.message!.replace(/^error: /, '') : null };
   }
   if (err instanceof UserError) {
     process.stderr.write(err.preformatted ? `${err.message}\n` : `error: ${err.message}\n`);
-    return err.exitCode;
+    return { code: err.exitCode, message: err.message };
   }
   const fsProblem = fileSystemProblem(err as NodeJS.ErrnoException);
   if (fsProblem) {
     process.stderr.write(`error: ${fsProblem}\n`);
-    return 1;
+    return { code: 1, message: fsProblem };
   }
   process.stderr.write(`error: ${e.message ?? String(err)}\n`);
   if (process.env.STRATO_DEBUG) process.stderr.write(`${(err as Error).stack ?? ''}\n`);
   else process.stderr.write('(set STRATO_DEBUG=1 to see the stack trace, and please report this as a bug)\n');
-  return 1;
+  return { code: 1, message: e.message ?? String(err) };
 }
 
 main(process.argv).then(

@@ -1,8 +1,20 @@
 // Terminal output for the CLI: colours only on a terminal (NO_COLOR respected), a one-line progress
 // display that rewrites itself on a terminal and prints plain lines otherwise, and yes/no questions.
 
-const useColor = (stream: NodeJS.WriteStream) => stream.isTTY === true && !process.env.NO_COLOR;
-const paint = (code: number) => (s: string) => (useColor(process.stdout) ? `\x1b[${code}m${s}\x1b[0m` : s);
+/** Whether a stream shows colours: a terminal, unless NO_COLOR is set. */
+export const showsColor = (stream: NodeJS.WriteStream) => stream.isTTY === true && !process.env.NO_COLOR;
+// Text is painted when either stream shows colours; a stream that does not gets it plain (plainUnlessColor), so that
+// `strato keys create 2>file` writes no escape codes to the file while the terminal keeps them.
+const paint = (code: number) => (s: string) => (showsColor(process.stdout) || showsColor(process.stderr) ? `\x1b[${code}m${s}\x1b[0m` : s);
+
+/** Strips colour codes from what is written to `stream` when it does not show them (a file, a pipe, NO_COLOR). */
+export function plainUnlessColor(stream: NodeJS.WriteStream): void {
+  if (showsColor(stream)) return;
+  const write = stream.write.bind(stream) as (chunk: unknown, ...rest: unknown[]) => boolean;
+  // eslint-disable-next-line no-control-regex
+  const sgr = /\x1b\[[0-9;]*m/g;
+  stream.write = ((chunk: unknown, ...rest: unknown[]) => write(typeof chunk === 'string' ? chunk.replace(sgr, '') : chunk, ...rest)) as typeof stream.write;
+}
 export const bold = paint(1);
 export const dim = paint(2);
 export const green = paint(32);

@@ -4,15 +4,11 @@ import path from 'node:path';
 import { resolveApiConfig, type ApiConfig } from '../api/config';
 import type { App, Environment } from '../api/controlPlane';
 import { didYouMean } from '../catalog';
-import { APP_OR_ENV_NAME, APP_OR_ENV_NAME_RULE, suggestName } from '../protocol/names';
+import { APP_OR_ENV_NAME, APP_OR_ENV_NAME_RULE, DEFAULT_ENVIRONMENT, DEV_ENVIRONMENT, suggestName } from '../protocol/names';
 import { PROJECT_MARKERS, projectRootAt } from '../project/ignore';
 import { UserError } from '../util/errors';
 
-export const DEFAULT_ENVIRONMENT = 'production';
-/** The dev server's environment (live- endpoints): only used when named explicitly. */
-export const DEV_ENVIRONMENT = 'live';
-/** The dev server names each endpoint `live-<name>` in that environment. */
-export const LIVE_PREFIX = 'live-';
+export { DEFAULT_ENVIRONMENT, DEV_ENVIRONMENT, LIVE_PREFIX } from '../protocol/names';
 
 function deployable(app: App | null): Environment[] {
   return (app?.environments ?? []).filter((e) => e.name !== DEV_ENVIRONMENT);
@@ -89,8 +85,11 @@ export function chooseEnvironment(app: App | null, requested: string | undefined
   );
 }
 
-/** The environment to read from (env get, undeploy): never created. */
-export function findEnvironment(app: App | null, appName: string, requested: string | undefined): Environment {
+/**
+ * The environment to read from (env get, undeploy): never created. `choose` says how the command names one, for the
+ * sentence when the app has several.
+ */
+export function findEnvironment(app: App | null, appName: string, requested: string | undefined, choose = '--env NAME'): Environment {
   if (!app)
     throw new UserError(`app "${appName}" has not been deployed yet: run strato deploy first (the app name comes from the project directory, or STRATO_APP).`);
   const envs = deployable(app);
@@ -102,7 +101,11 @@ export function findEnvironment(app: App | null, appName: string, requested: str
       const guess = names.find((n) => n.startsWith(requested)) ?? didYouMean(requested, names);
       throw new UserError(
         `app "${appName}" has no environment "${requested}"${names.length ? ` (it has ${names.join(', ')})` : ''}: ` +
-          (guess ? `did you mean "${guess}"?` : `nothing is deployed there (strato deploy --env ${requested} makes it).`),
+          (guess
+            ? `did you mean "${guess}"?`
+            : requested === DEV_ENVIRONMENT
+              ? 'it holds the endpoints of a running strato dev, and none runs (strato dev makes them).'
+              : `nothing is deployed there (strato deploy --env ${requested} makes it).`),
       );
     }
     return found;
@@ -113,6 +116,6 @@ export function findEnvironment(app: App | null, appName: string, requested: str
     `app "${appName}" has ${envs.length} environments (${envs
       .map((e) => e.name)
       .sort()
-      .join(', ')}): choose one with --env NAME.`,
+      .join(', ')}): choose one with ${choose}.`,
   );
 }

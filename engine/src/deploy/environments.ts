@@ -77,9 +77,10 @@ export function summarize(e: Endpoint, health?: EndpointHealth): EndpointSummary
   return s;
 }
 
-export async function getEnvironment(target: ApiTarget, appName: string, envName: string | undefined): Promise<EnvironmentSummary> {
+/** `choose`: how the caller names an environment (findEnvironment). */
+export async function getEnvironment(target: ApiTarget, appName: string, envName: string | undefined, choose?: string): Promise<EnvironmentSummary> {
   const client = new ControlPlaneClient(target);
-  const env = findEnvironment(await client.findApp(appName), appName, envName);
+  const env = findEnvironment(await client.findApp(appName), appName, envName, choose);
   const [deployed, health] = await Promise.all([client.listEndpoints(env.id), client.environmentHealth(env.id)]);
   const endpoints = deployed.map((e) => summarize(e, health.get(e.id))).sort((a, b) => a.name.localeCompare(b.name));
   const mounted = new Set(deployed.flatMap((e) => e.volumes.map((v) => `${v.datacenter}/${v.name}`)));

@@ -2,6 +2,13 @@
 // what the extension's input box allows. One pattern and one sentence for all three.
 import { quoted } from '../util/errors';
 
+/** The environment a deploy makes when the app has none. */
+export const DEFAULT_ENVIRONMENT = 'production';
+/** The dev server's environment (live- endpoints): only used when named explicitly. */
+export const DEV_ENVIRONMENT = 'live';
+/** The dev server names each endpoint `live-<name>` in that environment. */
+export const LIVE_PREFIX = 'live-';
+
 export const APP_OR_ENV_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$/;
 
 /** What a valid name looks like, as the end of an error message. */

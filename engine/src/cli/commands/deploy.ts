@@ -1,5 +1,6 @@
 // `strato deploy`, `strato undeploy` and `strato env get|list`: terminal output over engine/src/deploy.
 import { kindLabel } from '../../protocol/endpointKind';
+import { DEV_ENVIRONMENT } from '../../protocol/names';
 import type { Command } from 'commander';
 import type { DeployStep, EnvironmentSummary, WorkersSummary } from '../../deploy';
 import { UserError } from '../../util/errors';
@@ -9,19 +10,24 @@ import { parseList } from './build';
 
 const STEP_LABEL: Record<DeployStep, string> = { build: 'build', upload: 'upload', provision: 'provision', configure: 'configure' };
 
-function printEnvironment(s: EnvironmentSummary, workersText: (w: WorkersSummary) => string): void {
-  process.stdout.write(`${bold(s.environment)}  app ${s.app}${s.buildId ? `, build ${s.buildId}` : ''}\n`);
+/** The environment's endpoints and volumes, to stdout (`env get`), or to stderr (what undeploy asks about). */
+function printEnvironment(s: EnvironmentSummary, workersText: (w: WorkersSummary) => string, out: NodeJS.WriteStream = process.stdout): void {
+  out.write(`${bold(s.environment)}  app ${s.app}${s.buildId ? `, build ${s.buildId}` : ''}\n`);
   if (s.endpoints.length === 0) {
-    process.stdout.write(`  no resources. run deploy --env ${s.environment}\n`);
+    out.write(
+      s.environment === DEV_ENVIRONMENT
+        ? '  no resources: strato dev provisions them while it runs\n'
+        : `  no resources: strato deploy --env ${s.environment} deploys them\n`,
+    );
     return;
   }
   for (const e of s.endpoints) {
-    process.stdout.write(`  ${e.name.padEnd(24)} ${kindLabel(e.type).padEnd(14)} ${e.type === 'QUEUE' ? `${e.url}/runsync` : e.url}\n`);
-    for (const r of e.routes) process.stdout.write(`    ${r.method.padEnd(6)} ${r.path}\n`);
-    if (e.workers) process.stdout.write(`    ${e.workers.error ? red(workersText(e.workers)) : dim(workersText(e.workers))}\n`);
+    out.write(`  ${e.name.padEnd(24)} ${kindLabel(e.type).padEnd(14)} ${e.type === 'QUEUE' ? `${e.url}/runsync` : e.url}\n`);
+    for (const r of e.routes) out.write(`    ${r.method.padEnd(6)} ${r.path}\n`);
+    if (e.workers) out.write(`    ${e.workers.error ? red(workersText(e.workers)) : dim(workersText(e.workers))}\n`);
   }
   for (const v of s.volumes)
-    process.stdout.write(
+    out.write(
       `  volume ${v.name.padEnd(17)} ${v.datacenter.padEnd(14)} ${formatBytes(v.usedBytes)} of ${v.sizeGb} GB  ${dim(`mounted by ${v.endpoints.join(', ')}`)}\n`,
     );
 }
@@ -122,7 +128,7 @@ export function register(program: Command): void {
           throw new UserError(
             `undeploy removes ${current.endpoints.length} endpoint(s) of ${app}/${current.environment}: pass --yes to confirm without a terminal.`,
           );
-        printEnvironment(current, environments.workersText);
+        printEnvironment(current, environments.workersText, process.stderr);
         if (!(await confirm(`Remove these ${current.endpoints.length} endpoint(s)?`, false))) throw new UserError('nothing removed.');
       }
       const r = await environments.undeployEnvironment(target, app, current.environment);
@@ -144,7 +150,7 @@ export function register(program: Command): void {
     )
     .action(async (name: string | undefined, opts: { json?: boolean }) => {
       const { app, target, environments } = await environmentCommand();
-      const s = await environments.getEnvironment(target, app, name);
+      const s = await environments.getEnvironment(target, app, name, 'strato env get NAME');
       if (opts.json) process.stdout.write(JSON.stringify(s, null, 2) + '\n');
       else printEnvironment(s, environments.workersText);
     });
