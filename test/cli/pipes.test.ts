@@ -49,5 +49,5 @@ test('colour codes reach a terminal only: stderr sent to a file gets none while 
   assert.match(written, /These files exist and would be overwritten/);
   assert.ok(!written.includes('\x1b['), JSON.stringify(written));
   const onTerminal = await run(`${cli} init colours </dev/null`);
-  assert.match(onTerminal, /\x1b\[33mThese files exist/, JSON.stringify(onTerminal));
+  assert.ok(onTerminal.includes('\x1b[33mThese files exist'), JSON.stringify(onTerminal));
 });
