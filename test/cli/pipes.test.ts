@@ -33,7 +33,7 @@ test('colour codes reach a terminal only: stderr sent to a file gets none while 
   // its stdin no terminal, does not ask).
   const run = (shell: string) =>
     new Promise<string>((resolve) => {
-      const env = { ...process.env, STRATO_DATA_DIR: path.join(dir, 'data') };
+      const env: NodeJS.ProcessEnv = { ...process.env, STRATO_DATA_DIR: path.join(dir, 'data') };
       delete env.NO_COLOR;
       delete env.NODE_TEST_CONTEXT; // the command is no test of this runner's
       const child = spawn('script', ['-qec', shell, '/dev/null'], { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
