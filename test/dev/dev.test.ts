@@ -123,10 +123,30 @@ test('the startup table, every route of the template, reload on save, a broken s
   assert.match(broken.body.detail, /cpu_worker\.py:8:\d+: error: workers min \(2\) cannot exceed max \(0\)/);
   await dev.waitFor(/cpu_worker\.py:8:\d+: error: workers min/, 10000, 'stderr');
   assert.equal((await call(dev.port, 'POST', '/gpu_worker/runsync', { input: {} })).status, 200, 'other files keep working');
+  // Another file saved meanwhile cannot be built until the error is fixed: its route says so, rather than answer 200
+  // with the code from before its save. So does a new file's.
+  const gpuFile = path.join(dir, 'gpu_worker.py');
+  const gpuOriginal = readFileSync(gpuFile, 'utf8');
+  writeFileSync(gpuFile, gpuOriginal.replace('"worker": platform.node()', '"worker": platform.node(), "version": "NEW"'));
+  writeFileSync(
+    path.join(dir, 'extra_worker.py'),
+    'from strato import Endpoint\n\n\n@Endpoint(name="extra", cpu="cpu3c-1-2")\ndef extra() -> dict:\n    return {"extra": True}\n',
+  );
+  for (const route of ['/gpu_worker/runsync', '/extra_worker/runsync']) {
+    const stale = await call(dev.port, 'POST', route, { input: {} });
+    assert.equal(stale.status, 400, `${route}: ${JSON.stringify(stale.body)}`);
+    assert.match(stale.body.detail, /cpu_worker\.py:8:\d+: error: workers min \(2\) cannot exceed max \(0\)/);
+  }
   writeFileSync(cpuFile, original);
   const fixed = await call(dev.port, 'POST', '/cpu_worker/runsync', { input: { numbers: [1] } });
   assert.equal(fixed.status, 200);
   assert.equal(fixed.body.output.edited, undefined);
+  assert.equal((await call(dev.port, 'POST', '/gpu_worker/runsync', { input: {} })).body.output.version, 'NEW');
+  assert.deepEqual((await call(dev.port, 'POST', '/extra_worker/runsync', { input: {} })).body.output, { extra: true });
+  rmSync(path.join(dir, 'extra_worker.py'));
+  writeFileSync(gpuFile, gpuOriginal);
+  assert.equal((await call(dev.port, 'POST', '/gpu_worker/runsync', { input: {} })).body.output.version, undefined);
+  assert.equal((await call(dev.port, 'POST', '/extra_worker/runsync', { input: {} })).status, 404);
 
   assert.equal(await dev.stop(), 0);
   assert.match(dev.stderr(), /removed live-cpu-stats, live-gpu-hello, live-lb-api/);
@@ -302,6 +322,53 @@ test('a save that leaves the requirements as they were reuses the installed depe
   await dev.waitFor(/reloaded in \d+ ms[\s\S]*reloaded in \d+ ms/, 60_000, 'stderr');
   assert.equal(readdirSync(path.join(dir, '.strato', 'deps')).length, 1, 'one install is kept, not one per set of requirements');
   await dev.stop();
+});
+
+test('a saved data file is served on the next call, as a saved Python file is; --no-reload keeps the code it started with', async () => {
+  const dir = await project('datafile');
+  writeFileSync(path.join(dir, 'note.txt'), 'v1\n');
+  writeFileSync(
+    path.join(dir, 'note_worker.py'),
+    'import pathlib\n\nfrom strato import Endpoint\n\n\n@Endpoint(name="note", cpu="cpu3c-1-2")\ndef note() -> dict:\n' +
+      '    return {"note": (pathlib.Path(__file__).parent / "note.txt").read_text().strip()}\n',
+  );
+  const d = await serve(dir);
+  assert.equal((await call(d.port, 'POST', '/note_worker/runsync', { input: {} })).body.output.note, 'v1');
+  writeFileSync(path.join(dir, 'note.txt'), 'v2\n');
+  assert.equal((await call(d.port, 'POST', '/note_worker/runsync', { input: {} })).body.output.note, 'v2');
+  await d.stop();
+  const fixed = await serve(dir, ['--no-reload']);
+  writeFileSync(path.join(dir, 'note.txt'), 'v3\n');
+  writeFileSync(path.join(dir, 'note_worker.py'), readFileSync(path.join(dir, 'note_worker.py'), 'utf8').replace('"note":', '"edited": True, "note":'));
+  assert.deepEqual((await call(fixed.port, 'POST', '/note_worker/runsync', { input: {} })).body.output, { note: 'v2' });
+  await fixed.stop();
+});
+
+test('a dev server that never builds (its project has errors from start to stop) still removes what a killed one left; one that builds later takes it over', async () => {
+  const dir = await project('leftover');
+  const cpuFile = path.join(dir, 'cpu_worker.py');
+  const original = readFileSync(cpuFile, 'utf8');
+  const crashWithAll = async () => {
+    const d = await serve(dir, ['--auto-provision', '--no-reload']);
+    assert.deepEqual(await liveEndpoints('leftover'), ['live-cpu-stats', 'live-gpu-hello', 'live-lb-api']);
+    d.child.kill('SIGKILL');
+    await new Promise((r) => d.child.once('exit', r));
+  };
+  await crashWithAll();
+  writeFileSync(cpuFile, original.replace('workers=(0, 2)', 'workers=(2, 0)'));
+  const broken = await serve(dir);
+  assert.equal((await call(broken.port, 'POST', '/cpu_worker/runsync', { input: { numbers: [1] } })).status, 400);
+  await broken.stop();
+  assert.deepEqual(await liveEndpoints('leftover'), [], 'removed by the session that never built');
+  writeFileSync(cpuFile, original);
+  await crashWithAll();
+  writeFileSync(cpuFile, original.replace('workers=(0, 2)', 'workers=(2, 0)'));
+  const later = await serve(dir);
+  writeFileSync(cpuFile, original);
+  assert.equal((await call(later.port, 'POST', '/cpu_worker/runsync', { input: { numbers: [1] } })).status, 200);
+  await later.waitFor(/an earlier strato dev of this project left live endpoints behind: reused live-cpu-stats, live-gpu-hello, live-lb-api/, 10000, 'stderr');
+  await later.stop();
+  assert.deepEqual(await liveEndpoints('leftover'), []);
 });
 
 test('a taken port: the next free one is used and said', async () => {

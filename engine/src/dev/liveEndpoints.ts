@@ -62,6 +62,10 @@ export class LiveEndpoints {
   private readonly cacheFile: string;
   /** Called when the set of provisioned endpoints changed (the dev server's state file follows it). */
   onChange?: () => void;
+  /** An earlier session's leftovers were taken over (adoptLeftovers): until then removeAll removes them too. */
+  private adopted = false;
+  /** removeAll has begun: nothing is provisioned any more (a call in flight meets a stopping server). */
+  private closing = false;
 
   constructor(
     root: string,
@@ -143,7 +147,7 @@ export class LiveEndpoints {
    * endpoint that went with it forgotten (the next call provisions it).
    */
   async provisionedAgain(name: string, ep: Endpoint): Promise<Endpoint | null> {
-    if (await this.client.getEndpoint(ep.id).catch(() => ep)) return null;
+    if (this.closing || (await this.client.getEndpoint(ep.id).catch(() => ep))) return null;
     const env = await this.env?.catch(() => undefined);
     const left = new Set((env ? await this.client.listEndpoints(env.id).catch(() => []) : []).map((e) => e.id));
     if (left.size === 0) this.env = undefined; // its environment may have gone with them
@@ -164,6 +168,7 @@ export class LiveEndpoints {
    * the others are removed now. Without it they stayed on the platform with nobody to remove them. Their names.
    */
   async adoptLeftovers(): Promise<{ reused: string[]; updated: string[]; removed: string[] }> {
+    this.adopted = true;
     const cache = this.readCache();
     const out = { reused: [] as string[], updated: [] as string[], removed: [] as string[] };
     await Promise.all(
@@ -214,8 +219,12 @@ export class LiveEndpoints {
     return { created };
   }
 
-  /** Deletes every live endpoint this session provisioned or reused. */
+  /**
+   * Deletes every live endpoint this session provisioned or reused, and those an earlier session left when this one
+   * never built (its project had errors from start to stop): the record of them is cleared only once they are gone.
+   */
   async removeAll(): Promise<string[]> {
+    this.closing = true;
     const removed: string[] = [];
     await Promise.all(
       [...this.live.entries()].map(async ([name, p]) => {
@@ -225,12 +234,23 @@ export class LiveEndpoints {
         removed.push(name);
       }),
     );
+    const own = removed.length;
+    if (!this.adopted)
+      await Promise.all(
+        Object.entries(this.readCache()?.endpoints ?? {}).map(async ([live, cached]) => {
+          const existing = await this.client.getEndpoint(cached.id).catch(() => null);
+          if (existing?.name !== live) return;
+          await this.client.deleteEndpoint(existing.id).catch(() => {});
+          removed.push(live.slice(LIVE_PREFIX.length));
+        }),
+      );
     this.live.clear();
     this.resolved.clear();
     this.writeCache({});
     this.onChange?.();
     // An emptied `live` environment goes too, so that `env list` does not keep showing it after Ctrl+C.
-    const env = this.env ? await this.env.catch(() => undefined) : undefined;
+    const envFound = this.env ?? (removed.length > own ? this.environment() : undefined);
+    const env = envFound ? await envFound.catch(() => undefined) : undefined;
     if (env && (await this.client.listEndpoints(env.id).catch(() => [null])).length === 0) {
       await this.client.deleteEnvironment(env.id).catch(() => {});
       this.env = undefined;

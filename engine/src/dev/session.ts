@@ -1,5 +1,7 @@
 // A development session: the project's current analysis and build, the route table, the live endpoints,
-// and reloading on saved changes. A broken save keeps the last good build and marks the affected routes.
+// and reloading on saved changes. A broken save keeps the last good build for the routes whose code did not change
+// since it; the others (their file, or a file every endpoint reads, changed) answer with the errors: none runs code
+// from before its save.
 import { rmSync, statSync, watch, type FSWatcher } from 'node:fs';
 import path from 'node:path';
 import type { ApiTarget } from '../api/http';
@@ -14,6 +16,8 @@ import { devRoutes, routeCollisions, type DevRoute } from './routes';
 export interface SessionOptions {
   /** Workers listen for a debugger and announce it in <root>/.strato/debug (docs/debugging.md). */
   debug?: boolean;
+  /** Saved changes reload (default); false (--no-reload): the code the session started with is served to the end. */
+  reload?: boolean;
 }
 
 export interface SessionEvents {
@@ -38,8 +42,12 @@ export class DevSession {
   private closing = false;
   private timer?: NodeJS.Timeout;
   private generation = 0;
-  /** Modification times of the Python files the current code was built from. */
+  /** Modification times of the project's files (what a build packages) as last read. */
   private snapshot = new Map<string, number>();
+  /** The same for the files the current build was made from. */
+  private built = new Map<string, number>();
+  /** Files added, changed or removed since the current build, while the saved project has errors. */
+  private changedSinceBuild = new Set<string>();
   private markStarted!: () => void;
   /** Resolves once start() has ended, well or not: the server listens first, and a request that comes before waits. */
   readonly started = new Promise<void>((resolve) => (this.markStarted = resolve));
@@ -96,10 +104,17 @@ export class DevSession {
       this.errors = errors;
       return;
     }
+    const snapshot = this.snapshot;
     this.build = await this.buildOf(model);
+    this.built = snapshot;
     this.setRoutes(model);
     this.model = model;
     await this.live.setBuild(this.build);
+    await this.adoptLeftovers();
+  }
+
+  /** Takes over what an earlier session left, once there is a build to compare it with (the first good one). */
+  private async adoptLeftovers(): Promise<void> {
     const left = await this.live.adoptLeftovers();
     const told = [
       left.reused.length ? `reused ${left.reused.join(', ')}` : '',
@@ -114,13 +129,13 @@ export class DevSession {
    * (events arrive a few milliseconds late) is picked up here, so the next call always runs the saved code.
    */
   settled(): Promise<void> {
-    if (this.changedOnDisk()) return this.reload();
+    if (this.options.reload !== false && this.changedOnDisk()) return this.reload();
     return this.pending;
   }
 
   private takeSnapshot(): Map<string, number> {
     const snap = new Map<string, number>();
-    for (const f of listProjectFiles(this.root).pythonFiles) {
+    for (const f of listProjectFiles(this.root).files) {
       try {
         snap.set(f, statSync(path.join(this.root, f)).mtimeMs);
       } catch {
@@ -158,13 +173,20 @@ export class DevSession {
     for (const c of routeCollisions(this.routes)) this.events.log?.(`warning: ${c}`);
   }
 
-  /** Errors that make `route` unusable right now (its file, or the project when nothing was ever built). */
+  /**
+   * Errors that make `route` unusable right now: its file's, the project's when nothing was ever built, and all of them
+   * when the code it would run is not its saved code (its file, or a file every endpoint reads, changed since the
+   * build: the build cannot be made again until they are fixed).
+   */
   errorsFor(route: DevRoute): Diagnostic[] {
     if (!this.errors.length) return [];
     const own = this.errors.filter(
       (d) => d.file === PROJECT_WIDE || d.file === route.endpoint.file || (d.related ?? []).some((r) => r.file === route.endpoint.file),
     );
-    return own.length || this.build ? own : this.errors;
+    if (own.length || !this.build) return own.length ? own : this.errors;
+    const workerFiles = new Set((this.model?.endpoints ?? []).map((e) => e.file));
+    for (const f of this.changedSinceBuild) if (f === route.endpoint.file || !workerFiles.has(f)) return this.errors;
+    return [];
   }
 
   watch(): void {
@@ -172,11 +194,12 @@ export class DevSession {
     this.watcher = watch(this.root, { recursive: true }, (_event, filename) => {
       if (!filename) return;
       const rel = filename.toString().split(path.sep).join('/');
-      if (!rel.endsWith('.py') || isIgnored(rel, false)) return;
+      if (isIgnored(rel, false)) return;
       clearTimeout(this.timer);
-      // Editors write a file in several steps; one short pause gathers them into one reload.
+      // Editors write a file in several steps; one short pause gathers them into one reload. Any file a build packages
+      // counts (requirements.txt, a data file the code reads), not only Python files.
       this.timer = setTimeout(() => {
-        if (this.changedOnDisk() || !this.snapshot.has(rel)) void this.reload();
+        if (this.changedOnDisk() || !sameFiles(this.snapshot, this.takeSnapshot())) void this.reload();
       }, 25);
     });
     // A folder made and removed at once (a test run's, an editor's, a build's) can be gone between the listing of its
@@ -200,21 +223,29 @@ export class DevSession {
       if (gen !== this.generation) return; // a newer save supersedes this one
       this.events.reloading?.();
       try {
-        this.snapshot = this.takeSnapshot();
+        const snapshot = (this.snapshot = this.takeSnapshot());
         const model = await loadProject(this.root);
         const errors = model.diagnostics.filter((d) => d.severity === 'error');
         if (errors.length || !model.endpoints.length) {
           this.errors = errors.length ? errors : [projectError('no @Endpoint function found any more')];
+          // The saved routes (a new file's too), each answering with the errors where its code is not the build's.
+          this.changedSinceBuild = changedFiles(this.built, snapshot);
+          this.setRoutes(model);
+          this.model = model;
           for (const d of this.errors) this.events.log?.(describeDevError(d));
           this.events.reloaded?.(this.errors, Date.now() - started);
           return;
         }
         const build = await this.buildOf(model);
         await this.live.setBuild(build);
+        const first = !this.build;
         this.build = build;
+        this.built = snapshot;
+        this.changedSinceBuild.clear();
         this.setRoutes(model);
         this.model = model;
         this.errors = [];
+        if (first) await this.adoptLeftovers();
         this.events.reloaded?.([], Date.now() - started);
       } catch (e) {
         // The build failed (pip could not install a dependency): every route says why until a save builds again,
@@ -236,6 +267,19 @@ export class DevSession {
     if (this.options.debug) rmSync(this.debugDir, { recursive: true, force: true });
     return removed;
   }
+}
+
+/** Whether two snapshots list the same files. */
+function sameFiles(a: Map<string, number>, b: Map<string, number>): boolean {
+  return a.size === b.size && [...a.keys()].every((f) => b.has(f));
+}
+
+/** Files added, changed or removed between two snapshots. */
+function changedFiles(before: Map<string, number>, after: Map<string, number>): Set<string> {
+  const out = new Set<string>();
+  for (const [f, m] of after) if (before.get(f) !== m) out.add(f);
+  for (const f of before.keys()) if (!after.has(f)) out.add(f);
+  return out;
 }
 
 /** The `file` of an error of the whole project rather than of one file: every route answers with it. */

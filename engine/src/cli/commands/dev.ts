@@ -63,12 +63,12 @@ async function runDev(opts: DevOptions): Promise<void> {
       reloaded: (errors, ms) => {
         if (errors.length)
           process.stderr.write(
-            `${red('reload failed')}: ${projectWide(errors) ? 'every route answers' : 'the routes of the files above answer'} with the error until a save fixes it\n`,
+            `${red('reload failed')}: ${projectWide(errors) ? 'every route answers' : 'the routes of the files above, and of those changed since the last build, answer'} with the error until a save fixes it\n`,
           );
         else process.stderr.write(`${green('reloaded')} in ${ms} ms\n`);
       },
     },
-    { debug: opts.debug },
+    { debug: opts.debug, reload: opts.reload },
   );
   // The server listens first: a host or port it cannot have is refused before anything is made on the platform.
   const server = createDevServer(session, opts.host);
