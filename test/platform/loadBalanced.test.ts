@@ -13,6 +13,7 @@ let lb: string;
 let lbId: string;
 let cold: string;
 let queueUrl: string;
+let broken: string;
 
 const routes = {
   'POST /process': 'process',
@@ -24,16 +25,19 @@ const routes = {
 
 before(async () => {
   tp = await startTestPlatform();
-  const art = await buildTestArtifact({ 'lb_worker.py': LB_PY, 'worker.py': WORKER_PY }, [
+  const brokenPy = 'import not_a_module_anywhere\n\n\ndef health():\n    return {"status": "ok"}\n';
+  const art = await buildTestArtifact({ 'lb_worker.py': LB_PY, 'worker.py': WORKER_PY, 'broken_lb.py': brokenPy }, [
     { name: 'api', file: 'lb_worker.py', fn: 'process', routes, workers: [2, 2] },
     { name: 'cold-api', file: 'lb_worker.py', fn: 'process', routes: { 'GET /health': 'health' }, workers: [0, 1] },
     queueSpec('echo', 'echo'),
+    { name: 'broken-api', file: 'broken_lb.py', fn: 'health', routes: { 'GET /health': 'health' }, workers: [0, 1] },
   ]);
   const eps = await deploy(tp.cp, art);
   lb = eps.api.url;
   lbId = eps.api.id;
   cold = eps['cold-api'].url;
   queueUrl = eps.echo.url;
+  broken = eps['broken-api'].url;
 });
 after(() => tp?.close());
 
@@ -110,6 +114,14 @@ test('a scaled-to-zero endpoint starts a worker for the first request', async ()
   const r = await call('GET', `${cold}/health`, { timeoutMs: 30_000 });
   assert.equal(r.status, 200);
   assert.equal((r.json as { status: string }).status, 'ok');
+});
+
+test("a route whose worker cannot start answers 503 with the start's error once starts failed, as queued jobs fail: no wait for the cold-start bound", async () => {
+  // The cold-start bound is 120 s; the client gives up at 60: before, the request waited out the bound.
+  const r = await call('GET', `${broken}/health`, { timeoutMs: 60_000 });
+  assert.equal(r.status, 503, r.text);
+  assert.equal((r.json as { error: string }).error, 'no worker available');
+  assert.match((r.json as { detail: string }).detail, /failed to start.*ModuleNotFoundError: No module named 'not_a_module_anywhere'/s);
 });
 
 test('the typed client calls routes and raises RouteError with error and detail', async () => {

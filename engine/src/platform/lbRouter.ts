@@ -11,6 +11,7 @@ import { BODY_IDLE_MS, sendJson, stalledMessage, watchBodyIdle } from './http';
 import type { LbPeers } from './lbPeers';
 import type { SlotHolder } from './store/types';
 import type { Scheduler } from './workers/scheduler';
+import { FAILURES_BEFORE_FAILING_JOBS } from './workers/startFailures';
 import type { Worker } from './workers/worker';
 import { limits } from './options';
 
@@ -112,7 +113,10 @@ export class LbRouter {
 
   /**
    * Waits here for a ready worker (the scheduler starts one for the requests pending here) until `deadline`; or, once
-   * this node's claim found every slot held elsewhere, for the node `elsewhere` finds in a lookup made since then.
+   * this node's claim found every slot held elsewhere, for the node `elsewhere` finds in a lookup made since then. A
+   * worker that cannot start ends the wait as it fails queued jobs: once FAILURES_BEFORE_FAILING_JOBS starts in a row
+   * failed, and one of them since the request came (null: the caller answers with the start's error). A fix deployed
+   * meanwhile (a new revision) is waited for: its workers are taken.
    */
   private async waitHere(
     ep: DeployedEndpoint,
@@ -121,12 +125,17 @@ export class LbRouter {
     elsewhere: ((since: number) => Promise<SlotHolder | null>) | undefined,
   ): Promise<Worker | SlotHolder | null> {
     this.pending.set(ep.id, this.pendingOf(ep.id) + 1);
+    let before = { revision: ep.revision, failed: this.d.scheduler.failedStarts(ep.id) };
     try {
       while (Date.now() < deadline && !res.destroyed) {
         this.d.scheduler.demand(ep.id);
         await this.d.scheduler.whenReady(ep.id, Math.min(1000, deadline - Date.now()));
-        const w = this.pick(ep.id, ep.revision);
+        const revision = this.d.cp.endpoint(ep.id)?.revision ?? ep.revision;
+        const w = this.pick(ep.id, revision);
         if (w) return w;
+        if (revision !== before.revision) before = { revision, failed: 0 };
+        const failed = this.d.scheduler.failedStarts(ep.id);
+        if (failed >= FAILURES_BEFORE_FAILING_JOBS && failed > before.failed) return null;
         const since = elsewhere ? this.d.scheduler.slotsHeldSince(ep) : null;
         const node = since !== null ? await elsewhere!(since) : null;
         if (node) return node;

@@ -126,6 +126,11 @@ export class Scheduler {
     return this.state(endpointId).starts.lastError(this.d.cp.endpoint(endpointId)?.revision);
   }
 
+  /** Workers of the endpoint's current revision that ended before they were ready, in a row (0 once one is ready). */
+  failedStarts(endpointId: string): number {
+    return this.state(endpointId).starts.failures(this.d.cp.endpoint(endpointId)?.revision);
+  }
+
   /** Why more workers wanted by the endpoint are not starting (all GPUs held), else null. */
   waitingReason(endpointId: string): string | null {
     return this.state(endpointId).waiting;

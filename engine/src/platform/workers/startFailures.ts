@@ -29,6 +29,11 @@ export class StartFailures {
     this.error = null;
   }
 
+  /** How many workers of `revision` in a row ended before they were ready (0 for another revision). */
+  failures(revision: number | undefined): number {
+    return revision === this.revision ? this.count : 0;
+  }
+
   /** Why the workers of `revision` fail to start, if they do (an older revision's failure says nothing). */
   lastError(revision: number | undefined): string | null {
     return revision === this.revision ? this.error : null;
