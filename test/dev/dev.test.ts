@@ -94,6 +94,10 @@ test('the startup table, every route of the template, reload on save, a broken s
   assert.deepEqual((await call(dev.port, 'POST', '/lb_worker/process', { text: 'ab', uppercase: true })).body, { text: 'AB', length: 2 });
   assert.deepEqual((await call(dev.port, 'GET', '/lb_worker/health')).body, { status: 'ok' });
   assert.equal((await call(dev.port, 'POST', '/gpu_worker/runsync', { prompt: 'no wrapper' })).status, 400);
+  // A body over the platform's limit is answered as the platform answers it (the connection was reset before).
+  const huge = await call(dev.port, 'POST', '/gpu_worker/runsync', { input: { prompt: 'x'.repeat(21 * 1024 * 1024) } });
+  assert.equal(huge.status, 413);
+  assert.match(huge.body.error, /the request body is larger than the 20 MB limit of a call to gpu-hello; send a smaller input/);
   assert.equal((await call(dev.port, 'GET', '/nowhere')).status, 404);
   assert.equal((await call(dev.port, 'GET', '/lb_worker/process')).status, 405);
   assert.deepEqual(await liveEndpoints('devapp'), ['live-cpu-stats', 'live-gpu-hello', 'live-lb-api'], 'provisioned lazily on the calls above');

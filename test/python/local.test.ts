@@ -3,6 +3,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { copyFileSync, rmSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
 import path from 'node:path';
 import { killAll, makeArtifact, removeTempDirs, runPython, startPython, waitFor, type Proc } from './helpers';
 import { freePort } from '../helpers/ports';
@@ -161,6 +162,29 @@ describe('local test server (--rp_serve_api)', () => {
     assert.deepEqual([failed.body.status, failed.body.error], ['FAILED', 'ValueError: boom!']);
     const missing = await post(`${url}/runsync`, { input: {} });
     assert.equal(missing.body.error, "TypeError: hello() missing 1 required positional argument: 'name'");
+  });
+
+  test('a body over the limit is answered 413, whole or chunked, not with a broken connection', async () => {
+    const send = (chunked: boolean) =>
+      new Promise<{ status: number; text: string }>((resolve, reject) => {
+        const body = Buffer.from(JSON.stringify({ input: { name: 'x'.repeat(21 * 1024 * 1024) } }));
+        const headers: Record<string, string | number> = { 'content-type': 'application/json' };
+        if (!chunked) headers['content-length'] = body.length;
+        const req = http.request(`${url}/runsync`, { method: 'POST', headers }, (res) => {
+          let text = '';
+          res.on('data', (d) => (text += d));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+        });
+        req.on('error', reject);
+        if (chunked) for (let i = 0; i < body.length; i += 1 << 20) req.write(body.subarray(i, i + (1 << 20)));
+        req.end(chunked ? undefined : body);
+      });
+    for (const chunked of [false, true]) {
+      const r = await send(chunked);
+      assert.equal(r.status, 413, `chunked ${chunked}: ${r.text}`);
+      assert.match(JSON.parse(r.text).error, /the body is over the 20 MB limit of \/runsync/);
+    }
+    assert.equal((await post(`${url}/runsync`, { input: { name: 'after' } })).body.output.greeting, 'hello after', 'the server serves on');
   });
 
   test('/docs describes the routes with a form that runs a job; /openapi.json is the same as a document', async () => {

@@ -41,20 +41,35 @@ class JsonHandler(BaseHTTPRequestHandler):
         raise NotImplementedError
 
     def read_body(self, limit=None):
-        """The whole request body (always read in full: the connection is reused for the next request)."""
+        """The whole request body (always read in full: the connection is reused for the next request). None when it is
+        over `limit`: it is read and dropped then, so that the client, which sends it whole before it reads an answer,
+        gets the 413 rather than a broken connection; a chunked body is held to the limit as well."""
         if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
-            parts = []
+            parts, total = [], 0
             while True:
                 size = int(self.rfile.readline().split(b";", 1)[0].strip() or b"0", 16)
                 if size == 0:
                     while self.rfile.readline() not in (b"\r\n", b"\n", b""):
                         pass
-                    return b"".join(parts)
-                parts.append(self.rfile.read(size))
+                    break
+                data = self.rfile.read(size)
                 self.rfile.readline()
+                total += size
+                if limit is None or total <= limit:
+                    parts.append(data)
+            if limit is not None and total > limit:
+                self.close_connection = True
+                return None
+            return b"".join(parts)
         length = int(self.headers.get("Content-Length") or 0)
         if limit is not None and length > limit:
-            self.close_connection = True  # the body is not read: the connection cannot be reused
+            left = length
+            while left > 0:
+                chunk = self.rfile.read(min(left, 1 << 20))
+                if not chunk:
+                    break
+                left -= len(chunk)
+            self.close_connection = True
             return None
         return self.rfile.read(length) if length > 0 else b""
 

@@ -13,29 +13,24 @@ import { matchRoute, type DevRoute } from './routes';
 import { describeDevError, projectWide, type DevSession } from './session';
 import { listenError } from '../util/errors';
 import { swaggerAsset, swaggerHtml } from './swagger';
-
-const MAX_BODY = 20 * 1024 * 1024;
+import { PlatformError } from '../platform/errors';
+import { readBody } from '../platform/http';
 
 type Reply = { status: number; body: unknown; type?: string };
 
 const json = (status: number, body: unknown): Reply => ({ status, body });
 
-function readBody(req: http.IncomingMessage): Promise<Buffer | undefined> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (c: Buffer) => {
-      size += c.length;
-      if (size > MAX_BODY) {
-        resolve(undefined);
-        req.destroy();
-        return;
-      }
-      chunks.push(c);
-    });
-    req.on('end', () => resolve(Buffer.concat(chunks)));
-    req.on('error', reject);
-  });
+/**
+ * The call's body, within the limit the platform sets a `/runsync` body: read as the platform reads it (a body over it
+ * is answered 413 and the connection closed after the answer, not reset before it), or the answer saying why not.
+ */
+async function readCallBody(req: http.IncomingMessage, what: string): Promise<Buffer | Reply> {
+  try {
+    return await readBody(req, limits.runsyncBodyBytes, what);
+  } catch (e) {
+    if (e instanceof PlatformError) return json(e.status, { error: e.message });
+    throw e;
+  }
 }
 
 /** `listenHost` is the --host the server listens on: a name other than localhost that its Host header may carry. */
@@ -84,8 +79,8 @@ async function handle(session: DevSession, req: http.IncomingMessage): Promise<R
     const where = projectWide(errors) ? 'the project' : route.endpoint.file;
     return json(400, { error: `${where} has an error; fix it and save`, detail: errors.map(describeDevError).join('\n') });
   }
-  const body = await readBody(req);
-  if (body === undefined) return json(413, { error: 'request body over 20 MB' });
+  const body = await readCallBody(req, `a call to ${route.endpoint.name}`);
+  if (!Buffer.isBuffer(body)) return body;
   return route.kind === 'QUEUE'
     ? callQueue(session, route, body)
     : callRoute(session, route, method, endpointPath ?? '/', url.search, body, req.headers['content-type']);
