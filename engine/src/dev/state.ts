@@ -4,6 +4,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { pidAlive } from '../protocol/layout';
+import { processStartedAt } from '../util/procfs';
 
 export interface DevState {
   pid: number;
@@ -18,11 +19,17 @@ export interface DevState {
   endpoints: Array<{ name: string; liveName: string; id: string }>;
 }
 
+/** The boot time /proc gives is to the second: a process started this much after the record may still be its writer. */
+const PID_START_SLACK_MS = 2000;
+
 export function devStateFile(root: string): string {
   return path.join(root, '.strato', 'dev.json');
 }
 
-/** The project's dev server while its process runs; null otherwise (a file left by a killed server is ignored). */
+/**
+ * The project's dev server while its process runs; null otherwise: a file left by a killed server is ignored, and so
+ * is one whose pid another process holds now (it started after the file was written: a reboot, pids reused).
+ */
 export function readDevState(root: string): DevState | null {
   let s: DevState;
   try {
@@ -30,7 +37,9 @@ export function readDevState(root: string): DevState | null {
   } catch {
     return null;
   }
-  return typeof s.pid === 'number' && typeof s.url === 'string' && Array.isArray(s.endpoints) && pidAlive(s.pid) ? s : null;
+  if (typeof s.pid !== 'number' || typeof s.url !== 'string' || !Array.isArray(s.endpoints) || !pidAlive(s.pid)) return null;
+  const started = processStartedAt(s.pid);
+  return started !== undefined && typeof s.startedAt === 'number' && started > s.startedAt + PID_START_SLACK_MS ? null : s;
 }
 
 /** Written whole through a rename, so that a reader never sees half of it. */

@@ -30,3 +30,19 @@ export function processStat(pid: number, tid?: number): ProcessStat | undefined 
     cpuMs: (Number(f[11]) + Number(f[12])) * 10,
   };
 }
+
+/**
+ * When a process started (ms since the epoch, to about 10 ms and the second of the boot time), from its start in clock
+ * ticks after boot (USER_HZ 100) and the boot time; undefined where /proc does not say. A pid recorded in a file may
+ * since belong to another process (a reboot, pids reused): one that started after the record was written is not it.
+ */
+export function processStartedAt(pid: number): number | undefined {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const ticks = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]);
+    const boot = Number(/^btime (\d+)$/m.exec(fs.readFileSync('/proc/stat', 'utf8'))?.[1]);
+    return Number.isFinite(ticks) && Number.isFinite(boot) && boot > 0 ? boot * 1000 + ticks * 10 : undefined;
+  } catch {
+    return undefined;
+  }
+}
