@@ -330,6 +330,26 @@ test('build outside a project (no pyproject.toml, requirements.txt or .strato/) 
   assert.doesNotMatch(left.stderr, /is not a Strato project/);
   assert.match(left.stderr, /w\.py is not read for endpoints: it holds a NUL byte/);
   assert.match(left.stderr, /error: nothing to check in \S*unread-only: no Python file there is read for endpoints \(the ignore rules leave out tests\//);
+  // Python files and not one endpoint: what build and deploy would refuse is not a pass.
+  const noEndpoint = path.join(tmp, 'no-endpoint');
+  mkdirSync(noEndpoint, { recursive: true });
+  writeFileSync(path.join(noEndpoint, 'requirements.txt'), '');
+  writeFileSync(path.join(noEndpoint, 'a.py'), 'def f():\n    pass\n');
+  const none = await runCli(['check', '--json'], { cwd: noEndpoint });
+  assert.equal(none.code, 1);
+  assert.match(JSON.parse(none.stdout).error, /^no @Endpoint function found in no-endpoint: check the decorator syntax/);
+  // A folder of several projects (a monorepo's top): not checked as one, whose names would collide.
+  const mono = path.join(tmp, 'mono');
+  mkdirSync(mono, { recursive: true });
+  for (const name of ['shop', 'blog']) assert.equal((await runCli(['init', name], { cwd: mono })).code, 0);
+  const both = await runCli(['check'], { cwd: mono });
+  assert.equal(both.code, 1);
+  assert.match(both.stderr, /mono is not a Strato project and holds 2 projects \(blog, shop\): run strato check in each of them/);
+  assert.doesNotMatch(both.stderr + both.stdout, /duplicate-endpoint-name/);
+  // A project made inside another is said to be part of it.
+  const nested = await runCli(['init', 'inner'], { cwd: path.join(mono, 'shop') });
+  assert.equal(nested.code, 0);
+  assert.match(nested.stderr, /note: inner is inside the project at \S*shop, whose check, build and deploy read it too/);
 });
 
 test('warnings do not stop the build and are printed with file:line', async () => {

@@ -3,7 +3,17 @@
 import { mkdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { formatDiagnostic, hasProjectMarker, INCLUDE_FILE, listProjectFiles, loadProject, notAProject, type Diagnostic, type ProjectModel } from '../project';
+import {
+  formatDiagnostic,
+  hasProjectMarker,
+  INCLUDE_FILE,
+  listProjectFiles,
+  loadProject,
+  noEndpointFound,
+  notAProject,
+  type Diagnostic,
+  type ProjectModel,
+} from '../project';
 import { UserError } from '../util/errors';
 import { tryLock, type HeldLock } from '../util/pidLock';
 import { pythonExecutable, pythonPackageRoot } from '../util/paths';
@@ -102,11 +112,7 @@ export async function buildProject(root: string, options: BuildOptions = {}): Pr
   for (const w of model.diagnostics.filter((d) => d.severity === 'warning')) options.onWarning?.(w);
   if (errors.length) throw new BuildRefused(errors);
   if (model.endpoints.length === 0) {
-    throw new UserError(
-      `no @Endpoint function found in ${projectName}: check the decorator syntax (from strato import Endpoint, then @Endpoint(name="...") on a ` +
-        `function, or api = Endpoint(...) with @api.post("/path") routes), the .gitignore, and the built-in ignore patterns (tests/, test_*.py, ` +
-        `*_test.py, docs/, venv/, .venv/, build/, dist/).`,
-    );
+    throw new UserError(noEndpointFound(projectName));
   }
 
   const { files, secretsLeftOut } = listing;

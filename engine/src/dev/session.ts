@@ -6,7 +6,7 @@ import { rmSync, statSync, watch, type FSWatcher } from 'node:fs';
 import path from 'node:path';
 import type { ApiTarget } from '../api/http';
 import { buildProject, type BuildResult } from '../build';
-import { createIgnore, formatDiagnostic, listProjectFiles, loadProject, type Diagnostic, type ProjectModel } from '../project';
+import { createIgnore, formatDiagnostic, listProjectFiles, loadProject, noEndpointFound, type Diagnostic, type ProjectModel } from '../project';
 import { appNameFor, checkNames } from '../deploy/context';
 import { DEBUG_ANNOUNCE_DIR, DEBUG_DIR_ENV, isLoopbackUrl } from '../protocol/debug';
 import { UserError } from '../util/errors';
@@ -91,11 +91,7 @@ export class DevSession {
     const model = await loadProject(this.root);
     if (!model.files.length)
       throw new UserError(`no Python worker file found in ${this.root}: create one (strato init .) or run strato dev in your project's folder.`);
-    if (!model.endpoints.length)
-      throw new UserError(
-        'no @Endpoint function found: check the decorator syntax (from strato import Endpoint, then @Endpoint(name="...") on a function), the ' +
-          '.gitignore and the built-in ignore patterns.',
-      );
+    if (!model.endpoints.length) throw new UserError(noEndpointFound(this.appName));
     const errors = model.diagnostics.filter((d) => d.severity === 'error');
     if (errors.length) {
       // Serve what can be served; the broken routes say why.

@@ -236,6 +236,29 @@ export function hasProjectMarker(root: string): boolean {
 }
 
 /** Why `dir` is refused as a project, what was `left` undone, and how to run `command` where it belongs. */
+/** What a project without an endpoint is told (build, check, dev): where the decorators may have been missed. */
+export function noEndpointFound(where: string): string {
+  return (
+    `no @Endpoint function found in ${where}: check the decorator syntax (from strato import Endpoint, then @Endpoint(name="...") on a ` +
+    `function, or api = Endpoint(...) with @api.post("/path") routes), the .gitignore, and the built-in ignore patterns (tests/, test_*.py, ` +
+    `*_test.py, docs/, venv/, .venv/, build/, dist/).`
+  );
+}
+
+/** The folders right inside `dir` that are projects of their own (a folder of several projects, as a monorepo's). */
+export function projectsInside(dir: string): string[] {
+  let entries: Dirent[];
+  try {
+    entries = readdirSync(dir, { withFileTypes: true });
+  } catch {
+    return [];
+  }
+  return entries
+    .filter((e) => e.isDirectory() && !e.name.startsWith('.') && hasProjectMarker(path.join(dir, e.name)))
+    .map((e) => e.name)
+    .sort();
+}
+
 export function notAProject(dir: string, left: string, command: string): string {
   return `${dir} is not a Strato project (none of ${PROJECT_MARKERS.join(', ')} is there or in a folder above), so ${left}: run ${command} in the project folder, or create one with strato init NAME.`;
 }

@@ -9,6 +9,8 @@ export {
   hasProjectMarker,
   projectRootAt,
   notAProject,
+  noEndpointFound,
+  projectsInside,
   BUILTIN_IGNORES,
   SECRET_PATTERNS,
   INCLUDE_FILE,

@@ -23,6 +23,14 @@ export function register(program: Command): void {
       }
       const written = writeInit(plan);
       const rel = path.relative(process.cwd(), plan.dir) || '.';
+      // Inside another project, its files are that project's too (its check, build and deploy read every folder).
+      const { projectRootAt } = await import('../../project/ignore');
+      const enclosing = projectRootAt(path.dirname(plan.dir));
+      if (enclosing)
+        process.stderr.write(
+          `${yellow('note')}: ${rel} is inside the project at ${enclosing}, whose check, build and deploy read it too; ` +
+            `create it outside that folder unless it belongs to that project\n`,
+        );
       process.stdout.write(`${green('created')} ${bold(plan.projectName)} in ${rel}: ${written.join(', ')}\n\n`);
       process.stdout.write(
         `Next:\n${rel !== '.' ? `  cd ${rel}\n` : ''}  strato dev      run the endpoints locally (http://localhost:8888/docs)\n  strato build    ` +
