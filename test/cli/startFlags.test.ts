@@ -4,6 +4,8 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { ensureBuilt, runCli } from '../helpers/cli';
@@ -60,6 +62,31 @@ test('a number flag is digits: an empty --port, hex and exponents are refused by
     assert.equal(r.code, 1, `${args.join(' ')}: ${r.stdout}${r.stderr}`);
     assert.match(r.stderr, expected, args.join(' '));
     assert.doesNotMatch(r.stdout, /listening on|http:\/\/localhost/);
+  }
+});
+
+test('an agent given a server that is no platform (a web server answering HTML) says so, without the page', async () => {
+  const page = '<!DOCTYPE HTML>\n<html lang="en">\n<head><title>Error response</title></head>\n<body>Unsupported method</body>\n</html>\n';
+  const server = http.createServer((req, res) => {
+    req.resume();
+    res.writeHead(req.method === 'GET' ? 200 : 501, { 'content-type': 'text/html' }).end(page);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  try {
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const r = await runCli(['platform', 'agent', '--join', url, '--key', 'k', '--python', 'python3', '--data-dir', path.join(dir, 'agent')], {
+      cwd: dir,
+      env,
+      timeoutMs: 30_000,
+    });
+    assert.equal(r.code, 1, r.stdout);
+    assert.match(
+      r.stderr,
+      /^error: http:\/\/127\.0\.0\.1:\d+ does not answer as a Strato platform \(POST \/_agent\/register answered HTTP 501 with an HTML page\): --join must be a platform's base URL/m,
+    );
+    assert.doesNotMatch(r.stderr, /DOCTYPE/);
+  } finally {
+    server.close();
   }
 });
 

@@ -19,7 +19,7 @@ import type {
 import type { Manifest } from '../protocol/manifest';
 import { DEFAULT_PORT } from '../protocol/layout';
 import { UserError } from '../util/errors';
-import { errorText, send, type ApiTarget } from './http';
+import { describeAnswer, errorText, send, type ApiTarget } from './http';
 
 export type {
   ApiKeyInfo,
@@ -260,8 +260,7 @@ export class ControlPlaneClient {
 
 /** What a server that does not answer GraphQL as a platform does at `baseUrl` means: STRATO_API_URL is not a platform's base URL. */
 function notAPlatform(baseUrl: string, status: number, body: unknown): string {
-  const text = typeof body === 'string' ? body : JSON.stringify(body ?? '');
-  const what = /^\s*</.test(text) ? 'an HTML page' : `"${text.replace(/\s+/g, ' ').slice(0, 120)}"`;
+  const what = describeAnswer(body);
   const pathPart = new URL(baseUrl).pathname.replace(/\/+$/, '');
   return (
     `${baseUrl} does not answer as a Strato platform (POST /graphql answered HTTP ${status} with ${what}): STRATO_API_URL must be a ` +

@@ -129,6 +129,12 @@ function exchange(
   });
 }
 
+/** An answer that is not a platform's, in a few words: "an HTML page", or the start of its text quoted. */
+export function describeAnswer(body: unknown): string {
+  const text = typeof body === 'string' ? body : JSON.stringify(body ?? '');
+  return /^\s*</.test(text) ? 'an HTML page' : `"${text.replace(/\s+/g, ' ').slice(0, 120)}"`;
+}
+
 export function networkError(baseUrl: string, e: unknown, timeoutMs: number): UserError {
   const err = e as { code?: string; message?: string; cause?: { code?: string } };
   const code = err.code ?? err.cause?.code ?? '';

@@ -176,10 +176,10 @@ export async function buildProject(root: string, options: BuildOptions = {}): Pr
       rmSync(partial, { force: true });
       throw e;
     }
-    renameSync(partial, artifactPath);
+    renameOver(partial, artifactPath);
     const manifestPath = path.join(outDir, 'strato_manifest.json');
     writeFileSync(`${manifestPath}.partial`, manifestText);
-    renameSync(`${manifestPath}.partial`, manifestPath);
+    renameOver(`${manifestPath}.partial`, manifestPath);
     return {
       projectName,
       manifest,
@@ -222,5 +222,15 @@ async function buildLock(outDir: string, progress: (step: string) => void): Prom
         `another build of this project (pid ${got.holder}) has run for over ${BUILD_WAIT_MS / 60_000} minutes; stop it, or wait for it and build again`,
       );
     await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+/** Renames a file written beside its place over it; one that cannot take its place (a folder there) is not left behind. */
+function renameOver(partial: string, dest: string): void {
+  try {
+    renameSync(partial, dest);
+  } catch (e) {
+    rmSync(partial, { force: true });
+    throw e;
   }
 }

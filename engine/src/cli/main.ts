@@ -69,7 +69,10 @@ function fileSystemProblem(e: NodeJS.ErrnoException): string | null {
     ENOSPC: 'no space is left on its device',
     EROFS: 'it is on a read-only file system',
   };
-  return why[e.code] ? `cannot ${e.syscall ?? 'use'} ${e.path}: ${why[e.code]} (${e.code})` : null;
+  // A rename refused for its destination (a folder where the file goes) names the destination, not the file renamed.
+  const dest = (e as { dest?: unknown }).dest;
+  const toDest = e.syscall === 'rename' && typeof dest === 'string' && ['EISDIR', 'ENOTDIR', 'EEXIST', 'ENOTEMPTY'].includes(e.code);
+  return why[e.code] ? `cannot ${toDest ? `write ${dest}` : `${e.syscall ?? 'use'} ${e.path}`}: ${why[e.code]} (${e.code})` : null;
 }
 
 /** Writes the error's sentence to stderr; its exit status, and the sentence (null: help or version, not an error). */

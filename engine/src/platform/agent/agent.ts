@@ -9,6 +9,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { AgentCommand, AgentEvent, HostRegistered, HostRegistration } from '../../protocol/agents';
+import { describeAnswer } from '../../api/http';
 import { UserError } from '../../util/errors';
 import { parseServerUrl } from '../../util/hostUrl';
 import { inheritedWorkerEnv } from '../workers/environment';
@@ -155,6 +156,12 @@ async function serve(
   const register = async (): Promise<HostRegistered> => {
     const r = await post('/_agent/register', registration);
     const msg = errorOf(r.body);
+    const platformAnswer = typeof r.body === 'object' && r.body !== null && typeof (r.body as { error?: unknown }).error === 'string';
+    if (r.status !== 200 && !platformAnswer)
+      throw new UserError(
+        `${current().url} does not answer as a Strato platform (POST /_agent/register answered HTTP ${r.status} with ${describeAnswer(r.body)}): ` +
+          "--join must be a platform's base URL, such as http://10.0.0.5:7450",
+      );
     if (r.status === 401)
       throw new UserError(`the platform at ${current().url} refused the key (${msg}); pass an admin key of that platform with --key or STRATO_API_KEY`);
     if (r.status === 404) throw new UserError(`${current().url} does not take worker hosts (${msg}); is it a Strato platform of this version (${VERSION})?`);
