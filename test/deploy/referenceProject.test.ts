@@ -94,8 +94,14 @@ test('it builds, deploys and runs: the volume is shared, the manifest records ev
   const vols = await runCli(['volume', 'list', '--json'], { cwd: dir, env });
   assert.equal(vols.code, 0, vols.stderr);
   assert.deepEqual(
-    (JSON.parse(vols.stdout) as Array<{ name: string; datacenter: string; sizeGb: number }>).map((v) => [v.name, v.datacenter, v.sizeGb]),
-    [['models', 'EU-RO-1', 20]],
+    (JSON.parse(vols.stdout) as Array<{ name: string; datacenter: string; sizeGb: number; usedBytes: number }>).map((v) => [
+      v.name,
+      v.datacenter,
+      v.sizeGb,
+      v.usedBytes > 0,
+    ]),
+    [['models', 'EU-RO-1', 20, true]],
+    'the usage of what the job just wrote, measured for the listing (it said 0 B until a later listing)',
   );
   // Without --yes and without a terminal: a volume that is there asks for --yes; a name that is not gets the
   // platform's answer at once rather than a confirmation about nothing.

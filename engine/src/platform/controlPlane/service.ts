@@ -382,7 +382,7 @@ export class ControlPlane {
   }
 
   /** The app's volumes (every app's without one), with the endpoints that mount each. */
-  volumes(appId?: string): Volume[] {
+  volumes(appId?: string): Promise<Volume[]> {
     return this.capabilities.volumes.view(appId, this.listEndpoints());
   }
 

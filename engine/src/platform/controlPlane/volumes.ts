@@ -46,7 +46,7 @@ export function volumeEnv(volumes: ReadonlyArray<{ name: string }>, where: (inde
 }
 
 export class Volumes {
-  private usage = new Map<string, { bytes: number; at: number; measuring: boolean }>();
+  private usage = new Map<string, { bytes: number; at: number; measuring: Promise<unknown> | null }>();
 
   constructor(private readonly root: string) {}
 
@@ -97,22 +97,26 @@ export class Volumes {
 
   /** Bytes in use at the last measurement; starts a new measurement in the background when it is stale. */
   usedBytes(rec: VolumeRecord): number {
-    const u = this.usage.get(rec.path) ?? { bytes: 0, at: 0, measuring: false };
-    this.usage.set(rec.path, u);
-    if (!u.measuring && Date.now() - u.at > USAGE_TTL_MS) {
-      u.measuring = true;
-      void measure(rec.path)
-        .then((bytes) => Object.assign(u, { bytes, at: Date.now() }))
-        .catch(() => undefined)
-        .finally(() => (u.measuring = false));
-    }
-    return u.bytes;
+    this.refresh(rec);
+    return this.usage.get(rec.path)!.bytes;
   }
 
-  /** Measures now (tests, `volume list`). */
+  /** A measurement of the volume when the last one is stale (one at a time), and its end; null when it is fresh. */
+  private refresh(rec: VolumeRecord): Promise<unknown> | null {
+    const u = this.usage.get(rec.path) ?? { bytes: 0, at: 0, measuring: null };
+    this.usage.set(rec.path, u);
+    if (!u.measuring && Date.now() - u.at > USAGE_TTL_MS)
+      u.measuring = measure(rec.path)
+        .then((bytes) => Object.assign(u, { bytes, at: Date.now() }))
+        .catch(() => undefined)
+        .finally(() => (u.measuring = null));
+    return u.measuring;
+  }
+
+  /** Measures now (a listing). */
   async measure(rec: VolumeRecord): Promise<number> {
     const bytes = await measure(rec.path);
-    this.usage.set(rec.path, { bytes, at: Date.now(), measuring: false });
+    this.usage.set(rec.path, { bytes, at: Date.now(), measuring: null });
     return bytes;
   }
 
@@ -123,9 +127,14 @@ export class Volumes {
     return `volume "${rec.name}" (${rec.datacenter}) holds ${(used / GB).toFixed(1)} GB, over its ${rec.sizeGb} GB size: free space or raise size= of its NetworkVolume`;
   }
 
-  /** The app's volumes (every app's without one), with the endpoints among `endpoints` that mount each. */
-  view(appId: string | undefined, endpoints: readonly DeployedEndpoint[]): Volume[] {
-    return this.list(appId).map((r) => ({
+  /**
+   * The app's volumes (every app's without one), with the endpoints among `endpoints` that mount each, their usage
+   * measured for the listing (`volume list` showed 0 B of a volume a job had just filled: the last measurement's).
+   */
+  async view(appId: string | undefined, endpoints: readonly DeployedEndpoint[]): Promise<Volume[]> {
+    const records = this.list(appId);
+    await Promise.all(records.map((r) => this.measure(r).catch(() => undefined)));
+    return records.map((r) => ({
       appId: r.appId,
       name: r.name,
       datacenter: r.datacenter,

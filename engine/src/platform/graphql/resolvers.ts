@@ -216,8 +216,8 @@ export function rootValue(ctx: GraphqlContext): Record<string, (a: Args) => unkn
       const e = visible(cp.environment(str(a.environmentId)), (r) => r.app_id);
       return e ? cp.endpointsOf(e.id).map((x) => ep(x)) : [];
     },
-    volumes: (a) => {
-      if (a.appId == null) return cp.volumes().filter((v) => g.canSee(appName(v.appId)));
+    volumes: async (a) => {
+      if (a.appId == null) return (await cp.volumes()).filter((v) => g.canSee(appName(v.appId)));
       const r = visible(cp.app(str(a.appId)), (x) => x.id);
       return r ? cp.volumes(r.id) : [];
     },
