@@ -105,6 +105,8 @@ before(async () => {
     queueSpec('pinned', 'where', { file: 'where.py', resource: { datacenters: ['US-KS-2'] } }),
     queueSpec('gpu', 'hold', { file: 'where.py', gpu: 'any', workers: [0, 4], idleTimeout: 1, resource: scaler }),
     queueSpec('slow', 'slow', { file: 'where.py', workers: [0, 1], resource: { datacenters: ['US-KS-2', 'US-IL-1'] } }),
+    // No host of its datacenter has a GPU at first: it runs on the platform's CPU until one joins.
+    queueSpec('late', 'where', { file: 'where.py', gpu: 'any', workers: [0, 1], resource: { datacenters: ['EU-RO-1'] } }),
   ]);
   eps = await deploy(tp.cp, art);
 });
@@ -250,4 +252,27 @@ test('an agent killed mid-job: the job runs again on the other host and complete
     listed.find((h) => h.name === first),
     { name: first, local: false, datacenters: [first === 'host-a' ? 'US-KS-2' : 'US-IL-1'], gpus: { total: 1, free: 1 } },
   );
+});
+
+test('a GPU endpoint that started on the CPU (no host had a GPU for it) moves to a GPU once a host with one joins', { skip: skip ?? false }, async () => {
+  type Out = { host: string; cuda: string };
+  const where = async () => ((await call('POST', `${eps.late.url}/runsync`, { body: { input: {} } })).json as { output: Out }).output;
+  const first = await where();
+  assert.deepEqual([first.host, first.cuda], ['platform', ''], 'on the platform machine, no GPU');
+  startAgent('host-c', a, 'EU-RO-1', 'fake-c0');
+  try {
+    const onGpu = await waitUntil(
+      'a worker on the new GPU',
+      async () => {
+        const o = await where();
+        return o.host === 'host-c' ? o : null;
+      },
+      30_000,
+      200,
+    );
+    assert.equal(onGpu.cuda, '0');
+  } finally {
+    agents.get('host-c')!.child.kill('SIGTERM');
+    await waitUntil('host-c to leave', async () => !(await hosts()).some((h) => h.name === 'host-c'), 20_000, 100);
+  }
 });

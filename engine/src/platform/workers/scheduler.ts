@@ -194,9 +194,12 @@ export class Scheduler {
     let current = 0;
     let inFlight = 0;
     let retiring: Worker[] | null = null;
+    // Workers of a GPU endpoint that started on the CPU (no GPU for it then, or not yet: a worker host joining late)
+    // give way to workers on a GPU once a host has one for it; they finish their jobs first.
+    const gpuCame = !cfg.cpu && [...s.workers].some((w) => w.onCpu && isLive(w)) && this.d.supervisor.hasGpuFor(ep);
     for (const w of s.workers) {
       if (!isLive(w)) continue;
-      if (fitsRevision(w, ep)) {
+      if (fitsRevision(w, ep) && !(gpuCame && w.onCpu)) {
         current++;
         inFlight += w.inFlight;
       } else (retiring ??= []).push(w);

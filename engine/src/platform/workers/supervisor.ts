@@ -52,6 +52,11 @@ export class Supervisor {
   }
 
   /** Why a worker of this endpoint cannot start now (no free GPU, no host in its datacenters), else null. */
+  /** Whether a host that may run the endpoint's workers has GPUs (hosts.ts). */
+  hasGpuFor(ep: DeployedEndpoint): boolean {
+    return this.d.hosts.hasGpuFor(ep);
+  }
+
   cannotStart(ep: DeployedEndpoint): string | null {
     const placed = this.d.hosts.place(ep);
     return typeof placed === 'string' ? placed : null;
@@ -113,6 +118,7 @@ export class Supervisor {
       const devices = host.gpus.assign(w.id, ep.id, { count: ep.config.gpuCount, gpuIds: ep.config.gpuIds });
       if (devices === null) throw new Error(`no free GPU for a worker of ${ep.name}: the scheduler asks canStart() first`);
       own.CUDA_VISIBLE_DEVICES = devices;
+      w.onCpu = devices === '';
       // CUDA numbers GPUs fastest first unless told otherwise; the indexes above are nvidia-smi's (PCI bus order).
       if (devices) own.CUDA_DEVICE_ORDER = 'PCI_BUS_ID';
     } else own.CUDA_VISIBLE_DEVICES = ''; // a CPU endpoint never takes a GPU, whatever the machine's detection missed

@@ -47,6 +47,8 @@ export interface Worker {
   spawnError?: string;
   /** The host it runs on (hosts.ts): 'local', or a worker host's id. */
   hostId?: string;
+  /** A GPU endpoint's worker started on the CPU (no host had a GPU for it then): it gives way once one has. */
+  onCpu?: boolean;
   /** The endpoint's worker slot it holds for the whole service (slots.ts); below workers.min: a minimum's worker. */
   slot?: number;
   /** Its job channel (workerChannel.ts), parked on its queue for as long as it is open; else it long-polls `take`. */
