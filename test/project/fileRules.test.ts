@@ -75,6 +75,14 @@ test("no move fix when a class endpoint's body uses the import outside its metho
   assert.equal(inDefault.fix, undefined, 'a nested class body runs at import time too');
   const [methodOnly] = (await analyzeSource(cls('    name = "m"\n'))).diagnostics;
   assert.equal(methodOnly.fix?.kind, 'move-import');
+  // A function that uses it on its `def` line cannot take the import: moving it into the other one would leave that
+  // one without it (a NameError on its first call).
+  const oneLine =
+    `import requests\n${HEADER}\n@Endpoint(name="a", cpu="cpu3c-1-2")\ndef a(url): return requests.get(url).text\n\n\n` +
+    `@Endpoint(name="b", cpu="cpu3c-1-2")\ndef b(url):\n    return requests.get(url).status_code\n`;
+  const [both] = (await analyzeSource(oneLine)).diagnostics;
+  assert.equal(both.code, 'top-level-import');
+  assert.equal(both.fix, undefined);
 });
 
 test('syntax errors are reported and never stop the analysis of the rest', async () => {

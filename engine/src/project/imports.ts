@@ -122,6 +122,10 @@ function oneLineImport(text: string): string {
     .trim();
 }
 
+/**
+ * Where the import goes: each definition that uses one of its names. None when one of them cannot take it (its body on
+ * the `def` line): the import would leave that function, which then fails with a NameError.
+ */
 function insertionTargets(definitions: Array<Statement<TopLevel>>, names: string[], imp: ImportInfo): Target[] {
   const statement = oneLineImport(imp.text);
   const out: Target[] = [];
@@ -129,14 +133,16 @@ function insertionTargets(definitions: Array<Statement<TopLevel>>, names: string
   for (const t of definitions) {
     if (!t.facts.isDef || !names.some((n) => mentions(t.facts.bodyText, n))) continue;
     const found = t.derived(key, () => targetsIn(t.node(), names, statement));
+    if (found === null) return [];
     for (const f of found) out.push({ position: { ...f.position }, text: f.text });
   }
   return out;
 }
 
-/** Where the import goes in a definition (each method of a class) whose body uses one of the names. */
-function targetsIn(stmt: SyntaxNode, names: string[], statement: string): Target[] {
+/** Where the import goes in a definition (each method of a class) whose body uses one of the names; null when one cannot take it. */
+function targetsIn(stmt: SyntaxNode, names: string[], statement: string): Target[] | null {
   const out: Target[] = [];
+  let blocked = false;
   const visit = (def: SyntaxNode, body: SyntaxNode | null, bodyText: string) => {
     if (!body || !names.some((n) => mentions(bodyText, n))) return;
     if (def.type === 'class_definition') {
@@ -159,7 +165,10 @@ function targetsIn(stmt: SyntaxNode, names: string[], statement: string): Target
     const eol = defText.includes('\r\n') ? '\r\n' : '\n'; // the file's own line ending
     const at = first.startIndex - def.startIndex;
     const indent = defText.slice(defText.lastIndexOf('\n', at - 1) + 1, at);
-    if (!/^[ \t]*$/.test(indent) || !defText.slice(0, at).includes('\n')) return;
+    if (!/^[ \t]*$/.test(indent) || !defText.slice(0, at).includes('\n')) {
+      blocked = true;
+      return;
+    }
     if (isDoc && stmts[1])
       out.push({ position: { line: stmts[1].startPosition.row, character: stmts[1].startPosition.column }, text: `${statement}${eol}${indent}` });
     else if (isDoc) out.push({ position: { line: first.endPosition.row, character: first.endPosition.column }, text: `${eol}${indent}${statement}` });
@@ -168,7 +177,7 @@ function targetsIn(stmt: SyntaxNode, names: string[], statement: string): Target
   const def = defOf(stmt);
   const body = def?.childForFieldName('body') ?? null;
   if (def) visit(def, body, body?.text ?? '');
-  return out;
+  return blocked ? null : out;
 }
 
 /**
