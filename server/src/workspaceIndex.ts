@@ -2,7 +2,16 @@
 // open documents overriding disk, and each folder's project diagnostics (engine `combine`: cross-file rules).
 import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { combine, createIgnore, listProjectFiles, type Diagnostic, type FileModel, type Parser, type ProjectModel } from '../../engine/src/project';
+import {
+  combine,
+  createIgnore,
+  diskTextProblem,
+  listProjectFiles,
+  type Diagnostic,
+  type FileModel,
+  type Parser,
+  type ProjectModel,
+} from '../../engine/src/project';
 import type { TextDocumentContentChangeEvent } from 'vscode-languageserver-textdocument';
 import { analyzeSource, emptyModel, OpenDocument } from './sourceFile';
 import { childUri, keyOf, looseName, pathOf, relativeTo } from './paths';
@@ -186,8 +195,11 @@ export class WorkspaceIndex {
     if (f.open) f.model = f.open.analyze(f.rel, options);
     else {
       const text = readRootFile(f.root, f.rel);
-      if (text !== undefined) f.model = analyzeSource(this.parser, f.rel, text, options);
-      else {
+      if (text !== undefined) {
+        f.model = analyzeSource(this.parser, f.rel, text, options);
+        const encoding = diskTextProblem(f.rel, path.join(f.root.path!, f.rel), text);
+        if (encoding) f.model.diagnostics.push(encoding);
+      } else {
         f.model = emptyModel(f.rel);
         const unread = unreadRootFile(f.root, f.rel);
         if (unread) f.model.diagnostics.push(unread);

@@ -1,7 +1,7 @@
 // Diagnostics through the protocol: every engine rule with its code, severity and message; duplicate names at
 // both places with related information; pull (result ids, refresh) and push; fixing one duplicate clears both.
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { DiagnosticSeverity, type CodeAction, type Diagnostic } from 'vscode-languageserver/node';
@@ -188,6 +188,15 @@ describe('diagnostics', () => {
       [['unread-file', DiagnosticSeverity.Warning, 'workers/nul.py is not read for endpoints']],
     );
     assert.match(closed.diagnostics[0].message, /it holds a NUL byte, so it is read as binary\. Any @Endpoint in it is not deployed/);
+    // A closed file that is not UTF-8: the error strato check and the build report (its workers could not import it).
+    writeFileSync(ws.file('workers/latin.py'), Buffer.concat([Buffer.from('from strato import Endpoint\n# caf'), Buffer.from([0xe9]), Buffer.from('\n')]));
+    await c.watched([{ uri: uri('workers/latin.py'), type: 1 }]);
+    const latin = await c.until(() => c.published.get(uri('workers/latin.py')), 'the file that is not UTF-8 published');
+    assert.deepEqual(
+      latin.diagnostics.map((d) => [d.code, d.severity, d.range.start.line]),
+      [['syntax-error', DiagnosticSeverity.Error, 1]],
+    );
+    assert.match(latin.diagnostics[0].message, /^workers\/latin\.py is not UTF-8 \(byte 0xe9 on line 2\)/);
     const other = uri('workers/nul2.py');
     await c.open(other, text);
     const opened = await c.until(() => c.published.get(other), 'the open document published');

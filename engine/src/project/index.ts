@@ -22,4 +22,4 @@ export { ModuleTree, nextStatementStart, type ParseOptions } from './segments';
 export { isThirdParty } from './imports';
 export { ENDPOINT_NAME } from './rules';
 export { formatDiagnostic } from './format';
-export { isWorkerText, readWorkerFile, unreadFileWarning, unreadTextWarning, MAX_WORKER_FILE_BYTES } from './workerFile';
+export { diskTextProblem, isWorkerText, readWorkerFile, unreadFileWarning, unreadTextWarning, MAX_WORKER_FILE_BYTES } from './workerFile';

@@ -1,6 +1,6 @@
 // The project model: every worker file analysed, plus the rules that span files (duplicate endpoint names).
 // Used by the build (files on disk) and the language server (open documents override disk).
-import { readWorkerFile, sourceEncodingError, unreadFileWarning } from './workerFile';
+import { readWorkerFile, diskTextProblem, unreadFileWarning } from './workerFile';
 import { pyprojectDependenciesWarning } from './pyproject';
 import path from 'node:path';
 import type { Diagnostic, EndpointSpec, FileModel, ProjectModel } from './model';
@@ -79,7 +79,7 @@ export async function loadProject(root: string, options: LoadOptions = {}): Prom
       const text = options.overrides?.get(rel) ?? readWorkerFile(file);
       if (text !== undefined) {
         models.push(analyzeText(parser, rel, text, { localModules }));
-        const encoding = text.includes('\uFFFD') && !options.overrides?.has(rel) ? sourceEncodingError(rel, file) : undefined;
+        const encoding = options.overrides?.has(rel) ? undefined : diskTextProblem(rel, file, text);
         if (encoding) unread.push(encoding);
       } else {
         const warning = unreadFileWarning(rel, file);

@@ -60,6 +60,14 @@ const CODING_COOKIE = /^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)/;
  * An error for a worker file whose bytes are not UTF-8 and that declares no other encoding: Python refuses to import
  * it (its workers would fail to start), though the analysis read it. Checked where the decoded text holds U+FFFD.
  */
+/**
+ * The error of a worker file read from disk as `text` that is not UTF-8 (a text with replacement characters), if it is
+ * not: what `strato check`, the build and the language server say of a closed file alike.
+ */
+export function diskTextProblem(rel: string, file: string, text: string): Diagnostic | undefined {
+  return text.includes('\uFFFD') ? sourceEncodingError(rel, file) : undefined;
+}
+
 export function sourceEncodingError(rel: string, file: string): Diagnostic | undefined {
   const buf = bytesOf(file);
   if (!buf) return undefined;
