@@ -21,22 +21,24 @@ export function completion(index: WorkspaceIndex, f: IndexedFile, position: Posi
   const offset = doc.offsetAt(position);
   const rangeFrom = (start: number): Range => ({ start: doc.positionAt(start), end: position });
 
+  const typed = typedBefore(text, offset);
+  const wordStart = offset - typed.length;
+  // In a comment nothing is offered; in a string (a docstring too) only a parameter's values, below.
+  const ctx = cursorContext(text, statementStart(tree, text, wordStart), wordStart);
+  if (ctx.comment) return [];
+
   const lineStart = text.lastIndexOf('\n', offset - 1) + 1;
   const route = /^[ \t]*@[ \t]*([A-Za-z_]\w*)\.(\w*)$/.exec(text.slice(lineStart, offset));
-  if (route && model.endpoints.some((e) => e.kind === 'LOAD_BALANCED' && e.variable === route[1])) {
+  if (!ctx.string && route && model.endpoints.some((e) => e.kind === 'LOAD_BALANCED' && e.variable === route[1])) {
     return routeMethods(route[1], rangeFrom(offset - route[2].length));
   }
 
-  const typed = typedBefore(text, offset);
   const dot = typed.lastIndexOf('.');
-  if (dot > 0) {
+  if (!ctx.string && dot > 0) {
     const cls = enumClassOf(typed.slice(0, dot), names);
     if (cls) return enumMembers(cls, rangeFrom(offset - (typed.length - dot - 1)));
   }
 
-  const wordStart = offset - typed.length;
-  const ctx = cursorContext(text, statementStart(tree, text, wordStart), wordStart);
-  if (ctx.comment) return [];
   const call = endpointCall(ctx, (callee) => isEndpointCallee(callee, names));
   if (!call) return [];
   const keyword = call.frame.keyword;

@@ -23,7 +23,12 @@ export function hover(index: WorkspaceIndex, f: IndexedFile, position: Position)
   });
   const isEndpoint = (callee: string) => isEndpointCallee(callee, names);
 
-  const dotted = dottedAt(text, offset);
+  // Nothing in a comment; in a string, only a parameter's value (below): `GpuGroup.ADA_24` in prose is no code.
+  const start = statementStart(tree, text, offset);
+  const ctx = cursorContext(text, start, offset);
+  if (ctx.comment) return null;
+
+  const dotted = ctx.string ? null : dottedAt(text, offset);
   if (dotted) {
     const cut = dotted.text.lastIndexOf('.');
     const cls = enumClassOf(dotted.text.slice(0, cut), names);
@@ -32,9 +37,6 @@ export function hover(index: WorkspaceIndex, f: IndexedFile, position: Position)
     if (md) return answer(md, dotted.start, dotted.end);
   }
 
-  const start = statementStart(tree, text, offset);
-  const ctx = cursorContext(text, start, offset);
-  if (ctx.comment) return null;
   if (ctx.string) {
     const call = endpointCall(ctx, isEndpoint);
     const keyword = call?.frame.keyword;

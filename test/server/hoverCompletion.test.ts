@@ -19,7 +19,8 @@ def embed(x):
 
 @Endpoint(name="multi", gpu=["NVIDIA H200", GpuType.NVIDIA_L4])
 def multi(x):
-    # Endpoint(workers=1) in a comment
+    # Endpoint(workers=1) in a comment, GpuGroup.AMPERE_80 in prose
+    doc = "see GpuGroup.AMPERE_80"
     return x
 
 
@@ -94,6 +95,9 @@ describe('hover and completion', () => {
     assert.equal(await c.hover(u(), c.position(u(), 'label = "cpu3c-2-4"', 12)), null);
     assert.equal(await c.hover(u(), c.position(u(), '# Endpoint(workers=1)', 13)), null);
     assert.equal(await c.hover(u(), c.position(u(), 'def embed(x)', 5)), null);
+    // An enum member named in a comment or a string is prose, not code.
+    assert.equal(await c.hover(u(), c.position(u(), 'GpuGroup.AMPERE_80 in prose', 12)), null);
+    assert.equal(await c.hover(u(), c.position(u(), 'GpuGroup.AMPERE_80"', 12)), null);
   });
 
   it('completion of parameter names in a half-typed Endpoint call, without those already given', async () => {
@@ -185,5 +189,12 @@ describe('hover and completion', () => {
     assert.deepEqual(await complete('from strato import Endpoint\n\nprint('), []);
     assert.deepEqual(await complete('from strato import Endpoint\n\n# @Endpoint('), []);
     assert.deepEqual(await complete('from other import Endpoint\n\n@Endpoint('), []);
+    // Nor enum members or route methods in a comment, a string or a docstring.
+    assert.deepEqual(await complete('from strato import Endpoint, GpuGroup\n\n# use GpuGroup.'), []);
+    assert.deepEqual(await complete('from strato import Endpoint, GpuGroup\n\nnote = "GpuGroup.'), []);
+    assert.deepEqual(
+      await complete('from strato import Endpoint\n\napi = Endpoint(name="api")\n\n\ndef f(x):\n    """Usage:\n    @api.|\n    """\n    return x\n'),
+      [],
+    );
   });
 });
