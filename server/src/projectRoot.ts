@@ -1,5 +1,6 @@
 // A project of the index: a workspace folder (its files chosen by the build's ignore rules) or a single document
 // outside every folder. It owns its files' cross-file diagnostics, computed with the engine's `combine`.
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { combine, createIgnore, localModulesOf, readWorkerFile, unreadFileWarning, type Diagnostic, type FileModel } from '../../engine/src/project';
 import type { OpenDocument } from './sourceFile';
@@ -29,6 +30,8 @@ export interface IndexedFile {
   model?: FileModel;
   /** False for an open document that the build's ignore rules leave out: editor help, but no diagnostics. */
   inProject: boolean;
+  /** An open document whose file was deleted (a watched-file event): its tab stays, but it is no project file. */
+  deletedOnDisk?: boolean;
 }
 
 export function folderRoot(uri: string, folderPath: string): ProjectRoot {
@@ -64,11 +67,23 @@ export function unreadRootFile(root: ProjectRoot, rel: string): Diagnostic | und
   return root.path ? unreadFileWarning(rel, path.join(root.path, rel)) : undefined;
 }
 
+/**
+ * Whether the file counts in the project as `strato check` and the build see it: not a document left open after its
+ * file was deleted (its endpoints would not be deployed), nor a closed file with endpoints deleted without a watched-
+ * file event (some clients send none for their own deletions: a few stats at most). An open document not saved yet
+ * counts: it is the project as it is being written.
+ */
+export function counted(f: IndexedFile): boolean {
+  if (!f.inProject || f.deletedOnDisk) return false;
+  if (f.root.path === undefined || f.open || !f.model?.endpoints.length) return true;
+  return existsSync(path.join(f.root.path, f.rel));
+}
+
 /** Diagnostics of every project file of the root (single-file and cross-file rules), by project-relative path. */
 export function rootDiagnostics(root: ProjectRoot, modelOf: (f: IndexedFile) => FileModel): Map<string, Diagnostic[]> {
   if (root.cache?.generation === root.generation) return root.cache.byFile;
   const models: FileModel[] = [];
-  for (const f of root.files.values()) if (f.inProject) models.push(modelOf(f));
+  for (const f of root.files.values()) if (counted(f)) models.push(modelOf(f));
   const byFile = new Map<string, Diagnostic[]>();
   for (const d of combine(root.path ?? '', models).diagnostics) {
     const list = byFile.get(d.file);

@@ -21,6 +21,7 @@ import {
   looseRoot,
   readRootFile,
   rootDiagnostics,
+  counted,
   unreadRootFile,
   updateLocalModules,
   type IndexedFile,
@@ -54,10 +55,7 @@ export class WorkspaceIndex {
     const folderPath = pathOf(folderUri);
     const root = this.roots.find((r) => !r.loose && r.path === folderPath);
     if (!root?.path) return null;
-    const models = [...root.files.values()]
-      .filter((f) => f.inProject)
-      .map((f) => this.model(f))
-      .filter((m) => m.endpoints.length === 0 || existsSync(path.join(root.path!, m.file)));
+    const models = [...root.files.values()].filter(counted).map((f) => this.model(f));
     return combine(root.path, models);
   }
 
@@ -161,10 +159,13 @@ export class WorkspaceIndex {
       if (e.type === 'deleted') {
         const prefix = `${rel}/`;
         for (const f of [...root.files.values()]) {
-          if ((f.rel === rel || f.rel.startsWith(prefix)) && !f.open) {
-            this.remove(f);
-            changed.add(f.uri);
-          }
+          if (f.rel !== rel && !f.rel.startsWith(prefix)) continue;
+          // An open document stays in the index, but no longer counts in the project (projectRoot.ts counted).
+          if (f.open) {
+            f.deletedOnDisk = true;
+            this.invalidate(f);
+          } else this.remove(f);
+          changed.add(f.uri);
         }
         continue;
       }
@@ -173,7 +174,15 @@ export class WorkspaceIndex {
         continue;
       }
       const f = root.files.get(rel);
-      if (f?.open) continue;
+      if (f?.open) {
+        // Written again (the editor saved the open document of a deleted file): it counts again.
+        if (f.deletedOnDisk) {
+          f.deletedOnDisk = false;
+          this.invalidate(f);
+          changed.add(f.uri);
+        }
+        continue;
+      }
       if (isIgnoredPath(root, rel)) continue;
       if (f) {
         this.invalidate(f);

@@ -135,6 +135,16 @@ describe('workspace index', () => {
     ws.remove('workers/dup.py');
     await c.watched([{ uri: uri('workers/dup.py'), type: FileChangeType.Deleted }]);
     assert.deepEqual(await c.diagnostics(uri('workers/gpu_infer.py')), []);
+
+    // Deleted while open (the editor keeps its tab): it no longer counts, as strato check no longer sees it.
+    ws.write('workers/dup.py', 'from strato import Endpoint\n\n\n@Endpoint(name="embed")\ndef dup(x):\n    return x\n');
+    await c.watched([{ uri: uri('workers/dup.py'), type: FileChangeType.Created }]);
+    await openDisk('workers/dup.py');
+    assert.deepEqual(codes(await c.diagnostics(uri('workers/gpu_infer.py'))), ['duplicate-queue-function']);
+    ws.remove('workers/dup.py');
+    await c.watched([{ uri: uri('workers/dup.py'), type: FileChangeType.Deleted }]);
+    assert.deepEqual(await c.diagnostics(uri('workers/gpu_infer.py')), []);
+    assert.deepEqual(await c.diagnostics(uri('workers/dup.py')), []);
   });
 
   it('registers file watchers for Python files, orchestration YAML files, .gitignore and removed folders', async () => {
