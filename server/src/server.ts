@@ -69,11 +69,15 @@ export function startServer(connection: Connection): void {
       }
     };
   }
-  /** Runs a change of the index, then brings diagnostics up to date (push, or refresh of other files). */
-  const mutate = <P>(what: string, change: (p: P, s: State) => string[]) =>
+  /**
+   * Runs a change of the index, then brings diagnostics up to date (push, or refresh of other files): at once, or for
+   * typing (`soon`) once it pauses (diagnostics.ts EDIT_SETTLE_MS).
+   */
+  const mutate = <P>(what: string, change: (p: P, s: State) => string[], soon = false) =>
     guard<P, void>(what, undefined, (p, s) => {
       const edited = change(p, s);
-      s.diagnostics.settle(edited);
+      if (soon) s.diagnostics.settleSoon(edited);
+      else s.diagnostics.settle(edited);
       if (edited.length) s.outline.schedule();
     });
   const withFile = <P extends { textDocument: { uri: string } }, R>(what: string, fallback: R, handler: (p: P, f: IndexedFile, s: State) => R) =>
@@ -195,13 +199,17 @@ export function startServer(connection: Connection): void {
     }),
   );
   connection.onDidChangeTextDocument(
-    mutate('editing a document', (p, s) => {
-      if (s.yaml.change(p.textDocument.uri, p.contentChanges, p.textDocument.version)) {
-        settleYaml(s);
-        return [];
-      }
-      return s.index.change(p.textDocument.uri, p.contentChanges, p.textDocument.version);
-    }),
+    mutate(
+      'editing a document',
+      (p, s) => {
+        if (s.yaml.change(p.textDocument.uri, p.contentChanges, p.textDocument.version)) {
+          settleYaml(s);
+          return [];
+        }
+        return s.index.change(p.textDocument.uri, p.contentChanges, p.textDocument.version);
+      },
+      true,
+    ),
   );
   connection.onDidCloseTextDocument(
     mutate('closing a document', (p, s) => {
@@ -298,6 +306,7 @@ export function startServer(connection: Connection): void {
 
   connection.onShutdown(() => {
     state?.outline.dispose();
+    state?.diagnostics.dispose();
     state?.index.dispose();
     state = undefined;
   });

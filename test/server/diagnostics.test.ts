@@ -171,6 +171,23 @@ describe('diagnostics', () => {
     await c.until(() => c.published.get(a)?.diagnostics.length === 0 && c.published.get(b)?.diagnostics.length === 0, 'both files cleared');
   });
 
+  it('push: a burst of typing is analysed once it pauses, not once a keystroke; the last text is what is published', async () => {
+    await c.initialize({ folders: [ws.root], pull: false });
+    const a = uri('workers/typed.py');
+    await c.open(a, 'from strato import Endpoint\n\n\n@Endpoint(name="t", workers=(0, 1))\ndef t(x):\n    return x\n');
+    const before = c.publications.length;
+    // 40 keystrokes sent at once, each of which makes the workers range wrong or right again, and the last wrong.
+    const at = c.text(a).indexOf('1))');
+    const sends: Array<Promise<void>> = [];
+    for (let i = 0; i < 40; i++) sends.push(c.replace(a, at, at + 1, i % 2 ? '0' : '1'));
+    sends.push(c.replace(a, at, at + 1, '0'));
+    await Promise.all(sends);
+    const last = await c.until(() => (c.published.get(a)?.version === 42 ? c.published.get(a) : undefined), 'the last version published');
+    assert.deepEqual(codes(last.diagnostics), ['invalid-workers']);
+    const during = c.publications.slice(before).filter((p) => p.uri === a).length;
+    assert.ok(during <= 3, `${during} publications for 41 keystrokes`);
+  });
+
   it('push: the diagnostics of closed files are published at start', async () => {
     ws.write('workers/broken.py', 'from strato import Endpoint\n\n\n@Endpoint(name="broken", gpu="H100")\ndef broken(x):\n    return x\n');
     await c.initialize({ folders: [ws.root], pull: false });

@@ -51,6 +51,8 @@ export interface InitOptions {
 
 export class TestClient {
   readonly published = new Map<string, PublishDiagnosticsParams>();
+  /** Every publication, in order (how many a burst of edits caused). */
+  readonly publications: PublishDiagnosticsParams[] = [];
   readonly logs: Array<{ type: number; message: string }> = [];
   readonly registrations: Array<{ method: string; registerOptions?: unknown }> = [];
   refreshes = 0;
@@ -64,6 +66,7 @@ export class TestClient {
   ) {
     connection.onNotification('textDocument/publishDiagnostics', (p: PublishDiagnosticsParams) => {
       this.published.set(p.uri, p);
+      this.publications.push(p);
       this.notify();
     });
     connection.onNotification('window/logMessage', (p: { type: number; message: string }) => {
