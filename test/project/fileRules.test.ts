@@ -246,3 +246,18 @@ test('a worker file that is not UTF-8 is an error naming the line, unless it dec
     fs.rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('a byte order mark is no text: positions on the first line are the columns an editor shows (it leaves the mark out)', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'strato-bom-'));
+  try {
+    const line = 'from strato import Endpoint; api = Endpoint(name="bad name", cpu="cpu3c-1-2")';
+    fs.writeFileSync(path.join(dir, 'requirements.txt'), '');
+    fs.writeFileSync(path.join(dir, 'bom.py'), `\uFEFF${line}\n`);
+    const p = await loadProject(dir);
+    const named = p.diagnostics.find((d) => d.code === 'invalid-endpoint-name');
+    assert.ok(named, JSON.stringify(p.diagnostics));
+    assert.deepEqual([named.range.start.line, named.range.start.character], [0, line.indexOf('"bad name"')]);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});

@@ -17,7 +17,10 @@ export function readWorkerFile(file: string): string | undefined {
   try {
     const buf = readFileSync(file);
     if (buf.length > MAX_WORKER_FILE_BYTES || buf.includes(0)) return undefined;
-    return buf.toString('utf8');
+    // A byte order mark is no text, for Python (utf-8-sig) as for editors, which leave it out of their columns: kept,
+    // every position on the first line was one character to the right of the editor's.
+    const text = buf.toString('utf8');
+    return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
   } catch {
     return undefined;
   }
