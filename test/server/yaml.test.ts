@@ -114,6 +114,19 @@ describe('orchestration YAML in the language server', () => {
     assert.equal(await at(1, 8), null);
     assert.equal(await at(3, 18), null);
     assert.equal(await at(3, 26), null);
+    // A comment, and a block scalar of commands (a shell script, however it is indented), are text: no hover, no completion.
+    await c.change(u, [
+      {
+        text: 'type: task\ncommands:\n  - |\n    gpu: A100\n    for x in a; do\n      echo gpu: A100\n    done\nresources:\n  gpu: H100  # or A100\n# gpu: H100\n',
+      },
+    ]);
+    assert.equal(await at(3, 10), null, 'in the block scalar');
+    assert.equal(await at(5, 16), null, 'deeper in the block scalar');
+    assert.deepEqual(await labels(3, 9), [], 'no GPU names in the block scalar');
+    assert.equal(await at(8, 20), null, 'in a trailing comment');
+    assert.match(JSON.stringify(await at(8, 8)), /H100/, 'the value before the comment still has its hover');
+    assert.deepEqual(await labels(9, 2), [], 'nothing in a comment line');
+    assert.ok((await labels(7, 0)).length > 0, 'keys at the top level below the script');
   });
 
   it("completion offers no key written already in the line's mapping, within a list item its own keys only", async () => {

@@ -27,17 +27,43 @@ function tableOf(doc: TextDocument): Record<string, KeySpec> {
   return dstackTableOf(p, parseDstack(doc.getText())).table ?? TASK;
 }
 
-/** The keys that enclose a line, by indentation (`resources` > `gpu`), and the key written on the line itself. */
-function context(doc: TextDocument, pos: Position): { parents: string[]; key?: string; afterColon: boolean; word: string } {
+/** Whether the text before a column of a line ends in a comment: a `#` at its start or after a space, outside quotes. */
+function inComment(before: string): boolean {
+  let quote = '';
+  for (let i = 0; i < before.length; i++) {
+    const ch = before[i];
+    if (quote) {
+      if (ch === quote) quote = '';
+    } else if (ch === '"' || ch === "'") quote = ch;
+    else if (ch === '#' && (i === 0 || /\s/.test(before[i - 1]))) return true;
+  }
+  return false;
+}
+
+/**
+ * The keys that enclose a line, by indentation (`resources` > `gpu`), and the key written on the line itself. `prose`:
+ * the position is in a comment or in a block scalar (`commands:` then `- |`), text the tool does not read as keys.
+ */
+function context(doc: TextDocument, pos: Position): { parents: string[]; key?: string; afterColon: boolean; word: string; prose: boolean } {
   const lines = doc.getText().split(/\r?\n/);
   const line = lines[pos.line] ?? '';
   const before = line.slice(0, pos.character);
   const indent = (s: string) => s.length - s.replace(/^[\s-]*/, '').length;
   const parents: string[] = [];
   let level = indent(line);
-  for (let i = pos.line - 1; i >= 0 && level > 0; i--) {
+  let prose = inComment(before);
+  // Each line above indented less than the one below it encloses it: one that opens a block scalar (`key: |`,
+  // `- >-`) holds the lines under it as text, however they are indented.
+  let enclosing = /^ */.exec(line)![0].length;
+  for (let i = pos.line - 1; i >= 0 && (level > 0 || (enclosing > 0 && !prose)); i--) {
     const l = lines[i];
     if (!l.trim() || l.trim().startsWith('#')) continue;
+    const lead = /^ */.exec(l)![0].length;
+    if (!prose && lead < enclosing) {
+      enclosing = lead;
+      if (/(?:^\s*-|:)\s*[|>][-+0-9]*\s*(?:#.*)?$/.test(l)) prose = true;
+    }
+    if (level === 0) continue;
     const m = /^([\s-]*)([A-Za-z_][\w-]*):/.exec(l);
     if (m && indent(l) < level) {
       parents.unshift(m[2]);
@@ -47,7 +73,7 @@ function context(doc: TextDocument, pos: Position): { parents: string[]; key?: s
   const km = /^[\s-]*([A-Za-z_][\w-]*):/.exec(line);
   const wm = /[\w.:-]*$/.exec(before);
   const afterWord = /^[\w.-]*/.exec(line.slice(pos.character))?.[0] ?? '';
-  return { parents, key: km?.[1], afterColon: !!km && before.length > line.indexOf(':'), word: (wm?.[0] ?? '') + afterWord };
+  return { parents, key: km?.[1], afterColon: !!km && before.length > line.indexOf(':'), word: (wm?.[0] ?? '') + afterWord, prose };
 }
 
 /**
@@ -112,6 +138,7 @@ function valueItems(key: string, spec: KeySpec | undefined): CompletionItem[] {
 
 export function yamlCompletion(doc: TextDocument, pos: Position): CompletionItem[] {
   const c = context(doc, pos);
+  if (c.prose) return [];
   const table = tableOf(doc);
   const lines = doc.getText().split(/\r?\n/);
   const line = lines[pos.line] ?? '';
@@ -140,6 +167,7 @@ export function yamlCompletion(doc: TextDocument, pos: Position): CompletionItem
 
 export function yamlHover(doc: TextDocument, pos: Position): Hover | null {
   const c = context(doc, pos);
+  if (c.prose) return null;
   const word = c.word.replace(/:.*$/, '');
   if (!word) return null;
   const keys = specAt(tableOf(doc), c.parents);
