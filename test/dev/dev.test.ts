@@ -151,6 +151,12 @@ test('the startup table, every route of the template, reload on save, a broken s
   writeFileSync(gpuFile, gpuOriginal);
   assert.equal((await call(dev.port, 'POST', '/gpu_worker/runsync', { input: {} })).body.output.version, undefined);
   assert.equal((await call(dev.port, 'POST', '/extra_worker/runsync', { input: {} })).status, 404);
+  // A syntax error that hides the file's endpoints from the analysis: the other files, unchanged, keep working.
+  writeFileSync(cpuFile, original.replace('import statistics', 'import statistics('));
+  assert.equal((await call(dev.port, 'POST', '/cpu_worker/runsync', { input: { numbers: [1] } })).status, 400);
+  assert.equal((await call(dev.port, 'POST', '/gpu_worker/runsync', { input: {} })).status, 200);
+  writeFileSync(cpuFile, original);
+  assert.equal((await call(dev.port, 'POST', '/cpu_worker/runsync', { input: { numbers: [1] } })).status, 200);
 
   assert.equal(await dev.stop(), 0);
   assert.match(dev.stderr(), /removed live-cpu-stats, live-gpu-hello, live-lb-api/);

@@ -180,7 +180,8 @@ export class DevSession {
       (d) => d.file === PROJECT_WIDE || d.file === route.endpoint.file || (d.related ?? []).some((r) => r.file === route.endpoint.file),
     );
     if (own.length || !this.build) return own.length ? own : this.errors;
-    const workerFiles = new Set((this.model?.endpoints ?? []).map((e) => e.file));
+    // A worker file is one with endpoints in the build or in the saved code (a syntax error may hide them there).
+    const workerFiles = new Set([...this.build.model.endpoints, ...(this.model?.endpoints ?? [])].map((e) => e.file));
     for (const f of this.changedSinceBuild) if (f === route.endpoint.file || !workerFiles.has(f)) return this.errors;
     return [];
   }
