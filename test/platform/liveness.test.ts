@@ -5,6 +5,7 @@ import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { judgeLate } from '../../engine/src/platform/workers/liveness';
+import { processStat } from '../../engine/src/util/procfs';
 import type { Worker } from '../../engine/src/platform/workers/worker';
 
 const children: ChildProcess[] = [];
@@ -30,7 +31,9 @@ test('a stopped worker is stuck even when the first CPU sample came late; a spin
   const b = workerOf(spinning);
   // The first samples come late in the first half-window (a loaded machine's watchdog tick), then 300 ms later.
   for (const w of [a, b]) assert.equal(judgeLate(w, 0.8 * HUNG_AFTER, HUNG_AFTER), undefined);
-  await sleep(300);
+  // The spinning one runs on: wait until its CPU time has grown (a loaded machine may not run it for a while).
+  const grown = processStat(spinning.pid!)!.cpuMs + 20;
+  for (let i = 0; i < 100 && processStat(spinning.pid!)!.cpuMs < grown; i++) await sleep(100);
   for (const w of [a, b]) assert.equal(judgeLate(w, 0.85 * HUNG_AFTER, HUNG_AFTER), undefined);
   const stuck = judgeLate(a, HUNG_AFTER + 1, HUNG_AFTER);
   assert.equal(stuck?.computing, false, 'the stopped process used no CPU since the watchdog first looked');
