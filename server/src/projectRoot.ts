@@ -68,10 +68,10 @@ export function unreadRootFile(root: ProjectRoot, rel: string): Diagnostic | und
 }
 
 /**
- * Whether the file counts in the project as `strato check` and the build see it: not a document left open after its
- * file was deleted (its endpoints would not be deployed), nor a closed file with endpoints deleted without a watched-
- * file event (some clients send none for their own deletions: a few stats at most). An open document not saved yet
- * counts: it is the project as it is being written.
+ * Whether the file counts in the project's diagnostics: not a document left open after its file was deleted (strato
+ * check and the lenses no longer see it), nor a closed file with endpoints deleted without a watched-file event (some
+ * clients send none for their own deletions: a few stats at most). An open document not saved yet counts: it is the
+ * project as it is being written.
  */
 export function counted(f: IndexedFile): boolean {
   if (!f.inProject || f.deletedOnDisk) return false;

@@ -55,7 +55,12 @@ export class WorkspaceIndex {
     const folderPath = pathOf(folderUri);
     const root = this.roots.find((r) => !r.loose && r.path === folderPath);
     if (!root?.path) return null;
-    const models = [...root.files.values()].filter(counted).map((f) => this.model(f));
+    // What a deploy would build: files on disk (an open document not saved, or left open after its file was deleted,
+    // is not deployed), where the diagnostics follow the editor's buffers (projectRoot.ts counted).
+    const models = [...root.files.values()]
+      .filter(counted)
+      .map((f) => this.model(f))
+      .filter((m) => m.endpoints.length === 0 || existsSync(path.join(root.path!, m.file)));
     return combine(root.path, models);
   }
 
