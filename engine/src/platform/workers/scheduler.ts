@@ -2,7 +2,8 @@
 // endpoint's scaler, QUEUE_DELAY or REQUEST_COUNT, up to `workers.max`), stops a worker above the minimum after
 // `idle_timeout` without work, rolls workers to a new endpoint revision, replaces hung workers (no heartbeat) and
 // dead ones, and backs off when workers cannot start. Both bounds are the whole service's: a worker starts only
-// once it holds one of the endpoint's slots (slots.ts), and only the workers of slots below the minimum stay idle.
+// once it holds one of the endpoint's slots (workerStarts.ts claims them: slots.ts), and only the workers of slots
+// below the minimum stay idle.
 import type { Clock } from '../clock';
 import type { ControlPlane, DeployedEndpoint } from '../controlPlane/service';
 import type { Dispatcher } from '../jobs/dispatch';
@@ -14,7 +15,8 @@ import { Waiters } from '../../util/waiters';
 import { healthBucket, isBusy, type Worker } from './worker';
 import { withErrorOutput, withoutErrorOutput } from './exitText';
 import { hungAfterMs, judgeLate } from './liveness';
-import { StartFailures } from './startFailures';
+import { fitsRevision, isLive, newEndpointWorkers, type EndpointWorkers } from './endpointWorkers';
+import { WorkerStarts } from './workerStarts';
 
 export interface SchedulerDeps {
   cp: ControlPlane;
@@ -36,38 +38,8 @@ export interface SchedulerDeps {
   log(line: string): void;
 }
 
-interface EndpointWorkers {
-  workers: Set<Worker>;
-  starts: StartFailures;
-  /** When QUEUE_DELAY last added a worker (platform clock). */
-  lastScaleUpAt: number;
-  /** Why the last wanted worker could not start (no free GPU), else null. */
-  waiting: string | null;
-  /** A slot claim is in flight (one at a time per endpoint). */
-  claiming: boolean;
-  /**
-   * Until then this node claims slots of the minimum only up to its share, so that they spread over the nodes; set
-   * when it first reached its share (0: not yet), and later claims take any free slot of the minimum.
-   */
-  fairUntil: number;
-  /**
-   * Since when other nodes' jobs have been this node's to take without a break (`backlog`, platform clock): they waited
-   * at least that long, what QUEUE_DELAY goes by when none waits here (they move only to a waiting worker).
-   */
-  backlogSince: number | undefined;
-}
-
 /** How often this node checks that the store holds the slots of its workers, and nothing more. */
 const SLOT_SYNC_MS = 5000;
-/** A node that holds its share of the minimum's slots claims more only this long after (the others may be fetching the build). */
-const MIN_SPREAD_MS = 10_000;
-
-/** Starting or serving: a worker that counts for the endpoint (not draining, stopping or gone). */
-const isLive = (w: Worker): boolean => w.phase === 'initializing' || w.phase === 'ready';
-
-/** Of the endpoint's current revision, on a slot its workers max still has (else it finishes and goes). */
-const fitsRevision = (w: Worker, ep: DeployedEndpoint): boolean => w.revision === ep.revision && (w.slot ?? 0) < ep.config.workersMax;
-
 export class Scheduler {
   private endpoints = new Map<string, EndpointWorkers>();
   private pending = new Set<string>();
@@ -76,8 +48,24 @@ export class Scheduler {
   /** Requests waiting for a worker of an endpoint to be ready (load-balanced routes, lbRouter.ts). */
   private readonly readyWaiters = new Waiters();
   private lastSlotSync = 0;
+  private readonly starter: WorkerStarts;
 
-  constructor(private readonly d: SchedulerDeps) {}
+  constructor(private readonly d: SchedulerDeps) {
+    this.starter = new WorkerStarts({
+      cp: d.cp,
+      dispatch: d.dispatch,
+      supervisor: d.supervisor,
+      slots: d.slots,
+      log: (line) => d.log(line),
+      closing: () => this.closing,
+      allHeld: (id) => this.readyWaiters.wake(id),
+      refused: (ep, s, error) => {
+        this.d.log(`strato platform: ${error}`);
+        if (s.starts.failed(ep.revision, error)) this.failQueued(ep.id, error);
+      },
+      demand: (id) => this.demand(id),
+    });
+  }
 
   start(): void {
     this.ticker = setInterval(() => this.tick(), Math.min(250, this.d.heartbeatMs));
@@ -87,18 +75,7 @@ export class Scheduler {
 
   state(endpointId: string): EndpointWorkers {
     let s = this.endpoints.get(endpointId);
-    if (!s) {
-      s = {
-        workers: new Set(),
-        starts: new StartFailures(),
-        lastScaleUpAt: 0,
-        waiting: null,
-        claiming: false,
-        fairUntil: 0,
-        backlogSince: undefined,
-      };
-      this.endpoints.set(endpointId, s);
-    }
+    if (!s) this.endpoints.set(endpointId, (s = newEndpointWorkers()));
     return s;
   }
 
@@ -227,83 +204,13 @@ export class Scheduler {
     s.waiting = null;
     // Every slot held (elsewhere) is known for a while without a statement: the tick asks again later.
     const more = current < wanted && !this.d.slots.knownFull(ep.id, cfg.workersMax) ? wanted - current : 0;
-    if (!s.claiming && (more > 0 || this.minimumOpen(ep, s.workers)) && Date.now() >= s.starts.nextStartAt && !this.d.blocked(ep)) {
+    if (!s.claiming && (more > 0 || this.starter.minimumOpen(ep, s.workers)) && Date.now() >= s.starts.nextStartAt && !this.d.blocked(ep)) {
       // GPUs are exclusive: a worker starts only when its GPUs are free (never oversubscribed).
       s.waiting = this.d.supervisor.cannotStart(ep);
-      if (!s.waiting) this.claimAndStart(ep, s, more).catch((e: Error) => this.d.log(`strato platform: starting a worker of ${ep.name} failed: ${e.message}`));
+      if (!s.waiting)
+        this.starter.claimAndStart(ep, s, more).catch((e: Error) => this.d.log(`strato platform: starting a worker of ${ep.name} failed: ${e.message}`));
     }
     if (work === 0) this.stopIdle(ep, s.workers);
-  }
-
-  /**
-   * A slot below the minimum may be free for this node: it holds not all of them, and no claim found them held lately.
-   * `workers`: the endpoint's workers here, of any phase and revision (those live on the current revision count).
-   */
-  private minimumOpen(ep: DeployedEndpoint, workers: Iterable<Worker>): boolean {
-    const min = ep.config.workersMin;
-    if (min === 0 || this.d.slots.knownFull(ep.id, min)) return false;
-    let held = 0;
-    for (const w of workers) if (isLive(w) && w.revision === ep.revision && (w.slot ?? min) < min) held++;
-    return held < min;
-  }
-
-  /**
-   * Claims slots and starts a worker on each: `more` for the work waiting here (below max), then any slot of the
-   * minimum still free in the service (below min). All held elsewhere is normal: the other nodes' workers take this
-   * node's queued jobs (workSharing.ts).
-   */
-  private async claimAndStart(first: DeployedEndpoint, s: EndpointWorkers, more: number): Promise<void> {
-    s.claiming = true;
-    let again = false;
-    try {
-      for (let ep = first; !this.closing;) {
-        const below = more > 0 ? ep.config.workersMax : this.minimumOpen(ep, s.workers) ? ep.config.workersMin : 0;
-        if (below === 0) return;
-        const id = this.d.supervisor.newId(ep);
-        // The minimum's slots spread over the live nodes: each takes its share first, and any free one only once the
-        // others had MIN_SPREAD_MS to take theirs (a node that is gone or cannot start workers leaves them free).
-        const fair = more <= 0 && (s.fairUntil === 0 || Date.now() < s.fairUntil);
-        const slot = await this.d.slots.claim(ep.id, below, id, fair);
-        if (slot === null) {
-          if (fair) s.fairUntil ||= Date.now() + MIN_SPREAD_MS;
-          if (below === ep.config.workersMax) {
-            this.readyWaiters.wake(ep.id); // load-balanced requests waiting here look for another node's worker (lbRouter.ts)
-            return; // every slot is held: nothing more, for the minimum either
-          }
-          continue; // the minimum is held elsewhere, or this node holds its share; knownFull ends the loop
-        }
-        const now = this.d.cp.endpoint(ep.id);
-        const why = this.closing || !now || now.revision !== ep.revision || slot >= now.config.workersMax ? 'gone' : this.d.supervisor.cannotStart(now);
-        if (why) {
-          this.d.slots.release(ep.id, id);
-          if (why !== 'gone') s.waiting = why;
-          again = why === 'gone';
-          return;
-        }
-        ep = now!;
-        let w: Worker;
-        try {
-          w = this.d.supervisor.spawn(ep, id);
-        } catch (e) {
-          // The system refused to start the process (its environment too large for exec): a start failure of this
-          // revision, backed off and shown in health, not an error of the platform's.
-          this.d.slots.release(ep.id, id);
-          const error = `the endpoint's worker could not be started: ${(e as Error).message}`;
-          this.d.log(`strato platform: ${error}`);
-          if (s.starts.failed(ep.revision, error)) this.failQueued(ep.id, error);
-          return;
-        }
-        w.slot = slot;
-        this.d.dispatch.register(w);
-        s.workers.add(w);
-        this.d.slots.settled(id);
-        more--;
-        again = true;
-      }
-    } finally {
-      s.claiming = false;
-      if (again) this.demand(first.id); // what changed meanwhile (more work, a worker gone) is looked at again
-    }
   }
 
   /** Retires the ready workers above the minimum (slots from workers.min up) idle for the endpoint's idle_timeout. */
