@@ -1,64 +1,25 @@
 // `strato dev` end to end: the real dev server (bundled CLI), a real platform and real Python workers. Every
 // route of the template, reload on save, a broken save and its fix, a taken port, --auto-provision (refusal
-// without a terminal, the cache), Ctrl+C cleanup, the hidden `run` alias, and the startup errors.
-import { after, before, test } from 'node:test';
+// without a terminal, the cache), Ctrl+C cleanup, the hidden `run` alias, and the startup errors. What saves of
+// other kinds do (dependencies, data files, folders made and removed) is in reload.test.ts.
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
-import os from 'node:os';
 import path from 'node:path';
 import { CLI, runCli } from '../helpers/cli';
 import { spawn } from 'node:child_process';
-import { startDev, startServing, type DevProcess } from '../helpers/devServer';
-import { startTestPlatform, type TestPlatform } from '../helpers/platform';
-import { buildWheel } from '../helpers/wheels';
+import { startDev, startServing } from '../helpers/devServer';
 import { devStateFile, readDevState } from '../../engine/src/dev/state';
 import { callTimeoutMs } from '../../engine/src/dev/server';
 import type { DevRoute } from '../../engine/src/dev/routes';
 import { limits } from '../../engine/src/platform/options';
+import { call, liveEndpoints as liveEndpointsOf, project as makeProject, serve as startDevOn, useDevBed } from './devBed';
 
-let tmp: string;
-let p: TestPlatform;
-let env: NodeJS.ProcessEnv;
-const running: DevProcess[] = [];
-before(async () => {
-  tmp = mkdtempSync(path.join(os.tmpdir(), 'strato-dev-'));
-  p = await startTestPlatform();
-  env = { STRATO_API_URL: p.url, STRATO_API_KEY: p.key };
-});
-after(async () => {
-  for (const d of running) await d.stop();
-  await p?.close();
-  rmSync(tmp, { recursive: true, force: true });
-});
-
-async function project(name: string): Promise<string> {
-  const r = await runCli(['init', name], { cwd: tmp });
-  assert.equal(r.code, 0, r.stderr);
-  return path.join(tmp, name);
-}
-
-async function call(port: number, method: string, route: string, body?: unknown): Promise<{ status: number; body: any }> {
-  const res = await fetch(`http://127.0.0.1:${port}${route}`, {
-    method,
-    headers: body === undefined ? {} : { 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : null };
-}
-
-async function liveEndpoints(app: string): Promise<string[]> {
-  const a = await p.cp.findApp(app);
-  const live = a?.environments.find((e) => e.name === 'live');
-  return live ? (await p.cp.listEndpoints(live.id)).map((e) => e.name).sort() : [];
-}
-
-async function serve(dir: string, args: string[] = [], command: 'dev' | 'run' = 'dev'): Promise<DevProcess> {
-  const d = await startServing(['--host', '127.0.0.1', '--port', String(20000 + Math.floor(Math.random() * 20000)), ...args], { cwd: dir, env, command });
-  running.push(d);
-  return d;
-}
+const bed = useDevBed();
+const project = (name: string) => makeProject(bed, name);
+const serve = (dir: string, args: string[] = [], command: 'dev' | 'run' = 'dev') => startDevOn(bed, dir, args, command);
+const liveEndpoints = (app: string) => liveEndpointsOf(bed, app);
 
 test('the startup table, every route of the template, reload on save, a broken save and its fix, Ctrl+C cleanup', async () => {
   const dir = await project('devapp');
@@ -79,7 +40,7 @@ test('the startup table, every route of the template, reload on save, a broken s
       port: dev.port,
       startedAt: 0,
       app: 'devapp',
-      platformUrl: p.url,
+      platformUrl: bed.platform.url,
       endpoints: [],
     },
   );
@@ -163,7 +124,7 @@ test('the startup table, every route of the template, reload on save, a broken s
   assert.deepEqual(await liveEndpoints('devapp'), []);
   assert.equal(existsSync(devStateFile(dir)), false, 'the state file leaves with the server');
   assert.deepEqual(
-    (await p.cp.findApp('devapp'))?.environments.map((e) => e.name),
+    (await bed.platform.cp.findApp('devapp'))?.environments.map((e) => e.name),
     [],
     'Ctrl+C leaves no empty live environment',
   );
@@ -220,15 +181,15 @@ test('a function that calls another endpoint runs through both live endpoints, t
   assert.deepEqual(r.body.output, { stats: { count: 2, mean: 2, min: 1, max: 3 } });
   assert.deepEqual(await liveEndpoints('chained'), ['live-cpu-stats', 'live-summarize']);
   // Their logs by the names the dev server prints: a live- name needs no --env.
-  const logs = await runCli(['logs', 'live-summarize', '--tail', '5'], { cwd: dir, env });
+  const logs = await runCli(['logs', 'live-summarize', '--tail', '5'], { cwd: dir, env: bed.env });
   assert.equal(logs.code, 0, logs.stderr);
   // A second dev server of the project is refused: the two would share its live- endpoints.
-  const second = await startDev(['--host', '127.0.0.1', '--port', '0', '--no-reload'], { cwd: dir, env });
+  const second = await startDev(['--host', '127.0.0.1', '--port', '0', '--no-reload'], { cwd: dir, env: bed.env });
   assert.equal(await new Promise((r) => second.child.once('exit', r)), 1);
   assert.match(second.stderr(), new RegExp(`strato dev already serves this project at http://127\\.0\\.0\\.1:${dev.port} \\(pid ${dev.child.pid}\\)`));
   // Its live endpoints removed behind its back (strato undeploy --env live): the next call provisions them again.
-  const live = (await p.cp.findApp('chained'))!.environments.find((e) => e.name === 'live')!;
-  for (const e of await p.cp.listEndpoints(live.id)) await p.cp.deleteEndpoint(e.id);
+  const live = (await bed.platform.cp.findApp('chained'))!.environments.find((e) => e.name === 'live')!;
+  for (const e of await bed.platform.cp.listEndpoints(live.id)) await bed.platform.cp.deleteEndpoint(e.id);
   const again = await call(dev.port, 'POST', '/chain_worker/runsync', { input: { numbers: [5] } });
   assert.equal(again.status, 200, JSON.stringify(again.body));
   assert.deepEqual(again.body.output, { stats: { count: 1, mean: 5, min: 5, max: 5 } });
@@ -260,98 +221,6 @@ test("a queue call waits for the platform's own answer: TIMED_OUT at the endpoin
   // Undeclared: the platform's default limit and a cold start (a 60 s wait answered a job id still IN_PROGRESS).
   const route = { endpoint: { config: {} } } as unknown as DevRoute;
   assert.equal(callTimeoutMs(route), limits.defaultExecutionLimitMs + 120_000);
-});
-
-test('folders made and removed at once in the project (a test run, a build) do not end the dev server; saves still reload', async () => {
-  const dir = await project('churn');
-  const dev = await serve(dir);
-  for (let i = 0; i < 300; i++) {
-    mkdirSync(path.join(dir, `tmp${i}`, 'sub', 'deeper'), { recursive: true });
-    rmSync(path.join(dir, `tmp${i}`), { recursive: true, force: true });
-  }
-  await new Promise((r) => setTimeout(r, 500));
-  assert.equal(dev.child.exitCode, null, `the dev server is up:\n${dev.stderr()}`);
-  const cpuFile = path.join(dir, 'cpu_worker.py');
-  writeFileSync(cpuFile, readFileSync(cpuFile, 'utf8').replace('"count": len(numbers),', '"count": len(numbers),\n        "edited": True,'));
-  assert.equal((await call(dev.port, 'POST', '/cpu_worker/runsync', { input: { numbers: [1] } })).body.output.edited, true);
-  assert.equal(await dev.stop(), 0);
-});
-
-test('a save whose dependencies do not install: every route answers why, nothing says it reloaded, the next good save builds again', async () => {
-  const dir = await project('pipfail');
-  const emptyIndex = path.join(tmp, 'no-wheels');
-  mkdirSync(emptyIndex, { recursive: true });
-  const dev = await startServing(['--host', '127.0.0.1', '--port', '0'], {
-    cwd: dir,
-    env: { ...env, PIP_NO_INDEX: '1', PIP_FIND_LINKS: emptyIndex, PIP_CONFIG_FILE: '/dev/null' },
-  });
-  running.push(dev);
-  assert.equal((await call(dev.port, 'POST', '/cpu_worker/runsync', { input: { numbers: [1] } })).status, 200);
-  const cpuFile = path.join(dir, 'cpu_worker.py');
-  const original = readFileSync(cpuFile, 'utf8');
-  writeFileSync(cpuFile, original.replace('workers=(0, 2)', 'workers=(0, 2), dependencies=["no-such-package-xyz"]'));
-  await dev.waitFor(/reload failed/, 60_000, 'stderr');
-  const broken = await call(dev.port, 'POST', '/gpu_worker/runsync', { input: {} });
-  assert.equal(broken.status, 400, JSON.stringify(broken.body));
-  // The project's error, not one of the file that was saved: no position to point at, a code of its own.
-  assert.equal(broken.body.error, 'the project has an error; fix it and save');
-  assert.match(broken.body.detail, /^error: the saved project did not build: dependency installation failed.* \[project-error\]$/s);
-  assert.match(dev.stderr(), /reload failed: every route answers with the error until a save fixes it/);
-  assert.match(dev.stderr(), /installing 1 dependency for Linux x86_64, Python [\d.]+ \(pip\)\.\.\./);
-  assert.doesNotMatch(dev.stderr().slice(dev.stderr().indexOf('reload failed')), /reloaded in/, 'a failed reload is not reported as done');
-  writeFileSync(cpuFile, original);
-  await dev.waitFor(/reloaded in \d+ ms/, 60_000, 'stderr');
-  assert.equal((await call(dev.port, 'POST', '/gpu_worker/runsync', { input: {} })).status, 200);
-  await dev.stop();
-});
-
-test('a save that leaves the requirements as they were reuses the installed dependencies; a new requirement installs again', async () => {
-  const dir = await project('reuse');
-  const wheels = path.join(tmp, 'reuse-wheels');
-  buildWheel(tmp, wheels, 'tinyreuse', '1.0.0');
-  buildWheel(tmp, wheels, 'tinyreuse2', '1.0.0');
-  const cpuFile = path.join(dir, 'cpu_worker.py');
-  const original = readFileSync(cpuFile, 'utf8');
-  writeFileSync(cpuFile, original.replace('workers=(0, 2)', 'workers=(0, 2), dependencies=["tinyreuse"]'));
-  const dev = await startServing(['--host', '127.0.0.1', '--port', '0'], {
-    cwd: dir,
-    env: { ...env, PIP_NO_INDEX: '1', PIP_FIND_LINKS: wheels, PIP_CONFIG_FILE: '/dev/null' },
-  });
-  running.push(dev);
-  assert.match(dev.stderr(), /installing 1 dependency for Linux x86_64/);
-  const gpuFile = path.join(dir, 'gpu_worker.py');
-  const seen = dev.stderr().length;
-  writeFileSync(gpuFile, `${readFileSync(gpuFile, 'utf8')}\n# an edit that changes no requirement\n`);
-  await dev.waitFor(/reloaded in \d+ ms/, 60_000, 'stderr');
-  const second = dev.stderr().slice(seen);
-  assert.match(second, /dependencies unchanged: the 1 dependency for Linux x86_64, Python [\d.]+ installed before are reused/);
-  assert.doesNotMatch(second, /installing/);
-  assert.equal((await call(dev.port, 'POST', '/cpu_worker/runsync', { input: { numbers: [1, 3] } })).body.output.mean, 2);
-  writeFileSync(cpuFile, original.replace('workers=(0, 2)', 'workers=(0, 2), dependencies=["tinyreuse", "tinyreuse2"]'));
-  await dev.waitFor(/installing 2 dependencies/, 60_000, 'stderr');
-  await dev.waitFor(/reloaded in \d+ ms[\s\S]*reloaded in \d+ ms/, 60_000, 'stderr');
-  assert.equal(readdirSync(path.join(dir, '.strato', 'deps')).length, 1, 'one install is kept, not one per set of requirements');
-  await dev.stop();
-});
-
-test('a saved data file is served on the next call, as a saved Python file is; --no-reload keeps the code it started with', async () => {
-  const dir = await project('datafile');
-  writeFileSync(path.join(dir, 'note.txt'), 'v1\n');
-  writeFileSync(
-    path.join(dir, 'note_worker.py'),
-    'import pathlib\n\nfrom strato import Endpoint\n\n\n@Endpoint(name="note", cpu="cpu3c-1-2")\ndef note() -> dict:\n' +
-      '    return {"note": (pathlib.Path(__file__).parent / "note.txt").read_text().strip()}\n',
-  );
-  const d = await serve(dir);
-  assert.equal((await call(d.port, 'POST', '/note_worker/runsync', { input: {} })).body.output.note, 'v1');
-  writeFileSync(path.join(dir, 'note.txt'), 'v2\n');
-  assert.equal((await call(d.port, 'POST', '/note_worker/runsync', { input: {} })).body.output.note, 'v2');
-  await d.stop();
-  const fixed = await serve(dir, ['--no-reload']);
-  writeFileSync(path.join(dir, 'note.txt'), 'v3\n');
-  writeFileSync(path.join(dir, 'note_worker.py'), readFileSync(path.join(dir, 'note_worker.py'), 'utf8').replace('"note":', '"edited": True, "note":'));
-  assert.deepEqual((await call(fixed.port, 'POST', '/note_worker/runsync', { input: {} })).body.output, { note: 'v2' });
-  await fixed.stop();
 });
 
 test('a dev server that never builds (its project has errors from start to stop) still removes what a killed one left; one that builds later takes it over', async () => {
@@ -388,8 +257,8 @@ test('a taken port: the next free one is used and said', async () => {
   await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', r));
   const port = (blocker.address() as { port: number }).port;
   try {
-    const d = await startServing(['--host', '127.0.0.1', '--port', String(port), '--no-reload'], { cwd: dir, env });
-    running.push(d);
+    const d = await startServing(['--host', '127.0.0.1', '--port', String(port), '--no-reload'], { cwd: dir, env: bed.env });
+    bed.running.push(d);
     // The next free one: port + 1, unless another process on this machine holds that one too.
     assert.ok(d.port > port && d.port <= port + 10, `port ${d.port}`);
     assert.match(d.stderr(), new RegExp(`port ${port} is taken: using ${d.port}`));
@@ -416,13 +285,13 @@ test('--auto-provision: all at start; the next dev server takes over what a cras
     d2.stderr(),
     /an earlier strato dev of this project left live endpoints behind: reused live-gpu-hello, live-lb-api; updated live-cpu-stats; they go when this one stops/,
   );
-  const live = await p.cp.findEndpoint('auto', 'live', 'live-cpu-stats');
+  const live = await bed.platform.cp.findEndpoint('auto', 'live', 'live-cpu-stats');
   assert.equal(live?.workersMax, 3);
   assert.equal((await call(d2.port, 'POST', '/cpu_worker/runsync', { input: { numbers: [5] } })).body.output.count, 1);
   await d2.stop();
   assert.deepEqual(await liveEndpoints('auto'), []);
   // Ctrl+C while it provisions (the first endpoint made, the others on their way): what it made is removed.
-  const early = await startDev(['--auto-provision', '--port', '0', '--no-reload'], { cwd: dir, env });
+  const early = await startDev(['--auto-provision', '--port', '0', '--no-reload'], { cwd: dir, env: bed.env });
   await early.waitFor(/provisioned live-/, 60000, 'stderr');
   // 130 when the signal came while it provisioned; 0 when the last one was made by then (a fast machine, or a build
   // the platform already had): either way, what it made is removed.
@@ -437,7 +306,7 @@ test('--auto-provision: all at start; the next dev server takes over what a cras
         ` return {"x": x}\n`,
     );
   }
-  const refused = await startDev(['--auto-provision', '--port', '0'], { cwd: dir, env });
+  const refused = await startDev(['--auto-provision', '--port', '0'], { cwd: dir, env: bed.env });
   const code = await new Promise((r) => refused.child.once('exit', r));
   assert.equal(code, 1);
   assert.match(refused.stderr(), /--auto-provision would deploy 6 live endpoints \(more than 5\) and there is no terminal to confirm/);
@@ -447,7 +316,7 @@ test('--auto-provision: all at start; the next dev server takes over what a cras
   const onTerminal = (answer: string) =>
     new Promise<string>((resolve) => {
       const cmd = `${process.execPath} ${CLI} dev --auto-provision --host 127.0.0.1 --port 0 --no-reload`;
-      const child = spawn('script', ['-qec', cmd, '/dev/null'], { cwd: dir, env: { ...process.env, ...env, NO_COLOR: '1' } });
+      const child = spawn('script', ['-qec', cmd, '/dev/null'], { cwd: dir, env: { ...process.env, ...bed.env, NO_COLOR: '1' } });
       let out = '';
       child.stdout.on('data', (d) => {
         out += d;
@@ -476,32 +345,32 @@ test('the hidden alias `run` behaves like dev and is not listed in --help', asyn
   assert.match(d.stdout(), /POST +\/gpu_worker\/runsync/);
   assert.equal((await call(d.port, 'POST', '/lb_worker/process', { text: 'x' })).body.length, 1);
   await d.stop();
-  const help = await runCli(['--help'], { cwd: tmp });
+  const help = await runCli(['--help'], { cwd: bed.tmp });
   assert.match(help.stdout, /dev \[options\]/);
   assert.doesNotMatch(help.stdout, /\brun \[options\]/);
-  const devHelp = await runCli(['dev', '--help'], { cwd: tmp });
+  const devHelp = await runCli(['dev', '--help'], { cwd: bed.tmp });
   assert.match(devHelp.stdout, /--reload +reload on saved changes \(default: true\)\n/);
   assert.doesNotMatch(devHelp.stdout, /\(default\) \(default/);
 });
 
 test('startup errors: no worker file, a remote platform without a key', async () => {
-  const empty = path.join(tmp, 'empty');
+  const empty = path.join(bed.tmp, 'empty');
   mkdirSync(empty);
   writeFileSync(path.join(empty, 'notes.txt'), 'nothing\n');
   // Not a project: refused as build refuses it, before the local platform is started for nothing.
   const outside = await runCli(['dev', '--port', '0'], {
     cwd: empty,
-    env: { STRATO_API_URL: '', STRATO_API_KEY: '', STRATO_DATA_DIR: path.join(tmp, 'never-started') },
+    env: { STRATO_API_URL: '', STRATO_API_KEY: '', STRATO_DATA_DIR: path.join(bed.tmp, 'never-started') },
   });
   assert.equal(outside.code, 1);
   assert.match(outside.stderr, /empty is not a Strato project \(none of .* is there or in a folder above\), so nothing was served: run strato dev in/);
-  assert.ok(!existsSync(path.join(tmp, 'never-started')), 'no platform was started');
+  assert.ok(!existsSync(path.join(bed.tmp, 'never-started')), 'no platform was started');
   assert.ok(!existsSync(path.join(empty, '.strato')), 'the folder did not become a project');
   writeFileSync(path.join(empty, 'pyproject.toml'), '[project]\nname = "empty"\n');
-  const none = await runCli(['dev', '--port', '0'], { cwd: empty, env });
+  const none = await runCli(['dev', '--port', '0'], { cwd: empty, env: bed.env });
   assert.equal(none.code, 1);
   assert.match(none.stderr, /no Python worker file found/);
-  const noKey = await runCli(['dev'], { cwd: empty, env: { STRATO_API_URL: p.url, STRATO_API_KEY: '' } });
+  const noKey = await runCli(['dev'], { cwd: empty, env: { STRATO_API_URL: bed.platform.url, STRATO_API_KEY: '' } });
   assert.equal(noKey.code, 1);
   assert.match(noKey.stderr, /STRATO_API_KEY/);
   assert.match(noKey.stderr, /\.env/);
@@ -509,16 +378,16 @@ test('startup errors: no worker file, a remote platform without a key', async ()
   const dir = await project('badhost');
   for (const [args, cwd] of [
     [['dev', '--host', '256.1.1.1', '--port', '0', '--no-reload'], dir],
-    [['platform', 'serve', '--host', '256.1.1.1', '--port', '0', '--data-dir', path.join(tmp, 'badhost-platform')], tmp],
+    [['platform', 'serve', '--host', '256.1.1.1', '--port', '0', '--data-dir', path.join(bed.tmp, 'badhost-platform')], bed.tmp],
   ] as const) {
-    const r = await runCli([...args], { cwd, env });
+    const r = await runCli([...args], { cwd, env: bed.env });
     assert.equal(r.code, 1, r.stderr);
     assert.match(r.stderr, /^error: --host 256\.1\.1\.1 is not an address of this machine \(\w+\); use 127\.0\.0\.1/m);
     assert.doesNotMatch(r.stderr, /report this as a bug/);
   }
   // The dev server's host was refused before anything was made on the platform (no app, no live environment).
-  assert.equal(await p.cp.findApp('badhost'), null);
-  const anyPort = await startServing(['--host', '127.0.0.1', '--port', '0', '--no-reload'], { cwd: dir, env });
-  running.push(anyPort);
+  assert.equal(await bed.platform.cp.findApp('badhost'), null);
+  const anyPort = await startServing(['--host', '127.0.0.1', '--port', '0', '--no-reload'], { cwd: dir, env: bed.env });
+  bed.running.push(anyPort);
   assert.doesNotMatch(anyPort.stderr(), /is taken/, '--port 0 asks for any free port');
 });
