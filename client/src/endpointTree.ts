@@ -53,10 +53,14 @@ export interface FolderModel {
   model: ProjectModel;
 }
 
-function endpointNode(folder: FolderModel, ep: EndpointSpec, deployed: readonly EndpointDeployment[]): TreeNode {
+/**
+ * `duplicate`: another endpoint of the project has its name (an error the editor and `strato check` point at): both
+ * stay in the tree, each marked, and told apart by where they are.
+ */
+function endpointNode(folder: FolderModel, ep: EndpointSpec, deployed: readonly EndpointDeployment[], duplicate: boolean): TreeNode {
   const root = folder.model.root;
-  const base = `ep:${root}:${ep.name}`;
   const line = ep.callRange.start.line;
+  const base = duplicate ? `ep:${root}:${ep.name}@${ep.file}:${line}` : `ep:${root}:${ep.name}`;
   const argsOf = (fn: string, route?: { method: EndpointCommandArgs['method']; path: string }): EndpointCommandArgs => ({
     endpoint: ep.name,
     function: fn,
@@ -121,9 +125,18 @@ function endpointNode(folder: FolderModel, ep: EndpointSpec, deployed: readonly 
   return {
     id: base,
     label: ep.name,
-    description: `${ep.kind === 'QUEUE' ? 'queue' : 'load-balanced'} · ${ep.file}:${line + 1}`,
-    tooltip: [`${ep.name} (${kindLabel(ep.kind)})`, hardware, `${ep.file}:${line + 1}`, state].filter(Boolean).join('\n'),
-    icon: deployed.length ? 'cloud' : ep.kind === 'QUEUE' ? 'list-ordered' : 'server',
+    description: `${ep.kind === 'QUEUE' ? 'queue' : 'load-balanced'} · ${ep.file}:${line + 1}${duplicate ? ' · duplicate name' : ''}`,
+    tooltip: [
+      `${ep.name} (${kindLabel(ep.kind)})`,
+      duplicate ? `another endpoint of the project is also named ${ep.name}: rename one (names are unique in a project)` : '',
+      hardware,
+      `${ep.file}:${line + 1}`,
+      state,
+    ]
+      .filter(Boolean)
+      .join('\n'),
+    icon: duplicate ? 'error' : deployed.length ? 'cloud' : ep.kind === 'QUEUE' ? 'list-ordered' : 'server',
+    ...(duplicate ? { iconColor: 'problemsErrorIcon.foreground' } : {}),
     contextValue: `strato.endpoint.${ep.kind}`,
     location: { root, file: ep.file, line },
     endpointArgs: children[0]?.endpointArgs,
@@ -138,16 +151,35 @@ export function buildEndpointTree(folders: readonly FolderModel[], deployed: Rea
   const perFolder = folders.map((f) => {
     const state = deployed.get(f.model.root) ?? new Map();
     const eps = [...f.model.endpoints].sort((a, b) => a.name.localeCompare(b.name));
-    return { f, nodes: eps.map((ep) => endpointNode(f, ep, state.get(ep.name) ?? [])) };
+    const named = new Map<string, number>();
+    for (const ep of eps) named.set(ep.name, (named.get(ep.name) ?? 0) + 1);
+    return { f, nodes: eps.map((ep) => endpointNode(f, ep, state.get(ep.name) ?? [], named.get(ep.name)! > 1)) };
   });
-  if (perFolder.length === 1) return perFolder[0].nodes;
-  return perFolder.map(({ f, nodes }) => ({
-    id: `folder:${f.model.root}`,
-    label: f.name,
-    icon: 'folder',
-    children: nodes,
-    description: `${nodes.length} endpoint(s)`,
-  }));
+  if (perFolder.length === 1) return uniqueIds(perFolder[0].nodes);
+  return uniqueIds(
+    perFolder.map(({ f, nodes }) => ({
+      id: `folder:${f.model.root}`,
+      label: f.name,
+      icon: 'folder',
+      children: nodes,
+      description: `${nodes.length} endpoint(s)`,
+    })),
+  );
+}
+
+/**
+ * VS Code refuses a tree in which two items share an id (the whole view stays empty). Ids say what a node stands for,
+ * so that its expansion survives a refresh; where the code or the platform repeats something (a route declared twice,
+ * two folders of one app), the repeats get `#2`, `#3`.
+ */
+export function uniqueIds(nodes: TreeNode[], seen = new Map<string, number>()): TreeNode[] {
+  for (const n of nodes) {
+    const times = (seen.get(n.id) ?? 0) + 1;
+    seen.set(n.id, times);
+    if (times > 1) n.id = `${n.id}#${times}`;
+    if (n.children) uniqueIds(n.children, seen);
+  }
+  return nodes;
 }
 
 export interface EnvironmentInfo {
@@ -156,7 +188,7 @@ export interface EnvironmentInfo {
   endpoints: Array<{ name: string; type: string; url: string; id?: string; routes?: Array<{ method: string; path: string }> }>;
 }
 
-const ENVIRONMENT_NODE = /^env:([^:]+):([^:]+)$/;
+const ENVIRONMENT_NODE = /^env:([^:]+):([^:#]+)(?:#\d+)?$/;
 
 /** The app and environment of an environment's node in the Environments view (its id says them). */
 export function environmentOfNode(node: Pick<TreeNode, 'id'>): { app: string; environment: string } | undefined {
@@ -171,40 +203,42 @@ export function environmentOfNode(node: Pick<TreeNode, 'id'>): { app: string; en
  */
 export function buildEnvironmentTree(envs: readonly EnvironmentInfo[], roots: ReadonlyMap<string, string> = new Map()): TreeNode[] {
   const apps = new Set(envs.map((e) => e.app));
-  return [...envs]
-    .sort((a, b) => a.app.localeCompare(b.app) || a.environment.localeCompare(b.environment))
-    .map((e) => ({
-      id: `env:${e.app}:${e.environment}`,
-      label: e.environment,
-      description: `${apps.size > 1 ? `${e.app} · ` : ''}${e.endpoints.length} endpoint(s)`,
-      icon: 'cloud',
-      contextValue: 'strato.environment',
-      environment: e.environment,
-      root: roots.get(e.app),
-      children: [...e.endpoints]
-        .sort((a, b) => a.name.localeCompare(b.name))
-        .map((ep) => ({
-          id: `env:${e.app}:${e.environment}:${ep.name}`,
-          label: ep.name,
-          description: ep.url,
-          tooltip: `${ep.type}\n${ep.url}`,
-          icon: ep.type === 'QUEUE' ? 'list-ordered' : 'server',
-          url: ep.url,
-          contextValue: 'strato.deployment',
-          endpoint: codeNameOf(e.environment, ep.name),
-          environment: e.environment,
-          root: roots.get(e.app),
-          children: (ep.routes ?? []).map((r) => ({
-            id: `env:${e.app}:${e.environment}:${ep.name}:${r.method}:${r.path}`,
-            label: `${r.method} ${r.path}`,
-            description: `${ep.url}${r.path}`,
-            icon: 'symbol-method',
-            contextValue: URL_CONTEXT,
-            url: `${ep.url}${r.path}`,
+  return uniqueIds(
+    [...envs]
+      .sort((a, b) => a.app.localeCompare(b.app) || a.environment.localeCompare(b.environment))
+      .map((e) => ({
+        id: `env:${e.app}:${e.environment}`,
+        label: e.environment,
+        description: `${apps.size > 1 ? `${e.app} · ` : ''}${e.endpoints.length} endpoint(s)`,
+        icon: 'cloud',
+        contextValue: 'strato.environment',
+        environment: e.environment,
+        root: roots.get(e.app),
+        children: [...e.endpoints]
+          .sort((a, b) => a.name.localeCompare(b.name))
+          .map((ep) => ({
+            id: `env:${e.app}:${e.environment}:${ep.name}`,
+            label: ep.name,
+            description: ep.url,
+            tooltip: `${ep.type}\n${ep.url}`,
+            icon: ep.type === 'QUEUE' ? 'list-ordered' : 'server',
+            url: ep.url,
+            contextValue: 'strato.deployment',
+            endpoint: codeNameOf(e.environment, ep.name),
+            environment: e.environment,
             root: roots.get(e.app),
+            children: (ep.routes ?? []).map((r) => ({
+              id: `env:${e.app}:${e.environment}:${ep.name}:${r.method}:${r.path}`,
+              label: `${r.method} ${r.path}`,
+              description: `${ep.url}${r.path}`,
+              icon: 'symbol-method',
+              contextValue: URL_CONTEXT,
+              url: `${ep.url}${r.path}`,
+              root: roots.get(e.app),
+            })),
           })),
-        })),
-    }));
+      })),
+  );
 }
 
 /** A running `deploy --preview` of a project, shown first in the Environments view while it runs. */

@@ -68,6 +68,30 @@ test('the Endpoints tree lists the template endpoints by name with kind, file:li
   assert.match(nodes[0].tooltip!, /not deployed/);
 });
 
+test('two endpoints of one name both show, each marked, with ids VS Code accepts (a repeated id empties the whole view)', async () => {
+  const model = await analyzeFiles({
+    'a.py':
+      'from strato import Endpoint\n\n\n@Endpoint(name="dup", cpu="cpu3c-1-2")\ndef f(x: int) -> int:\n    return x\n\n\n@Endpoint(name="dup", cpu="cpu3c-1-2")\ndef g(x: int) -> int:\n    return x\n',
+    'b.py': 'from strato import Endpoint\n\n\n@Endpoint(name="ok-one", cpu="cpu3c-1-2")\ndef h(x: int) -> int:\n    return x\n',
+  });
+  const ids: string[] = [];
+  const walk = (ns: TreeNode[]) => ns.forEach((n) => (ids.push(n.id), walk(n.children ?? [])));
+  const nodes = buildEndpointTree([{ name: 'p', model }]);
+  walk(nodes);
+  assert.equal(new Set(ids).size, ids.length, ids.join('\n'));
+  assert.deepEqual(
+    nodes.map((n) => `${n.label} | ${n.description} | ${n.icon}`),
+    ['dup | queue · a.py:4 · duplicate name | error', 'dup | queue · a.py:9 · duplicate name | error', 'ok-one | queue · b.py:4 | list-ordered'],
+  );
+  assert.match(nodes[0].tooltip!, /another endpoint of the project is also named dup: rename one/);
+  // The Environments view: one app listed twice (two folders deployed as one app) still gives unique ids.
+  const envIds: string[] = [];
+  const walkEnv = (ns: TreeNode[]) => ns.forEach((n) => (envIds.push(n.id), walkEnv(n.children ?? [])));
+  walkEnv(buildEnvironmentTree([production, production]));
+  assert.equal(new Set(envIds).size, envIds.length);
+  assert.deepEqual(environmentOfNode({ id: envIds.find((id) => id.endsWith('#2'))! }), { app: 'shop', environment: 'production' });
+});
+
 test('deployed endpoints show one child per environment with its URL; undeployed ones none', async () => {
   const model = await templateModel();
   const staging: EnvironmentInfo = { app: 'shop', environment: 'staging', endpoints: [{ name: 'cpu-stats', type: 'QUEUE', url: 'http://p/v2/s1' }] };
