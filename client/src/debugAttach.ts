@@ -4,6 +4,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
+import { readDevState } from '../../engine/src/dev';
 import { DEBUG_ANNOUNCE_DIR, isDebugAnnouncement, type DebugAnnouncement } from '../../engine/src/protocol';
 import { workerAttach, type StratoAttachConfig } from './debugConfig';
 import type { DevTerminal } from './devTerminal';
@@ -104,6 +105,8 @@ interface ParentState {
   justMyCode: boolean;
   attached: Set<number>;
   timer: NodeJS.Timeout;
+  /** The project's dev server was seen running (this window's terminal, or its state file). */
+  devSeen: boolean;
 }
 
 export class DevAttach implements vscode.Disposable {
@@ -143,6 +146,7 @@ export class DevAttach implements vscode.Disposable {
       justMyCode: session.configuration.justMyCode !== false,
       attached: new Set(),
       timer: setInterval(() => this.poll(session, state), POLL_MS),
+      devSeen: false,
     };
     this.parents.set(session.id, state);
     this.poll(session, state);
@@ -162,6 +166,14 @@ export class DevAttach implements vscode.Disposable {
   }
 
   private poll(parent: vscode.DebugSession, state: ParentState): void {
+    // The dev server stopped (Stop Dev Server, its terminal closed, Ctrl+C in it): no worker will come, the session ends.
+    const devUp = this.dev.runsFor(state.root) || !!readDevState(state.root);
+    if (devUp) state.devSeen = true;
+    else if (state.devSeen) {
+      this.ended(parent);
+      void vscode.debug.stopDebugging(parent);
+      return;
+    }
     for (const a of readAnnouncements(state.root)) {
       if (state.attached.has(a.pid)) continue;
       state.attached.add(a.pid); // once: a worker that refuses the attach says why, and is not asked again

@@ -22,6 +22,8 @@ export const DEV_RUNNING_CONTEXT = 'strato.devRunning';
 
 export class DevServerState implements vscode.Disposable {
   private phaseNow: DevPhase = 'stopped';
+  /** The dev servers of the window's folders (state files), and the one shown: the terminal's, else the first. */
+  private all: Array<{ folder: vscode.WorkspaceFolder; state: DevState }> = [];
   private current: { folder: vscode.WorkspaceFolder; state: DevState } | undefined;
   private requested: 'start' | 'stop' | undefined;
   private timer: NodeJS.Timeout | undefined;
@@ -52,8 +54,8 @@ export class DevServerState implements vscode.Disposable {
 
   /** The running server of a folder (or of any folder), as its state file says. */
   running(folder?: vscode.WorkspaceFolder): DevState | undefined {
-    if (!this.current) return undefined;
-    return !folder || this.current.folder.uri.toString() === folder.uri.toString() ? this.current.state : undefined;
+    if (!folder) return this.current?.state;
+    return this.all.find((x) => x.folder.uri.toString() === folder.uri.toString())?.state;
   }
 
   async start(folder: vscode.WorkspaceFolder): Promise<string> {
@@ -65,7 +67,12 @@ export class DevServerState implements vscode.Disposable {
 
   /** Ctrl+C to our terminal, or SIGINT to a server started elsewhere; waits (bounded) until it has cleaned up. */
   async stop(): Promise<boolean> {
-    const pid = this.current?.state.pid;
+    const shown = this.current;
+    const pid = shown?.state.pid;
+    if (!this.terminal.running && !pid) {
+      void vscode.window.showInformationMessage('Strato: no dev server is running in this window.');
+      return false;
+    }
     this.requested = 'stop';
     this.update();
     try {
@@ -73,8 +80,9 @@ export class DevServerState implements vscode.Disposable {
       if (!pid) return false;
       process.kill(pid, 'SIGINT');
       const deadline = Date.now() + 15_000;
-      while (Date.now() < deadline && this.read()) await new Promise((r) => setTimeout(r, 200));
-      return !this.read();
+      const gone = () => !this.read().some((x) => x.state.pid === pid);
+      while (Date.now() < deadline && !gone()) await new Promise((r) => setTimeout(r, 200));
+      return gone();
     } finally {
       this.requested = undefined;
       this.update();
@@ -100,18 +108,22 @@ export class DevServerState implements vscode.Disposable {
     return picked.id;
   }
 
-  private read(): { folder: vscode.WorkspaceFolder; state: DevState } | undefined {
+  private read(): Array<{ folder: vscode.WorkspaceFolder; state: DevState }> {
+    const out: Array<{ folder: vscode.WorkspaceFolder; state: DevState }> = [];
     for (const folder of vscode.workspace.workspaceFolders ?? []) {
       if (folder.uri.scheme !== 'file') continue;
       const state = readDevState(folder.uri.fsPath);
-      if (state) return { folder, state };
+      if (state) out.push({ folder, state });
     }
-    return undefined;
+    return out;
   }
 
   private update(): void {
     const before = JSON.stringify([this.phaseNow, this.current?.state]);
-    this.current = this.read();
+    this.all = this.read();
+    // The status bar follows the terminal this window started, when it runs; another project's dev server (started in
+    // another terminal) is still seen by Run for that project.
+    this.current = this.all.find((x) => this.terminal.runsFor(x.folder.uri.fsPath)) ?? (this.terminal.running ? undefined : this.all[0]);
     if (this.requested === 'start' && (this.current || !this.terminal.running)) this.requested = undefined;
     this.phaseNow =
       this.requested === 'stop' ? 'stopping' : this.current ? 'running' : this.requested === 'start' || this.terminal.running ? 'starting' : 'stopped';

@@ -16,6 +16,8 @@ export class DevTerminal implements vscode.Disposable {
   ) {}
 
   private terminal: vscode.Terminal | undefined;
+  /** The pid of the terminal's process: the CLI itself (the terminal runs it with no shell). */
+  private pid: number | undefined;
   /** The project the terminal was started for. */
   private folder: vscode.WorkspaceFolder | undefined;
   /** The arguments after the command the running terminal was started with (`--debug`). */
@@ -67,11 +69,17 @@ export class DevTerminal implements vscode.Disposable {
       env: vars,
       iconPath: new vscode.ThemeIcon(this.icon),
       // Not restored on a reload (which would leave its server running, out of this extension's reach, and write the
-      // key in its environment to the saved session): the reload hangs it up, and the command cleans up and exits.
+      // key in its environment to the saved session): dispose hangs it up, and the command cleans up and exits.
       isTransient: true,
     });
     this.folder = folder;
     this.extraArgs = extraArgs;
+    this.pid = undefined;
+    const started = this.terminal;
+    void Promise.resolve(started.processId).then(
+      (pid) => this.terminal === started && (this.pid = pid),
+      () => undefined,
+    );
     this.terminal.show();
     return this.terminal;
   }
@@ -106,7 +114,19 @@ export class DevTerminal implements vscode.Disposable {
     return !!this.terminal;
   }
 
+  /**
+   * The window is going (closed, reloaded, another folder opened): the command is told so, as a hang-up (SIGHUP), and
+   * cleans up and exits. A terminal process can outlive its window (code-server keeps them for a reconnection), and a
+   * dev server nobody sees would keep its live endpoints and port.
+   */
   dispose(): void {
+    if (this.running && this.pid) {
+      try {
+        process.kill(this.pid, 'SIGHUP');
+      } catch {
+        // already gone
+      }
+    }
     this.sub.dispose();
     this.closed.dispose();
   }

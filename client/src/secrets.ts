@@ -2,6 +2,7 @@
 // It counts as the user's own, like STRATO_API_KEY in their environment, and is used only when neither that variable
 // nor the project's .env sets a key (settings.ts effectiveEnv), so the trust rule of engine/src/api/trust.ts applies.
 import * as vscode from 'vscode';
+import { unsendableKey } from '../../engine/src/api';
 import { UserError } from '../../engine/src/util';
 import { guarded } from './errors';
 
@@ -27,10 +28,13 @@ async function setApiKey(secrets: vscode.SecretStorage, arg: unknown): Promise<b
           prompt: "Your key for the Strato platform, kept in VS Code's secret storage. STRATO_API_KEY in your environment or the project's .env wins over it.",
           password: true,
           ignoreFocusOut: true,
-          validateInput: (v) => (v.trim() ? undefined : 'paste the key, e.g. strato_...'),
+          validateInput: (v) => (v.trim() ? (unsendableKey(v.trim(), 'the key') ?? undefined) : 'paste the key, e.g. strato_...'),
         });
   if (key === undefined) return false;
   if (!key.trim()) throw new UserError('the API key is empty: paste the key your platform gave you (strato keys create prints one).');
+  // The one rule of what a key may hold (engine/src/api/config.ts): a key that cannot be sent is not stored.
+  const problem = unsendableKey(key.trim(), 'the API key');
+  if (problem) throw new UserError(`${problem}.`);
   await secrets.store(SECRET_KEY, key.trim());
   await reload(secrets);
   const shadowed = process.env.STRATO_API_KEY ? ' STRATO_API_KEY in your environment still wins over it.' : '';
@@ -49,10 +53,13 @@ export async function registerSecrets(context: vscode.ExtensionContext, changed:
     vscode.commands.registerCommand('strato.setApiKey', (arg?: unknown) => guarded('set API key', () => setApiKey(context.secrets, arg))),
     vscode.commands.registerCommand('strato.clearApiKey', () =>
       guarded('remove API key', async () => {
+        const had = (await context.secrets.get(SECRET_KEY)) !== undefined;
         await context.secrets.delete(SECRET_KEY);
         await reload(context.secrets);
-        void vscode.window.showInformationMessage("Strato: API key removed from VS Code's secret storage.");
-        return true;
+        void vscode.window.showInformationMessage(
+          had ? "Strato: API key removed from VS Code's secret storage." : "Strato: no API key was stored in VS Code's secret storage: nothing to remove.",
+        );
+        return had;
       }),
     ),
   ];

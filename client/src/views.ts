@@ -140,6 +140,8 @@ export class StratoViews implements vscode.Disposable {
   }
 
   private emptyEnvironments(folders: FolderState[]): TreeNode {
+    const settings = folders.find((f) => f.settingsError)?.settingsError;
+    if (settings) return { id: 'env:settings', label: 'Platform settings need a fix', description: settings, tooltip: settings, icon: 'warning' };
     const err = folders.find((f) => f.remoteError)?.remoteError;
     if (err) return { id: 'env:error', label: 'Platform unreachable', description: err, tooltip: err, icon: 'warning' };
     if (folders.some((f) => f.environments)) return { id: 'env:none', label: 'Not deployed yet', description: 'run Strato: Deploy', icon: 'info' };

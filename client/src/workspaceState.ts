@@ -17,6 +17,8 @@ export interface FolderState extends FolderModel {
   environments?: EnvironmentInfo[];
   /** Why the control plane could not be read, if it could not. */
   remoteError?: string;
+  /** Why the platform settings cannot work (a key that cannot be sent, a URL without a key), if they cannot. */
+  settingsError?: string;
 }
 
 /** The environments of an app with their endpoints (empty when the app was never deployed). */
@@ -58,7 +60,12 @@ export async function loadFolder(folder: vscode.WorkspaceFolder, modelOf: ModelS
   const model = await modelOf(folder);
   const app = appNameFor(folder.uri.fsPath, effectiveEnv(folder.uri));
   const state: FolderState = { folder, name: folder.name, model, app };
-  const t = target ?? (await passiveApiTarget(folder.uri));
+  let t = target;
+  try {
+    t ??= await passiveApiTarget(folder.uri);
+  } catch (e) {
+    state.settingsError = (e as Error).message;
+  }
   if (t) {
     try {
       state.environments = await readEnvironments(t, app);

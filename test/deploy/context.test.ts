@@ -109,7 +109,8 @@ describe('one project context for the CLI, the extension and the Python package'
   test("neither side sends the user's key to a URL from the project's .env that the user has not trusted", async () => {
     const { root, env } = project({ what: 'untrusted', env: { STRATO_API_KEY: 'env-key' }, dotEnv: 'STRATO_API_URL=http://127.0.0.1:9\n' });
     await assert.rejects(resolveApiConfig({ projectDir: root, env }), /strato trust http:\/\/127\.0\.0\.1:9/);
-    assert.equal(await resolveApiConfig({ projectDir: root, env, start: false }), undefined);
+    // The extension's views (which start nothing) say the same, rather than "no platform running".
+    await assert.rejects(resolveApiConfig({ projectDir: root, env, start: false }), /strato trust http:\/\/127\.0\.0\.1:9/);
     assert.equal(await fromPython(root, env), 'StratoContextError');
   });
 

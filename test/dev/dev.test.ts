@@ -196,8 +196,11 @@ test('a function that calls another endpoint runs through both live endpoints, t
   assert.match(dev.stderr(), /live-summarize was removed from the platform: provisioning it again/);
   assert.deepEqual(await liveEndpoints('chained'), ['live-cpu-stats', 'live-summarize']);
   // The terminal it runs in closes (an editor's terminal closed or its window reloaded): the hang-up cleans up as
-  // Ctrl+C does. It used to end the process at once and leave both live endpoints deployed.
+  // Ctrl+C does. It used to end the process at once and leave both live endpoints deployed. The window's extension
+  // hangs it up too (code-server keeps terminals past their window): a second hang-up does not cut the cleanup short.
   const exited = new Promise((resolve) => dev.child.once('exit', resolve));
+  dev.child.kill('SIGHUP');
+  await dev.waitFor(/stopping: removing live endpoints/, 10_000, 'stderr');
   dev.child.kill('SIGHUP');
   assert.equal(await exited, 0);
   assert.match(dev.stderr(), /removed live-cpu-stats, live-summarize/);

@@ -46,6 +46,8 @@ const closed = new EventEmitter<FakeTerminal>();
 
 export class FakeTerminal {
   exitStatus: { code: number } | undefined;
+  /** The pid of its process: `fake.terminalPid` when it was made. */
+  readonly processId = Promise.resolve(fake.terminalPid);
   /** What was typed into it (Ctrl+C is '\x03'). */
   readonly sent: string[] = [];
   constructor(
@@ -78,6 +80,12 @@ export const fake = {
   messages: [] as string[],
   /** What the user answers to the next warning dialogs (undefined: dismissed). */
   answer: undefined as string | undefined,
+  /** The pid the next terminal's process has. */
+  terminalPid: undefined as number | undefined,
+  /** Debug sessions stopped with vscode.debug.stopDebugging. */
+  stoppedSessions: [] as unknown[],
+  /** The status bar items made, by name, as last set. */
+  statusBar: new Map<string, { text: string; visible: boolean }>(),
 };
 
 export const folderOf = (root: string, index = 0) => ({ uri: Uri.file(root), name: path.basename(root), index }) as unknown as WorkspaceFolder;
@@ -87,12 +95,27 @@ const shown = async (message: string) => {
   return undefined;
 };
 
+class MarkdownString {
+  constructor(readonly value: string) {}
+}
+
+const noEvent = () => ({ dispose: () => undefined });
+
 const vscode = {
   EventEmitter,
   Uri,
   ThemeIcon,
+  MarkdownString,
+  StatusBarAlignment: { Left: 1, Right: 2 },
+  commands: { executeCommand: async () => undefined },
+  debug: {
+    stopDebugging: async (session: unknown) => void fake.stoppedSessions.push(session),
+    startDebugging: async () => true,
+  },
   workspace: {
     isTrusted: true,
+    createFileSystemWatcher: () => ({ onDidCreate: noEvent, onDidChange: noEvent, onDidDelete: noEvent, dispose: () => undefined }),
+    onDidChangeWorkspaceFolders: noEvent,
     get workspaceFolders() {
       return fake.folders;
     },
@@ -111,6 +134,17 @@ const vscode = {
       return fake.activeFile ? { document: { uri: Uri.file(fake.activeFile) } } : undefined;
     },
     onDidCloseTerminal: closed.event,
+    createStatusBarItem: () => {
+      const item = {
+        name: '',
+        text: '',
+        visible: false,
+        show: () => void fake.statusBar.set(item.name, { text: item.text, visible: (item.visible = true) }),
+        hide: () => void fake.statusBar.set(item.name, { text: item.text, visible: (item.visible = false) }),
+        dispose: () => undefined,
+      };
+      return item;
+    },
     createTerminal: (o: { name: string; cwd?: string; shellArgs?: string[] }) => {
       const t = new FakeTerminal(o.name, o);
       fake.terminals.push(t);

@@ -6,9 +6,11 @@
 import { fake, folderOf } from './fakeVscode'; // first: the client modules below import vscode
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
+import { writeDevState } from '../../engine/src/dev/state';
 import { templateFiles } from '../../engine/src/init/template';
 import { formatDiagnostic } from '../../engine/src/project';
 import { isEndpointCommandArgs } from '../../engine/src/protocol';
@@ -19,6 +21,7 @@ import { buildEndpointTree, buildEnvironmentTree, type EnvironmentInfo } from '.
 import { initialInput, testInputCandidates, testInputOf } from '../../client/src/inputs';
 import { DevAttach } from '../../client/src/debugAttach';
 import { DevTerminal } from '../../client/src/devTerminal';
+import { DevServerState } from '../../client/src/devServer';
 import { isCancelled } from '../../client/src/errors';
 import { projectFolder } from '../../client/src/folders';
 import { stopPreview } from '../../client/src/previewCommands';
@@ -237,4 +240,106 @@ test("Stop Deploy Preview on another project's item leaves this window's preview
   assert.equal(await stopPreview(views, preview, item(shop.uri.fsPath)), true);
   assert.ok(!preview.running);
   preview.dispose();
+});
+
+test("the window going hangs up its dev server's process: code-server keeps terminals past their window", async () => {
+  twoProjects();
+  const child = spawn(
+    process.execPath,
+    ['-e', "process.on('SIGHUP', () => { console.log('hung up'); process.exit(0); }); console.log('ready'); setInterval(() => {}, 1000);"],
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
+  let out = '';
+  child.stdout.on('data', (d) => (out += d));
+  await new Promise((r) => child.stdout.once('data', r));
+  fake.terminalPid = child.pid;
+  const dev = new DevTerminal();
+  await dev.start(shop);
+  await new Promise((r) => setImmediate(r));
+  const exited = new Promise((r) => child.once('exit', r));
+  dev.dispose();
+  try {
+    assert.equal(await Promise.race([exited, new Promise((r) => setTimeout(() => r('still running'), 5000))]), 0);
+    assert.match(out, /hung up/);
+  } finally {
+    child.kill('SIGKILL');
+    fake.terminalPid = undefined;
+  }
+});
+
+test("two projects' dev servers: each is its own project's (Run, the status bar), and Stop says when none runs", async () => {
+  const tmp = mkdtempSync(path.join(os.tmpdir(), 'strato-devstate-'));
+  const disposeAtEnd: Array<{ dispose(): void }> = [];
+  try {
+    const [a, b] = ['shop', 'billing'].map((name, i) => {
+      mkdirSync(path.join(tmp, name));
+      return folderOf(path.join(tmp, name), i);
+    });
+    fake.folders = [a, b];
+    fake.messages = [];
+    const state = (folder: typeof a, port: number) => ({
+      pid: process.pid,
+      url: `http://127.0.0.1:${port}`,
+      port,
+      startedAt: Date.now(),
+      app: folder.name,
+      platformUrl: 'http://127.0.0.1:1',
+      endpoints: [],
+    });
+    // shop's dev server runs in another terminal; this window starts billing's.
+    writeDevState(a.uri.fsPath, state(a, 8888));
+    const terminal = new DevTerminal();
+    const dev = new DevServerState(terminal);
+    disposeAtEnd.push(dev, terminal);
+    assert.equal(fake.statusBar.get('Strato dev server')?.text, '$(server-process) Strato dev :8888');
+    await dev.start(b);
+    assert.equal(dev.running(a)?.port, 8888, "Run in shop uses shop's dev server");
+    assert.equal(dev.running(b), undefined, "billing's is starting: Run there waits for it");
+    assert.equal(fake.statusBar.get('Strato dev server')?.text, '$(loading~spin) Strato dev starting', "the status bar follows this window's");
+    writeDevState(b.uri.fsPath, state(b, 8889));
+    for (let i = 0; i < 40 && fake.statusBar.get('Strato dev server')?.text !== '$(server-process) Strato dev :8889'; i++)
+      await new Promise((r) => setTimeout(r, 100));
+    assert.equal(fake.statusBar.get('Strato dev server')?.text, '$(server-process) Strato dev :8889');
+    assert.equal(dev.running(b)?.port, 8889);
+    assert.equal(dev.running(a)?.port, 8888);
+    dev.dispose();
+    terminal.dispose();
+    // Nothing runs: Stop says so rather than nothing.
+    rmSync(path.join(tmp, 'shop', '.strato'), { recursive: true });
+    rmSync(path.join(tmp, 'billing', '.strato'), { recursive: true });
+    const idle = new DevServerState(new DevTerminal());
+    disposeAtEnd.push(idle);
+    assert.equal(await idle.stop(), false);
+    assert.deepEqual(fake.messages, ['Strato: no dev server is running in this window.']);
+    idle.dispose();
+  } finally {
+    for (const d of disposeAtEnd) d.dispose();
+    rmSync(tmp, { recursive: true, force: true });
+  }
+});
+
+test('Attach to Dev Server ends when the dev server stops (no worker will come)', async () => {
+  const views = twoProjects();
+  fake.stoppedSessions = [];
+  const dev = new DevTerminal();
+  await dev.start(shop, ['--debug']);
+  const attach = new DevAttach(views, dev);
+  try {
+    const session = {
+      id: 's1',
+      workspaceFolder: shop,
+      configuration: { strato: { parent: true, root: shop.uri.fsPath } },
+    } as unknown as import('vscode').DebugSession;
+    attach.started(session);
+    await new Promise((r) => setTimeout(r, 600));
+    assert.deepEqual(fake.stoppedSessions, [], 'the dev server runs: the session waits for workers');
+    await dev.stop();
+    for (let i = 0; i < 20 && !fake.stoppedSessions.length; i++) await new Promise((r) => setTimeout(r, 100));
+    assert.deepEqual(fake.stoppedSessions, [session]);
+  } finally {
+    attach.dispose();
+    dev.dispose();
+  }
 });

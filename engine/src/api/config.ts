@@ -47,7 +47,7 @@ export function readDotEnv(file: string): Record<string, string> {
  * Why a key cannot go in an HTTP header (a newline or another control character, a letter outside ASCII: a key pasted
  * with its line end, or the wrong text), or null. Said as such: Node refuses the header before any request.
  */
-function unsendableKey(key: string, where: string): string | null {
+export function unsendableKey(key: string, where: string): string | null {
   const at = [...key].findIndex((c) => c.charCodeAt(0) < 0x21 || c.charCodeAt(0) > 0x7e);
   if (at < 0) return null;
   const c = [...key][at];
@@ -56,12 +56,6 @@ function unsendableKey(key: string, where: string): string | null {
   return `${where} holds ${what} at character ${at + 1}, which an API key never has: copy the key again (strato keys create prints one)`;
 }
 
-/**
- * Base URL and key: STRATO_API_URL (environment, else the project's .env), else the local platform; the key from
- * STRATO_API_KEY (environment, else .env), else the local platform's key file. With `start: false` (the extension's
- * views, which must never start anything) the local platform is only read, and the answer is undefined when it is
- * not running or a remote one is misconfigured.
- */
 /**
  * The platform URL the settings name (an editor's project URL, STRATO_API_URL, else the project's .env), or '' when
  * none does and the local background platform is meant.
@@ -72,6 +66,13 @@ export function namedApiUrl(o: Pick<ResolveOptions, 'projectUrl' | 'projectDir' 
   return (o.projectUrl || env.STRATO_API_URL || dotEnv.STRATO_API_URL || '').trim().replace(/\/+$/, '');
 }
 
+/**
+ * Base URL and key: STRATO_API_URL (environment, else the project's .env), else the local platform; the key from
+ * STRATO_API_KEY (environment, else .env), else the local platform's key file. A setting that cannot work (a key that
+ * cannot be sent, a URL without a key or that is not one, the user's key bound for a URL they have not trusted) is a
+ * UserError saying so. With `start: false` (the extension's views, which must never start anything) the local platform
+ * is only read, and the answer is undefined when it is not running.
+ */
 export async function resolveApiConfig(o: ResolveOptions & { start: false }): Promise<ApiConfig | undefined>;
 export async function resolveApiConfig(o?: ResolveOptions & { start?: true }): Promise<ApiConfig>;
 export async function resolveApiConfig(o: ResolveOptions & { start?: boolean } = {}): Promise<ApiConfig | undefined> {
@@ -81,30 +82,19 @@ export async function resolveApiConfig(o: ResolveOptions & { start?: boolean } =
   const keySource: SettingSource = env.STRATO_API_KEY ? 'user' : 'project';
   const keyProblem =
     explicitKey === undefined ? null : unsendableKey(explicitKey, keySource === 'user' ? 'STRATO_API_KEY' : "STRATO_API_KEY in the project's .env");
-  if (keyProblem) {
-    if (o.start === false) return undefined;
-    throw new UserError(keyProblem);
-  }
+  if (keyProblem) throw new UserError(keyProblem);
   const urlSource: SettingSource = o.projectUrl || !env.STRATO_API_URL ? 'project' : 'user';
   const remote = namedApiUrl(o, dotEnv);
   if (remote) {
     const parsed = parseServerUrl(remote, 'STRATO_API_URL', `http://127.0.0.1:${DEFAULT_PORT}`);
-    let problem =
+    const problem =
       'problem' in parsed
         ? parsed.problem
         : !explicitKey
           ? `STRATO_API_URL is set (${remote}) but STRATO_API_KEY is not; set it in the environment or in .env (in VS Code: Strato: Set API Key)`
           : null;
-    if (!problem) {
-      try {
-        checkKeyDestination(remote, urlSource, keySource, env);
-      } catch (e) {
-        if (o.start !== false) throw e;
-        problem = (e as Error).message;
-      }
-    }
-    if (problem && o.start === false) return undefined;
     if (problem) throw new UserError(problem);
+    checkKeyDestination(remote, urlSource, keySource, env);
     return { baseUrl: remote, apiKey: explicitKey!, source: 'STRATO_API_URL' };
   }
   const dataDir = defaultPlatformDir(env);
