@@ -4,18 +4,21 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { CLI, ensureBuilt, runCli } from '../helpers/cli';
 import { dockerdMissing, startDockerd, type TestDockerd } from '../helpers/dockerd';
 import { TEMPLATE_DIR } from '../helpers/platform';
-import { listContainers, listNetworks } from '../../engine/src/containers';
+import { createContainer, createNetwork, listContainers, listNetworks, removeContainer, startContainer } from '../../engine/src/containers';
 import { previewKey } from '../../engine/src/preview';
+import { dataDirPrefix, removeLeftovers } from '../../engine/src/preview/cleanup';
 
 const skip = dockerdMissing();
 let d: TestDockerd;
 let tmp: string;
+/** The CPU base image `strato preview image` made. */
+let cpuImage: string;
 let env: NodeJS.ProcessEnv;
 /** Every preview started, so that a failed test leaves none running. */
 const children: ChildProcess[] = [];
@@ -78,7 +81,11 @@ before(async () => {
   env = { DOCKER_HOST: d.host, STRATO_PGLITE_TEMPLATE: TEMPLATE_DIR, STRATO_API_KEY: '', STRATO_API_URL: '' };
   const img = await runCli(['preview', 'image'], { cwd: tmp, env });
   assert.equal(img.code, 0, img.stderr);
-  assert.match(img.stdout, /✓ strato\/worker-cpu:py3\.\d+, strato\/worker-gpu:py3\.\d+ from \S+python3\S* \(Python 3\.\d+\): \d+ files, \d+ MB/);
+  const made = /✓ strato\/worker-cpu:py3\.\d+, strato\/worker-gpu:py3\.\d+ from \S+python3\S* \(Python 3\.\d+\): \d+ files, (\d+) MB/.exec(img.stdout);
+  assert.ok(made, img.stdout);
+  cpuImage = /strato\/worker-cpu:py3\.\d+/.exec(img.stdout)![0];
+  // The standard library only: the packages installed into this Python (site-packages) stay out.
+  assert.ok(Number(made[1]) < 150, img.stdout);
 });
 
 after(async () => {
@@ -122,8 +129,12 @@ def caller(text: str) -> dict:
 
     import ssl
 
+    import importlib.util
+
     cas = ssl.create_default_context().cert_store_stats()["x509_ca"]  # what HTTPS from a worker can verify
-    return {"host": socket.gethostname(), "secret": os.environ.get("PREVIEW_SECRET"), "result": process(text, uppercase=True), "cas": cas}
+    host_package = importlib.util.find_spec("pip") is not None  # installed on this machine, not declared by the project
+    return {"host": socket.gethostname(), "secret": os.environ.get("PREVIEW_SECRET"), "result": process(text, uppercase=True), "cas": cas,
+            "host_package": host_package}
 
 
 @Endpoint(name="ticks", cpu="cpu3c-1-2")
@@ -181,6 +192,7 @@ def ticks(n: int):
     assert.deepEqual(called.json.output.result, { text: 'ABC', length: 3 });
     assert.equal(called.json.output.secret, 's3cret', '.env reaches the container as environment');
     assert.ok(called.json.output.cas > 0, "the image's CA bundle is OpenSSL's: HTTPS from a worker verifies certificates");
+    assert.equal(called.json.output.host_package, false, "a package of the host's Python is not in the image: a missing dependency shows");
     assert.ok(
       running.some((c) => c.Id.startsWith(called.json.output.host)),
       'the handler ran inside a preview container',
@@ -236,6 +248,8 @@ test('an endpoint whose handler fails to import is reported by name and the othe
   );
   const p = await startPreview(dir);
   assert.match(p.err(), /error: broken: .*No module named 'not_a_module_anywhere'/);
+  // `strato logs broken` alone would read the background platform: the line says how to read this preview's.
+  assert.match(p.err(), /error: broken: .*\(its log: STRATO_API_URL=http:\/\/127\.0\.0\.1:\d+ STRATO_API_KEY=\S+ strato logs broken\)/);
   const { key, url } = urls(p.out());
   const ok = await post(`${url('cpu-stats')}/runsync`, key, { input: { numbers: [5] } });
   assert.equal(ok.json.output.max, 5);
@@ -275,18 +289,49 @@ test('errors: no engine, a missing image, a build error; each in one sentence, n
   assert.deepEqual(await listNetworks(d.engine, label), []);
 });
 
-test('Ctrl+C during the start (after the network is made) removes what was made and exits', { skip: skip ?? false }, async () => {
-  const dir = path.join(tmp, 'early');
-  assert.equal((await runCli(['init', 'early'], { cwd: tmp })).code, 0);
-  const { child, out, err, exited } = await startPreview(dir, [], (o) => /✓ network/.test(o));
-  child.kill('SIGINT');
-  const code = await exited;
-  assert.ok(code === 130 || code === 0, `exit ${code}\n${out()}\n${err()}`);
-  if (code === 130) assert.match(err(), /the preview was stopped before it was up; its containers and network are removed\./);
-  const label = `strato.preview=${previewKey(dir)}`;
-  assert.deepEqual(await listContainers(d.engine, label), []);
-  assert.deepEqual(await listNetworks(d.engine, label), []);
-});
+test(
+  'a second preview started while the first is still starting replaces it (nothing of the second is removed); Ctrl+C after the ' +
+    'containers step, with a worker that crash-loops, removes the containers, the network and the data dirs',
+  { skip: skip ?? false },
+  async () => {
+    const dir = path.join(tmp, 'early');
+    assert.equal((await runCli(['init', 'early'], { cwd: tmp })).code, 0);
+    for (const f of ['gpu_worker.py', 'lb_worker.py']) rmSync(path.join(dir, f));
+    writeFileSync(
+      path.join(dir, 'broken_worker.py'),
+      `import not_a_module_anywhere\nfrom strato import Endpoint\n\n\n@Endpoint(name="broken", cpu="cpu3c-1-2")\ndef broken(x: int) -> int:\n    ` +
+        `"""Never imports."""\n    return x\n`,
+    );
+    const key = previewKey(dir);
+    const label = `strato.preview=${key}`;
+    // What a preview killed with SIGKILL leaves: its data dir (database, builds, volumes); the next preview deletes it.
+    const killed = `${dataDirPrefix(key)}killed`;
+    mkdirSync(path.join(killed, 'builds'), { recursive: true });
+    const dataDirs = () => readdirSync(os.tmpdir()).filter((f) => path.join(os.tmpdir(), f).startsWith(dataDirPrefix(key)));
+
+    // The first holds the project's preview from its start (before its build).
+    const first = await startPreview(dir, [], (o) => existsSync(path.join(dir, '.strato', 'preview.lock')) || /✓ build/.test(o));
+    const second = await startPreview(dir, [], (o) => /✓ containers/.test(o));
+    assert.equal(await first.exited, 130, first.out() + first.err());
+    assert.match(first.err(), /the preview was stopped before it was up; its containers and network are removed\./);
+    assert.doesNotMatch(second.err(), /already exists|report this as a bug|could not remove/, second.err());
+    assert.equal(existsSync(killed), false, "the killed preview's data dir is deleted");
+    // Its workers start after the step (the broken one crash-loops): Ctrl+C comes while a container uses the network.
+    for (let i = 0; i < 150 && !(await listContainers(d.engine, label)).length; i++) await new Promise((r) => setTimeout(r, 100));
+    assert.ok((await listContainers(d.engine, label)).length > 0, `the second preview's containers are there: ${second.out()}\n${second.err()}`);
+    assert.equal((await listNetworks(d.engine, label)).length, 1);
+
+    second.child.kill('SIGINT');
+    const code = await second.exited;
+    assert.ok(code === 130 || code === 0, `exit ${code}\n${second.out()}\n${second.err()}`);
+    if (code === 130) assert.match(second.err(), /the preview was stopped before it was up; its containers and network are removed\./);
+    assert.doesNotMatch(second.err(), /could not remove|cannot write worker log/, second.err());
+    assert.deepEqual(await listContainers(d.engine, label), []);
+    assert.deepEqual(await listNetworks(d.engine, label), []);
+    assert.deepEqual(dataDirs(), []);
+    assert.equal(existsSync(path.join(dir, '.strato', 'preview.lock')), false);
+  },
+);
 
 test('Ctrl+C while it waits for a worker whose import hangs ends the wait at once and removes everything', { skip: skip ?? false }, async () => {
   const dir = path.join(tmp, 'hangs');
@@ -306,4 +351,26 @@ test('Ctrl+C while it waits for a worker whose import hangs ends the wait at onc
   const label = `strato.preview=${previewKey(dir)}`;
   assert.deepEqual(await listContainers(d.engine, label), []);
   assert.deepEqual(await listNetworks(d.engine, label), []);
+});
+
+test('the leftovers of a preview wait for a container removal already in progress before the network goes', { skip: skip ?? false }, async () => {
+  const label = 'strato.preview=removal-in-progress';
+  const labels = { 'strato.preview': 'removal-in-progress' };
+  const net = await createNetwork(d.engine, 'strato-preview-removal-test', labels);
+  const id = await createContainer(d.engine, {
+    name: 'strato-removal-test',
+    image: cpuImage,
+    cmd: ['python3', '-c', 'import time; time.sleep(600)'],
+    env: {},
+    labels,
+    network: net.name,
+  });
+  await startContainer(d.engine, id);
+  // What the platform's close does to a worker it kills: the removal starts and nobody waits for it.
+  const inProgress = removeContainer(d.engine, id);
+  const lines: string[] = [];
+  await removeLeftovers(d.engine, label, (l) => lines.push(l));
+  await inProgress;
+  assert.deepEqual(await listNetworks(d.engine, label), [], lines.join('\n'));
+  assert.deepEqual(await listContainers(d.engine, label), []);
 });

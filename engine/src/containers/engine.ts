@@ -30,6 +30,16 @@ export function socketPath(dockerHost = process.env.DOCKER_HOST): string {
   throw new UserError(`DOCKER_HOST=${dockerHost} is not a unix socket: set it to unix:///path/to/docker.sock (the preview talks to a local engine only).`);
 }
 
+/** Why connecting to the socket failed, for the user: a socket this user may not open is not a missing engine. */
+export function connectError(socket: string, e: NodeJS.ErrnoException): UserError {
+  if (e.code === 'EACCES' || e.code === 'EPERM')
+    return new UserError(
+      `permission denied on the Docker socket ${socket} (${e.code}): add your user to the docker group ` +
+        '(sudo usermod -aG docker $USER, then log in again) or set DOCKER_HOST=unix:///path/to/docker.sock to a socket you may open (rootless Docker).',
+    );
+  return noEngine(socket, e.code ?? e.message);
+}
+
 function noEngine(socket: string, why: string): UserError {
   return new UserError(
     `no Docker engine answers on ${socket} (${why}): start one (sudo systemctl start docker, or dockerd) or set ` +
@@ -60,7 +70,7 @@ export class DockerEngine {
     try {
       r = await this.raw('GET', '/version');
     } catch (e) {
-      throw noEngine(this.socket, (e as NodeJS.ErrnoException).code ?? (e as Error).message);
+      throw connectError(this.socket, e as NodeJS.ErrnoException);
     }
     if (r.status !== 200) throw noEngine(this.socket, `GET /version answered ${r.status}`);
     const v = JSON.parse(r.body.toString('utf8')) as { Version: string; ApiVersion: string; MinAPIVersion?: string };

@@ -2,6 +2,7 @@
 // and containers (create, start, wait, kill, remove, logs), with labels so that whatever is made can be found again.
 import type { IncomingMessage } from 'node:http';
 import { EngineError, type DockerEngine } from './engine';
+import { UserError } from '../util/errors';
 
 export interface ContainerSpec {
   name: string;
@@ -77,7 +78,15 @@ function splitRef(ref: string): [string, string] {
 }
 
 export async function createNetwork(d: DockerEngine, name: string, labels: Record<string, string>): Promise<NetworkInfo> {
-  const { Id } = await d.json<{ Id: string }>('POST', '/networks/create', { Name: name, Driver: 'bridge', CheckDuplicate: true, Labels: labels });
+  let Id: string;
+  try {
+    ({ Id } = await d.json<{ Id: string }>('POST', '/networks/create', { Name: name, Driver: 'bridge', CheckDuplicate: true, Labels: labels }));
+  } catch (e) {
+    // Made by something else (a preview's lock keeps previews of one project apart): the user decides what goes.
+    if (e instanceof EngineError && e.status === 409)
+      throw new UserError(`a Docker network named ${name} already exists: remove it (docker network rm ${name}) and start again.`);
+    throw e;
+  }
   const info = await d.json<{ IPAM: { Config: Array<{ Gateway?: string }> } }>('GET', `/networks/${Id}`);
   const gateway = info.IPAM.Config.find((c) => c.Gateway)?.Gateway;
   if (!gateway) throw new EngineError(`network ${name} has no gateway address`, 500);

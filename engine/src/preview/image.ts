@@ -8,13 +8,18 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import * as tar from 'tar';
 import { baseImageName } from '../build/manifest';
+import { checkImage } from '../catalog/parameterRules';
 import { buildImage, DockerEngine, importImage } from '../containers';
 import { UserError } from '../util/errors';
 
 const run = promisify(execFile);
 
-/** Standard-library parts a worker never needs; leaving them out keeps the image near 50 MB. */
-const SKIP = /\/(test|tests|idlelib|tkinter|turtledemo|ensurepip|lib2to3|config-[^/]+)(\/|$)/;
+/**
+ * Standard-library parts a worker never needs; leaving them out keeps the image near 50 MB. Packages installed into
+ * this Python (site-packages, Debian's dist-packages) stay out too: in the image they would hide a dependency the
+ * project does not declare. The worker runtime (the strato package) comes with the build, in /app/deps.
+ */
+const SKIP = /\/(test|tests|idlelib|tkinter|turtledemo|ensurepip|lib2to3|config-[^/]+|site-packages|dist-packages)(\/|$)/;
 /** Loaded at run time (pthread cancellation, C++ extensions), so ldd does not list them. */
 const EXTRA_LIBS = ['libgcc_s.so.1', 'libstdc++.so.6'];
 const CA_FILES = ['/etc/ssl/certs/ca-certificates.crt'];
@@ -47,6 +52,20 @@ async function inspectPython(python: string): Promise<PythonLayout> {
       `cannot run ${python} to copy it into the image (${(e as Error).message.split('\n')[0]}): pass --python with the path of a Python 3 interpreter.`,
     );
   }
+}
+
+/**
+ * An image name the user gave (a flag, a variable), checked with the rule `image=` follows (catalog/parameterRules.ts)
+ * before anything is built; `where` says which one it was. `digest: false`: the name of an image to make.
+ */
+export function checkImageName(name: string, where: string, o: { digest?: boolean } = {}): string {
+  const checked = checkImage(name);
+  // A name the preview makes (`strato preview image --tag`) is a tag: a digest (@sha256:...) names what exists.
+  if (checked.ok && (o.digest !== false || !name.includes('@'))) return checked.value;
+  throw new UserError(
+    `${where} ${JSON.stringify(name)} is not an image name: use lowercase repository names and an optional tag, such as ` +
+      'strato-base-cpu:py3.11 or registry.local:5000/team/base:1',
+  );
 }
 
 /** Shared libraries (and the loader) the interpreter and its extension modules need. */

@@ -65,13 +65,30 @@ export class ContainerLauncher implements WorkerLauncher {
   /** Containers this launcher made and has not removed yet. */
   readonly live = new Set<string>();
   readonly runsImages = true;
+  /** Each launched container's life, from its creation to its removal. */
+  private readonly running = new Set<Promise<void>>();
 
   constructor(private readonly o: ContainerLauncherOptions) {}
 
   launch(w: Worker, s: LaunchSpec): WorkerProcess {
     const proc = new ContainerProcess(this.o.engine);
-    void this.run(w, s, proc).catch((e: Error) => proc.end(125, `the container of ${s.endpoint.name} could not start: ${e.message}`));
+    const running = this.run(w, s, proc).catch((e: Error) => proc.end(125, `the container of ${s.endpoint.name} could not start: ${e.message}`));
+    this.running.add(running);
+    void running.finally(() => this.running.delete(running));
     return proc;
+  }
+
+  /**
+   * Resolves when every container this launcher started has ended and its output and exit went to the supervisor
+   * (timeoutMs at most). The platform's close does not wait for a worker it kills: the preview waits here before it
+   * removes the network (still in use until then) and the data dir (the supervisor still writes the worker's log).
+   */
+  async settled(timeoutMs: number): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (this.running.size && Date.now() < deadline) {
+      await Promise.race([Promise.allSettled([...this.running]), new Promise((r) => setTimeout(r, Math.max(0, deadline - Date.now())).unref())]);
+    }
+    await new Promise((r) => setImmediate(r)); // the exit is emitted on the next turn
   }
 
   private async run(w: Worker, s: LaunchSpec, proc: ContainerProcess): Promise<void> {

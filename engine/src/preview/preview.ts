@@ -2,7 +2,6 @@
 // loopback whose workers are containers (one per endpoint) on a network of their own; stop() removes them all.
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { Endpoint } from '../api/controlPlane';
@@ -13,10 +12,10 @@ import { deployProject, appNameFor } from '../deploy';
 import { startPlatform, type RunningPlatform } from '../platform/platform';
 import type { Diagnostic } from '../project';
 import { UserError } from '../util/errors';
-import { removeLeftovers, replacePrevious } from './cleanup';
+import { dataDirPrefix, LeftoversError, removeLeftovers, takeOver } from './cleanup';
 import { forward, type Forwarder } from './forward';
 import { ContainerLauncher } from './launcher';
-import { buildPackageImage, packageImageTag } from './image';
+import { buildPackageImage, checkImageName, packageImageTag } from './image';
 import { previewStateFile, writePreviewState } from './state';
 
 export type PreviewStep = 'build' | 'images' | 'network' | 'containers' | 'ready';
@@ -64,12 +63,17 @@ export function previewKey(root: string): string {
 
 export async function startPreview(root: string, o: PreviewOptions = {}): Promise<RunningPreview> {
   const log = o.log ?? ((l: string) => process.stderr.write(`${l}\n`));
+  const dotEnv = readDotEnv(path.join(root, '.env'));
+  // Flags first, then the environment, then the project's .env; a name that is none is refused before the build.
+  const cpuImage = baseImageChoice('cpu', o.cpuImage, dotEnv);
+  const gpuImage = baseImageChoice('gpu', o.gpuImage, dotEnv);
   const engine = await new DockerEngine(o.dockerHost).connect();
   const app = appNameFor(root);
   const key = previewKey(root);
   const labels = { 'strato.preview': key, 'strato.app': app };
   const stateFile = previewStateFile(root);
-  await replacePrevious(engine, stateFile, `strato.preview=${key}`);
+  // Held until stop() ends: nothing of this project's preview is made, or removed, by two processes at once.
+  const lock = await takeOver(engine, root, key, o.onProgress);
 
   const durations = {} as Record<PreviewStep, number>;
   const begin = (s: PreviewStep) => {
@@ -82,7 +86,6 @@ export async function startPreview(root: string, o: PreviewOptions = {}): Promis
   };
 
   const images = new Map<string, string>();
-  const dotEnv = readDotEnv(path.join(root, '.env'));
   const secrets = Object.fromEntries(Object.entries(dotEnv).filter(([k]) => !k.startsWith('STRATO_')));
   // The user's key, when they have one, so that sample calls and scripts work unchanged.
   const apiKey = process.env.STRATO_API_KEY || dotEnv.STRATO_API_KEY || undefined;
@@ -100,25 +103,36 @@ export async function startPreview(root: string, o: PreviewOptions = {}): Promis
     secrets,
     log,
   });
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'strato-preview-'));
+  let dataDir = '';
   let stopping: Promise<void> | null = null;
   let platformStarting: Promise<RunningPlatform> | null = null;
+  /** Removes everything; rejects with a LeftoversError naming what the engine would not remove. */
   const stop = () =>
     (stopping ??= (async () => {
-      // The platform may still be starting (a failure during the build): wait for it, then close it.
-      const running = platform ?? (await platformStarting?.catch(() => null));
-      await running?.close().catch((e: Error) => log(`strato preview: ${e.message}`));
-      await forwarder?.close();
-      // The engine may be gone (stopped mid-preview): what this machine holds is removed all the same.
-      await removeLeftovers(engine, `strato.preview=${key}`, log).catch((e: Error) =>
-        log(`strato preview: the Docker engine did not answer (${e.message}); its containers and network go with it, or with the next preview`),
-      );
-      fs.rmSync(dataDir, { recursive: true, force: true });
-      const state = readState(stateFile);
-      if (state?.pid === process.pid) fs.rmSync(stateFile, { force: true });
+      let left: LeftoversError | null = null;
+      try {
+        // The platform may still be starting (a failure during the build): wait for it, then close it.
+        const running = platform ?? (await platformStarting?.catch(() => null));
+        await running?.close().catch((e: Error) => log(`strato preview: ${e.message}`));
+        // Workers the platform killed without waiting: their containers still hold the network, their exits the log.
+        await launcher.settled(15_000);
+        await forwarder?.close();
+        // The engine may be gone (stopped mid-preview): what this machine holds is removed all the same.
+        await removeLeftovers(engine, `strato.preview=${key}`, log).catch((e: Error) => {
+          if (e instanceof LeftoversError) left = e;
+          else log(`strato preview: the Docker engine did not answer (${e.message}); its containers and network go with it, or with the next preview`);
+        });
+        if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
+        const state = readState(stateFile);
+        if (state?.pid === process.pid) fs.rmSync(stateFile, { force: true });
+      } finally {
+        lock.release();
+      }
+      if (left) throw left;
     })());
 
   try {
+    dataDir = fs.mkdtempSync(dataDirPrefix(key));
     platformStarting = startPlatform({ dataDir, apiKey, port: 0, writeStateFile: false, workerLauncher: launcher, workerStopGraceMs: 3000, log });
     platformStarting.catch(() => {});
     let deployStarted = 0;
@@ -150,9 +164,6 @@ export async function startPreview(root: string, o: PreviewOptions = {}): Promis
         count = Object.keys(b.manifest.resources).length;
         let t = begin('images');
         gpus = (await runtimes(engine)).includes('nvidia');
-        // Flags first, then the project's .env (or the environment), then the manifest's image names.
-        const cpuImage = o.cpuImage ?? (process.env.STRATO_PREVIEW_CPU_IMAGE || dotEnv.STRATO_PREVIEW_CPU_IMAGE || undefined);
-        const gpuImage = o.gpuImage ?? (process.env.STRATO_PREVIEW_GPU_IMAGE || dotEnv.STRATO_PREVIEW_GPU_IMAGE || undefined);
         await checkImages(engine, b, images, { ...o, cpuImage, gpuImage });
         await addPackages(engine, b, images, o.onProgress);
         end('images', t, [...new Set(images.values())].join(', '));
@@ -185,14 +196,35 @@ export async function startPreview(root: string, o: PreviewOptions = {}): Promis
       images,
       network: network!.name,
       gpuNote: gpuEndpoints && !gpus ? 'this Docker engine has no NVIDIA runtime: GPU endpoints run on the CPU' : null,
-      problems: r.problems,
+      // `strato logs <name>` alone reads the background platform: this one is named, so that the log is found.
+      problems: r.problems.map((p) => ({
+        ...p,
+        error: `${p.error} (its log: STRATO_API_URL=${platform!.url} STRATO_API_KEY=${platform!.apiKey} strato logs ${p.endpoint})`,
+      })),
       durations,
       stop,
     };
   } catch (e) {
-    await stop();
+    const left = await stop().then(
+      () => null,
+      (l: Error) => (l instanceof LeftoversError ? l : (log(`strato preview: ${l.message}`), null)),
+    );
+    if (!left) throw e;
+    const what = `${left.message}: remove ${left.left.length === 1 ? 'it' : 'them'} with docker rm -f / docker network rm, or start the preview again, which removes ${left.left.length === 1 ? 'it' : 'them'}`;
+    // Stopped by a signal (exit 130): what is left is the news. Another failure keeps its own message, and says it too.
+    if (e instanceof UserError && e.exitCode === 130) throw new UserError(`the preview was stopped before it was up, but ${what}.`, 130);
+    log(`strato preview: ${what}`);
     throw e;
   }
+}
+
+/** The base image for a kind of hardware the user named (flag, environment or .env), checked; undefined: the manifest's. */
+function baseImageChoice(kind: 'cpu' | 'gpu', flag: string | undefined, dotEnv: Record<string, string>): string | undefined {
+  const variable = `STRATO_PREVIEW_${kind.toUpperCase()}_IMAGE`;
+  if (flag !== undefined) return checkImageName(flag, `--${kind}-image`);
+  if (process.env[variable]) return checkImageName(process.env[variable]!, `${variable} in the environment`);
+  if (dotEnv[variable]) return checkImageName(dotEnv[variable], `${variable} in .env`);
+  return undefined;
 }
 
 /** Every endpoint's image is present, or pulled; otherwise say which one and the command that makes it. */

@@ -18,6 +18,11 @@ export function previewStateFile(root: string): string {
   return path.join(root, '.strato', 'preview.json');
 }
 
+/** Held by the project's preview from its start to its end (util/pidLock.ts): one preview of a project at a time. */
+export function previewLockFile(root: string): string {
+  return path.join(root, '.strato', 'preview.lock');
+}
+
 /** Whether pid is still a running preview (not a process that reused the number). */
 export function isPreviewProcess(pid: number): boolean {
   try {

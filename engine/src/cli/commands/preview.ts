@@ -4,7 +4,6 @@ import type { Command } from 'commander';
 import { printEndpoints } from '../endpointListing';
 import { Progress, bold, dim, green, red, yellow } from '../output';
 import { onStopSignal } from '../signals';
-import { UserError } from '../../util/errors';
 import { checkedPythonExecutable } from '../../util/paths';
 
 export interface PreviewFlags {
@@ -84,14 +83,9 @@ export function register(program: Command): void {
     .option('--python <path>', 'interpreter to copy into the image (default: STRATO_PYTHON, else python3)')
     .option('--tag <image...>', 'image names (default: the CPU and GPU base images the preview looks for)')
     .action(async (opts: { python?: string; tag?: string[] }) => {
-      const { buildBaseImage } = await import('../../preview');
+      const { buildBaseImage, checkImageName } = await import('../../preview');
       const python = checkedPythonExecutable(opts.python);
-      const { checkImage } = await import('../../catalog/parameterRules');
-      const bad = opts.tag?.find((t) => !checkImage(t).ok || t.includes('@'));
-      if (bad !== undefined)
-        throw new UserError(
-          `--tag ${JSON.stringify(bad)} is not an image name: use lowercase repository names and an optional tag, such as strato-base-cpu:py3.11 or registry.local:5000/team/base:1`,
-        );
+      for (const t of opts.tag ?? []) checkImageName(t, '--tag', { digest: false });
       const progress = new Progress();
       const r = await buildBaseImage({ tags: opts.tag, python, onProgress: (m) => progress.update(m) });
       progress.done();
