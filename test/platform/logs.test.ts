@@ -4,7 +4,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { jobFailureLines, LogsClient } from '../../engine/src/api/logs';
-import type { WorkerLogPage } from '../../engine/src/protocol/logs';
+import { LOG_LIMITS, type WorkerLogPage } from '../../engine/src/protocol/logs';
+import { LineSplitter } from '../../engine/src/util/lines';
 import { buildTestArtifact } from '../helpers/artifact';
 import { call, deploy, startTestPlatform, waitUntil, type TestPlatform } from '../helpers/platform';
 
@@ -12,9 +13,13 @@ const WORKER = `
 import sys
 
 
-def shout(text="hi"):
+def shout(text="hi", unbroken=0):
     print("said", text)
     print("careful", text, file=sys.stderr)
+    if unbroken:
+        sys.stdout.write("x" * unbroken)
+        sys.stdout.flush()
+        sys.stdout.write("\\n")
     return {"text": text}
 
 
@@ -49,7 +54,7 @@ before(async () => {
     other: (await tp.cp.createKey('olga', 'deploy', ['blog'])).secret,
   };
   const job = await tp.jobs.runsync(shout.id, { text: 'hello' });
-  assert.equal(job.status, 'COMPLETED');
+  assert.equal(job.status, 'COMPLETED', JSON.stringify(job));
 });
 
 after(async () => {
@@ -149,14 +154,46 @@ describe('reading', () => {
       JSON.stringify(lines),
     );
     const text = lines.map((l) => l.text).join('\n');
-    assert.match(text, /File ".*worker\.py", line 12, in fail/);
-    assert.match(text, /File ".*worker\.py", line 16, in helper/);
+    assert.match(text, /File ".*worker\.py", line 16, in fail/);
+    assert.match(text, /File ".*worker\.py", line 20, in helper/);
+  });
+
+  test('a line of megabytes with no newline keeps its start and says what was left out; the job is not held up', async () => {
+    const before = page(await call('GET', logsUrl(shout.id)));
+    const job = await tp.jobs.runsync(shout.id, { text: 'long', unbroken: 3_000_000 });
+    assert.equal(job.status, 'COMPLETED');
+    const long = await waitUntil('the long line in the log', async () => {
+      const p = page(await call('GET', logsUrl(shout.id, `?since=${before.cursor}`)));
+      return p.lines.find((l) => l.text.startsWith('xxx'))?.text;
+    });
+    assert.equal(long, `${'x'.repeat(LOG_LIMITS.lineChars)} [... ${3_000_000 - LOG_LIMITS.lineChars} more characters of this line left out]`);
   });
 
   test('load-balanced endpoints have logs too', async () => {
     const r = await call('GET', `${tp.url}/lb/${lb.id}/p`);
     assert.equal(r.status, 200, r.text);
     await waitUntil('the print of the route', async () => page(await call('GET', logsUrl(lb.id))).lines.some((l) => l.text === 'pinged'));
+  });
+});
+
+describe('lines of output', () => {
+  const split = (chunks: string[], max = 10) => {
+    const out: string[] = [];
+    const s = new LineSplitter((l) => out.push(l), max);
+    for (const c of chunks) s.push(c);
+    s.flush();
+    return out;
+  };
+
+  test('lines cut anywhere by the reads come out whole, empty ones too; a last line without a newline at the end', () => {
+    assert.deepEqual(split(['ab', 'c\nd', '\n\n', 'ef\ng', 'h']), ['abc', 'd', '', 'ef', 'gh']);
+    assert.deepEqual(split(['one\n']), ['one']);
+    assert.deepEqual(split([]), []);
+  });
+
+  test('a line longer than the bound keeps its start and counts the rest, read in many pieces or one', () => {
+    assert.deepEqual(split(['0123456', '789abc', 'def\nok\n']), ['0123456789 [... 6 more characters of this line left out]', 'ok']);
+    assert.deepEqual(split(['x'.repeat(25)]), [`${'x'.repeat(10)} [... 15 more characters of this line left out]`]);
   });
 });
 

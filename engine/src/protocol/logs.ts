@@ -38,12 +38,16 @@ export interface LogNodeMissing {
   error: string;
 }
 
-/** Bounds of `GET /v2/<id>/logs`: `tail` lines without `since`, `wait` ms of long-poll, bytes read per answer. */
+/**
+ * Bounds of `GET /v2/<id>/logs`: `tail` lines without `since`, `wait` ms of long-poll, bytes read per answer; and the
+ * characters of one line of a worker's output the log keeps (the rest of a longer line is said to be left out).
+ */
 export const LOG_LIMITS = {
   defaultTail: 100,
   maxTail: 10_000,
   maxWaitMs: 60_000,
   pageBytes: 1024 * 1024,
+  lineChars: 64 * 1024,
 } as const;
 
 /** The Python package's runtime prefixes each line with `strato`, the level padded to 5 and a space (strato/_log.py). */

@@ -16,6 +16,8 @@ import { inheritedWorkerEnv } from '../workers/environment';
 import { detectGpus } from '../workers/gpus';
 import { BuildCache } from './buildCache';
 import { errorOf, PlatformLink, type JsonReply } from './link';
+import { LineSplitter } from '../../util/lines';
+import { LOG_LIMITS } from '../../protocol/logs';
 
 export interface AgentOptions {
   /** The platform's base URL, as reachable from this host (and from its workers); several nodes' comma-separated. */
@@ -244,14 +246,15 @@ async function serve(
       [child.stdout, 'out'],
       [child.stderr, 'err'],
     ] as const) {
-      let partial = '';
-      stream.setEncoding('utf8');
-      stream.on('data', (t: string) => {
-        const lines = (partial + t).split('\n');
-        partial = lines.pop() ?? '';
+      let lines: string[] = [];
+      const split = new LineSplitter((line) => lines.push(line), LOG_LIMITS.lineChars);
+      const send = () => {
         if (lines.length) report({ type: 'output', workerId: c.workerId, stream: name, lines });
-      });
-      stream.on('end', () => partial && report({ type: 'output', workerId: c.workerId, stream: name, lines: [partial] }));
+        lines = [];
+      };
+      stream.setEncoding('utf8');
+      stream.on('data', (t: string) => (split.push(t), send()));
+      stream.on('end', () => (split.flush(), send()));
     }
     child.stdin.on('error', () => {}); // the worker closed it: nothing to tell
     child.on('error', (e) => {

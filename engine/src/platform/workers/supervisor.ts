@@ -13,6 +13,8 @@ import { inheritedWorkerEnv } from './environment';
 import { volumeEnv } from '../controlPlane/volumes';
 import { howItEnded, lastMeaningful } from './exitText';
 import { formatLogRecord, type LogRecordStream } from './logFile';
+import { LineSplitter } from '../../util/lines';
+import { LOG_LIMITS } from '../../protocol/logs';
 
 export interface SupervisorDeps {
   python: string;
@@ -142,24 +144,16 @@ export class Supervisor {
     let outputEnded = () => undefined as void;
     /** Logs a stream's lines as they come; returns what logs its last line when it has no newline (a crash's message). */
     const pipe = (stream: NodeJS.ReadableStream | null, isErr: boolean) => {
-      let partial = '';
-      const put = (line: string) => {
+      const lines = new LineSplitter((line) => {
         this.writeLog(ep.id, w.id, isErr ? 'E' : 'O', line);
         if (isErr) {
           w.stderrTail.push(line);
           if (w.stderrTail.length > TAIL_LINES) w.stderrTail.shift();
         }
-      };
-      const flush = () => {
-        if (partial) put(partial);
-        partial = '';
-      };
+      }, LOG_LIMITS.lineChars);
+      const flush = () => lines.flush();
       stream?.setEncoding('utf8');
-      stream?.on('data', (text: string) => {
-        const lines = (partial + text).split('\n');
-        partial = lines.pop() ?? '';
-        for (const line of lines) put(line);
-      });
+      stream?.on('data', (text: string) => lines.push(text));
       if (stream) open++;
       stream?.on('end', () => {
         flush();

@@ -8,6 +8,8 @@ import path from 'node:path';
 import type { DeployedEndpoint } from '../controlPlane/service';
 import { ForkedProcess } from './forked';
 import { howItEnded, lastMeaningful, withErrorOutput } from './exitText';
+import { LineSplitter } from '../../util/lines';
+import { LOG_LIMITS } from '../../protocol/logs';
 
 export interface TemplateDeps {
   python: string;
@@ -234,11 +236,7 @@ export class Templates {
 
 function lines(stream: NodeJS.ReadableStream | null, each: (line: string) => void): void {
   if (!stream) return;
-  let partial = '';
+  const split = new LineSplitter(each, LOG_LIMITS.lineChars);
   stream.setEncoding('utf8');
-  stream.on('data', (text: string) => {
-    const parts = (partial + text).split('\n');
-    partial = parts.pop() ?? '';
-    for (const l of parts) each(l);
-  });
+  stream.on('data', (text: string) => split.push(text));
 }
