@@ -2,7 +2,7 @@
 // test_input.json, --rp_serve_api with /runsync, /run, /status, /stream, concurrency (main.py) and input errors.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { copyFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { killAll, makeArtifact, removeTempDirs, runPython, startPython, waitFor, type Proc } from './helpers';
@@ -18,6 +18,13 @@ def hello(name: str, sleep_ms: int = 0):
     time.sleep(sleep_ms / 1000)
     if name == "boom":
         raise ValueError("boom!")
+    if name == "badstr":
+        class Unprintable(Exception):
+            def __str__(self):
+                raise RuntimeError("no text")
+        raise Unprintable()
+    if name == "baderr":
+        return {"error": {(1, 2): "a key JSON cannot hold"}}
     if name == "nan":
         return {"loss": float("nan")}
     if name == "gone":
@@ -37,6 +44,15 @@ async def count(n: int, delay_ms: int = 0):
     for i in range(n):
         await asyncio.sleep(delay_ms / 1000)
         yield {"i": i}
+
+@Endpoint(name="leaky")
+async def leaky(mark: str):
+    yield b"bytes are not JSON"
+    for i in range(100):
+        await asyncio.sleep(0.05)
+        with open(mark, "a") as f:
+            f.write(f"{i}\\n")
+        yield i
 `;
 
 /** What a build writes as hello's sample input (project/sampleInput.ts): the examples the server shows. */
@@ -47,7 +63,11 @@ const servers: Proc[] = [];
 before(() => {
   dir = makeArtifact(
     { 'worker.py': WORKER },
-    { hello: { module: 'worker', functions: ['hello'], sampleInput: HELLO_SAMPLE }, count: { module: 'worker', functions: ['count'] } },
+    {
+      hello: { module: 'worker', functions: ['hello'], sampleInput: HELLO_SAMPLE },
+      count: { module: 'worker', functions: ['count'] },
+      leaky: { module: 'worker', functions: ['leaky'] },
+    },
   );
 });
 after(() => {
@@ -65,7 +85,11 @@ async function serveApi(file: string, extra: string[] = []): Promise<string> {
 }
 
 async function post(url: string, body: string | object, method = 'POST') {
-  const res = await fetch(url, { method, body: method === 'GET' ? undefined : typeof body === 'string' ? body : JSON.stringify(body) });
+  const res = await fetch(url, {
+    method,
+    body: method === 'GET' ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+    signal: AbortSignal.timeout(60_000), // a server that stopped answering fails the test, not the run
+  });
   return { status: res.status, body: (await res.json()) as any };
 }
 
@@ -116,6 +140,15 @@ describe('one-shot runs', () => {
     assert.deepEqual([job.status, job.error, job.traceback], ['FAILED', 'ValueError: boom!', undefined]);
     const debug = await runPython(['handler_hello.py', '--rp_debugger', '--test_input', '{"input": {"name": "boom"}}'], { cwd: dir });
     assert.match(JSON.parse(debug.stdout).traceback, /worker\.py", line \d+, in hello/);
+  });
+
+  test('an exception that cannot be told as text, or an error value JSON cannot hold, still fails the job (not the runner)', async () => {
+    const unprintable = await runPython(['handler_hello.py', '--test_input', '{"input": {"name": "badstr"}}'], { cwd: dir });
+    assert.equal(unprintable.code, 1, unprintable.stderr);
+    assert.deepEqual(JSON.parse(unprintable.stdout).error, 'Unprintable: <exception str() failed>');
+    const badError = await runPython(['handler_hello.py', '--test_input', '{"input": {"name": "baderr"}}'], { cwd: dir });
+    assert.equal(badError.code, 1, badError.stderr);
+    assert.match(JSON.parse(badError.stdout).error, /^the result's "error" value could not be read as text \(TypeError: keys must be/);
   });
 
   test('an output JSON cannot hold fails the job with the rule a platform worker applies', async () => {
@@ -270,6 +303,26 @@ describe('local test server: streaming and concurrency', () => {
     assert.equal(cancelled.body.status, 'CANCELLED');
     assert.equal((await post(`${url}/status/${r.body.id}`, '', 'GET')).body.status, 'CANCELLED');
     assert.equal((await post(`${url}/cancel/${r.body.id}`, '', 'GET')).status, 405);
+  });
+
+  test('after a job whose exception cannot be told as text, the server runs the next job', async () => {
+    const url = await serveApi('handler_hello.py');
+    const failed = await post(`${url}/runsync`, { input: { name: 'badstr' } });
+    assert.deepEqual([failed.body.status, failed.body.error], ['FAILED', 'Unprintable: <exception str() failed>']);
+    assert.equal((await post(`${url}/runsync`, { input: { name: 'next' } })).body.output.greeting, 'hello next');
+  });
+
+  test('an async generator whose value cannot be streamed fails its job and stops there (not running on, uncounted)', async () => {
+    const url = await serveApi('handler_leaky.py');
+    const mark = path.join(dir, 'leaky.mark');
+    const r = await post(`${url}/runsync`, { input: { mark } });
+    assert.equal(r.body.status, 'FAILED');
+    assert.match(r.body.error, /not JSON serializable/);
+    await new Promise((res) => setTimeout(res, 600));
+    const written = existsSync(mark) ? readFileSync(mark, 'utf8') : '';
+    await new Promise((res) => setTimeout(res, 600));
+    assert.equal(existsSync(mark) ? readFileSync(mark, 'utf8') : '', written, 'the generator still runs');
+    assert.ok(written.split('\n').length <= 2, written);
   });
 
   test('with main.py and --rp_api_concurrency 2, two jobs really run at once', async () => {

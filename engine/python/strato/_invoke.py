@@ -74,8 +74,17 @@ class Outcome:
         self.cancelled = cancelled
 
 
+def exception_message(exc):
+    """str(exc), or what Python's own traceback prints when that raises (an exception whose __str__ fails or answers
+    something other than text): the job still fails with the exception's type, and the worker goes on."""
+    try:
+        return str(exc)
+    except Exception:
+        return "<exception str() failed>"
+
+
 def error_text(exc):
-    message = str(exc)
+    message = exception_message(exc)
     text = f"{type(exc).__name__}: {message}" if message else type(exc).__name__
     if isinstance(exc, ModuleNotFoundError) and exc.name and exc.name.split(".")[0] == REFERENCE_PACKAGE:
         # An import line a migration did not change: no package to install.
@@ -211,19 +220,30 @@ def execute(call, run, on_chunk=None):
 
 
 def failed(exc, run):
-    """The Outcome of user code that raised exc."""
+    """The Outcome of user code that raised exc. Never raises: what the user's exception does when it is described
+    (a __str__ or a __traceback__ of its own) must not leave its job without an outcome."""
     if run.cancelled:
         return Outcome(cancelled=True)
-    return Outcome(error=error_text(exc), traceback=user_traceback(exc))
+    try:
+        return Outcome(error=error_text(exc), traceback=user_traceback(exc))
+    except BaseException as e:
+        return Outcome(error=f"{type(exc).__name__} (describing it raised {type(e).__name__})")
 
 
 def finished(output, run):
-    """The Outcome of user code that returned output (settled)."""
+    """The Outcome of user code that returned output (settled). Never raises: an {"error": ...} value whose truth or
+    JSON form the user's code computes (and raises in) fails the job saying so."""
     if run.cancelled:
         return Outcome(cancelled=True)
-    if type(output) is dict and output.get("error"):
+    if type(output) is dict and "error" in output:
         error = output["error"]
-        return Outcome(error=error if isinstance(error, str) else json.dumps(error, default=str))
+        try:
+            if not error:
+                return Outcome(output=output)
+            return Outcome(error=error if isinstance(error, str) else json.dumps(error, default=str))
+        except BaseException as e:
+            return Outcome(error=f"the result's \"error\" value could not be read as text ({error_text(e)})",
+                           traceback=traceback.format_exc())
     return Outcome(output=output)
 
 
@@ -256,7 +276,7 @@ def start_task(loop, coro, run, done):
             return done(failed(RuntimeError("the coroutine was cancelled from inside (asyncio.CancelledError)"), run))
         except BaseException as exc:
             return done(failed(exc, run))
-        done(finished(output, run))
+        done(finished(output, run))  # failed() and finished() never raise: done() is always called
 
     def begin():
         if run.cancelled:  # before its task existed (a task cancelled before its first step never runs its body)
@@ -358,14 +378,20 @@ def _drain_async(agen, run, on_chunk):
     future = _submit(_contained(pump()), run)
     future.add_done_callback(lambda _: values_q.put(_END))
     values = []
-    while True:
-        value = values_q.get()
-        if value is _END:
-            break
-        values.append(value)
-        if on_chunk is not None and on_chunk(value) is False:
-            run.cancel()
-            raise Cancelled()
+    try:
+        while True:
+            value = values_q.get()
+            if value is _END:
+                break
+            values.append(value)
+            if on_chunk is not None and on_chunk(value) is False:
+                run.cancel()
+                raise Cancelled()
+    except BaseException:
+        # A value that cannot be streamed (not JSON), or a stream that failed: the job ends here, and so does the
+        # generator (cancelled at its await), which would otherwise go on running on the shared loop, uncounted.
+        future.cancel()
+        raise
     if run.cancelled:
         raise Cancelled()
     if future.cancelled():
