@@ -9,9 +9,19 @@ import { queueSpec, WORKER_PY } from '../helpers/testWorkers';
 let tp: TestPlatform;
 let url: Record<string, string>;
 
+/** Values JSON text holds exactly and a parse and re-encode would not: an integer past 2^53, 2.0, -0.0. */
+const EXACT_PY = `
+def exact():
+    yield 12345678901234567891
+    yield 2.0
+    yield -0.0
+    yield {"big": 2**70, "f": 1.5}
+`;
+
 before(async () => {
   tp = await startTestPlatform({ streamWaitMs: 1500 });
-  const art = await buildTestArtifact({ 'worker.py': WORKER_PY }, [
+  const art = await buildTestArtifact({ 'worker.py': WORKER_PY, 'exact.py': EXACT_PY }, [
+    { name: 'exact', file: 'exact.py', fn: 'exact', isGenerator: true },
     queueSpec('gen', 'gen', { isGenerator: true }),
     queueSpec('agen', 'agen', { isGenerator: true, isAsync: true }),
     queueSpec('echo', 'echo'),
@@ -82,6 +92,14 @@ test('an async generator streams too', async () => {
     ((await call('GET', `${url.agen}/status/${id}`)).json as { output: unknown }).output,
     [0, 1, 2, 3].map((a) => ({ a })),
   );
+});
+
+test("a streamed value reaches /stream as the handler's JSON text, exactly as /status has it", async () => {
+  const { id } = (await call('POST', `${url.exact}/runsync`, { body: { input: {} }, timeoutMs: 60_000 })).json as { id: string };
+  const streamed = (await call('GET', `${url.exact}/stream/${id}`)).text;
+  const outputs = [...streamed.matchAll(/"output":(.*?),"metrics"/g)].map((m) => m[1]);
+  assert.deepEqual(outputs, ['12345678901234567891', '2.0', '-0.0', '{"big":1180591620717411303424,"f":1.5}'], streamed);
+  assert.match((await call('GET', `${url.exact}/status/${id}`)).text, /"output":\[12345678901234567891,2\.0,-0\.0,\{"big":1180591620717411303424,"f":1\.5\}\]/);
 });
 
 test('a handler that does not stream yields one chunk with its whole output', async () => {

@@ -182,7 +182,8 @@ export class FakePlatform {
   server = http.createServer((req, res) => this.handle(req, res));
   queue: FakeJob[] = [];
   done: Done[] = [];
-  streams: { jobId: string; chunks: { output: unknown; metrics: Record<string, unknown> }[] }[] = [];
+  /** Stream posts, each chunk's value parsed from the JSON text the worker sent (`outputJson`, kept too). */
+  streams: { jobId: string; chunks: { output: unknown; outputJson: string; metrics: Record<string, unknown> }[] }[] = [];
   heartbeats: { workerId: string; jobs: string[]; at: number }[] = [];
   ready: { workerId: string; port?: number; at: number }[] = [];
   takes: { max: number; waitMs: number }[] = [];
@@ -334,7 +335,11 @@ export class FakePlatform {
           return send(200, { cancel });
         }
         case 'stream':
-          this.streams.push({ jobId: body.jobId, chunks: body.chunks });
+          const chunks = (body.chunks as Array<{ outputJson: string; metrics: Record<string, unknown> }>).map((c) => ({
+            ...c,
+            output: JSON.parse(c.outputJson) as unknown,
+          }));
+          this.streams.push({ jobId: body.jobId, chunks });
           if (this.streamCancelled.has(body.jobId)) this.release(body.jobId);
           return send(200, { cancelled: this.streamCancelled.has(body.jobId) });
         case 'done':

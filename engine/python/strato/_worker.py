@@ -9,7 +9,7 @@ from types import CoroutineType
 from . import _log as log
 from ._channel import ChannelSlots, Refused, open_channel
 from ._http import HttpError
-from ._invoke import Run, encoded_output, event_loop, execute, failed, log_failure, start_task
+from ._invoke import Run, encoded_output, event_loop, execute, failed, log_failure, output_json, start_task
 from ._platform import GRACE_S, Contact, Stopper, post_ready, start_heartbeat
 
 TAKE_WAIT_MS = 20000
@@ -203,13 +203,16 @@ class QueueWorker:
         index = [0]
 
         def on_chunk(value):
-            chunk = {"output": value, "metrics": {"stream_index": index[0]}}
-            index[0] += 1
             try:
-                response = self.post(conn, "stream", {"workerId": self.settings.worker_id, "jobId": job_id,
-                                                      "chunks": [chunk]})
-            except (TypeError, ValueError) as e:  # raised before anything was sent: fails the job
+                # The value's own JSON text, as a job's output travels (_body): a parse and re-encode on the way
+                # would round 12345678901234567891 and turn 2.0 into 2 in /stream, but not in /status.
+                text = output_json(value)
+            except (TypeError, ValueError) as e:  # nothing was sent: fails the job
                 raise TypeError(f"a streamed value is not JSON serializable: {e}") from None
+            chunk = {"outputJson": text, "metrics": {"stream_index": index[0]}}
+            index[0] += 1
+            response = self.post(conn, "stream", {"workerId": self.settings.worker_id, "jobId": job_id,
+                                                  "chunks": [chunk]})
             return not (response is not None and (response.data or {}).get("cancelled"))
 
         outcome = execute(lambda: self.make_call(job), run, on_chunk)

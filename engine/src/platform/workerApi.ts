@@ -12,6 +12,7 @@ import type { JobEngine } from './jobs/jobEngine';
 import type { RawChunk } from './jobs/streamChunks';
 import type { Scheduler } from './workers/scheduler';
 import { isBusy, type Worker } from './workers/worker';
+import { isJsonText } from '../util/jsonText';
 
 export interface WorkerApiDeps {
   engine: JobEngine;
@@ -153,7 +154,7 @@ export function recordDone(d: WorkerApiDeps, w: Worker, body: WorkerBody): boole
     // `outputJson`: the handler's own JSON text, kept byte for byte (a parse and re-encode would round big integers,
     // turn 2.0 into 2 and -0.0 into 0). `output` is the older form of the protocol.
     if (typeof body.outputJson === 'string') {
-      if (isJson(body.outputJson)) output = body.outputJson;
+      if (isJsonText(body.outputJson)) output = body.outputJson;
       else error = 'the worker sent an output that is not JSON text';
     } else output = encodable(() => JSON.stringify(body.output === undefined ? null : body.output), 'the output');
   }
@@ -173,14 +174,5 @@ function encodable<T>(encode: () => T, what: string): T {
   } catch (e) {
     if (!(e instanceof RangeError)) throw e;
     throw new PlatformError('BAD_REQUEST', `the worker sent ${what} nested too deeply to encode as JSON`);
-  }
-}
-
-function isJson(text: string): boolean {
-  try {
-    JSON.parse(text);
-    return true;
-  } catch {
-    return false;
   }
 }

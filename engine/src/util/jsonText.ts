@@ -94,3 +94,13 @@ function valueEnd(text: string, i: number): number {
   while (j < text.length && !/[\s,}\]]/.test(text[j])) j++;
   return j;
 }
+
+/** Whether `text` is one JSON value (what JSON.parse accepts). */
+export function isJsonText(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+}

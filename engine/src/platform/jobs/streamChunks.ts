@@ -2,8 +2,13 @@
 // most 1 MB. A bigger chunk is split into consecutive chunks whose outputs are pieces of the string (or of
 // the JSON text of a non-string value); their metrics carry `part`, `parts` and, for JSON text, `json: true`.
 import { limits } from '../options';
+import { isJsonText } from '../../util/jsonText';
+import { PlatformError } from '../errors';
 
 export interface RawChunk {
+  /** The value's own JSON text, kept byte for byte as a job's output is (12345678901234567891 stays whole, 2.0 stays 2.0). */
+  outputJson?: unknown;
+  /** The value, parsed: the older form of the protocol. */
   output?: unknown;
   metrics?: unknown;
 }
@@ -13,6 +18,13 @@ export function normaliseChunks(raw: RawChunk[], nextIndex: number, maxBytes = l
   const out: string[] = [];
   for (const c of raw) {
     const metrics = c.metrics && typeof c.metrics === 'object' && !Array.isArray(c.metrics) ? { ...(c.metrics as Record<string, unknown>) } : {};
+    if (typeof c.outputJson === 'string') {
+      if (!isJsonText(c.outputJson)) throw new PlatformError('BAD_REQUEST', 'the worker sent a streamed value that is not JSON text');
+      const parts = fromText(c.outputJson, metrics, nextIndex, maxBytes);
+      out.push(...parts);
+      nextIndex += parts.length;
+      continue;
+    }
     const output = c.output === undefined ? null : c.output;
     const whole = JSON.stringify({ output, metrics: { ...metrics, stream_index: nextIndex } });
     if (Buffer.byteLength(whole) <= maxBytes) {
@@ -33,10 +45,15 @@ export function normaliseChunks(raw: RawChunk[], nextIndex: number, maxBytes = l
  * of a split output that is not a string is a piece of that text, never of a re-encoding).
  */
 export function outputChunks(outputJson: string, maxBytes = limits.streamChunkBytes): string[] {
-  const direct = `{"output":${outputJson},"metrics":{"stream_index":0}}`;
+  return fromText(outputJson, {}, 0, maxBytes);
+}
+
+/** A value's chunk (or chunks, when too big) from its JSON text, never re-encoded. */
+function fromText(json: string, metrics: Record<string, unknown>, index: number, maxBytes: number): string[] {
+  const direct = `{"output":${json},"metrics":${JSON.stringify({ ...metrics, stream_index: index })}}`;
   if (Buffer.byteLength(direct) <= maxBytes) return [direct];
-  const isString = /^\s*"/.test(outputJson);
-  return pieces(isString ? (JSON.parse(outputJson) as string) : outputJson, !isString, {}, 0, maxBytes);
+  const isString = /^\s*"/.test(json);
+  return pieces(isString ? (JSON.parse(json) as string) : json, !isString, metrics, index, maxBytes);
 }
 
 /** One output too big for a chunk, as consecutive chunks of pieces of `text` (`json`: the text is JSON, not a string). */
