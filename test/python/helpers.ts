@@ -334,7 +334,7 @@ export class FakePlatform {
           for (const id of cancel) this.release(id);
           return send(200, { cancel });
         }
-        case 'stream':
+        case 'stream': {
           const chunks = (body.chunks as Array<{ outputJson: string; metrics: Record<string, unknown> }>).map((c) => ({
             ...c,
             output: JSON.parse(c.outputJson) as unknown,
@@ -342,6 +342,7 @@ export class FakePlatform {
           this.streams.push({ jobId: body.jobId, chunks });
           if (this.streamCancelled.has(body.jobId)) this.release(body.jobId);
           return send(200, { cancelled: this.streamCancelled.has(body.jobId) });
+        }
         case 'done':
           this.record(body);
           return send(200, { jobs: this.hand(body.take ?? 0) });
