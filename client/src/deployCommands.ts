@@ -8,7 +8,7 @@ import { undeployEnvironment, type DeployResult, type WorkerProblem } from '../.
 import { UserError } from '../../engine/src/util';
 import { Commands, isEndpointCommandArgs } from '../../engine/src/protocol';
 import { endpointArgsOf, environmentItemOf, environmentOf, flagOf, folderHintOf } from './commandArgs';
-import { extensionLog, guarded } from './errors';
+import { Cancelled, extensionLog, guarded } from './errors';
 import { existingEnvironments, pickEnvironment } from './environmentQuickPick';
 import { projectFolder } from './folders';
 import { heavy } from './heavy';
@@ -86,7 +86,7 @@ async function reportWorkers(target: ApiTarget, result: DeployResult, app: strin
   void vscode.window.showWarningMessage(`Deployed ${app} to ${environment}, but ${text}`);
 }
 
-export async function undeploy(views: StratoViews, arg: unknown): Promise<string[] | undefined> {
+export async function undeploy(views: StratoViews, arg: unknown): Promise<string[]> {
   const folder = await projectFolder(views, arg);
   const { app, target } = await projectContext(folder.uri);
   const existing = await existingEnvironments(target, app);
@@ -98,7 +98,7 @@ export async function undeploy(views: StratoViews, arg: unknown): Promise<string
       { modal: true, detail: 'Their workers stop and their queued jobs are dropped.' },
       'Undeploy',
     );
-    if (yes !== 'Undeploy') return undefined;
+    if (yes !== 'Undeploy') throw new Cancelled(`${environment} of ${app} was left as it was`);
   }
   const r = await undeployEnvironment(target, app, environment);
   await views.refresh();
