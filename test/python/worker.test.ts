@@ -10,13 +10,14 @@ import { FakePlatform, killAll, makeArtifact, removeTempDirs, startPython, waitF
 /** The handlers the tests run (packaged as work.py): one file, read as it is. */
 const WORKER = readFileSync(path.join(__dirname, '..', 'fixtures', 'python', 'queue_worker.py'), 'utf8');
 
-const names = ['echo', 'aecho', 'afail', 'fail', 'gen', 'agen', 'slow', 'waits', 'model', 'noop', 'slowout', 'huge', 'dcout'];
+const names = ['echo', 'aecho', 'afail', 'fail', 'gen', 'agen', 'slow', 'waits', 'model', 'single', 'noop', 'slowout', 'huge', 'dcout'];
+const classes: Record<string, string> = { model: 'Model', single: 'Single' };
 let dir: string;
 let platform: FakePlatform;
 let proc: Proc | undefined;
 
 before(() => {
-  dir = makeArtifact({ 'work.py': WORKER }, Object.fromEntries(names.map((n) => [n, { module: 'work', functions: [n === 'model' ? 'Model' : n] }])));
+  dir = makeArtifact({ 'work.py': WORKER }, Object.fromEntries(names.map((n) => [n, { module: 'work', functions: [classes[n] ?? n] }])));
 });
 after(() => {
   killAll();
@@ -273,6 +274,14 @@ for (const over of ['channel', 'http'] as const)
       assert.deepEqual((await doneOf('m2')).output, { instances: 1 });
       assert.equal((await doneOf('m3')).error, `ValueError: input needs "method" to pick the method of class Model to call: one of 'info', 'predict'`);
       assert.equal((await doneOf('m4')).error, "ValueError: unknown method 'train' of class Model: use one of 'info', 'predict'");
+    });
+
+    test('a class of one method runs it with or without input.method; another name is refused as such', async () => {
+      await startWorker('single');
+      platform.enqueue({ id: 'o1', input: { method: 'run', x: 1 } }, { id: 'o2', input: { x: 2 } }, { id: 'o3', input: { method: 'train', x: 3 } });
+      assert.deepEqual((await doneOf('o1')).output, { x: 1 });
+      assert.deepEqual((await doneOf('o2')).output, { x: 2 });
+      assert.equal((await doneOf('o3')).error, `ValueError: unknown method 'train' of class Single: use 'run' (or no "method")`);
     });
 
     test('an import error or a missing manifest ends the worker with status 1 and one clear message', async () => {

@@ -149,6 +149,8 @@ class Target:
             ((name, method),) = methods.items()
             if job_input.get("method") == name:
                 job_input = {k: v for k, v in job_input.items() if k != "method"}
+            elif "method" in job_input and not _takes(method, "method"):
+                raise ValueError(f"unknown method {job_input['method']!r} of {self.label}: use {name!r} (or no \"method\")")
             return method(**job_input)
         name = job_input.get("method")
         choices = ", ".join(repr(n) for n in sorted(self.methods))
@@ -189,3 +191,14 @@ def route_table(resource, routes):
                              f"{MANIFEST}: rebuild the artifact")
         table[key] = import_function(modules[fn_name], fn_name)
     return table
+
+
+def _takes(fn, name):
+    """Whether fn has a parameter called name (or takes **kwargs); True when its signature cannot be read."""
+    import inspect
+
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return True
+    return any(p.name == name or p.kind is inspect.Parameter.VAR_KEYWORD for p in params)
