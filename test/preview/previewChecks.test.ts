@@ -1,11 +1,16 @@
 // The preview's refusals and clean-up rules that need no Docker engine, tested with plain node: image names checked
-// before anything runs, a socket the user may not open told apart from a missing engine, a killed preview's data dir.
+// before anything runs, a socket the user may not open told apart from a missing engine, a killed preview's data dir,
+// workers held back while the engine does not answer.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { connectError } from '../../engine/src/containers/engine';
+import http from 'node:http';
+import { connectError, DockerEngine } from '../../engine/src/containers/engine';
+import { ContainerLauncher } from '../../engine/src/preview/launcher';
+import type { LaunchSpec } from '../../engine/src/platform/workers/launcher';
+import type { Worker } from '../../engine/src/platform/workers/worker';
 import { startPreview } from '../../engine/src/preview';
 import { dataDirPrefix, removeDataDirs } from '../../engine/src/preview/cleanup';
 import { UserError } from '../../engine/src/util/errors';
@@ -72,5 +77,47 @@ test("the data dirs a killed preview left are found by the project's key and del
     );
   } finally {
     for (const d of [...mine, other]) rmSync(d, { recursive: true, force: true });
+  }
+});
+
+test("an engine that stops answering holds workers back (they wait, their endpoints' jobs do not fail) until it answers again", async () => {
+  const root = mkdtempSync(path.join(os.tmpdir(), 'strato-preview-gone-'));
+  const socket = path.join(root, 'docker.sock');
+  const lines: string[] = [];
+  const launcher = new ContainerLauncher({
+    engine: new DockerEngine(`unix://${socket}`),
+    network: () => ({ name: 'n', gateway: '10.0.0.1', platformPort: 1 }),
+    images: new Map([['ep', 'img']]),
+    gpus: () => false,
+    labels: {},
+    prefix: 'p',
+    secrets: {},
+    log: (l) => lines.push(l),
+  });
+  const server = http.createServer((_req, res) => res.end('OK'));
+  try {
+    assert.equal(launcher.unavailable(), null);
+    const worker = { id: 'w-abcdef', loadBalanced: false } as unknown as Worker;
+    const spec = { endpoint: { name: 'ep', config: { handlerFile: 'handler_ep.py' } }, root, env: {}, volumes: [], gpuCount: 0 } as unknown as LaunchSpec;
+    const proc = launcher.launch(worker, spec);
+    let stderr = '';
+    proc.stderr!.on('data', (d) => (stderr += d));
+    const code = await new Promise((r) => proc.once('exit', r));
+    assert.equal(code, 125);
+    assert.match(stderr, /the Docker engine does not answer on .*docker\.sock \(ENOENT\): start it again/);
+    assert.match(launcher.unavailable() ?? '', /the Docker engine does not answer/, 'no worker starts meanwhile');
+    await new Promise<void>((r) => server.listen(socket, r));
+    for (let i = 0; i < 50 && launcher.unavailable() !== null; i++) await new Promise((r) => setTimeout(r, 100));
+    assert.equal(launcher.unavailable(), null, 'the engine answers again: workers start');
+    assert.deepEqual(
+      lines.map((l) => l.replace(socket, 'SOCKET')),
+      [
+        'strato preview: the Docker engine stopped answering on SOCKET (ENOENT): workers start again once it answers',
+        'strato preview: the Docker engine answers again on SOCKET: workers start again',
+      ],
+    );
+  } finally {
+    server.close();
+    rmSync(root, { recursive: true, force: true });
   }
 });

@@ -8,6 +8,11 @@ import type { LaunchSpec, WorkerLauncher } from '../platform/workers/launcher';
 import { containerVolumePath, volumeEnv } from '../platform/controlPlane/volumes';
 import type { Worker, WorkerProcess } from '../platform/workers/worker';
 
+/** Errors of the engine's socket itself: the engine is gone, not the container. */
+const ENGINE_GONE = new Set(['ENOENT', 'ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'EACCES']);
+/** How often a gone engine is asked again whether it answers. */
+const ENGINE_PROBE_MS = 1000;
+
 /** The name containers reach the platform by (an extra host entry for the network's gateway). */
 export const PLATFORM_HOST = 'strato-platform';
 const APP_DIR = '/app';
@@ -67,12 +72,45 @@ export class ContainerLauncher implements WorkerLauncher {
   readonly runsImages = true;
   /** Each launched container's life, from its creation to its removal. */
   private readonly running = new Set<Promise<void>>();
+  /** Why the engine is out of reach (its socket refused a start), while it is; a probe clears it once it answers. */
+  private down: string | null = null;
+  private probing = false;
 
   constructor(private readonly o: ContainerLauncherOptions) {}
 
+  unavailable(): string | null {
+    if (this.down && !this.probing) {
+      this.probing = true;
+      const probe = setTimeout(() => {
+        this.o.engine
+          .call('GET', '/_ping')
+          .then(
+            () => {
+              this.o.log(`strato preview: the Docker engine answers again on ${this.o.engine.socket}: workers start again`);
+              this.down = null;
+            },
+            () => undefined,
+          )
+          .finally(() => (this.probing = false));
+      }, ENGINE_PROBE_MS);
+      probe.unref();
+    }
+    return this.down;
+  }
+
   launch(w: Worker, s: LaunchSpec): WorkerProcess {
     const proc = new ContainerProcess(this.o.engine);
-    const running = this.run(w, s, proc).catch((e: Error) => proc.end(125, `the container of ${s.endpoint.name} could not start: ${e.message}`));
+    const running = this.run(w, s, proc).catch((e: NodeJS.ErrnoException) => {
+      // The engine itself is gone (stopped, its socket removed): nothing is wrong with the endpoint. Workers wait for
+      // it (unavailable()), and the endpoints' jobs wait rather than fail.
+      if (e.code && ENGINE_GONE.has(e.code)) {
+        if (!this.down)
+          this.o.log(`strato preview: the Docker engine stopped answering on ${this.o.engine.socket} (${e.code}): workers start again once it answers`);
+        this.down = `the Docker engine does not answer on ${this.o.engine.socket} (${e.code}): start it again, and the preview's workers start`;
+        return proc.end(125, this.down);
+      }
+      proc.end(125, `the container of ${s.endpoint.name} could not start: ${e.message}`);
+    });
     this.running.add(running);
     void running.finally(() => this.running.delete(running));
     return proc;

@@ -22,6 +22,11 @@ export interface WorkerLauncher {
   launch(w: Worker, spec: LaunchSpec): WorkerProcess;
   /** True when it runs containers, so an endpoint's own image (`image=`) can run. */
   readonly runsImages?: boolean;
+  /**
+   * Why no worker can start now, whatever its endpoint (the container engine stopped answering), else null: asked
+   * before each start, so that workers wait for it (health says why) instead of failing their endpoints' jobs.
+   */
+  unavailable?(): string | null;
 }
 
 export function localLauncher(python: string): WorkerLauncher {

@@ -60,6 +60,8 @@ export class Supervisor {
   }
 
   cannotStart(ep: DeployedEndpoint): string | null {
+    const down = this.launcher.unavailable?.();
+    if (down) return down;
     const placed = this.d.hosts.place(ep);
     return typeof placed === 'string' ? placed : null;
   }
