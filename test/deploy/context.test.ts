@@ -114,6 +114,40 @@ describe('one project context for the CLI, the extension and the Python package'
     assert.equal(await fromPython(root, env), 'StratoContextError');
   });
 
+  test('a key that can never be sent is refused by both sides in one sentence, which never shows the key', async () => {
+    const cases: Array<[Case, RegExp]> = [
+      [{ what: 'space', env: { STRATO_API_URL: 'http://127.0.0.1:9', STRATO_API_KEY: 'abc def' } }, /^STRATO_API_KEY holds a space at character 4,/],
+      [
+        { what: 'line end', env: { STRATO_API_URL: 'http://127.0.0.1:9', STRATO_API_KEY: 'secretkey\n' } },
+        /^STRATO_API_KEY holds a line break at character 10,/,
+      ],
+      [
+        { what: 'not ASCII', dotEnv: 'STRATO_API_URL=http://127.0.0.1:9\nSTRATO_API_KEY=ключ\n' },
+        /^STRATO_API_KEY in the project's \.env holds "к" \(not ASCII\) at character 1,/,
+      ],
+    ];
+    for (const [c, sentence] of cases) {
+      const { root, env } = project(c);
+      const cli = await resolveApiConfig({ projectDir: root, env }).then(
+        () => 'accepted',
+        (e: Error) => e.message,
+      );
+      assert.match(cli, sentence, c.what);
+      const code = `
+import sys
+from strato import _context
+try:
+    _context.target("x", sys.argv[1])
+    print("accepted")
+except Exception as e:
+    print(type(e).__name__, str(e))
+`;
+      const py = (await runPython(['-c', code, root], { env: env as Record<string, string>, cwd: root })).stdout.trim();
+      assert.equal(py, `StratoContextError calling endpoint 'x': ${cli}`, c.what);
+      assert.doesNotMatch(py, /abc def|secretkey|ключ/, 'the key itself is never said');
+    }
+  });
+
   test('with no platform at all, neither side invents one', async () => {
     const { root, env } = project({ what: 'nothing' });
     assert.equal(await resolveApiConfig({ projectDir: root, env, start: false }), undefined);

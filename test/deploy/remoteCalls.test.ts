@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { runCli } from '../helpers/cli';
 import { startTestPlatform, type TestPlatform } from '../helpers/platform';
+import { runPython } from '../python/helpers';
 import { runPythonScript } from '../helpers/python';
 
 let tmp: string;
@@ -67,11 +68,14 @@ async def countdown(n: int):
 
 
 @Endpoint(name="ticks", cpu="cpu3c-1-2")
-def ticks(n: int, fail_at: int = -1, big: int = 0):
+def ticks(n: int, fail_at: int = -1, big: int = 0, delay: float = 0):
     """A generator: its values reach a caller as they are yielded."""
+    import time
+
     for i in range(n):
         if i == fail_at:
             raise ValueError(f"stopped at {i}")
+        time.sleep(delay)
         yield "x" * big if big else i
 
 
@@ -196,6 +200,30 @@ print([len(v) for v in ticks(2, big=1_500_000)])
   );
   assert.equal(r.code, 0, r.stderr);
   assert.deepEqual(r.stdout.trim().split('\n'), ['StratoRemoteError [0, 1] True', '[1500000, 1500000]']);
+});
+
+test('a streamed call the script stops reading (a break, the generator closed) cancels its job, which would run on for nobody', async () => {
+  const r = await python(
+    `import time
+from strato import _wire
+from strato._context import lookup
+from chain_worker import ticks
+g = ticks(100, delay=0.1)
+print(next(g))
+g.close()
+ep = lookup("ticks")
+for _ in range(50):
+    status, h = _wire.request("GET", ep["url"] + "/health", ep["key"])
+    if h["jobs"]["inProgress"] == 0 and h["jobs"]["inQueue"] == 0:
+        break
+    time.sleep(0.1)
+print(h["jobs"]["inProgress"], h["jobs"]["inQueue"])
+`,
+    dir,
+    env,
+  );
+  assert.equal(r.code, 0, r.stderr);
+  assert.deepEqual(r.stdout.trim().split('\n'), ['0', '0 0'], 'the 10 s job was cancelled, not left running');
 });
 
 test('an async generator endpoint called from a script is an async generator, deployed or run locally', async () => {
@@ -347,6 +375,15 @@ for bad in (lambda: Model(1, 2, 3), lambda: m.train()):
   assert.match(lines[4], /^AttributeError: the deployed 'Model' has no method 'train' to call: its public methods are count, predict/);
 });
 
+test('a script whose file is outside the project (pytest, uvicorn, a console script) run in the project finds it', async () => {
+  const tool = mkdtempSync(path.join(tmp, 'tool-'));
+  const script = path.join(tool, 'runner.py');
+  writeFileSync(script, `import sys\nsys.path.insert(0, ${JSON.stringify(dir)})\nfrom cpu_worker import cpu_stats\nprint(cpu_stats([2, 4])["mean"])\n`);
+  const r = await runPython([script], { cwd: dir, env: env as Record<string, string> });
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(r.stdout.trim(), '3.0');
+});
+
 test('STRATO_APP and STRATO_ENV let a script that moved elsewhere find the app', async () => {
   const elsewhere = path.join(tmp, 'elsewhere');
   mkdirSync(elsewhere, { recursive: true });
@@ -359,7 +396,7 @@ test('STRATO_APP and STRATO_ENV let a script that moved elsewhere find the app',
   assert.equal(r.stdout.trim(), '7');
 });
 
-test('without any context the call raises the runtime error naming the endpoint and both remedies', async () => {
+test('without any platform the call raises the runtime error naming the endpoint and what helps', async () => {
   const nowhere = mkdtempSync(path.join(tmp, 'nowhere-'));
   const r = await python(`import sys\nsys.path.insert(0, ${JSON.stringify(dir)})\nfrom cpu_worker import cpu_stats\ncpu_stats([1])\n`, nowhere, {
     STRATO_API_URL: '',
@@ -369,9 +406,12 @@ test('without any context the call raises the runtime error naming the endpoint 
     STRATO_DATA_DIR: path.join(nowhere, 'data'),
   });
   assert.notEqual(r.code, 0);
-  assert.match(r.stderr, /StratoContextError: no app context for endpoint 'cpu-stats'/);
-  assert.match(r.stderr, /strato dev/);
-  assert.match(r.stderr, /set both STRATO_APP and STRATO_ENV/);
+  assert.match(r.stderr, /StratoContextError: no app context for endpoint 'cpu-stats' \(no Strato platform is running here/);
+  // What helps when no platform runs: one to start, the dev server, or a remote one (STRATO_APP cannot help).
+  assert.match(
+    r.stderr,
+    /Start the local one \(strato platform start\), run it through the development server \(strato dev\), or set STRATO_API_URL and STRATO_API_KEY/,
+  );
   // STRATO_ENV naming no environment of the app is said as such, with the ones there are.
   const typo = await python(`from cpu_worker import cpu_stats\ncpu_stats([1])\n`, dir, { ...env, STRATO_ENV: 'prod' });
   assert.match(typo.stderr, /app '\S+' has no environment 'prod' \(STRATO_ENV\); it has production\)\. Set STRATO_ENV to one of those or unset it\./);

@@ -183,3 +183,45 @@ except StratoRemoteError as e:
   );
   assert.equal(wrong.stdout.trim(), 'refused: 401');
 });
+
+test('runsync(timeout=T) gives up after T, not 2T; wait(T) ends on time when the platform stops answering', async () => {
+  const r = await python(`
+import http.server, os, threading, time
+from strato import Endpoint
+
+slow = Endpoint(id="${ids.slow}")
+t = time.monotonic()
+try:
+    slow.runsync({"seconds": 6}, timeout=2)
+    print("runsync ended")
+except TimeoutError as e:
+    print("runsync", time.monotonic() - t < 3.5, "did not end within 2 s" in str(e))
+
+class Hangs(http.server.BaseHTTPRequestHandler):
+    def do_POST(self):
+        body = b'{"id": "j1", "status": "IN_QUEUE"}'
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_GET(self):
+        time.sleep(20)
+
+    def log_message(self, *args):
+        pass
+
+server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Hangs)
+threading.Thread(target=server.serve_forever, daemon=True).start()
+os.environ["STRATO_API_URL"] = f"http://127.0.0.1:{server.server_address[1]}"
+job = Endpoint(id="hangs").run({})
+t = time.monotonic()
+try:
+    job.wait(2)
+    print("wait ended")
+except TimeoutError as e:
+    print("wait", time.monotonic() - t < 4, "did not end within 2 s" in str(e))
+`);
+  assert.equal(r.code, 0, r.stderr);
+  assert.deepEqual(r.stdout.trim().split('\n'), ['runsync True True', 'wait True True']);
+});

@@ -56,16 +56,16 @@ class EndpointJob:
         base, key = _base(self.endpoint_id)
         return f"{base}/v2/{urllib.parse.quote(self.endpoint_id, safe='')}/{op}/{urllib.parse.quote(self.id, safe='')}", key
 
-    def _refresh(self):
+    def _refresh(self, timeout=None):
         url, key = self._url("status")
-        status, body = _wire.request("GET", url, key)
+        status, body = _wire.request("GET", url, key, **({} if timeout is None else {"timeout": timeout}))
         self._job = _checked(status, body, f"status of job {self.id}")
         self._status = self._job.get("status", self._status)
         return self._job
 
-    def _read_status(self):
+    def _read_status(self, timeout=None):
         if self._status not in _ENDED:
-            self._refresh()
+            self._refresh(timeout)
         return self._status
 
     def status(self):
@@ -74,10 +74,20 @@ class EndpointJob:
             return _remote.awaitable(self._read_status)
         return self._read_status()
 
-    def _wait(self, timeout):
-        deadline = None if timeout is None else time.monotonic() + timeout
+    def _wait(self, timeout, deadline=None):
+        if deadline is None and timeout is not None:
+            deadline = time.monotonic() + timeout
         delay = 0.05
-        while self._read_status() not in _ENDED:
+        while True:
+            # Each read is bounded by what is left of the wait: a platform that stops answering ends it on time.
+            left = None if deadline is None else deadline - time.monotonic()
+            try:
+                if self._read_status(None if left is None else min(60, max(0.5, left))) in _ENDED:
+                    break
+            except _wire.StratoRemoteError as e:
+                if deadline is None or time.monotonic() < deadline or e.status is not None:
+                    raise
+                raise TimeoutError(f"job {self.id} did not end within {timeout} s (its status could not be read: {e})") from None
             if deadline is not None and time.monotonic() >= deadline:
                 raise TimeoutError(f"job {self.id} did not end within {timeout} s (status {self._status})")
             time.sleep(delay if deadline is None else max(0, min(delay, deadline - time.monotonic())))
@@ -150,12 +160,14 @@ def runsync_job(endpoint_id, payload, timeout=None):
     """Runs a job and waits for it to end (at most `timeout` seconds; the platform's default client timeout when None);
     returns its EndpointJob, ended, or raises TimeoutError."""
     timeout = DEFAULT_CLIENT_TIMEOUT_MS / 1000 if timeout is None else timeout
+    # One deadline for the whole call: the time /runsync waited counts (it was counted twice: 2x the timeout).
+    deadline = time.monotonic() + timeout
     wait = int(max(1, min(timeout, 300)) * 1000)
     base, key = _base(endpoint_id)
     url = f"{base}/v2/{urllib.parse.quote(endpoint_id, safe='')}/runsync?wait={wait}"
     status, body = _wire.request("POST", url, key, {"input": payload}, timeout=wait / 1000 + 10)
     job = _checked(status, body, f"runsync on endpoint {endpoint_id}")
-    return EndpointJob(endpoint_id, job["id"], job.get("status", "IN_QUEUE"), job).wait(timeout)
+    return EndpointJob(endpoint_id, job["id"], job.get("status", "IN_QUEUE"), job)._wait(timeout, deadline)
 
 
 def runsync(endpoint_id, payload, timeout=None):

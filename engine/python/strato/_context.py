@@ -32,15 +32,26 @@ def runs_locally(endpoint):
 
 
 def project_root():
+    """The project of the running script (the folder of __main__'s file, or one above it with a project marker), else
+    the project of the current directory, as the CLI finds it: a console script (pytest, uvicorn, ipython) has its
+    file outside the project. Neither in a project: the script's folder (else the current directory)."""
     main = getattr(sys.modules.get("__main__"), "__file__", None)
-    start = os.path.dirname(os.path.abspath(main)) if main else os.getcwd()
+    starts = ([os.path.dirname(os.path.abspath(main))] if main else []) + [os.getcwd()]
+    for start in starts:
+        found = _marked(start)
+        if found:
+            return found
+    return starts[0]
+
+
+def _marked(start):
     d = start
     while True:
         if any((os.path.isdir if m.endswith("/") else os.path.isfile)(os.path.join(d, m.rstrip("/"))) for m in PROJECT_MARKERS):
             return d
         parent = os.path.dirname(d)
         if parent == d:
-            return start
+            return None
         d = parent
 
 
@@ -147,7 +158,9 @@ def target(name, root):
             except OSError:
                 key = None
     if not url:
-        raise _no_context(name, "no Strato platform is running here and STRATO_API_URL is not set")
+        raise _no_context(name, "no Strato platform is running here and STRATO_API_URL is not set",
+                          "Start the local one (strato platform start), run it through the development server (strato dev), "
+                          "or set STRATO_API_URL and STRATO_API_KEY to a remote platform.")
     if not key and os.environ.get("STRATO_WORKER_TOKEN"):
         # A deployed worker: .env is not deployed; strato deploy gives the key to endpoints it sees calling others.
         raise StratoContextError(
@@ -158,7 +171,24 @@ def target(name, root):
         )
     if not key:
         raise StratoContextError(f"calling endpoint '{name}' needs the API key: set STRATO_API_KEY in the environment or in .env")
+    where = "STRATO_API_KEY" if os.environ.get("STRATO_API_KEY") else "STRATO_API_KEY in the project's .env" if dotenv.get("STRATO_API_KEY") else "the local platform's key file"
+    problem = unsendable_key(key, where)
+    if problem:
+        raise StratoContextError(f"calling endpoint '{name}': {problem}")
     return url.rstrip("/"), key
+
+
+def unsendable_key(key, where):
+    """Why a key cannot go in an HTTP header (a line break, a space, a letter outside ASCII: a key pasted with its line
+    end, or the wrong text), or None; the key itself is never said. The CLI's rule and sentence
+    (engine/src/api/config.ts unsendableKey; test/deploy/context.test.ts holds them together)."""
+    at = next((i for i, c in enumerate(key) if not 0x21 <= ord(c) <= 0x7E), None)
+    if at is None:
+        return None
+    c = key[at]
+    what = ("a line break" if c in "\n\r" else "a space" if c in " \t" else "a control character" if ord(c) < 0x20
+            else f'"{c}" (not ASCII)')
+    return f"{where} holds {what} at character {at + 1}, which an API key never has: copy the key again (strato keys create prints one)"
 
 
 def _no_context(name, why, remedy=None):
@@ -181,7 +211,8 @@ def _environment(base, key, app, name):
         return env
     names = _environment_names(base, key, app)
     if names is None:
-        raise _no_context(name, f"app '{app}' (from the project directory) is not deployed")
+        origin = "STRATO_APP" if os.environ.get("STRATO_APP", "").strip() else "from the project directory"
+        raise _no_context(name, f"app '{app}' ({origin}) is not deployed")
     # The CLI's rule (engine/src/deploy/context.ts findEnvironment): the only environment, else STRATO_ENV decides.
     if len(names) == 1:
         return names[0]

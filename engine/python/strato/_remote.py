@@ -123,7 +123,17 @@ def stream_queue(endpoint, fn, args, kwargs, method=None, init=None):
             raise _late(endpoint.name, ep, job, job_id, timeout_ms)
         return ended
 
-    yield from follow_stream(read_chunks, job_ended)
+    try:
+        yield from follow_stream(read_chunks, job_ended)
+    except GeneratorExit:
+        # The caller stopped reading (a break, the generator dropped): the call is abandoned, and so is its job,
+        # which would otherwise run on (a GPU worker held) for nobody.
+        if job.get("status") not in ENDED:
+            try:
+                request("POST", f"{ep['url']}/cancel/{urllib.parse.quote(job_id, safe='')}", ep["key"], timeout=10)
+            except StratoRemoteError:
+                pass  # out of reach: the job ends by itself
+        raise
     if job.get("status") != "COMPLETED":
         raise StratoRemoteError(
             f"endpoint '{endpoint.name}' job {job_id} {job.get('status')}: {job.get('error') or 'no error text'}",
