@@ -55,7 +55,10 @@ def call_queue(endpoint, fn, args, kwargs, method=None, init=None):
     if status != 200 or not isinstance(job, dict):
         raise StratoRemoteError(f"endpoint '{endpoint.name}' refused the call (HTTP {status}): {error_text(job)}", status=status)
     while job.get("status") in ("IN_QUEUE", "IN_PROGRESS"):
-        if time.monotonic() >= deadline:
+        # The endpoint's execution timeout is the call's: the platform stops a running job then (counted from its
+        # start, a moment after the call's), so its TIMED_OUT is waited for a little rather than guessed at.
+        grace = _VERDICT_GRACE_S if endpoint.execution_timeout_ms and job.get("status") == "IN_PROGRESS" else 0
+        if time.monotonic() >= deadline + grace:
             raise _late(endpoint.name, ep, job, job.get("id"), timeout_ms)
         time.sleep(0.2)
         status, job = request("GET", f"{ep['url']}/status/{job['id']}", ep["key"])
@@ -66,6 +69,10 @@ def call_queue(endpoint, fn, args, kwargs, method=None, init=None):
             f"endpoint '{endpoint.name}' job {job.get('id')} {job.get('status')}: {job.get('error') or 'no error text'}",
             status=job.get("status"), job_id=job.get("id"))
     return job.get("output")
+
+
+# How long past the call's time-out a running job's own TIMED_OUT is waited for (see call_queue).
+_VERDICT_GRACE_S = 5
 
 
 def _late(name, ep, job, job_id, timeout_ms):
