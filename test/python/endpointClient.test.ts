@@ -225,3 +225,47 @@ except TimeoutError as e:
   assert.equal(r.code, 0, r.stderr);
   assert.deepEqual(r.stdout.trim().split('\n'), ['runsync True True', 'wait True True']);
 });
+
+test('a wait rides out a platform that is out of reach a moment (503s, a refused connection); a 404 still ends it', async () => {
+  const r = await python(`
+import http.server, json, os, threading, time
+from strato import Endpoint, StratoRemoteError
+
+reads = []
+
+class Flaky(http.server.BaseHTTPRequestHandler):
+    def answer(self, code, body):
+        data = json.dumps(body).encode()
+        self.send_response(code)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_POST(self):
+        self.answer(200, {"id": "j1", "status": "IN_QUEUE"})
+
+    def do_GET(self):
+        reads.append(self.path)
+        if "gone" in self.path:
+            return self.answer(404, {"error": "no job gone"})
+        if len(reads) <= 2:
+            return self.answer(503, {"error": "this node is still joining its cluster; try again in a moment"})
+        self.answer(200, {"id": "j1", "status": "COMPLETED", "output": {"ok": True}})
+
+    def log_message(self, *args):
+        pass
+
+server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Flaky)
+threading.Thread(target=server.serve_forever, daemon=True).start()
+os.environ["STRATO_API_URL"] = f"http://127.0.0.1:{server.server_address[1]}"
+job = Endpoint(id="flaky").run({})
+print(json.dumps(job.result(timeout=20)), len(reads))
+gone = Endpoint(id="gone").run({})
+try:
+    gone.wait(5)
+except StratoRemoteError as e:
+    print("404", e.status)
+`);
+  assert.equal(r.code, 0, r.stderr);
+  assert.deepEqual(r.stdout.trim().split('\n'), ['{"ok": true} 3', '404 404']);
+});

@@ -10,6 +10,8 @@ from .catalog import DEFAULT_CLIENT_TIMEOUT_MS
 __all__ = ["EndpointJob"]
 
 _ENDED = _wire.ENDED
+# How long a wait with no time-out goes on while the platform is out of reach, before it says so.
+_OUT_OF_REACH_S = 60
 
 
 def _base(endpoint_id):
@@ -53,7 +55,11 @@ class EndpointJob:
         return self._status in _ENDED
 
     def _url(self, op):
-        base, key = _base(self.endpoint_id)
+        # Resolved once: the job is on that platform, and a platform restarting (its state file gone a moment) is not a
+        # reason to look for another.
+        if getattr(self, "_target", None) is None:
+            self._target = _base(self.endpoint_id)
+        base, key = self._target
         return f"{base}/v2/{urllib.parse.quote(self.endpoint_id, safe='')}/{op}/{urllib.parse.quote(self.id, safe='')}", key
 
     def _refresh(self, timeout=None):
@@ -78,16 +84,26 @@ class EndpointJob:
         if deadline is None and timeout is not None:
             deadline = time.monotonic() + timeout
         delay = 0.05
+        failing_since = None
         while True:
             # Each read is bounded by what is left of the wait: a platform that stops answering ends it on time.
             left = None if deadline is None else deadline - time.monotonic()
             try:
-                if self._read_status(None if left is None else min(60, max(0.5, left))) in _ENDED:
+                ended = self._read_status(None if left is None else min(60, max(0.5, left))) in _ENDED
+                failing_since = None
+                if ended:
                     break
             except _wire.StratoRemoteError as e:
-                if deadline is None or time.monotonic() < deadline or e.status is not None:
+                # Out of reach a moment (a restart, a node joining its cluster: 503): the job is in the store, and the
+                # wait goes on, until its deadline (else for _OUT_OF_REACH_S in a row).
+                now = time.monotonic()
+                if not _wire.transient(e):
                     raise
-                raise TimeoutError(f"job {self.id} did not end within {timeout} s (its status could not be read: {e})") from None
+                failing_since = failing_since or now
+                if deadline is not None and now >= deadline:
+                    raise TimeoutError(f"job {self.id} did not end within {timeout} s (its status could not be read: {e})") from None
+                if deadline is None and now - failing_since > _OUT_OF_REACH_S:
+                    raise
             if deadline is not None and time.monotonic() >= deadline:
                 raise TimeoutError(f"job {self.id} did not end within {timeout} s (status {self._status})")
             time.sleep(delay if deadline is None else max(0, min(delay, deadline - time.monotonic())))

@@ -6,7 +6,7 @@ import sys
 import time
 
 from ._context import StratoContextError, lookup  # noqa: F401 (StratoContextError: what callers catch)
-from ._wire import ENDED, StratoRemoteError, error_text, param_text, query_string, request, follow_stream
+from ._wire import ENDED, StratoRemoteError, error_text, follow_stream, param_text, query_string, request, transient
 from ._app import INIT_KEY
 from .catalog import DEFAULT_CLIENT_TIMEOUT_MS
 
@@ -61,9 +61,17 @@ def call_queue(endpoint, fn, args, kwargs, method=None, init=None):
         if time.monotonic() >= deadline + grace:
             raise _late(endpoint.name, ep, job, job.get("id"), timeout_ms)
         time.sleep(0.2)
-        status, job = request("GET", f"{ep['url']}/status/{job['id']}", ep["key"])
-        if status != 200 or not isinstance(job, dict):
-            raise StratoRemoteError(f"status of job on '{endpoint.name}' failed (HTTP {status}): {error_text(job)}", status=status)
+        try:
+            status, read = request("GET", f"{ep['url']}/status/{job['id']}", ep["key"], timeout=10)
+        except StratoRemoteError as e:
+            if not transient(e):
+                raise
+            continue  # out of reach a moment (a restart): the job is in the store; asked again until the deadline
+        if status in (429, 502, 503, 504):
+            continue
+        if status != 200 or not isinstance(read, dict):
+            raise StratoRemoteError(f"status of job on '{endpoint.name}' failed (HTTP {status}): {error_text(read)}", status=status)
+        job = read
     if job.get("status") != "COMPLETED":
         raise StratoRemoteError(
             f"endpoint '{endpoint.name}' job {job.get('id')} {job.get('status')}: {job.get('error') or 'no error text'}",

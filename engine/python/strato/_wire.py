@@ -17,6 +17,12 @@ class StratoRemoteError(RuntimeError):
         self.job_id = job_id
 
 
+def transient(error):
+    """Whether a failed request may well succeed if made again: the platform was out of reach (restarting), or said it
+    is not ready or too busy (502, 503, 504, 429)."""
+    return error.status is None or error.status in (429, 502, 503, 504)
+
+
 StratoRemoteError.__module__ = "strato"  # a traceback names it as callers import it: from strato import StratoRemoteError
 
 
