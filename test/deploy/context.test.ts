@@ -74,6 +74,10 @@ except Exception as e:
 }
 
 const CASES: Case[] = [
+  {
+    what: 'quoted values with a comment after them in .env',
+    dotEnv: 'STRATO_API_URL="http://127.0.0.1:9"  # the team platform\nSTRATO_API_KEY=\'dot-key\' # mine\n',
+  },
   { what: 'URL and key from the environment', env: { STRATO_API_URL: 'http://127.0.0.1:9/', STRATO_API_KEY: 'env-key' } },
   {
     what: 'URL and key from .env, with export, quotes and comments',

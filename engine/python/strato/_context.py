@@ -56,6 +56,7 @@ def _marked(start):
 
 
 _DOTENV_LINE = re.compile(r"^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*?)\s*$")
+_QUOTED = re.compile(r"""^(['"])(.*?)\1(?:\s+#.*)?$""")
 
 
 def _dotenv(root):
@@ -72,8 +73,10 @@ def _dotenv(root):
         if not m:
             continue
         v = m.group(2)
-        if len(v) >= 2 and v[0] == v[-1] and v[0] in "'\"":
-            v = v[1:-1]
+        # A quoted value ends at its closing quote; a comment may follow it (KEY="value"  # note).
+        quoted = _QUOTED.match(v)
+        if quoted:
+            v = quoted.group(2)
         else:
             v = re.sub(r"\s+#.*$", "", v)
         out[m.group(1)] = v

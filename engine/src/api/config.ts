@@ -36,7 +36,9 @@ export function readDotEnv(file: string): Record<string, string> {
     const m = /^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*?)\s*$/.exec(raw);
     if (!m) continue;
     let v = m[2];
-    if (/^(['"]).*\1$/.test(v)) v = v.slice(1, -1);
+    // A quoted value ends at its closing quote; a comment may follow it (`KEY="value"  # note`).
+    const quoted = /^(['"])(.*?)\1(?:\s+#.*)?$/.exec(v);
+    if (quoted) v = quoted[2];
     else v = v.replace(/\s+#.*$/, '');
     out[m[1]] = v;
   }
